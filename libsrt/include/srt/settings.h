@@ -1,0 +1,92 @@
+// srt/settings.h: the sandbox settings (schema-compatible with upstream srt's settings file) and
+// the functions that load them. Nothing here depends on a JSON library.
+//
+// Usage:
+//   srt::Result<srt::LoadedSettings> s = srt::LoadSettingsFile("/home/me/.srt-settings.json");
+//   if (!s) { print s.error().message(); }   // names the file, line:column or JSON path
+//   for (auto& w : s->warnings) print w;      // unknown keys, keys ignored on Linux
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+
+namespace srt {
+
+// A filesystem entry: a path (with `~`, relative and glob forms) or, when `literal` is set, a path
+// taken exactly as written (no glob characters are special). JSON: "p" or {"path": "p", "literal": true}.
+struct PathEntry {
+  std::string path;
+  bool literal = false;
+  bool operator==(const PathEntry&) const = default;
+};
+
+struct ParentProxySettings {
+  std::optional<std::string> http;
+  std::optional<std::string> https;
+  std::optional<std::string> no_proxy;
+  bool operator==(const ParentProxySettings&) const = default;
+};
+
+// `network.*`. Validated now; enforced by the proxy (network issue).
+struct NetworkSettings {
+  std::vector<std::string> allowed_domains;            // patterns, upstream grammar (§1.6)
+  std::vector<std::string> denied_domains;             // same, plus "*" and "*:port"
+  std::map<std::string, std::string> denied_domain_reasons;  // keyed by a deniedDomains entry
+  bool strict_allowlist = false;
+  std::vector<std::string> denied_resolved_addresses;  // IP literals or CIDRs
+  bool allow_all_unix_sockets = false;                 // lifts the seccomp AF_UNIX rule
+  std::optional<uint16_t> http_proxy_port;
+  std::optional<uint16_t> socks_proxy_port;
+  std::optional<ParentProxySettings> parent_proxy;
+  bool refuse_opaque_tunnels = false;
+  bool require_host_match = false;
+  bool operator==(const NetworkSettings&) const = default;
+};
+
+// `filesystem.*`.
+struct FilesystemSettings {
+  std::vector<PathEntry> deny_read;
+  std::vector<PathEntry> allow_read;
+  std::vector<PathEntry> allow_write;
+  std::vector<PathEntry> deny_write;
+  bool allow_git_config = false;
+  bool disabled = false;
+  bool operator==(const FilesystemSettings&) const = default;
+};
+
+struct Settings {
+  NetworkSettings network;
+  FilesystemSettings filesystem;
+  bool enable_weaker_nested_sandbox = false;
+  bool allow_nested_user_namespaces = false;
+  int mandatory_deny_search_depth = 3;     // 1..10
+  std::optional<std::string> bwrap_path;   // absolute
+  bool operator==(const Settings&) const = default;
+};
+
+struct LoadedSettings {
+  Settings settings;
+  // Non-fatal findings, each a full sentence naming the origin and JSON path, e.g.
+  // "settings.json: /filesystem/allowWrites: unknown key, ignoring".
+  std::vector<std::string> warnings;
+};
+
+// Parses settings text. `origin` names the source in every message (usually the file path).
+// Errors: Errc::kInvalidArgument with "origin:LINE:COL: ..." for JSON syntax errors and
+// "origin: /json/pointer: ..." (quoting the bad value) for schema errors. Never throws.
+[[nodiscard]] Result<LoadedSettings> ParseSettings(std::string_view text, std::string_view origin);
+
+// Reads and parses a settings file. A file that is missing, empty, unreadable, not JSON or
+// invalid is an error naming the file; there is no fallback to defaults.
+[[nodiscard]] Result<LoadedSettings> LoadSettingsFile(const std::string& path);
+
+// The default settings file, `$HOME/.srt-settings.json`.
+[[nodiscard]] std::string DefaultSettingsPath();
+
+}  // namespace srt
