@@ -1,0 +1,847 @@
+// config/settings.cc: settings JSON text -> srt::Settings. The only code in srt that sees
+// nlohmann::json (house style §2.7): a SAX pass finds syntax errors (with line:column) and
+// duplicate keys, then a hand-written decoder walks the document with a JSON-pointer path stack
+// and returns the first schema error, quoting the bad value.
+#include "srt/settings.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <unordered_set>
+
+#include "base/path.h"
+#include "base/strings.h"
+#include "base/unique_fd.h"
+#include "config/address.h"
+#include "config/domain_pattern.h"
+
+namespace srt {
+namespace {
+
+// ordered_json keeps keys in document order, so "the first error" is the first one in the file.
+using Json = nlohmann::ordered_json;
+
+// Limits on what a settings file may make us allocate (systemd: limit every user-controlled
+// resource). Real settings are a few KiB and nest four levels deep.
+constexpr size_t kMaxSettingsBytes = size_t{4} << 20;
+constexpr std::string_view kMaxSettingsSizeText = "4 MiB";
+constexpr size_t kMaxNestingDepth = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+// A JSON pointer reference token (RFC 6901 §3: '~' -> "~0", '/' -> "~1"). Control characters
+// are shown as \xNN as well, so a hostile key cannot write escape sequences to the terminal.
+std::string EscapePointerToken(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string JoinPointer(std::span<const std::string> tokens) {
+  std::string out;
+  for (const std::string& token : tokens) {
+    out += '/';
+    out += EscapePointerToken(token);
+  }
+  return out;
+}
+
+// "origin: /a/b: " or, at the document root, "origin: ".
+std::string Prefix(std::string_view origin, const std::string& pointer) {
+  std::string out(origin);
+  out += ": ";
+  if (!pointer.empty()) {
+    out += pointer;
+    out += ": ";
+  }
+  return out;
+}
+
+// Double-quoted like upstream's messages, with JSON escapes.
+std::string JsonQuote(std::string_view s) {
+  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Keeps nlohmann's reason and drops its "[json.exception.parse_error.101] parse error at line
+// 1, column 8: " prefix (we compute line:column ourselves). Bytes outside printable ASCII (the
+// reason may quote the offending input) are shown as \xNN.
+std::string ShortParseReason(std::string_view what) {
+  if (what.starts_with("[json.exception.")) {
+    size_t end = what.find("] ");
+    if (end != std::string_view::npos) {
+      what.remove_prefix(end + 2);
+    }
+  }
+  if (what.starts_with("parse error")) {
+    size_t colon = what.find(": ");
+    if (colon != std::string_view::npos) {
+      what.remove_prefix(colon + 2);
+    }
+  }
+  std::string out;
+  for (char c : what) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// 1-based line and byte column of 1-based byte `position` (nlohmann's "characters read", so
+// the offending byte, or one past the end for an unexpected end of input).
+std::pair<size_t, size_t> LineAndColumn(std::string_view text, size_t position) {
+  size_t index = std::min(std::max<size_t>(position, 1), text.size() + 1) - 1;
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < index; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, index - line_start + 1};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pass 1: syntax, duplicate keys, nesting depth (SAX, no DOM).
+
+class SyntaxChecker final : public nlohmann::json_sax<Json> {
+ public:
+  // Set when the text is not JSON.
+  std::optional<size_t> error_position;
+  std::string error_reason;
+  // Set for the first duplicate key: the pointer of its object and the key.
+  std::optional<std::pair<std::string, std::string>> duplicate;
+  bool too_deep = false;
+
+  bool null() override { return Value(); }
+  bool boolean(bool /*val*/) override { return Value(); }
+  bool number_integer(number_integer_t /*val*/) override { return Value(); }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return Value(); }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return Value(); }
+  bool string(string_t& /*val*/) override { return Value(); }
+  bool binary(binary_t& /*val*/) override { return Value(); }
+  bool start_object(std::size_t /*elements*/) override { return Open(/*is_object=*/true); }
+  bool start_array(std::size_t /*elements*/) override { return Open(/*is_object=*/false); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+
+  bool key(string_t& val) override {
+    Frame& frame = stack_.back();
+    if (!frame.keys.insert(val).second && !duplicate) {
+      std::vector<std::string> tokens;
+      for (size_t i = 0; i + 1 < stack_.size(); ++i) {
+        tokens.push_back(stack_[i].token);
+      }
+      duplicate.emplace(JoinPointer(tokens), val);
+    }
+    frame.token = val;
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
+    error_position = position;
+    error_reason = ShortParseReason(ex.what());
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    size_t next_index = 0;
+    std::string token;  // the key or index of the child being parsed
+    std::unordered_set<std::string> keys;
+  };
+
+  // A value starts: inside an array, it gets the next index.
+  bool Value() {
+    if (!stack_.empty() && !stack_.back().is_object) {
+      stack_.back().token = std::to_string(stack_.back().next_index++);
+    }
+    return true;
+  }
+  bool Open(bool is_object) {
+    Value();
+    if (stack_.size() >= kMaxNestingDepth) {
+      too_deep = true;
+      return false;
+    }
+    stack_.push_back(Frame{is_object, 0, {}, {}});
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  std::vector<Frame> stack_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pass 2: the schema decoder.
+
+std::string_view TypeName(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return "a number";
+    case Json::value_t::binary:
+    case Json::value_t::discarded:
+      break;
+  }
+  return "an unexpected value";
+}
+
+bool IsGlob(std::string_view p) { return p.find_first_of("*?[") != std::string_view::npos; }
+
+bool HasControlCharacter(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+// What to do with a key srt knows but does not implement.
+enum class KeyAction {
+  kNoEffectOnLinux,  // macOS/Windows only: warn, ignore
+  kNotUsed,          // upstream needs it for a dependency srt does not have: warn, ignore
+  kUnsupported,      // a security feature not implemented yet: ignoring it would weaken the sandbox
+};
+struct SpecialKey {
+  std::string_view key;
+  KeyAction action;
+  std::string_view needs_no;  // kNotUsed: "it needs no <needs_no>"
+};
+
+constexpr SpecialKey kTopLevelSpecialKeys[] = {
+    {"allowPty", KeyAction::kNoEffectOnLinux, {}},
+    {"enableWeakerNetworkIsolation", KeyAction::kNoEffectOnLinux, {}},
+    {"allowAppleEvents", KeyAction::kNoEffectOnLinux, {}},
+    {"windows", KeyAction::kNoEffectOnLinux, {}},
+    {"ripgrep", KeyAction::kNotUsed, "ripgrep"},
+    {"socatPath", KeyAction::kNotUsed, "socat"},
+    {"seccomp", KeyAction::kNotUsed, "seccomp helper: it compiles its own filter"},
+    {"ignoreViolations", KeyAction::kNotUsed, "violation filter: it keeps no violation store"},
+    {"javaAgentJarPath", KeyAction::kNotUsed, "Java proxy agent"},
+    {"git", KeyAction::kNotUsed, "git safe.directory list"},
+    {"credentials", KeyAction::kUnsupported, {}},
+};
+
+constexpr SpecialKey kNetworkSpecialKeys[] = {
+    {"allowUnixSockets", KeyAction::kNoEffectOnLinux, {}},
+    {"allowLocalBinding", KeyAction::kNoEffectOnLinux, {}},
+    {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
+    {"tlsTerminate", KeyAction::kUnsupported, {}},
+    {"mitmProxy", KeyAction::kUnsupported, {}},
+    {"filterRequest", KeyAction::kUnsupported, {}},
+    {"stripResponseHeaders", KeyAction::kUnsupported, {}},
+    {"allowPlaintextHeaderSet", KeyAction::kUnsupported, {}},
+    {"ambiguousRequestTarget", KeyAction::kUnsupported, {}},
+};
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view origin) : origin_(origin) {}
+
+  Result<Settings> Root(const Json& j) {
+    if (!j.is_object()) {
+      return Fail("expected a settings object, got " + std::string(TypeName(j)));
+    }
+    Settings s;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "network") {
+        SRT_ASSIGN_OR_RETURN(s.network, Network(value));
+      } else if (key == "filesystem") {
+        SRT_ASSIGN_OR_RETURN(s.filesystem, Filesystem(value));
+      } else if (key == "enableWeakerNestedSandbox") {
+        SRT_ASSIGN_OR_RETURN(s.enable_weaker_nested_sandbox, Bool(value));
+      } else if (key == "allowNestedUserNamespaces") {
+        SRT_ASSIGN_OR_RETURN(s.allow_nested_user_namespaces, Bool(value));
+      } else if (key == "mandatoryDenySearchDepth") {
+        SRT_ASSIGN_OR_RETURN(int64_t depth, Integer(value, 1, 10));
+        s.mandatory_deny_search_depth = static_cast<int>(depth);
+      } else if (key == "bwrapPath") {
+        SRT_ASSIGN_OR_RETURN(s.bwrap_path, AbsolutePath(value));
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey(kTopLevelSpecialKeys, key));
+      }
+    }
+    return s;
+  }
+
+  std::vector<std::string> TakeWarnings() { return std::move(warnings_); }
+
+ private:
+  // Pushes a reference token for the lifetime of the scope.
+  class PathScope {
+   public:
+    PathScope(Decoder& d, std::string token) : d_(d) { d_.path_.push_back(std::move(token)); }
+    PathScope(Decoder& d, size_t index) : PathScope(d, std::to_string(index)) {}
+    PathScope(const PathScope&) = delete;
+    PathScope& operator=(const PathScope&) = delete;
+    ~PathScope() { d_.path_.pop_back(); }
+
+   private:
+    Decoder& d_;
+  };
+
+  Error Fail(std::string_view message) const {
+    return MakeError(Errc::kInvalidArgument,
+                     Prefix(origin_, JoinPointer(path_)) + std::string(message));
+  }
+  void Warn(std::string_view message) {
+    warnings_.push_back(Prefix(origin_, JoinPointer(path_)) + std::string(message));
+  }
+  Error Expected(std::string_view what, const Json& got) const {
+    return Fail("expected " + std::string(what) + ", got " + std::string(TypeName(got)));
+  }
+
+  // A key that is not part of the schema srt implements (the current path names it).
+  Result<void> OtherKey(std::span<const SpecialKey> table, std::string_view key) {
+    for (const SpecialKey& special : table) {
+      if (special.key != key) {
+        continue;
+      }
+      switch (special.action) {
+        case KeyAction::kNoEffectOnLinux:
+          Warn("has no effect on Linux, ignoring");
+          return Ok();
+        case KeyAction::kNotUsed:
+          Warn("is not used by this srt (it needs no " + std::string(special.needs_no) +
+               "), ignoring");
+          return Ok();
+        case KeyAction::kUnsupported:
+          return Fail(
+              "is not supported by this srt yet; remove it (ignoring it would weaken the "
+              "sandbox)");
+      }
+    }
+    Warn("unknown key, ignoring");
+    return Ok();
+  }
+
+  Result<bool> Bool(const Json& j) const {
+    if (!j.is_boolean()) {
+      return Expected("a boolean", j);
+    }
+    return j.get<bool>();
+  }
+
+  // An integer in [lo, hi]. A float with an integral value (3.0, 1e1) counts, as in upstream's
+  // JavaScript; 2.5 and "3" do not.
+  Result<int64_t> Integer(const Json& j, int64_t lo, int64_t hi) const {
+    std::string range = " is out of range (" + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+    if (j.is_number_unsigned()) {
+      uint64_t v = j.get<uint64_t>();
+      if (v > static_cast<uint64_t>(hi) || static_cast<int64_t>(v) < lo) {
+        return Fail(std::to_string(v) + range);
+      }
+      return static_cast<int64_t>(v);
+    }
+    if (j.is_number_integer()) {
+      int64_t v = j.get<int64_t>();
+      if (v < lo || v > hi) {
+        return Fail(std::to_string(v) + range);
+      }
+      return v;
+    }
+    if (j.is_number_float()) {
+      double v = j.get<double>();
+      if (!std::isfinite(v)) {
+        return Fail("the number" + range);
+      }
+      if (std::trunc(v) != v) {
+        return Fail(j.dump() + " is not an integer");
+      }
+      if (v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
+        return Fail(j.dump() + range);
+      }
+      return static_cast<int64_t>(v);
+    }
+    return Expected("an integer", j);
+  }
+
+  Result<uint16_t> Port(const Json& j) const {
+    SRT_ASSIGN_OR_RETURN(int64_t port, Integer(j, 1, 65535));
+    return static_cast<uint16_t>(port);
+  }
+
+  Result<std::string> AbsolutePath(const Json& j) const {
+    if (!j.is_string()) {
+      return Expected("an absolute path", j);
+    }
+    const std::string& p = j.get_ref<const std::string&>();
+    if (p.empty()) {
+      return Fail("expected an absolute path, got an empty string");
+    }
+    if (p.find('\0') != std::string::npos) {
+      return Fail(strings::Quote(p) + " contains a NUL byte");
+    }
+    if (!path::IsAbsolute(p)) {
+      return Fail(strings::Quote(p) + " must be an absolute path");
+    }
+    return p;
+  }
+
+  // ---- filesystem -------------------------------------------------------------------------
+
+  Result<FilesystemSettings> Filesystem(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    FilesystemSettings fs;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "denyRead") {
+        SRT_ASSIGN_OR_RETURN(fs.deny_read, PathList(value, /*is_deny=*/true));
+      } else if (key == "allowRead") {
+        SRT_ASSIGN_OR_RETURN(fs.allow_read, PathList(value, /*is_deny=*/false));
+      } else if (key == "allowWrite") {
+        SRT_ASSIGN_OR_RETURN(fs.allow_write, PathList(value, /*is_deny=*/false));
+      } else if (key == "denyWrite") {
+        SRT_ASSIGN_OR_RETURN(fs.deny_write, PathList(value, /*is_deny=*/true));
+      } else if (key == "allowGitConfig") {
+        SRT_ASSIGN_OR_RETURN(fs.allow_git_config, Bool(value));
+      } else if (key == "disabled") {
+        SRT_ASSIGN_OR_RETURN(fs.disabled, Bool(value));
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, key));
+      }
+    }
+    return fs;
+  }
+
+  Result<std::vector<PathEntry>> PathList(const Json& j, bool is_deny) {
+    if (!j.is_array()) {
+      return Expected("an array of paths", j);
+    }
+    std::vector<PathEntry> entries;
+    entries.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      SRT_ASSIGN_OR_RETURN(PathEntry entry, Path(j[i], is_deny));
+      entries.push_back(std::move(entry));
+    }
+    return entries;
+  }
+
+  // "p" or the strict object {"path": "p", "literal": true}.
+  Result<PathEntry> Path(const Json& j, bool is_deny) {
+    static constexpr std::string_view kExpectedEntry =
+        "a path, or { \"path\": \"<path>\", \"literal\": true }";
+    PathEntry entry;
+    if (j.is_string()) {
+      entry.path = j.get_ref<const std::string&>();
+      if (entry.path.empty()) {
+        return Fail("expected a path, got an empty string");
+      }
+    } else if (j.is_object()) {
+      if (!j.contains("path")) {
+        return Fail("expected " + std::string(kExpectedEntry) + ", got an object without \"path\"");
+      }
+      for (const auto& [key, value] : j.items()) {
+        if (key == "path") {
+          PathScope scope(*this, key);
+          if (!value.is_string()) {
+            return Expected("a path", value);
+          }
+          entry.path = value.get_ref<const std::string&>();
+          if (entry.path.empty()) {
+            return Fail("expected a path, got an empty string");
+          }
+        } else if (key == "literal") {
+          PathScope scope(*this, key);
+          SRT_ASSIGN_OR_RETURN(entry.literal, Bool(value));
+        } else {
+          return Fail("unknown key " + strings::Quote(key) + " in a path entry; expected " +
+                      std::string(kExpectedEntry));
+        }
+      }
+    } else {
+      return Expected(kExpectedEntry, j);
+    }
+    if (entry.path.find('\0') != std::string::npos) {
+      return Fail(strings::Quote(entry.path) + " contains a NUL byte");
+    }
+    // Upstream's rule: a rooted deny glob ending in '/' can match no path, so the deny would
+    // silently do nothing.
+    const std::string& p = entry.path;
+    if (is_deny && !entry.literal && IsGlob(p) && (p.front() == '/' || p.front() == '~') &&
+        p.back() == '/') {
+      std::string_view fixed = p;
+      while (fixed.size() > 1 && fixed.back() == '/') {
+        fixed.remove_suffix(1);
+      }
+      return Fail("Deny glob " + JsonQuote(p) +
+                  " ends in a separator, so as a pattern it can match no path. Write " +
+                  JsonQuote(fixed) +
+                  ", which is also read as the path of that name where it exists, or add a "
+                  "\"**\" segment to match at any depth.");
+    }
+    return entry;
+  }
+
+  // ---- network ----------------------------------------------------------------------------
+
+  Result<NetworkSettings> Network(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    NetworkSettings net;
+    const Json* reasons = nullptr;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "allowedDomains") {
+        SRT_ASSIGN_OR_RETURN(net.allowed_domains, DomainList(value, config::PatternList::kAllow));
+      } else if (key == "deniedDomains") {
+        SRT_ASSIGN_OR_RETURN(net.denied_domains, DomainList(value, config::PatternList::kDeny));
+      } else if (key == "deniedDomainReasons") {
+        SRT_ASSIGN_OR_RETURN(net.denied_domain_reasons, Reasons(value));
+        reasons = &value;
+      } else if (key == "strictAllowlist") {
+        SRT_ASSIGN_OR_RETURN(net.strict_allowlist, Bool(value));
+      } else if (key == "deniedResolvedAddresses") {
+        SRT_ASSIGN_OR_RETURN(net.denied_resolved_addresses, AddressList(value));
+      } else if (key == "allowAllUnixSockets") {
+        SRT_ASSIGN_OR_RETURN(net.allow_all_unix_sockets, Bool(value));
+      } else if (key == "httpProxyPort") {
+        SRT_ASSIGN_OR_RETURN(net.http_proxy_port, Port(value));
+      } else if (key == "socksProxyPort") {
+        SRT_ASSIGN_OR_RETURN(net.socks_proxy_port, Port(value));
+      } else if (key == "parentProxy") {
+        SRT_ASSIGN_OR_RETURN(net.parent_proxy, ParentProxy(value));
+      } else if (key == "refuseOpaqueTunnels") {
+        SRT_ASSIGN_OR_RETURN(net.refuse_opaque_tunnels, Bool(value));
+      } else if (key == "requireHostMatch") {
+        SRT_ASSIGN_OR_RETURN(net.require_host_match, Bool(value));
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, key));
+      }
+    }
+    // Checked once the whole object is read: deniedDomains may come after the reasons.
+    if (reasons != nullptr) {
+      PathScope scope(*this, "deniedDomainReasons");
+      for (const auto& [key, value] : reasons->items()) {
+        if (std::find(net.denied_domains.begin(), net.denied_domains.end(), key) ==
+            net.denied_domains.end()) {
+          PathScope entry_scope(*this, key);
+          return Fail(strings::Quote(key) +
+                      " is not an entry of deniedDomains (a reason is keyed by the exact entry)");
+        }
+      }
+    }
+    return net;
+  }
+
+  Result<std::vector<std::string>> DomainList(const Json& j, config::PatternList list) {
+    if (!j.is_array()) {
+      return Expected("an array of domain patterns", j);
+    }
+    std::vector<std::string> out;
+    out.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      if (!j[i].is_string()) {
+        return Expected("a domain pattern string", j[i]);
+      }
+      const std::string& text = j[i].get_ref<const std::string&>();
+      Result<config::DomainPattern> pattern = config::ParseDomainPattern(text, list);
+      if (!pattern) {
+        return Fail(pattern.error().message());
+      }
+      out.push_back(text);
+    }
+    return out;
+  }
+
+  Result<std::map<std::string, std::string>> Reasons(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object mapping deniedDomains entries to reasons", j);
+    }
+    std::map<std::string, std::string> out;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (!value.is_string()) {
+        return Expected("a non-empty string", value);
+      }
+      const std::string& reason = value.get_ref<const std::string&>();
+      if (reason.empty()) {
+        return Fail("expected a non-empty string, got an empty string");
+      }
+      // The reason becomes an HTTP status phrase: CR/LF there would split the response.
+      if (HasControlCharacter(reason)) {
+        return Fail(strings::Quote(reason) + " contains a control character");
+      }
+      out.emplace(key, reason);
+    }
+    return out;
+  }
+
+  Result<std::vector<std::string>> AddressList(const Json& j) {
+    if (!j.is_array()) {
+      return Expected("an array of IP addresses or CIDR ranges", j);
+    }
+    std::vector<std::string> out;
+    out.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      if (!j[i].is_string()) {
+        return Expected("an IP address or CIDR range string", j[i]);
+      }
+      const std::string& text = j[i].get_ref<const std::string&>();
+      Result<config::IpNetwork> network = config::ParseIpNetwork(text);
+      if (!network) {
+        return Fail(network.error().message());
+      }
+      out.push_back(text);
+    }
+    return out;
+  }
+
+  Result<ParentProxySettings> ParentProxy(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    ParentProxySettings proxy;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "http") {
+        SRT_ASSIGN_OR_RETURN(proxy.http, ProxyUrl(value));
+      } else if (key == "https") {
+        SRT_ASSIGN_OR_RETURN(proxy.https, ProxyUrl(value));
+      } else if (key == "noProxy") {
+        if (!value.is_string()) {
+          return Expected("a string", value);
+        }
+        const std::string& no_proxy = value.get_ref<const std::string&>();
+        if (HasControlCharacter(no_proxy)) {
+          return Fail(strings::Quote(no_proxy) + " contains a control character");
+        }
+        proxy.no_proxy = no_proxy;
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, key));
+      }
+    }
+    return proxy;
+  }
+
+  Result<std::string> ProxyUrl(const Json& j) const {
+    static constexpr std::string_view kSchemes[] = {"http://", "https://", "socks5://",
+                                                    "socks5h://"};
+    if (!j.is_string()) {
+      return Expected("a proxy URL string", j);
+    }
+    const std::string& url = j.get_ref<const std::string&>();
+    std::string lower = url;
+    for (char& c : lower) {
+      if (c >= 'A' && c <= 'Z') {
+        c = static_cast<char>(c - 'A' + 'a');
+      }
+    }
+    bool ok = !HasControlCharacter(url) && url.find(' ') == std::string::npos &&
+              std::any_of(std::begin(kSchemes), std::end(kSchemes), [&](std::string_view s) {
+                return lower.starts_with(s) && lower.size() > s.size();
+              });
+    if (!ok) {
+      return Fail(strings::Quote(url) +
+                  " is not a proxy URL; expected http://, https://, socks5:// or socks5h:// "
+                  "followed by a host");
+    }
+    return url;
+  }
+
+  std::string_view origin_;
+  std::vector<std::string> path_;
+  std::vector<std::string> warnings_;
+};
+
+bool IsJsonWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+Error FileError(const std::string& path, int err) {
+  if (err == ENOENT) {
+    return Error(Errc::kNotFound, path + ": does not exist", err);
+  }
+  Errc code = Errc::kSystem;
+  if (err == EACCES || err == EPERM) {
+    code = Errc::kPermissionDenied;
+  } else if (err == EISDIR) {
+    code = Errc::kInvalidArgument;
+  }
+  return Error(code, path + ": cannot be read: " + std::strerror(err), err);
+}
+
+Error TooLarge(const std::string& path) {
+  return MakeError(Errc::kInvalidArgument,
+                   path + ": is larger than " + std::string(kMaxSettingsSizeText));
+}
+
+// Reads the whole file, at most kMaxSettingsBytes. Works for pipes too (`--settings <(...)`).
+Result<std::string> ReadSettingsText(const std::string& path) {
+  if (path.empty()) {
+    return MakeError(Errc::kInvalidArgument, "the settings file path is empty");
+  }
+  if (path.find('\0') != std::string::npos) {
+    return MakeError(Errc::kInvalidArgument, strings::Quote(path) + ": contains a NUL byte");
+  }
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd) {
+    return FileError(path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return FileError(path, errno);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return FileError(path, EISDIR);
+  }
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxSettingsBytes) {
+    return TooLarge(path);
+  }
+  std::string text;
+  char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return FileError(path, errno);
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxSettingsBytes) {
+      return TooLarge(path);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+Result<LoadedSettings> ParseSettings(std::string_view text, std::string_view origin) {
+  if (std::all_of(text.begin(), text.end(), IsJsonWhitespace)) {
+    return MakeError(Errc::kInvalidArgument,
+                     std::string(origin) + ": is empty; delete it or put a settings object in it");
+  }
+  if (text.size() > kMaxSettingsBytes) {
+    return MakeError(Errc::kInvalidArgument,
+                     std::string(origin) + ": is larger than " + std::string(kMaxSettingsSizeText));
+  }
+  // Nothing below may let an exception escape (house style §2.3); the SAX pass reports errors
+  // through the handler, parse() is told not to throw, and the decoder only calls accessors after
+  // checking the type. The catch is the backstop that keeps that promise.
+  try {
+    SyntaxChecker checker;
+    const bool parsed = Json::sax_parse(text.begin(), text.end(), &checker);
+    if (checker.error_position) {
+      auto [line, column] = LineAndColumn(text, *checker.error_position);
+      return MakeError(Errc::kInvalidArgument, std::string(origin) + ":" + std::to_string(line) +
+                                                   ":" + std::to_string(column) +
+                                                   ": not valid JSON: " + checker.error_reason);
+    }
+    if (checker.too_deep) {
+      return MakeError(Errc::kInvalidArgument, std::string(origin) + ": nested more than " +
+                                                   std::to_string(kMaxNestingDepth) +
+                                                   " levels deep");
+    }
+    if (!parsed) {
+      return MakeError(Errc::kInternal, std::string(origin) + ": the JSON parser stopped early");
+    }
+    if (checker.duplicate) {
+      const auto& [pointer, key] = *checker.duplicate;
+      return MakeError(Errc::kInvalidArgument,
+                       Prefix(origin, pointer) + "duplicate key " + strings::Quote(key));
+    }
+
+    Json doc = Json::parse(text.begin(), text.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) {
+      return MakeError(Errc::kInternal, std::string(origin) +
+                                            ": the JSON parser rejected text its checker accepted");
+    }
+    Decoder decoder(origin);
+    SRT_ASSIGN_OR_RETURN(Settings settings, decoder.Root(doc));
+    return LoadedSettings{std::move(settings), decoder.TakeWarnings()};
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(Errc::kInternal, std::string(origin) + ": " + ShortParseReason(e.what()));
+  }
+}
+
+Result<LoadedSettings> LoadSettingsFile(const std::string& path) {
+  SRT_ASSIGN_OR_RETURN(std::string text, ReadSettingsText(path));
+  return ParseSettings(text, path);
+}
+
+std::string DefaultSettingsPath() {
+  static constexpr std::string_view kFileName = ".srt-settings.json";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && path::IsAbsolute(home)) {
+    return path::Join(home, kFileName);
+  }
+  // Like os.homedir(): the password database when HOME is unset or unusable.
+  long size_hint = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buf(size_hint > 0 ? static_cast<size_t>(size_hint) : size_t{16384});
+  for (;;) {
+    passwd pw{};
+    passwd* result = nullptr;
+    int rc = ::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &result);
+    if (rc == ERANGE && buf.size() < (size_t{1} << 20)) {
+      buf.resize(buf.size() * 2);
+      continue;
+    }
+    if (rc == 0 && result != nullptr && result->pw_dir != nullptr &&
+        path::IsAbsolute(result->pw_dir)) {
+      return path::Join(result->pw_dir, kFileName);
+    }
+    break;
+  }
+  // No home at all (a bare container): a path that will not exist, so the caller falls back to
+  // its defaults exactly as for a missing file.
+  return path::Join("/", kFileName);
+}
+
+}  // namespace srt
