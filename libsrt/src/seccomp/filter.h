@@ -1,9 +1,16 @@
 // seccomp/filter: compiles the sandbox's syscall filter with libseccomp into classic BPF.
 //
+// Usage: BuildFilter(options) -> bytes; hand them to srt-init over an inherited fd; srt-init sets
+// NO_NEW_PRIVS and calls seccomp(SECCOMP_SET_MODE_FILTER, 0, &prog) as the last step before
+// execve (house style §2.5), so the filter covers the command only, never srt-init's bridges.
+//
 // The filter covers the native architecture and every compat architecture the native one can
-// run (x86_64: i386 and x32; aarch64: arm), so a 32-bit entry point cannot bypass a rule.
-// It is applied by srt-init to the command only, after NO_NEW_PRIVS, as the last step before
-// execve (house style §2.5).
+// run (x86_64: i386 and x32; aarch64: arm), so a 32-bit entry point cannot bypass a rule; any
+// other architecture is killed (SECCOMP_RET_KILL_PROCESS). Everything not listed by
+// DescribeFilter() is allowed. Comparisons on `int` arguments look at the low 32 bits only, as
+// the kernel does, so garbage in the upper half of a register neither bypasses nor confuses them.
+//
+// libseccomp is an implementation detail of filter.cc: nothing here needs its headers.
 #pragma once
 
 #include <cstddef>
@@ -15,15 +22,29 @@
 namespace srt::seccomp {
 
 struct FilterOptions {
-  bool allow_unix_sockets = false;  // network.allowAllUnixSockets: lift the AF_UNIX rules
-  bool allow_namespaces = false;    // allowNestedUserNamespaces: lift the namespace/mount rules
+  // network.allowAllUnixSockets: lift the AF_UNIX socket() and socketpair() rules and the i386
+  // socketcall(SYS_SOCKETPAIR) rule. socket(AF_VSOCK) stays denied, and so does i386
+  // socketcall(SYS_SOCKET): its family sits behind a pointer seccomp cannot read.
+  bool allow_unix_sockets = false;
+  // allowNestedUserNamespaces: lift the unshare/clone/clone3/setns and mount-family rules.
+  bool allow_namespaces = false;
 };
 
-// The filter program as raw `struct sock_filter` records, ready for
-// seccomp(SECCOMP_SET_MODE_FILTER, 0, &(struct sock_fprog){len, data}).
-[[nodiscard]] Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options);
+// Which host the filter is compiled for. kNative is what srt uses; the others let tests and
+// tooling inspect another host's program (e.g. the aarch64+arm filter on an x86_64 build box).
+enum class HostArch { kNative, kX86_64, kAarch64 };
 
-// One line per rule, for `srt --debug`.
+// The filter program as raw `struct sock_filter` records (8 bytes each, host byte order), ready
+// for seccomp(SECCOMP_SET_MODE_FILTER, 0, &(struct sock_fprog){size / 8, data}).
+// Fails with Errc::kSystem (sys_errno = libseccomp's errno) if libseccomp rejects a rule,
+// Errc::kUnsupported if libseccomp does not know a syscall the filter must name (too old), and
+// Errc::kInternal if the program is empty or longer than the kernel's 4096 instructions.
+[[nodiscard]] Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options);
+[[nodiscard]] Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options,
+                                                         HostArch host);
+
+// One line per rule, for `srt --debug`: first the architectures, then e.g.
+// "socket(AF_UNIX) -> EPERM". Pure: does not talk to the kernel.
 std::vector<std::string> DescribeFilter(const FilterOptions& options);
 
 }  // namespace srt::seccomp
