@@ -1,0 +1,94 @@
+// srt/sandbox.h: run a command in a sandbox - the same path the `srt` command uses.
+//
+// Usage protocol:
+//   1. Fill a SandboxOptions: the settings (LoadSettingsFile or by hand), the argv, optionally
+//      the environment, working directory, standard descriptors and extra descriptors to pass.
+//   2. srt::Sandbox::Start(options) checks the settings against this host, starts bubblewrap and
+//      returns once the command is running (or an Error saying why it could not start; nothing is
+//      left behind in that case).
+//   3. Optionally Signal() it; then Wait() for its ExitStatus. Wait() returns only after every
+//      process in the sandbox is gone and srt's temporary placeholders are removed.
+//   A Sandbox destroyed before Wait() kills its command and cleans up.
+//
+//   srt::SandboxOptions o;
+//   o.settings = srt::LoadSettingsFile(path).value().settings;
+//   o.argv = {"make", "test"};
+//   auto sb = srt::Sandbox::Start(std::move(o));
+//   if (!sb) { report(sb.error().message()); }
+//   auto status = sb->Wait();            // status->code is what a shell would report
+//
+// Threads: Start() spawns bubblewrap with --die-with-parent, which the kernel ties to the
+// *thread* that called Start(); call it from a thread that outlives the sandbox.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+#include "srt/settings.h"
+
+namespace srt {
+
+namespace launch {
+class Launch;
+}
+
+struct ExitStatus {
+  // What a shell would report: the exit code 0..255, 128+N when killed by signal N, 126/127 when
+  // the command could not be executed or found.
+  int code = 0;
+  int signal = 0;       // the signal that killed the command, or 0
+  int exec_errno = 0;   // execve's errno when the command could not be started, or 0
+  // The first signal relayed to the command from the `forward_signals_fd` given to Wait().
+  int relayed_signal = 0;
+};
+
+struct SandboxOptions {
+  Settings settings;
+  std::vector<std::string> argv;                  // argv[0] is looked up in the sandbox's PATH
+  std::optional<std::vector<std::string>> env;   // "NAME=value"; default: this process's env
+  std::optional<std::string> cwd;                 // default: the current directory
+  std::optional<std::string> home;                // for `~` in settings; default: $HOME
+  int stdin_fd = 0;
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+  // Descriptors of this process the command inherits under the same numbers (>= 3). No other
+  // descriptor reaches the sandbox.
+  std::vector<int> inherit_fds;
+  // srt-init, srt's helper binary; default: found next to this program or in the install prefix.
+  std::optional<std::string> init_path;
+  // Receives one line per decision (settings, paths, mounts, the bwrap command) when set.
+  std::function<void(std::string_view)> debug;
+};
+
+class Sandbox {
+ public:
+  [[nodiscard]] static Result<Sandbox> Start(SandboxOptions options);
+
+  Sandbox(Sandbox&&) noexcept;
+  Sandbox& operator=(Sandbox&&) noexcept;
+  ~Sandbox();
+
+  // Delivers `signal` to the command (not to srt's helpers).
+  [[nodiscard]] Result<void> Signal(int signal);
+  // Blocks until the sandbox has ended. When `forward_signals_fd` is a signalfd, every signal read
+  // from it is relayed to the command while waiting (the `srt` command does this for SIGINT,
+  // SIGTERM and SIGHUP).
+  [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd = -1);
+
+ private:
+  explicit Sandbox(std::unique_ptr<launch::Launch> launch);
+  std::unique_ptr<launch::Launch> launch_;
+};
+
+// Start() + Wait().
+[[nodiscard]] Result<ExitStatus> RunSandboxed(SandboxOptions options);
+
+// srt's version, "0.1.0".
+std::string_view Version();
+
+}  // namespace srt

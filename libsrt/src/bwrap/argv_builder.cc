@@ -1,0 +1,88 @@
+// Policy -> bwrap arguments. Each phase is a function; their order is the order bubblewrap
+// applies them in (it executes its options as a list of set-up operations, so argv order is mount
+// order).
+#include "bwrap/argv_builder.h"
+
+namespace srt::bwrap {
+
+namespace {
+
+using policy::Policy;
+using policy::View;
+
+void Add(std::vector<std::string>& a, std::initializer_list<std::string> words) {
+  a.insert(a.end(), words);
+}
+
+// Phase 1: process and namespaces. A new session blocks TIOCSTI-style injection into the
+// caller's terminal; --die-with-parent ties the sandbox to srt; every namespace bwrap offers is
+// private (the network one has only loopback until the proxy is bridged in). srt-init is PID 1
+// (--as-pid-1) so it can reap, relay signals and report the command's exact status.
+void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
+  Add(a, {"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid",
+          "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+          "--as-pid-1"});
+  // Root callers keep capabilities inside bwrap's user namespace unless told otherwise.
+  if (l.caller_is_root) Add(a, {"--cap-drop", "ALL"});
+  // No user namespaces inside: the seccomp filter refuses them too, this makes the kernel agree.
+  if (!p.allow_nested_user_namespaces && !p.weaker_nested_sandbox) Add(a, {"--disable-userns"});
+}
+
+// Phase 2: the root, then bwrap's own /dev and /proc (no host device nodes, a /proc of the
+// sandbox's pid namespace), then the policy's mounts shallow-first so that a deeper rule is
+// mounted on top of the one it refines.
+void Filesystem(const Policy& p, std::vector<std::string>& a) {
+  if (p.filesystem_disabled) {
+    Add(a, {"--bind", "/", "/"});
+  } else {
+    Add(a, {"--ro-bind", "/", "/"});
+  }
+  Add(a, {"--dev", "/dev"});
+  if (p.weaker_nested_sandbox) {
+    Add(a, {"--bind", "/proc", "/proc"});
+  } else {
+    Add(a, {"--proc", "/proc"});
+  }
+  for (const policy::MountRule& m : p.mounts) {
+    switch (m.view) {
+      case View::kHostReadOnly: Add(a, {"--ro-bind", m.path, m.path}); break;
+      case View::kHostWritable: Add(a, {"--bind", m.path, m.path}); break;
+      case View::kHiddenDir: Add(a, {"--tmpfs", m.path}); break;
+      case View::kHiddenFile: Add(a, {"--ro-bind", "/dev/null", m.path}); break;
+    }
+  }
+}
+
+// Phase 3: where the command starts.
+void WorkingDirectory(const Policy& p, std::vector<std::string>& a) {
+  Add(a, {"--chdir", p.cwd});
+}
+
+}  // namespace
+
+Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
+  Invocation inv;
+  Namespaces(policy, layout, inv.args);
+  Filesystem(policy, inv.args);
+  WorkingDirectory(policy, inv.args);
+  inv.argv = {"bwrap",
+              "--args",
+              std::to_string(layout.args_fd),
+              "--",
+              "/proc/self/fd/" + std::to_string(layout.init_exe_fd),
+              "init",
+              std::to_string(layout.init_ctl_fd),
+              std::to_string(layout.init_plan_fd)};
+  return inv;
+}
+
+std::string SerializeArgs(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) {
+    out += a;
+    out += '\0';
+  }
+  return out;
+}
+
+}  // namespace srt::bwrap

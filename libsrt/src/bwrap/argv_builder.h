@@ -1,0 +1,34 @@
+// bwrap/argv_builder: Policy -> the bubblewrap invocation. Pure: the same policy and layout give
+// the same arguments, byte for byte (golden-tested, order included).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace srt::bwrap {
+
+// Where the launcher put the descriptors bwrap and srt-init need (it chooses the numbers).
+struct Layout {
+  int args_fd = -1;       // bwrap reads its options from here (--args), NUL-separated
+  int init_exe_fd = -1;   // srt-init, executed through /proc/self/fd
+  int init_ctl_fd = -1;   // srt-init's control socket
+  int init_plan_fd = -1;  // srt-init's plan
+  bool caller_is_root = false;
+};
+
+struct Invocation {
+  // The options that go through the --args descriptor: every mount and namespace flag, so that
+  // none of them shows in bwrap's command line (in the host's /proc) or counts against ARG_MAX.
+  std::vector<std::string> args;
+  // bwrap's own argv: {"bwrap", "--args", N, "--", "/proc/self/fd/E", "init", C, P}.
+  std::vector<std::string> argv;
+};
+
+Invocation BuildInvocation(const policy::Policy& policy, const Layout& layout);
+
+// `args` joined with NULs (and a trailing NUL), as bwrap's --args expects.
+std::string SerializeArgs(const std::vector<std::string>& args);
+
+}  // namespace srt::bwrap

@@ -1,0 +1,125 @@
+// launch/init_wire: the messages between srt and srt-init (its in-sandbox `init` role and its
+// host-side `agent` role). Header-only and free of libc so the freestanding srt-init can use it.
+//
+// Plans travel in sealed memfds as a sequence of records: u16 tag, u16 zero, u32 length,
+// `length` bytes of payload (strings carry their terminating NUL). Control messages travel on
+// SOCK_SEQPACKET socketpairs, one message per packet: u32 type followed by a fixed payload.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace srt::wire {
+
+inline constexpr uint32_t kPlanMagic = 0x50545253;  // "SRTP"
+inline constexpr uint32_t kPlanVersion = 1;
+inline constexpr size_t kMaxPlanBytes = 16u << 20;  // argv and paths; ARG_MAX is far below
+inline constexpr size_t kMaxRecords = 1u << 20;
+
+enum Tag : uint16_t {
+  // init plan
+  kTagSeccompFd = 1,   // u32: memfd with the BPF program
+  kTagStderrFd = 2,    // u32: the caller's stderr (bwrap's own stderr is a diagnostics pipe)
+  kTagKeepFd = 3,      // u32, repeated: caller fds the command inherits, by number
+  kTagArg = 4,         // string, repeated: the command's argv
+  // agent plan
+  kTagInitPidFd = 20,  // u32: pidfd of the sandbox's PID 1 (srt-init init)
+  kTagHidePid = 21,    // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
+  kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
+  kTagProtect = 23,    // string: make a path read-only recursively; block it if missing
+};
+
+enum MessageType : uint32_t {
+  // init -> srt
+  kMsgHello = 1,       // + SCM_RIGHTS: a pidfd of init itself
+  kMsgStarted = 2,     // i32 pid of the command inside the sandbox
+  kMsgExecFailed = 3,  // i32 errno of execve
+  kMsgExited = 4,      // i32 wait status of the command
+  kMsgFailed = 5,      // i32 stage, i32 errno, then a NUL-terminated detail string
+  // srt -> init
+  kMsgGo = 10,         // start the command
+  kMsgSignal = 11,     // i32 signal to deliver to the command
+  // agent -> srt
+  kMsgAgentReady = 20,    // namespaces joined, /proc remounted, protections in place
+  kMsgAgentCleaned = 21,  // i32 placeholders removed, i32 placeholders left behind
+};
+
+// Stages named in kMsgFailed, so srt can say what went wrong.
+enum Stage : int32_t {
+  kStagePlan = 1,
+  kStageFds = 2,
+  kStageSignals = 3,
+  kStagePidfd = 4,
+  kStageFork = 5,
+  kStageNoNewPrivs = 6,
+  kStageSeccomp = 7,
+  kStageJoinNamespaces = 8,
+  kStageHidePid = 9,
+  kStagePin = 10,
+  kStageProtect = 11,
+  kStagePlaceholder = 12,
+};
+
+inline constexpr size_t kMaxMessageBytes = 4096;
+
+// Bounds-checked reader over a plan; never reads past `size`.
+class PlanReader {
+ public:
+  PlanReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  // Checks the header; false if the plan is not ours or of another version.
+  bool Begin() {
+    uint32_t magic = 0, version = 0;
+    if (!U32At(0, magic) || !U32At(4, version)) return false;
+    pos_ = 8;
+    return magic == kPlanMagic && version == kPlanVersion;
+  }
+
+  // Advances to the next record. Returns false at the end, or on a malformed record (then
+  // error() is true).
+  bool Next(uint16_t& tag, const uint8_t*& payload, uint32_t& length) {
+    if (pos_ == size_) return false;
+    uint32_t head = 0;
+    if (++records_ > kMaxRecords || !U32At(pos_, head) || !U32At(pos_ + 4, length) ||
+        (head >> 16) != 0 || length > size_ - pos_ - 8) {
+      error_ = true;
+      return false;
+    }
+    tag = static_cast<uint16_t>(head & 0xffff);
+    payload = data_ + pos_ + 8;
+    pos_ += 8 + static_cast<size_t>(length);
+    return true;
+  }
+
+  bool error() const { return error_; }
+
+  static bool AsU32(const uint8_t* payload, uint32_t length, uint32_t& out) {
+    if (length != 4) return false;
+    out = static_cast<uint32_t>(payload[0]) | static_cast<uint32_t>(payload[1]) << 8 |
+          static_cast<uint32_t>(payload[2]) << 16 | static_cast<uint32_t>(payload[3]) << 24;
+    return true;
+  }
+  // A string payload: non-empty, NUL-terminated, no NUL before the end.
+  static bool AsString(const uint8_t* payload, uint32_t length, const char*& out) {
+    if (length == 0 || payload[length - 1] != 0) return false;
+    for (uint32_t i = 0; i + 1 < length; ++i) {
+      if (payload[i] == 0) return false;
+    }
+    out = reinterpret_cast<const char*>(payload);
+    return true;
+  }
+
+ private:
+  bool U32At(size_t at, uint32_t& out) const {
+    if (at > size_ || size_ - at < 4) return false;
+    return AsU32(data_ + at, 4, out);
+  }
+
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+  size_t records_ = 0;
+  bool error_ = false;
+};
+
+}  // namespace srt::wire

@@ -1,0 +1,424 @@
+// Launch orchestration: bwrap, srt-init (init and agent roles), signals, exit status.
+#include "launch/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+
+#include "base/strings.h"
+#include "bwrap/argv_builder.h"
+#include "launch/diagnose.h"
+#include "launch/init_wire.h"
+#include "launch/plan_writer.h"
+#include "sys/fd.h"
+#include "sys/spawn.h"
+
+namespace srt::launch {
+
+namespace {
+
+constexpr size_t kMaxDiagnostics = 64 * 1024;
+
+struct Message {
+  uint32_t type = 0;
+  std::vector<uint8_t> payload;
+  UniqueFd fd;  // passed with SCM_RIGHTS, if any
+};
+
+// One message from a SOCK_SEQPACKET socket; an empty optional-like result (type 0) means EOF.
+Result<Message> Receive(int sock) {
+  uint8_t buf[wire::kMaxMessageBytes];
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return SysError("recvmsg from srt-init");
+  Message m;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      m.fd.reset(fd);
+    }
+  }
+  if (n == 0) return m;
+  if (n < 4) return MakeError(Errc::kProtocol, "srt-init sent a truncated message");
+  std::memcpy(&m.type, buf, 4);
+  m.payload.assign(buf + 4, buf + n);
+  return m;
+}
+
+int32_t IntAt(const Message& m, size_t index) {
+  int32_t v = 0;
+  if (m.payload.size() >= (index + 1) * 4) std::memcpy(&v, m.payload.data() + index * 4, 4);
+  return v;
+}
+
+Result<void> Send(int sock, uint32_t type, int32_t value = 0) {
+  uint8_t buf[8];
+  std::memcpy(buf, &type, 4);
+  std::memcpy(buf + 4, &value, 4);
+  if (send(sock, buf, sizeof buf, MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
+  return Ok();
+}
+
+const char* StageName(int32_t stage) {
+  switch (stage) {
+    case wire::kStagePlan: return "reading its plan";
+    case wire::kStageFds: return "setting up descriptors";
+    case wire::kStageSignals: return "setting up signals";
+    case wire::kStagePidfd: return "pidfd_open";
+    case wire::kStageFork: return "starting the command";
+    case wire::kStageNoNewPrivs: return "setting no_new_privs";
+    case wire::kStageSeccomp: return "loading the seccomp filter";
+    case wire::kStageJoinNamespaces: return "joining the sandbox's namespaces";
+    case wire::kStageHidePid: return "hiding srt-init from the sandbox's /proc";
+    case wire::kStagePin: return "pinning a directory";
+    case wire::kStageProtect: return "protecting a path";
+    case wire::kStagePlaceholder: return "creating a placeholder";
+    default: return "set-up";
+  }
+}
+
+Error FailureFrom(const Message& m, std::string_view who) {
+  int32_t stage = IntAt(m, 0);
+  int32_t err = IntAt(m, 1);
+  std::string detail;
+  if (m.payload.size() > 8) {
+    detail.assign(reinterpret_cast<const char*>(m.payload.data() + 8), m.payload.size() - 8);
+    detail = detail.c_str();  // up to the NUL
+  }
+  std::string text = std::string(who) + " failed " + StageName(stage);
+  if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
+  text += ": ";
+  text += std::strerror(err);
+  return Error(err == EPERM || err == EACCES ? Errc::kPermissionDenied : Errc::kSystem,
+               std::move(text), err);
+}
+
+std::string ReadSysctl(const char* path) {
+  std::ifstream in(path);
+  std::string v;
+  in >> v;
+  return v;
+}
+
+// Blocks until one of `fds` is readable (POLLIN/POLLHUP/POLLERR); returns revents per fd.
+Result<std::vector<short>> PollAll(const std::vector<int>& fds) {
+  std::vector<pollfd> p;
+  for (int fd : fds) p.push_back(pollfd{fd, POLLIN, 0});
+  for (;;) {
+    int r = poll(p.data(), p.size(), -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return SysError("poll");
+    break;
+  }
+  std::vector<short> out;
+  for (const pollfd& x : p) out.push_back(x.revents);
+  return out;
+}
+
+}  // namespace
+
+void Launch::Debug(std::string_view line) const {
+  if (spec_.debug) spec_.debug(line);
+}
+
+Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
+  std::unique_ptr<Launch> l(new Launch(std::move(spec)));
+  Result<void> r = l->SpawnBwrap();
+  if (r) r = l->AwaitHello();
+  if (r) r = l->RunAgent();
+  if (r) r = l->AwaitStart();
+  if (!r) {
+    l->Abort();
+    return std::move(r).error();
+  }
+  return l;
+}
+
+Result<void> Launch::SpawnBwrap() {
+  int exe = open(spec_.init_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (exe < 0) return SysError("open srt-init " + strings::Quote(spec_.init_path));
+  init_exe_.reset(exe);
+
+  SRT_ASSIGN_OR_RETURN(auto ctl, sys::SeqpacketPair());
+  SRT_ASSIGN_OR_RETURN(auto diag, sys::Pipe());
+  std::string_view filter(reinterpret_cast<const char*>(spec_.seccomp_filter.data()),
+                          spec_.seccomp_filter.size());
+  SRT_ASSIGN_OR_RETURN(UniqueFd seccomp, sys::SealedMemfd("srt-seccomp", filter));
+
+  // Our descriptors go above every descriptor the caller passes by number.
+  int next = 3;
+  for (int fd : spec_.keep_fds) next = std::max(next, fd + 1);
+  const int stderr_target = next++;
+  const int seccomp_target = next++;
+  const int plan_target = next++;
+  const int ctl_target = next++;
+  const int exe_target = next++;
+  const int args_target = next++;
+
+  InitPlanSpec plan_spec{seccomp_target, stderr_target, spec_.keep_fds, spec_.argv};
+  SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
+  bwrap::Layout layout{args_target, exe_target, ctl_target, plan_target, geteuid() == 0};
+  bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
+  SRT_ASSIGN_OR_RETURN(UniqueFd args, sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
+  if (spec_.debug) {
+    std::vector<std::string> shown(inv.argv.begin(), inv.argv.begin() + 1);
+    shown.insert(shown.end(), inv.args.begin(), inv.args.end());
+    shown.insert(shown.end(), inv.argv.begin() + 3, inv.argv.end());
+    Debug("bwrap command (options passed through --args " + std::to_string(args_target) +
+          "): " + strings::ShellJoin(shown));
+    Debug("command: " + strings::ShellJoin(spec_.argv));
+  }
+
+  sys::SpawnRequest req;
+  req.path = spec_.bwrap_path;
+  req.argv = inv.argv;
+  req.env = spec_.env;
+  req.fds = {{spec_.stdin_fd, 0},      {spec_.stdout_fd, 1},       {diag.second.get(), 2},
+             {spec_.stderr_fd, stderr_target}, {seccomp.get(), seccomp_target},
+             {plan.get(), plan_target}, {ctl.second.get(), ctl_target},
+             {init_exe_.get(), exe_target}, {args.get(), args_target}};
+  for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
+  SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
+  SRT_ASSIGN_OR_RETURN(bwrap_pidfd_, sys::PidfdOpen(bwrap_pid_));
+  ctl_ = std::move(ctl.first);
+  diag_ = std::move(diag.first);
+  return Ok();
+}
+
+void Launch::ReadDiagnostics() {
+  char buf[4096];
+  ssize_t n = read(diag_.get(), buf, sizeof buf);
+  if (n <= 0) {
+    diag_.reset();
+    return;
+  }
+  if (diagnostics_.size() < kMaxDiagnostics) diagnostics_.append(buf, static_cast<size_t>(n));
+}
+
+void Launch::ReapBwrap() {
+  if (bwrap_pid_ < 0 || bwrap_status_ >= 0) return;
+  int st = 0;
+  while (waitpid(bwrap_pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  bwrap_status_ = st;
+  bwrap_pidfd_.reset();
+}
+
+void Launch::ReapAgent() {
+  if (agent_pid_ < 0 || agent_status_ >= 0) return;
+  int st = 0;
+  while (waitpid(agent_pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  agent_status_ = st;
+  agent_pidfd_.reset();
+}
+
+Error Launch::BwrapFailure() {
+  ReapBwrap();
+  while (diag_) ReadDiagnostics();
+  HostFacts facts;
+  facts.unprivileged_userns_clone = ReadSysctl("/proc/sys/kernel/unprivileged_userns_clone");
+  facts.max_user_namespaces = ReadSysctl("/proc/sys/user/max_user_namespaces");
+  facts.apparmor_restrict_unprivileged_userns =
+      ReadSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  struct stat st;
+  facts.in_container = stat("/.dockerenv", &st) == 0 || stat("/run/.containerenv", &st) == 0;
+  facts.caller_is_root = geteuid() == 0;
+  int code = WIFEXITED(bwrap_status_) ? WEXITSTATUS(bwrap_status_) : 128 + WTERMSIG(bwrap_status_);
+  return MakeError(Errc::kUnsupported, DiagnoseBwrapFailure(diagnostics_, code, facts));
+}
+
+Result<void> Launch::AwaitHello() {
+  for (;;) {
+    std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get(), diag_ ? diag_.get() : -1};
+    SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
+    if (ev[2]) ReadDiagnostics();
+    if (ev[0]) {
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+      if (m.type == wire::kMsgHello && m.fd) {
+        init_pidfd_ = std::move(m.fd);
+        Debug("srt-init is running as the sandbox's PID 1");
+        return Ok();
+      }
+      if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-init");
+      if (m.type == 0) return BwrapFailure();  // init never started or died: bwrap says why
+      return MakeError(Errc::kProtocol, "srt-init sent an unexpected message before hello");
+    }
+    if (ev[1]) return BwrapFailure();
+  }
+}
+
+Result<void> Launch::RunAgent() {
+  SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
+  constexpr int kCtl = 3, kPlan = 4, kInitPidfd = 5, kExe = 6;
+  std::string plan =
+      EncodeAgentPlan(kInitPidfd, !spec_.policy.weaker_nested_sandbox, spec_.policy.protections);
+  SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
+  sys::SpawnRequest req;
+  req.path = "/proc/self/fd/" + std::to_string(kExe);
+  req.argv = {"srt-init", "agent", std::to_string(kCtl), std::to_string(kPlan)};
+  req.fds = {{actl.second.get(), kCtl},
+             {plan_fd.get(), kPlan},
+             {init_pidfd_.get(), kInitPidfd},
+             {init_exe_.get(), kExe}};
+  SRT_ASSIGN_OR_RETURN(agent_pid_, sys::Spawn(req));
+  SRT_ASSIGN_OR_RETURN(agent_pidfd_, sys::PidfdOpen(agent_pid_));
+  agent_ctl_ = std::move(actl.first);
+  for (;;) {
+    std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get()};
+    SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
+    if (ev[0]) {
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
+      if (m.type == wire::kMsgAgentReady) {
+        Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
+              " protections applied");
+        return Ok();
+      }
+      if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
+      if (m.type == 0) {
+        ReapAgent();
+        return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+      }
+    }
+    if (ev[1] && !ev[0]) {
+      ReapAgent();
+      return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+    }
+    if (ev[2]) return BwrapFailure();
+  }
+}
+
+Result<void> Launch::AwaitStart() {
+  SRT_RETURN_IF_ERROR(Send(ctl_.get(), wire::kMsgGo));
+  for (;;) {
+    std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
+    SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
+    if (ev[0]) {
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+      switch (m.type) {
+        case wire::kMsgStarted:
+          Debug("command started (pid " + std::to_string(IntAt(m, 0)) + " in the sandbox)");
+          return Ok();
+        case wire::kMsgExecFailed:
+          exec_errno_ = IntAt(m, 0);
+          Debug(std::string("command could not be executed: ") + std::strerror(exec_errno_));
+          return Ok();
+        case wire::kMsgFailed:
+          return FailureFrom(m, "srt-init");
+        case 0:
+          return BwrapFailure();
+        default:
+          return MakeError(Errc::kProtocol, "srt-init sent an unexpected message at start");
+      }
+    }
+    if (ev[1]) return BwrapFailure();
+  }
+}
+
+Result<void> Launch::Signal(int signal) {
+  if (finished_ || !ctl_) return Ok();
+  return Send(ctl_.get(), wire::kMsgSignal, signal);
+}
+
+Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
+  if (finished_) return MakeError(Errc::kInvalidArgument, "Wait() called twice");
+  bool init_done = false;
+  while (!(init_done && bwrap_status_ >= 0 && (agent_pid_ < 0 || agent_status_ >= 0))) {
+    std::vector<int> fds = {ctl_ ? ctl_.get() : -1,
+                            bwrap_pidfd_ ? bwrap_pidfd_.get() : -1,
+                            diag_ ? diag_.get() : -1,
+                            agent_ctl_ ? agent_ctl_.get() : -1,
+                            agent_pidfd_ ? agent_pidfd_.get() : -1,
+                            init_done ? -1 : forward_signals_fd};
+    SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
+    if (ev[0]) {
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+      if (m.type == wire::kMsgExited) {
+        init_reported_exit_ = true;
+        command_status_ = IntAt(m, 0);
+      } else if (m.type == wire::kMsgFailed) {
+        Debug(FailureFrom(m, "srt-init").message());
+      } else if (m.type == 0) {
+        ctl_.reset();
+        init_done = true;
+      }
+    }
+    if (ev[2]) ReadDiagnostics();
+    if (ev[1]) {
+      ReapBwrap();
+      init_done = true;  // bwrap's monitor exits only after the sandbox's PID 1
+    }
+    if (ev[3]) {
+      Result<Message> m = Receive(agent_ctl_.get());
+      if (!m || m->type == 0) {
+        agent_ctl_.reset();
+      } else if (m->type == wire::kMsgAgentCleaned && IntAt(*m, 1) > 0) {
+        Debug("srt-agent could not remove " + std::to_string(IntAt(*m, 1)) +
+              " placeholder(s): they were changed from outside the sandbox");
+      }
+    }
+    if (ev[4]) ReapAgent();
+    if (ev[5]) {
+      signalfd_siginfo info;
+      if (read(forward_signals_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        int sig = static_cast<int>(info.ssi_signo);
+        if (!relayed_signal_) relayed_signal_ = sig;
+        Debug("relaying signal " + std::to_string(sig) + " to the command");
+        (void)Signal(sig);
+      }
+    }
+  }
+  finished_ = true;
+  if (!diagnostics_.empty()) {
+    // bwrap spoke after the sandbox started; pass it on rather than swallow it.
+    (void)!write(spec_.stderr_fd, diagnostics_.data(), diagnostics_.size());
+  }
+  ExitStatus status;
+  status.relayed_signal = relayed_signal_;
+  status.exec_errno = exec_errno_;
+  int st = init_reported_exit_ ? command_status_ : bwrap_status_;
+  if (WIFSIGNALED(st)) {
+    status.signal = WTERMSIG(st);
+    status.code = 128 + status.signal;
+  } else {
+    status.code = WEXITSTATUS(st);
+  }
+  if (!init_reported_exit_ && status.code == 0) status.code = kExitSetupFailure;
+  return status;
+}
+
+void Launch::Abort() {
+  if (bwrap_pidfd_) syscall(SYS_pidfd_send_signal, bwrap_pidfd_.get(), SIGKILL, nullptr, 0);
+  ctl_.reset();  // srt-init exits on EOF if it is still waiting for its go-ahead
+  ReapBwrap();
+  ReapAgent();  // it removes its placeholders once the sandbox's PID 1 is gone
+  finished_ = true;
+}
+
+Launch::~Launch() {
+  if (!finished_) Abort();
+}
+
+}  // namespace srt::launch

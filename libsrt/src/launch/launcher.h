@@ -1,0 +1,79 @@
+// launch/launcher: runs a resolved Policy - spawns bubblewrap with srt-init as the sandbox's PID 1
+// and srt-init's agent on the host side, relays signals, and collects the exit status.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "policy/policy.h"
+#include "srt/result.h"
+#include "srt/sandbox.h"
+
+namespace srt::launch {
+
+struct LaunchSpec {
+  policy::Policy policy;
+  std::vector<std::byte> seccomp_filter;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  int stdin_fd = 0;
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+  std::vector<int> keep_fds;
+  std::string bwrap_path;  // absolute, checked
+  std::string init_path;   // absolute, checked
+  std::function<void(std::string_view)> debug;
+};
+
+class Launch {
+ public:
+  // Returns once the command runs (or could not be executed: Wait() then reports 126/127).
+  [[nodiscard]] static Result<std::unique_ptr<Launch>> Start(LaunchSpec spec);
+  ~Launch();
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  [[nodiscard]] Result<void> Signal(int signal);
+  [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd);
+
+ private:
+  explicit Launch(LaunchSpec spec) : spec_(std::move(spec)) {}
+  Result<void> SpawnBwrap();
+  Result<void> AwaitHello();
+  Result<void> RunAgent();
+  Result<void> AwaitStart();
+  void Debug(std::string_view line) const;
+  void ReadDiagnostics();
+  void ReapBwrap();
+  void ReapAgent();
+  void Abort();
+  Error BwrapFailure();
+
+  LaunchSpec spec_;
+  UniqueFd ctl_;           // our end of srt-init's control socket
+  UniqueFd diag_;          // bwrap's stderr
+  UniqueFd bwrap_pidfd_;
+  pid_t bwrap_pid_ = -1;
+  int bwrap_status_ = -1;  // wait status once reaped
+  UniqueFd init_pidfd_;
+  UniqueFd init_exe_;
+  UniqueFd agent_ctl_;
+  UniqueFd agent_pidfd_;
+  pid_t agent_pid_ = -1;
+  int agent_status_ = -1;
+  std::string diagnostics_;
+  bool init_reported_exit_ = false;
+  int command_status_ = 0;
+  int exec_errno_ = 0;
+  int relayed_signal_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace srt::launch

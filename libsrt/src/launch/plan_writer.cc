@@ -1,0 +1,62 @@
+// Plan encoding for srt-init.
+#include "launch/plan_writer.h"
+
+#include "launch/init_wire.h"
+
+namespace srt::launch {
+
+namespace {
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+void Record(std::string& out, uint16_t tag, std::string_view payload) {
+  PutU32(out, tag);
+  PutU32(out, static_cast<uint32_t>(payload.size()));
+  out.append(payload);
+}
+
+void RecordU32(std::string& out, uint16_t tag, uint32_t v) {
+  std::string p;
+  PutU32(p, v);
+  Record(out, tag, p);
+}
+
+void RecordString(std::string& out, uint16_t tag, std::string_view s) {
+  std::string p(s);
+  p += '\0';
+  Record(out, tag, p);
+}
+
+std::string Header() {
+  std::string out;
+  PutU32(out, wire::kPlanMagic);
+  PutU32(out, wire::kPlanVersion);
+  return out;
+}
+
+}  // namespace
+
+std::string EncodeInitPlan(const InitPlanSpec& spec) {
+  std::string out = Header();
+  RecordU32(out, wire::kTagSeccompFd, static_cast<uint32_t>(spec.seccomp_fd));
+  RecordU32(out, wire::kTagStderrFd, static_cast<uint32_t>(spec.stderr_fd));
+  for (int fd : spec.keep_fds) RecordU32(out, wire::kTagKeepFd, static_cast<uint32_t>(fd));
+  for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
+  return out;
+}
+
+std::string EncodeAgentPlan(int init_pidfd, bool hide_pid,
+                            const std::vector<policy::Protection>& protections) {
+  std::string out = Header();
+  RecordU32(out, wire::kTagInitPidFd, static_cast<uint32_t>(init_pidfd));
+  RecordU32(out, wire::kTagHidePid, hide_pid ? 1 : 0);
+  for (const policy::Protection& p : protections) {
+    RecordString(out, p.kind == policy::ProtectKind::kPin ? wire::kTagPin : wire::kTagProtect,
+                 p.path);
+  }
+  return out;
+}
+
+}  // namespace srt::launch

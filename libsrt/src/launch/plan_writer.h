@@ -1,0 +1,24 @@
+// launch/plan_writer: encodes the plans srt hands to srt-init (format in init_wire.h). Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace srt::launch {
+
+struct InitPlanSpec {
+  int seccomp_fd = -1;
+  int stderr_fd = -1;
+  std::vector<int> keep_fds;
+  std::vector<std::string> argv;
+};
+
+std::string EncodeInitPlan(const InitPlanSpec& spec);
+std::string EncodeAgentPlan(int init_pidfd, bool hide_pid,
+                            const std::vector<policy::Protection>& protections);
+
+}  // namespace srt::launch

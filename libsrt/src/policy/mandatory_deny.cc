@@ -1,0 +1,191 @@
+// Bounded discovery of mandatory write denies under a write root.
+#include "policy/mandatory_deny.h"
+
+#include <deque>
+#include <map>
+
+#include "base/path.h"
+#include "base/strings.h"
+
+namespace srt::policy {
+
+namespace {
+
+constexpr size_t kMaxGitFileBytes = 4096;
+
+class Scanner {
+ public:
+  Scanner(const FsView& fs, const std::string& root, const MandatoryDenyOptions& options)
+      : fs_(fs), root_(root), options_(options) {}
+
+  Result<std::vector<ProtectTarget>> Run() {
+    std::deque<std::pair<std::string, int>> queue{{root_, 0}};
+    while (!queue.empty()) {
+      auto [dir, level] = std::move(queue.front());
+      queue.pop_front();
+      if (++directories_ > options_.max_directories) {
+        return TooLarge(std::to_string(options_.max_directories) + " directories");
+      }
+      Result<std::vector<DirEntry>> listed = fs_.List(dir);
+      if (!listed) {
+        // The command runs as the same user, so it cannot list this directory either, but it may
+        // still be able to create names in it: protect the whole directory.
+        Add(dir, /*exists=*/true, /*is_symlink=*/false,
+            "cannot be listed (" + listed.error().message() + ") under write root " +
+                strings::Quote(root_));
+        continue;
+      }
+      entries_ += listed->size();
+      if (entries_ > options_.max_entries) {
+        return TooLarge(std::to_string(options_.max_entries) + " entries");
+      }
+      std::map<std::string_view, FileType> by_name;
+      for (const DirEntry& e : *listed) by_name.emplace(e.name, e.type);
+      auto type_of = [&](std::string_view name) {
+        auto it = by_name.find(name);
+        return it == by_name.end() ? FileType::kMissing : it->second;
+      };
+      const bool at_root = level == 0;
+
+      for (std::string_view name : kProtectedFiles) CheckName(dir, name, type_of(name), at_root);
+      for (std::string_view name : kProtectedDirs) CheckName(dir, name, type_of(name), at_root);
+      CheckClaude(dir, type_of(".claude"), at_root);
+      SRT_RETURN_IF_ERROR(CheckGit(dir, type_of(".git")));
+
+      if (level + 1 >= options_.depth) continue;
+      for (const DirEntry& e : *listed) {
+        if (e.type != FileType::kDirectory || e.name == "node_modules" || e.name == ".git" ||
+            IsProtectedName(e.name)) {
+          continue;
+        }
+        queue.emplace_back(path::Join(dir, e.name), level + 1);
+      }
+    }
+    return std::move(targets_);
+  }
+
+ private:
+  static bool IsProtectedName(std::string_view name) {
+    for (std::string_view n : kProtectedFiles) {
+      if (n == name) return true;
+    }
+    for (std::string_view n : kProtectedDirs) {
+      if (n == name) return true;
+    }
+    return false;
+  }
+
+  void Add(std::string path, bool exists, bool is_symlink, std::string reason,
+           bool canonical = true) {
+    targets_.push_back(ProtectTarget{std::move(path), exists, is_symlink, canonical,
+                                     std::move(reason)});
+  }
+
+  std::string Reason(std::string_view what) const {
+    return "mandatory deny " + strings::Quote(what) + " under write root " + strings::Quote(root_);
+  }
+
+  void CheckName(const std::string& dir, std::string_view name, FileType type, bool at_root) {
+    if (type != FileType::kMissing) {
+      Add(path::Join(dir, name), true, type == FileType::kSymlink, Reason(name));
+    } else if (at_root) {
+      Add(path::Join(dir, name), false, false, Reason(name));
+    }
+  }
+
+  void CheckClaude(const std::string& dir, FileType type, bool at_root) {
+    std::string claude = path::Join(dir, ".claude");
+    if (type == FileType::kMissing) {
+      // The first missing component is what blocks creation of .claude/commands and
+      // .claude/agents.
+      if (at_root) Add(claude, false, false, Reason(".claude/commands, .claude/agents"));
+      return;
+    }
+    if (type != FileType::kDirectory) {
+      Add(claude, true, type == FileType::kSymlink, Reason(".claude (not a directory)"));
+      return;
+    }
+    for (std::string_view sub : kProtectedClaudeDirs) {
+      std::string p = path::Join(claude, sub);
+      FileType t = fs_.TypeOf(p);
+      std::string what = ".claude/" + std::string(sub);
+      if (t != FileType::kMissing) {
+        Add(p, true, t == FileType::kSymlink, Reason(what));
+      } else if (at_root) {
+        Add(p, false, false, Reason(what));
+      }
+    }
+  }
+
+  Result<void> CheckGit(const std::string& dir, FileType type) {
+    std::string git = path::Join(dir, ".git");
+    if (type == FileType::kMissing) return Ok();
+    if (type == FileType::kDirectory) {
+      AddGitDir(git, /*canonical=*/true);
+      return Ok();
+    }
+    // A worktree or submodule: the .git file names the real git directory. Protect the file (so
+    // it cannot be pointed elsewhere) and the hooks and config of the repository it names.
+    Add(git, true, type == FileType::kSymlink, Reason(".git (file)"));
+    if (type != FileType::kRegular) return Ok();
+    Result<std::string> text = fs_.ReadSmallFile(git, kMaxGitFileBytes);
+    if (!text) return Ok();  // unreadable for us is unreadable for the command too
+    std::string_view line = *text;
+    constexpr std::string_view kPrefix = "gitdir: ";
+    if (line.substr(0, kPrefix.size()) != kPrefix) return Ok();
+    line.remove_prefix(kPrefix.size());
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    std::string gitdir = path::IsAbsolute(line) ? path::Normalize(line)
+                                                : path::Normalize(path::Join(dir, line));
+    // Worktrees keep hooks and config in the common directory named by "commondir".
+    std::string common = gitdir;
+    Result<std::string> commondir =
+        fs_.ReadSmallFile(path::Join(gitdir, "commondir"), kMaxGitFileBytes);
+    if (commondir) {
+      std::string_view c = *commondir;
+      while (!c.empty() && (c.back() == '\n' || c.back() == '\r')) c.remove_suffix(1);
+      common = path::IsAbsolute(c) ? path::Normalize(c) : path::Normalize(path::Join(gitdir, c));
+    }
+    AddGitDir(common, /*canonical=*/false);
+    if (common != gitdir) AddGitDir(gitdir, /*canonical=*/false);
+    return Ok();
+  }
+
+  void AddGitDir(const std::string& git, bool canonical) {
+    std::string hooks = path::Join(git, "hooks");
+    FileType hooks_type = fs_.TypeOf(hooks);
+    Add(hooks, hooks_type != FileType::kMissing, hooks_type == FileType::kSymlink,
+        Reason(".git/hooks"), canonical);
+    if (!options_.allow_git_config) {
+      std::string config = path::Join(git, "config");
+      FileType config_type = fs_.TypeOf(config);
+      if (config_type != FileType::kMissing) {
+        Add(config, true, config_type == FileType::kSymlink, Reason(".git/config"), canonical);
+      }
+    }
+  }
+
+  Error TooLarge(const std::string& what) const {
+    return MakeError(Errc::kInvalidArgument,
+                     "write root " + strings::Quote(root_) + " has more than " + what +
+                         " within mandatoryDenySearchDepth " + std::to_string(options_.depth) +
+                         "; lower mandatoryDenySearchDepth or allow a narrower directory");
+  }
+
+  const FsView& fs_;
+  const std::string& root_;
+  const MandatoryDenyOptions& options_;
+  std::vector<ProtectTarget> targets_;
+  size_t directories_ = 0;
+  size_t entries_ = 0;
+};
+
+}  // namespace
+
+Result<std::vector<ProtectTarget>> DiscoverMandatoryDenies(const FsView& fs,
+                                                           const std::string& root,
+                                                           const MandatoryDenyOptions& options) {
+  return Scanner(fs, root, options).Run();
+}
+
+}  // namespace srt::policy

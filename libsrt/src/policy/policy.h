@@ -1,0 +1,73 @@
+// policy/policy: Settings + the caller's environment -> a resolved, immutable Policy.
+//
+// Resolution expands `~`, relative paths and globs, resolves symlinks, drops what cannot apply
+// (with a note saying why), decides the view of every path a rule names, and lists the paths
+// that must be protected from writes. Everything downstream (the bwrap argv builder, the
+// launcher, srt-agent) consumes this data and never re-reads user input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/fs_view.h"
+#include "srt/result.h"
+#include "srt/settings.h"
+
+namespace srt::policy {
+
+// What the sandbox sees at a path and below it (until a deeper mount).
+enum class View {
+  kHostReadOnly,  // the host's file or directory, read-only
+  kHostWritable,  // the host's file or directory, writable
+  kHiddenDir,     // an empty, private tmpfs in place of a directory
+  kHiddenFile,    // /dev/null in place of a file (open fails with EACCES)
+};
+const char* ViewName(View v);
+
+struct MountRule {
+  std::string path;    // canonical, absolute
+  View view;
+  std::string reason;  // the rule that asked for it, for --debug
+  bool operator==(const MountRule&) const = default;
+};
+
+enum class ProtectKind {
+  kPin,      // bind the directory onto itself so it cannot be renamed or removed (EBUSY)
+  kProtect,  // make it read-only, with everything below; if missing, block its creation with an
+             // empty read-only directory that srt-agent creates and removes afterwards
+};
+
+struct Protection {
+  ProtectKind kind;
+  std::string path;    // canonical, absolute, inside a write root
+  bool exists = true;  // as seen during resolution (srt-agent re-checks)
+  std::string reason;
+  bool operator==(const Protection&) const = default;
+};
+
+// Inputs from the caller's process that resolution depends on.
+struct Environment {
+  std::string home;  // absolute
+  std::string cwd;   // absolute
+};
+
+struct Policy {
+  bool filesystem_disabled = false;  // filesystem.disabled: the host root, writable
+  // Mounts on top of the read-only root, shallow first; equal depth sorted by path.
+  std::vector<MountRule> mounts;
+  // Applied by srt-agent after bwrap's own setup: pins first, then protections, shallow first.
+  std::vector<Protection> protections;
+  std::vector<std::string> write_roots;  // canonical; what the command may modify
+  std::string cwd;                       // canonical; where the command starts
+  std::string tmpdir;                    // TMPDIR inside the sandbox ("" = leave unset)
+  bool weaker_nested_sandbox = false;    // enableWeakerNestedSandbox: host /proc bound
+  bool allow_nested_user_namespaces = false;
+  bool allow_all_unix_sockets = false;
+  NetworkSettings network;               // enforced by the proxy (network issue)
+  std::vector<std::string> notes;        // every decision, for --debug
+};
+
+[[nodiscard]] Result<Policy> ResolvePolicy(const Settings& settings, const Environment& env,
+                                           const FsView& fs);
+
+}  // namespace srt::policy

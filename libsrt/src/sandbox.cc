@@ -1,0 +1,211 @@
+// The libsrt facade: Settings -> Policy -> seccomp filter -> Launch.
+#include "srt/sandbox.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "base/path.h"
+#include "base/strings.h"
+#include "launch/launcher.h"
+#include "policy/policy.h"
+#include "seccomp/filter.h"
+#include "sys/real_fs_view.h"
+
+extern char** environ;
+
+namespace srt {
+
+namespace {
+
+using strings::Quote;
+
+std::string CurrentDirectory() {
+  char buf[PATH_MAX];
+  if (getcwd(buf, sizeof buf)) return buf;
+  return "/";
+}
+
+std::string HomeDirectory() {
+  const char* home = getenv("HOME");
+  if (home && path::IsAbsolute(home)) return home;
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "/";
+}
+
+std::string Canonical(const std::string& p) {
+  char buf[PATH_MAX];
+  if (realpath(p.c_str(), buf)) return buf;
+  return p;
+}
+
+// A binary srt executes on the host must not be one a sandboxed command could have replaced.
+Result<std::string> VetExecutable(const std::string& path, std::string_view what,
+                                  const std::vector<std::string>& write_roots) {
+  std::string real = Canonical(path);
+  struct stat st;
+  if (stat(real.c_str(), &st) < 0) return SysError(std::string(what) + " " + Quote(path));
+  if (!S_ISREG(st.st_mode) || access(real.c_str(), X_OK) != 0) {
+    return MakeError(Errc::kPermissionDenied,
+                     std::string(what) + " " + Quote(path) + " is not an executable file");
+  }
+  for (const std::string& root : write_roots) {
+    if (path::IsWithin(real, root)) {
+      return MakeError(Errc::kInvalidArgument,
+                       std::string(what) + " " + Quote(real) + " lies inside the write root " +
+                           Quote(root) +
+                           ": a sandboxed command could replace it and run on the host next "
+                           "time. Install it elsewhere or narrow allowWrite.");
+    }
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return MakeError(Errc::kPermissionDenied, std::string(what) + " " + Quote(real) +
+                                                  " is writable by other users; refusing to run it");
+  }
+  return real;
+}
+
+Result<std::string> FindBwrap(const Settings& settings, const std::vector<std::string>& env) {
+  if (settings.bwrap_path) return *settings.bwrap_path;
+  std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path_var = e.substr(5);
+  }
+  if (const char* own = getenv("PATH")) path_var = own;
+  size_t start = 0;
+  while (start <= path_var.size()) {
+    size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string dir = path_var.substr(start, end - start);
+    if (!dir.empty()) {
+      std::string candidate = path::Join(dir, "bwrap");
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = end + 1;
+  }
+  return MakeError(Errc::kNotFound,
+                   "bubblewrap (bwrap) was not found in PATH. srt needs it to build the sandbox "
+                   "and never runs commands without one. Install it (Debian/Ubuntu: apt-get "
+                   "install bubblewrap; Fedora: dnf install bubblewrap) or set \"bwrapPath\" in "
+                   "the settings.");
+}
+
+Result<std::string> FindInit(const std::optional<std::string>& configured) {
+  if (configured) return *configured;
+  std::vector<std::string> candidates;
+  if (const char* env = getenv("SRT_INIT_PATH")) candidates.emplace_back(env);
+  std::string self = Canonical("/proc/self/exe");
+  std::string dir(path::Parent(self));
+  candidates.push_back(path::Join(dir, "srt-init"));
+  candidates.push_back(path::Join(path::Parent(dir), "libexec/srt/srt-init"));
+  candidates.emplace_back(SRT_INIT_INSTALL_PATH);
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return MakeError(Errc::kNotFound, "srt-init, srt's sandbox helper, was not found (looked in " +
+                                        Quote(dir) + " and " + Quote(SRT_INIT_INSTALL_PATH) +
+                                        "); reinstall srt");
+}
+
+}  // namespace
+
+std::string_view Version() { return SRT_VERSION; }
+
+Sandbox::Sandbox(std::unique_ptr<launch::Launch> launch) : launch_(std::move(launch)) {}
+Sandbox::Sandbox(Sandbox&&) noexcept = default;
+Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
+Sandbox::~Sandbox() = default;
+
+Result<Sandbox> Sandbox::Start(SandboxOptions options) {
+  auto debug = [&](std::string_view line) {
+    if (options.debug) options.debug(line);
+  };
+  if (options.argv.empty() || options.argv[0].empty()) {
+    return MakeError(Errc::kInvalidArgument, "no command to run");
+  }
+  for (int fd : options.inherit_fds) {
+    if (fd < 3) {
+      return MakeError(Errc::kInvalidArgument,
+                       "descriptor " + std::to_string(fd) +
+                           " cannot be passed by number: 0-2 are the standard streams");
+    }
+    if (fcntl(fd, F_GETFD) < 0) {
+      return MakeError(Errc::kInvalidArgument,
+                       "descriptor " + std::to_string(fd) + " is not open, so it cannot be passed");
+    }
+  }
+
+  policy::Environment env{options.home ? *options.home : HomeDirectory(),
+                          options.cwd ? *options.cwd : CurrentDirectory()};
+  sys::RealFsView fs;
+  SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
+  for (const std::string& note : policy.notes) debug(note);
+
+  seccomp::FilterOptions filter_options{policy.allow_all_unix_sockets,
+                                        policy.allow_nested_user_namespaces};
+  SRT_ASSIGN_OR_RETURN(std::vector<std::byte> filter, seccomp::BuildFilter(filter_options));
+  if (options.debug) {
+    for (const std::string& rule : seccomp::DescribeFilter(filter_options)) debug("seccomp: " + rule);
+  }
+
+  std::vector<std::string> environment;
+  if (options.env) {
+    environment = *options.env;
+  } else {
+    for (char** e = environ; e && *e; ++e) environment.emplace_back(*e);
+  }
+  auto set_env = [&](const std::string& name, const std::string& value) {
+    std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+    environment.push_back(name + "=" + value);
+  };
+  set_env("SANDBOX_RUNTIME", "1");
+  if (!policy.tmpdir.empty()) set_env("TMPDIR", policy.tmpdir);
+
+  SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, environment));
+  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", policy.write_roots));
+  SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
+  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", policy.write_roots));
+  debug("bwrap: " + bwrap + ", srt-init: " + init);
+
+  launch::LaunchSpec spec;
+  spec.policy = std::move(policy);
+  spec.seccomp_filter = std::move(filter);
+  spec.argv = std::move(options.argv);
+  spec.env = std::move(environment);
+  spec.stdin_fd = options.stdin_fd;
+  spec.stdout_fd = options.stdout_fd;
+  spec.stderr_fd = options.stderr_fd;
+  spec.keep_fds = std::move(options.inherit_fds);
+  spec.bwrap_path = std::move(bwrap);
+  spec.init_path = std::move(init);
+  spec.debug = options.debug;
+  SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
+                       launch::Launch::Start(std::move(spec)));
+  return Sandbox(std::move(launch));
+}
+
+Result<void> Sandbox::Signal(int signal) {
+  if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
+  return launch_->Signal(signal);
+}
+
+Result<ExitStatus> Sandbox::Wait(int forward_signals_fd) {
+  if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
+  return launch_->Wait(forward_signals_fd);
+}
+
+Result<ExitStatus> RunSandboxed(SandboxOptions options) {
+  SRT_ASSIGN_OR_RETURN(Sandbox sandbox, Sandbox::Start(std::move(options)));
+  return sandbox.Wait();
+}
+
+}  // namespace srt

@@ -1,0 +1,25 @@
+// sys/fd: descriptors srt creates, every one CLOEXEC from birth (house style §2.4).
+#pragma once
+
+#include <string_view>
+#include <utility>
+
+#include "base/unique_fd.h"
+#include "srt/result.h"
+
+namespace srt::sys {
+
+// A sealed memfd holding `content` (no one can change it afterwards, not even through the fd).
+[[nodiscard]] Result<UniqueFd> SealedMemfd(const char* name, std::string_view content);
+// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC).
+[[nodiscard]] Result<std::pair<UniqueFd, UniqueFd>> SeqpacketPair();
+// pipe2(O_CLOEXEC): {read end, write end}.
+[[nodiscard]] Result<std::pair<UniqueFd, UniqueFd>> Pipe();
+// F_DUPFD_CLOEXEC at or above `min`.
+[[nodiscard]] Result<UniqueFd> DupAtLeast(int fd, int min);
+// pidfd_open(pid, 0).
+[[nodiscard]] Result<UniqueFd> PidfdOpen(int pid);
+// True if `fd` is open in this process.
+bool IsOpen(int fd);
+
+}  // namespace srt::sys

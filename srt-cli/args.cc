@@ -1,0 +1,131 @@
+// `srt` argument parsing.
+#include "args.h"
+
+#include "base/strings.h"
+
+namespace srt::cli {
+
+namespace {
+
+Error Usage(std::string message) {
+  return MakeError(Errc::kInvalidArgument, std::move(message) + " (see 'srt --help')");
+}
+
+Result<int> ParseFd(std::string_view v) {
+  int fd = 0;
+  bool ok = !v.empty() && v.size() <= 9;
+  for (char c : v) {
+    if (c < '0' || c > '9') ok = false;
+  }
+  if (ok) {
+    for (char c : v) fd = fd * 10 + (c - '0');
+  }
+  if (!ok || fd < 3) {
+    return Usage("--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got " +
+                 strings::Quote(v));
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
+  CliOptions o;
+  std::optional<std::string> shell_command;
+  size_t i = 0;
+  auto value = [&](std::string_view name, std::string_view inline_value) -> Result<std::string> {
+    if (!inline_value.empty()) return std::string(inline_value);
+    if (i + 1 >= args.size()) return Usage("option " + strings::Quote(name) + " needs a value");
+    return std::string(args[++i]);
+  };
+  for (; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.size() < 2 || a[0] != '-') break;  // the command starts here
+    std::string_view name = a, inline_value;
+    if (a.substr(0, 2) == "--") {
+      if (size_t eq = a.find('='); eq != std::string_view::npos) {
+        name = a.substr(0, eq);
+        inline_value = a.substr(eq + 1);
+        if (inline_value.empty()) return Usage("option " + strings::Quote(name) + " needs a value");
+      }
+    } else if (a.size() > 2 && (a[1] == 's' || a[1] == 'c')) {
+      name = a.substr(0, 2);  // -sFILE, -cCMD
+      inline_value = a.substr(2);
+    }
+    if (name == "-h" || name == "--help") {
+      o.action = CliOptions::Action::kHelp;
+      return o;
+    } else if (name == "-V" || name == "--version") {
+      o.action = CliOptions::Action::kVersion;
+      return o;
+    } else if (name == "-d" || name == "--debug") {
+      o.debug = true;
+    } else if (name == "-s" || name == "--settings") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      if (v.empty()) return Usage("option " + strings::Quote(name) + " needs a file name");
+      o.settings_path = std::move(v);
+    } else if (name == "-c") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      shell_command = std::move(v);
+      ++i;
+      break;  // what follows are $0, $1, ... for the shell command
+    } else if (name == "--pass-fd") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      SRT_ASSIGN_OR_RETURN(int fd, ParseFd(v));
+      o.pass_fds.push_back(fd);
+    } else {
+      return Usage("unknown option " + strings::Quote(a));
+    }
+  }
+  std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (shell_command) {
+    if (shell_command->empty()) return Usage("-c needs a non-empty command");
+    o.argv = {"bash", "-c", *shell_command};
+    o.argv.insert(o.argv.end(), rest.begin(), rest.end());
+  } else if (rest.size() == 1) {
+    if (rest[0].empty()) return Usage("the command is empty");
+    o.argv = {"bash", "-c", rest[0]};
+  } else if (rest.size() >= 2) {
+    o.argv = std::move(rest);
+  } else {
+    return Usage("no command given; run 'srt COMMAND [ARG...]', 'srt \"shell command\"' or "
+                 "'srt -c \"shell command\"'");
+  }
+  return o;
+}
+
+std::string HelpText() {
+  return R"(Usage: srt [OPTIONS] COMMAND [ARG...]
+       srt [OPTIONS] "SHELL COMMAND"
+       srt [OPTIONS] -c "SHELL COMMAND" [ARG0 [ARG...]]
+
+Run a command in a sandbox: it may write only where the settings allow, cannot read what they
+hide, cannot open Unix sockets, and reaches the network only through srt's allowlist proxy.
+
+A command of two or more words runs exactly as given (no shell); a single word runs with
+`bash -c`, so `srt "curl example.com | head"` works.
+
+Options:
+  -c CMD               run CMD with bash -c (further words become $0, $1, ...)
+  -s, --settings FILE  settings file (default: ~/.srt-settings.json; a missing default file
+                       means the built-in defaults: nothing writable but a private /tmp, no
+                       network)
+  -d, --debug          print every decision and the full bubblewrap command on stderr
+                       (also enabled by SRT_DEBUG=1)
+      --pass-fd N      let the command inherit descriptor N (repeatable; by default only
+                       stdin, stdout and stderr reach the sandbox)
+  -V, --version        print the version
+  -h, --help           print this help
+  --                   end of options
+
+Exit status: the command's own; 128+N if it was killed by signal N (or srt was, by SIGINT,
+SIGTERM or SIGHUP, which srt relays to the command); 126 if it could not be executed; 127 if it
+was not found; 125 if srt itself failed (bad settings or arguments, no sandbox possible).
+)";
+}
+
+}  // namespace srt::cli

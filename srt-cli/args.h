@@ -1,0 +1,29 @@
+// srt-cli/args: the `srt` command line -> CliOptions. Pure: no I/O, no exit(); errors are values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+
+namespace srt::cli {
+
+struct CliOptions {
+  enum class Action { kRun, kHelp, kVersion };
+  Action action = Action::kRun;
+  std::vector<std::string> argv;               // the command to run, exactly
+  std::optional<std::string> settings_path;    // -s/--settings
+  bool debug = false;                          // -d/--debug
+  std::vector<int> pass_fds;                   // --pass-fd N
+};
+
+// `args` excludes argv[0]. Options end at the first word that is not one (or at `--`), so
+// `srt ls -la` passes -la to ls. One command word runs as `bash -c WORD`; two or more run exactly
+// as given; `-c CMD [ARG0 ARG...]` runs `bash -c CMD ARG0 ARG...`.
+[[nodiscard]] Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args);
+
+std::string HelpText();
+
+}  // namespace srt::cli

@@ -1,0 +1,338 @@
+// srt-init `agent`: srt's helper on the host side of a sandbox.
+//
+// bubblewrap cannot do three things srt needs, so the agent does them between bwrap's set-up and
+// the start of the command:
+//  1. hide the sandbox's PID 1 (srt-init) from the command: /proc is remounted with
+//     hidepid=invisible, and PID 1 is non-dumpable;
+//  2. make protected paths read-only without following symlinks (a protected dotfile that is a
+//     symlink is covered itself, so it cannot be swapped), and pin their parent directories;
+//  3. block the creation of protected paths that do not exist yet, with an empty read-only
+//     directory, and remove those placeholders from the host once the sandbox is gone - also when
+//     srt itself was killed, because the agent outlives srt in its own session.
+// Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
+// as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
+#include <linux/errno.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+#include <linux/mount.h>
+#include <linux/nsfs.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <linux/signal.h>
+#include <linux/stat.h>
+
+#include "ipc.h"
+#include "plan.h"
+#include "rt.h"
+
+namespace srt::init {
+
+namespace {
+
+using rt::Failed;
+
+constexpr int kSeekEnd = 2;
+constexpr int kPollIn = 0x001;
+constexpr size_t kPathMax = 4096;
+
+struct PollFd {
+  int fd;
+  short events;
+  short revents;
+};
+
+struct Placeholder {
+  int parent_fd;
+  const char* name;
+  uint64_t dev_major, dev_minor, ino;
+};
+
+long OpenNoSymlinks(const char* path, int flags) {
+  open_how how{};
+  how.flags = static_cast<__u64>(flags | O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return SRT_SYS(__NR_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+bool StatId(int dirfd, const char* name, Placeholder& id) {
+  struct statx st{};
+  long r = SRT_SYS(__NR_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_TYPE, &st);
+  if (Failed(r)) return false;
+  id.dev_major = st.stx_dev_major;
+  id.dev_minor = st.stx_dev_minor;
+  id.ino = st.stx_ino;
+  return true;
+}
+
+// Creates an empty directory at a missing protected path (its parent exists and is symlink-free).
+// Returns 1 if created (recorded in ph), 0 if the path exists after all, or -errno.
+long CreatePlaceholder(const char* path, Placeholder& ph, char* name_buf) {
+  size_t len = strlen(path);
+  if (len >= kPathMax) return -ENAMETOOLONG;
+  char parent[kPathMax];
+  memcpy(parent, path, len + 1);
+  size_t slash = len;
+  while (slash > 0 && parent[slash] != '/') --slash;
+  const char* name = path + slash + 1;
+  if (slash == 0) {
+    parent[1] = 0;
+  } else {
+    parent[slash] = 0;
+  }
+  long dir = OpenNoSymlinks(parent, O_DIRECTORY);
+  if (Failed(dir)) return dir;
+  long r = SRT_SYS(__NR_mkdirat, dir, name, 0755);
+  if (r == -EEXIST) {
+    SRT_SYS(__NR_close, dir);
+    return 0;
+  }
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, dir);
+    return r;
+  }
+  memcpy(name_buf, name, strlen(name) + 1);
+  ph.parent_fd = static_cast<int>(dir);
+  ph.name = name_buf;
+  if (!StatId(ph.parent_fd, name, ph)) ph.ino = 0;
+  return 1;
+}
+
+// Removes the placeholders the agent created, if they are still the empty directories it made.
+void RemovePlaceholders(Placeholder* phs, size_t n, int32_t& removed, int32_t& left) {
+  for (size_t i = n; i-- > 0;) {  // deepest last-created first
+    Placeholder now{};
+    if (StatId(phs[i].parent_fd, phs[i].name, now) && now.ino == phs[i].ino &&
+        now.dev_major == phs[i].dev_major && now.dev_minor == phs[i].dev_minor &&
+        !Failed(SRT_SYS(__NR_unlinkat, phs[i].parent_fd, phs[i].name, AT_REMOVEDIR))) {
+      ++removed;
+    } else {
+      ++left;
+    }
+    SRT_SYS(__NR_close, phs[i].parent_fd);
+  }
+}
+
+// Reads the pid of a pidfd from /proc/self/fdinfo (the "Pid:" line).
+long PidOfPidfd(int pidfd) {
+  char path[64] = "/proc/self/fdinfo/";
+  rt::FormatInt(pidfd, path + strlen(path));
+  long fd = SRT_SYS(__NR_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (Failed(fd)) return fd;
+  char buf[1024];
+  long n = SRT_SYS(__NR_read, fd, buf, sizeof buf - 1);
+  SRT_SYS(__NR_close, fd);
+  if (Failed(n)) return n;
+  buf[n] = 0;
+  for (char* line = buf; *line;) {
+    if (memcmp(line, "Pid:", 4) == 0) {
+      const char* p = line + 4;
+      while (*p == ' ' || *p == '\t') ++p;
+      long pid = 0;
+      while (*p >= '0' && *p <= '9') pid = pid * 10 + (*p++ - '0');
+      return pid > 0 ? pid : -ESRCH;
+    }
+    while (*line && *line != '\n') ++line;
+    if (*line) ++line;
+  }
+  return -ESRCH;
+}
+
+long OpenNs(long pid, const char* kind) {
+  char path[64] = "/proc/";
+  size_t len = strlen(path);
+  len += rt::FormatInt(pid, path + len);
+  const char* rest = "/ns/";
+  memcpy(path + len, rest, 5);
+  len += 4;
+  memcpy(path + len, kind, strlen(kind) + 1);
+  return SRT_SYS(__NR_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
+
+bool Alive(int pidfd) {
+  PollFd p{pidfd, kPollIn, 0};
+  timespec zero{0, 0};
+  return SRT_SYS(__NR_ppoll, &p, 1, &zero, 0, 0) == 0;
+}
+
+// Bind a path onto itself through fds (no path is resolved twice, no symlink followed); with
+// `read_only` every mount of the copied tree becomes read-only.
+long BindOntoItself(int target, bool read_only) {
+  long tree = SRT_SYS(__NR_open_tree, target, "",
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+  if (Failed(tree)) return tree;
+  long r = 0;
+  if (read_only) {
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_RDONLY;
+    r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr);
+  }
+  if (!Failed(r)) {
+    r = SRT_SYS(__NR_move_mount, tree, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
+  SRT_SYS(__NR_close, tree);
+  return r;
+}
+
+// Runs in a child of the agent: joins the sandbox's user and mount namespaces (a process cannot
+// leave them again, hence the child) and applies the plan. Returns 0 or reports and returns 1.
+int JoinAndApply(int ctl, const AgentPlan& plan) {
+  long pid = PidOfPidfd(plan.init_pidfd);
+  if (Failed(pid)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
+    return 1;
+  }
+  long pidns = OpenNs(pid, "pid");
+  long mntns = OpenNs(pid, "mnt");
+  if (Failed(pidns) || Failed(mntns)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, Failed(pidns) ? pidns : mntns,
+                  "open the sandbox's namespaces");
+    return 1;
+  }
+  // The pid was read before the namespace files were opened; if init is still alive now, the pid
+  // cannot have been reused in between.
+  if (!Alive(plan.init_pidfd)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, -ESRCH, "the sandbox ended during set-up");
+    return 1;
+  }
+  // The user namespace that owns the sandbox's pid namespace also owns its mount namespace
+  // (bwrap may run the command in a nested one, which owns nothing).
+  long userns = SRT_SYS(__NR_ioctl, pidns, NS_GET_USERNS, 0);
+  if (Failed(userns)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, userns, "NS_GET_USERNS");
+    return 1;
+  }
+  // An unprivileged caller has capabilities over the sandbox's namespaces only from inside its
+  // user namespace; root has them already, and must stay outside to name a group below.
+  const bool root = SRT_SYS(__NR_geteuid) == 0;
+  long r = root ? 0 : SRT_SYS(__NR_setns, userns, CLONE_NEWUSER);
+  if (!Failed(r)) r = SRT_SYS(__NR_setns, mntns, CLONE_NEWNS);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");
+    return 1;
+  }
+  if (plan.hide_pid) {
+    long fs = SRT_SYS(__NR_fspick, AT_FDCWD, "/proc", FSPICK_CLOEXEC | FSPICK_NO_AUTOMOUNT);
+    if (!Failed(fs)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "hidepid", "invisible", 0);
+    // hidepid exempts members of the mount's `gid` (default 0). A root caller's command is in
+    // group 0, so point it at a group no process in the sandbox has. (Unprivileged callers leave
+    // the default: their sandbox has no group 0.)
+    if (!Failed(fs) && !Failed(r) && root) {
+      r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "gid", "2147483646", 0);
+    }
+    if (!Failed(fs) && !Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
+    if (Failed(fs) || Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageHidePid, Failed(fs) ? fs : r,
+                    "remount the sandbox's /proc with hidepid=invisible");
+      return 1;
+    }
+    SRT_SYS(__NR_close, fs);
+  }
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    const AgentOp& op = plan.ops[i];
+    bool pin = op.kind == OpKind::kPin;
+    long fd = OpenNoSymlinks(op.path, pin ? O_DIRECTORY : 0);
+    if (pin && fd == -ENOENT) continue;  // nothing left to pin
+    if (!Failed(fd)) {
+      r = BindOntoItself(static_cast<int>(fd), /*read_only=*/!pin);
+      SRT_SYS(__NR_close, fd);
+    }
+    if (Failed(fd) || Failed(r)) {
+      ReportFailure(ctl, -1, pin ? wire::kStagePin : wire::kStageProtect, Failed(fd) ? fd : r,
+                    op.path);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunAgent(int argc, char** argv) {
+  int ctl = -1, plan_fd = -1;
+  if (argc != 4 || !rt::ParseInt(argv[2], ctl) || !rt::ParseInt(argv[3], plan_fd)) {
+    ReportFailure(-1, 2, wire::kStagePlan, -EINVAL, "usage: srt-init agent CTL-FD PLAN-FD");
+    return 125;
+  }
+  // The agent must outlive srt to clean up: its own session keeps the terminal's SIGINT/SIGHUP
+  // for srt's process group away from it, and the other signals stay blocked (only SIGKILL ends
+  // it early).
+  SRT_SYS(__NR_setsid);
+  uint64_t all = ~0ULL;
+  SRT_SYS(__NR_rt_sigprocmask, SIG_BLOCK, &all, 0, sizeof all);
+
+  long size = SRT_SYS(__NR_lseek, plan_fd, 0, kSeekEnd);
+  long map = Failed(size) || size <= 0 || static_cast<size_t>(size) > wire::kMaxPlanBytes
+                 ? -EINVAL
+                 : SRT_SYS(__NR_mmap, 0, size, PROT_READ, MAP_PRIVATE, plan_fd, 0);
+  AgentPlan plan;
+  const auto* data = reinterpret_cast<const uint8_t*>(map);
+  if (Failed(map) || !DecodeAgentPlan(data, static_cast<size_t>(size), plan)) {
+    ReportFailure(ctl, -1, wire::kStagePlan, -EINVAL, "malformed agent plan");
+    return 125;
+  }
+  size_t slots = plan.op_count ? plan.op_count : 1;
+  long ops_mem = SRT_SYS(__NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256),
+                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Failed(ops_mem)) {
+    ReportFailure(ctl, -1, wire::kStagePlan, ops_mem, "memory for the plan");
+    return 125;
+  }
+  plan.ops = reinterpret_cast<AgentOp*>(ops_mem);
+  DecodeAgentPlan(data, static_cast<size_t>(size), plan);
+  auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
+  char* names = reinterpret_cast<char*>(placeholders + slots);
+  int keep[2] = {ctl, plan.init_pidfd};
+  rt::CloseAllExcept(3, keep, 2);
+
+  // Placeholders are made on the host before the mounts, in the agent itself, so that whatever
+  // happens later the agent knows exactly which directories it created.
+  size_t created = 0;
+  int32_t removed = 0, left = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kProtect) continue;
+    long fd = OpenNoSymlinks(plan.ops[i].path, 0);
+    if (!Failed(fd)) {
+      SRT_SYS(__NR_close, fd);
+      continue;
+    }
+    long r = fd == -ENOENT ? CreatePlaceholder(plan.ops[i].path, placeholders[created],
+                                               names + created * 256)
+                           : fd;
+    if (r == 1) ++created;
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStagePlaceholder, r, plan.ops[i].path);
+      RemovePlaceholders(placeholders, created, removed, left);
+      return 1;
+    }
+  }
+
+  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) rt::Exit(JoinAndApply(ctl, plan));
+  int status = -1;
+  if (!Failed(child)) {
+    while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
+    }
+  } else {
+    ReportFailure(ctl, -1, wire::kStageFork, child, "fork");
+  }
+  if (status != 0) {
+    // The command never starts (srt does not send its go-ahead); the placeholders can go now.
+    RemovePlaceholders(placeholders, created, removed, left);
+    return 1;
+  }
+  SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
+  if (created == 0) return 0;
+
+  // Wait until the sandbox's PID 1 has exited, which happens only after every process in the
+  // sandbox is gone; only then may the placeholders go (unlinking a mount point from outside
+  // the sandbox would detach the mount inside it).
+  PollFd p{plan.init_pidfd, kPollIn, 0};
+  while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
+  }
+  RemovePlaceholders(placeholders, created, removed, left);
+  SendInts(ctl, wire::kMsgAgentCleaned, removed, left);
+  return 0;
+}
+
+}  // namespace srt::init

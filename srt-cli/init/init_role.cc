@@ -1,0 +1,295 @@
+// srt-init `init`: PID 1 of the sandbox. Receives its plan from srt, reports its pidfd, waits for
+// srt's go-ahead (given once srt-agent has protected the filesystem and hidden /proc/1), then
+// forks the command, which applies NO_NEW_PRIVS and seccomp last and execs. PID 1 forwards the
+// signals srt relays, reaps orphans, and when the command exits kills whatever is left in the
+// sandbox and reports the command's exact wait status.
+#include <linux/errno.h>
+#include <linux/fcntl.h>
+#include <linux/filter.h>
+#include <linux/mman.h>
+#include <linux/prctl.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <linux/signal.h>
+#include <linux/signalfd.h>
+#include <linux/wait.h>
+
+#include "ipc.h"
+#include "plan.h"
+#include "rt.h"
+
+namespace srt::init {
+
+namespace {
+
+using rt::Failed;
+
+constexpr int kExitSetupFailure = 125;
+constexpr size_t kMaxFilterBytes = 64 * 1024;
+constexpr int kPollIn = 0x001;
+constexpr int kSeekEnd = 2;
+
+struct PollFd {
+  int fd;
+  short events;
+  short revents;
+};
+
+alignas(8) uint8_t g_filter[kMaxFilterBytes];
+
+[[noreturn]] void Die(int ctl, wire::Stage stage, long err, const char* what) {
+  ReportFailure(ctl, 2, stage, err, what);
+  rt::Exit(kExitSetupFailure);
+}
+
+// Anonymous memory for arrays whose size is only known at run time.
+void* MapAnonymous(size_t bytes) {
+  long r = SRT_SYS(__NR_mmap, 0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return Failed(r) ? nullptr : reinterpret_cast<void*>(r);
+}
+
+const char* FindEnv(char** envp, const char* name) {
+  size_t n = strlen(name);
+  for (char** e = envp; *e; ++e) {
+    if (memcmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  }
+  return nullptr;
+}
+
+// execve() with execvp(3)'s search rules: PATH (default /usr/local/bin:/usr/bin:/bin) for names
+// without a slash, EACCES remembered over ENOENT, and ENOEXEC files run by /bin/sh. Returns the
+// errno that best explains the failure.
+int ExecSearch(const char** argv, char** envp, size_t argc) {
+  const char* file = argv[0];
+  auto run_as_script = [&](const char* path) {
+    auto** sh_argv = static_cast<const char**>(MapAnonymous((argc + 2) * sizeof(char*)));
+    if (!sh_argv) return;
+    sh_argv[0] = "/bin/sh";
+    sh_argv[1] = path;
+    for (size_t i = 1; i <= argc; ++i) sh_argv[i + 1] = argv[i];
+    SRT_SYS(__NR_execve, "/bin/sh", sh_argv, envp);
+  };
+  bool has_slash = false;
+  for (const char* p = file; *p; ++p) has_slash |= *p == '/';
+  if (has_slash) {
+    long r = SRT_SYS(__NR_execve, file, argv, envp);
+    if (r == -ENOEXEC) run_as_script(file);
+    return static_cast<int>(-r);
+  }
+  if (!*file) return ENOENT;
+  const char* path_env = FindEnv(envp, "PATH");
+  if (!path_env) path_env = "/usr/local/bin:/usr/bin:/bin";
+  bool saw_eacces = false;
+  char buf[4096];
+  size_t flen = strlen(file);
+  for (const char* seg = path_env;;) {
+    const char* end = seg;
+    while (*end && *end != ':') ++end;
+    size_t dlen = static_cast<size_t>(end - seg);
+    if (dlen == 0) {
+      buf[0] = '.';
+      dlen = 1;
+    } else if (dlen < sizeof buf) {
+      memcpy(buf, seg, dlen);
+    }
+    if (dlen + 1 + flen < sizeof buf) {
+      buf[dlen] = '/';
+      memcpy(buf + dlen + 1, file, flen + 1);
+      long r = SRT_SYS(__NR_execve, buf, argv, envp);
+      switch (-r) {
+        case EACCES: saw_eacces = true; break;
+        case ENOENT: case ENOTDIR: case ESTALE: case ELOOP: case ENAMETOOLONG: case ENODEV:
+        case ETIMEDOUT:
+          break;
+        case ENOEXEC: run_as_script(buf); return ENOEXEC;
+        default: return static_cast<int>(-r);
+      }
+    }
+    if (!*end) break;
+    seg = end + 1;
+  }
+  return saw_eacces ? EACCES : ENOENT;
+}
+
+// The command's side of the fork. Never returns.
+[[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t filter_len) {
+  uint64_t empty = 0;
+  SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
+  int keep[kMaxKeepFds + 1];
+  size_t n = 0;
+  keep[n++] = status_fd;
+  for (size_t i = 0; i < plan.keep_count; ++i) keep[n++] = plan.keep_fds[i];
+  rt::CloseAllExcept(3, keep, n);
+
+  int32_t report[2] = {0, 0};
+  auto fail = [&](wire::Stage stage, long err) {
+    report[0] = stage;
+    report[1] = static_cast<int32_t>(-err);
+    rt::WriteAll(status_fd, report, sizeof report);
+    rt::Exit(kExitSetupFailure);
+  };
+  long r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
+  // Seccomp is the last step before execve, so the filter never has to allow anything that only
+  // set-up needs (bubblewrap and nsjail do the same).
+  sock_fprog prog{static_cast<unsigned short>(filter_len / sizeof(sock_filter)),
+                  reinterpret_cast<sock_filter*>(g_filter)};
+  r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  if (Failed(r)) fail(wire::kStageSeccomp, r);
+  int err = ExecSearch(plan.argv, envp, plan.argc);
+  report[0] = 0;
+  report[1] = err;
+  rt::WriteAll(status_fd, report, sizeof report);
+  rt::Exit(err == ENOENT ? 127 : 126);
+}
+
+int ExitCodeOf(int status) {
+  int sig = status & 0x7f;
+  if (sig == 0) return (status >> 8) & 0xff;
+  return 128 + sig;
+}
+
+}  // namespace
+
+int RunInit(int argc, char** argv, char** envp) {
+  // Before anything else: nothing that later runs in the sandbox may read our memory, environment
+  // or file descriptors through /proc or ptrace.
+  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+  SRT_SYS(__NR_prctl, PR_SET_NAME, "srt-init", 0, 0, 0);
+  int ctl = -1, plan_fd = -1;
+  if (argc != 4 || !rt::ParseInt(argv[2], ctl) || !rt::ParseInt(argv[3], plan_fd)) {
+    Die(-1, wire::kStagePlan, -EINVAL, "usage: srt-init init CTL-FD PLAN-FD (started by srt only)");
+  }
+
+  long size = SRT_SYS(__NR_lseek, plan_fd, 0, kSeekEnd);
+  if (Failed(size) || size <= 0 || static_cast<size_t>(size) > wire::kMaxPlanBytes) {
+    Die(ctl, wire::kStagePlan, Failed(size) ? size : -EINVAL, "plan size");
+  }
+  long map = SRT_SYS(__NR_mmap, 0, size, PROT_READ, MAP_PRIVATE, plan_fd, 0);
+  if (Failed(map)) Die(ctl, wire::kStagePlan, map, "map plan");
+  const auto* data = reinterpret_cast<const uint8_t*>(map);
+  InitPlan plan;
+  if (!DecodeInitPlan(data, static_cast<size_t>(size), plan)) {
+    Die(ctl, wire::kStagePlan, -EINVAL, "malformed plan");
+  }
+  plan.argv = static_cast<const char**>(MapAnonymous((plan.argc + 1) * sizeof(char*)));
+  if (!plan.argv || !DecodeInitPlan(data, static_cast<size_t>(size), plan)) {
+    Die(ctl, wire::kStagePlan, -ENOMEM, "plan arguments");
+  }
+
+  if (plan.stderr_fd != 2) {
+    long r = SRT_SYS(__NR_dup3, plan.stderr_fd, 2, 0);
+    if (Failed(r)) Die(ctl, wire::kStageFds, r, "dup3 stderr");
+  }
+  long filter_len = SRT_SYS(__NR_pread64, plan.seccomp_fd, g_filter, sizeof g_filter, 0);
+  if (Failed(filter_len) || filter_len == 0 || filter_len % 8 != 0 ||
+      static_cast<size_t>(filter_len) >= sizeof g_filter) {
+    Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
+  }
+
+  // Keep stdio, the control socket and the caller's fds; everything else bwrap or srt left open
+  // (the plan, the filter, srt-init's own executable) is closed here.
+  int keep[kMaxKeepFds + 1];
+  size_t nkeep = 0;
+  keep[nkeep++] = ctl;
+  for (size_t i = 0; i < plan.keep_count; ++i) keep[nkeep++] = plan.keep_fds[i];
+  rt::CloseAllExcept(3, keep, nkeep);
+
+  // SIGCHLD arrives through a signalfd; every other signal is blocked (PID 1 ignores signals it
+  // has no handler for anyway; srt relays signals for the command over the control socket).
+  uint64_t all = ~0ULL;
+  SRT_SYS(__NR_rt_sigprocmask, SIG_BLOCK, &all, 0, sizeof all);
+  uint64_t chld = 1ULL << (SIGCHLD - 1);
+  long sfd = SRT_SYS(__NR_signalfd4, -1, &chld, sizeof chld, O_CLOEXEC | O_NONBLOCK);
+  if (Failed(sfd)) Die(ctl, wire::kStageSignals, sfd, "signalfd");
+
+  long self = SRT_SYS(__NR_getpid);
+  long pidfd = SRT_SYS(__NR_pidfd_open, self, 0);
+  if (Failed(pidfd)) Die(ctl, wire::kStagePidfd, pidfd, "pidfd_open");
+  if (Failed(SendMessage(ctl, wire::kMsgHello, nullptr, 0, static_cast<int>(pidfd)))) {
+    rt::Exit(kExitSetupFailure);
+  }
+  SRT_SYS(__NR_close, pidfd);
+
+  uint8_t msg[wire::kMaxMessageBytes];
+  for (;;) {
+    long n = ReceiveMessage(ctl, msg, sizeof msg);
+    if (n <= 0) rt::Exit(kExitSetupFailure);  // srt is gone or gave up: never start the command
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo) break;
+  }
+
+  int status_pipe[2];
+  long r = SRT_SYS(__NR_pipe2, status_pipe, O_CLOEXEC);
+  if (Failed(r)) Die(ctl, wire::kStageFork, r, "pipe2");
+  long pid = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (Failed(pid)) Die(ctl, wire::kStageFork, pid, "fork");
+  if (pid == 0) {
+    SRT_SYS(__NR_close, ctl);
+    SRT_SYS(__NR_close, sfd);
+    SRT_SYS(__NR_close, status_pipe[0]);
+    RunCommand(plan, envp, status_pipe[1], static_cast<size_t>(filter_len));
+  }
+  SRT_SYS(__NR_close, status_pipe[1]);
+  int32_t report[2] = {0, 0};
+  long got;
+  do {
+    got = SRT_SYS(__NR_read, status_pipe[0], report, sizeof report);
+  } while (got == -EINTR);
+  SRT_SYS(__NR_close, status_pipe[0]);
+  if (got == sizeof report && report[0] != 0) {
+    ReportFailure(ctl, -1, static_cast<wire::Stage>(report[0]), -report[1], "command set-up");
+  } else if (got == sizeof report) {
+    SendInts(ctl, wire::kMsgExecFailed, report[1]);
+  } else {
+    SendInts(ctl, wire::kMsgStarted, static_cast<int32_t>(pid));
+  }
+
+  int command_status = 0;
+  bool command_done = false;
+  PollFd fds[2] = {{ctl, kPollIn, 0}, {static_cast<int>(sfd), kPollIn, 0}};
+  bool srt_gone = false;
+  while (!command_done && !srt_gone) {
+    fds[0].revents = fds[1].revents = 0;
+    r = SRT_SYS(__NR_ppoll, fds, 2, 0, 0, 0);
+    if (r == -EINTR) continue;
+    if (fds[1].revents) {
+      signalfd_siginfo info[8];
+      while (SRT_SYS(__NR_read, sfd, info, sizeof info) > 0) {
+      }
+      int st = 0;
+      long reaped;
+      while ((reaped = SRT_SYS(__NR_wait4, -1, &st, WNOHANG, 0)) > 0) {
+        if (reaped == pid) {
+          command_status = st;
+          command_done = true;
+        }
+      }
+    }
+    if (fds[0].revents && !command_done) {
+      long n = ReceiveMessage(ctl, msg, sizeof msg);
+      if (n <= 0) {
+        srt_gone = true;  // srt died: take the sandbox down with it
+      } else if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSignal) {
+        int32_t sig = IntAt(msg, static_cast<size_t>(n), 0);
+        if (sig > 0 && sig < 65) SRT_SYS(__NR_kill, pid, sig);
+      }
+    }
+  }
+  // The command is gone (or srt is): nothing else in the sandbox may outlive it.
+  SRT_SYS(__NR_kill, -1, SIGKILL);
+  for (;;) {
+    int st = 0;
+    long reaped = SRT_SYS(__NR_wait4, -1, &st, 0, 0);
+    if (reaped == -EINTR) continue;
+    if (reaped < 0) break;
+    if (reaped == pid && !command_done) {
+      command_status = st;
+      command_done = true;
+    }
+  }
+  if (srt_gone) return kExitSetupFailure;
+  SendInts(ctl, wire::kMsgExited, command_status);
+  return ExitCodeOf(command_status);
+}
+
+}  // namespace srt::init

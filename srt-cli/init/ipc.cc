@@ -1,0 +1,103 @@
+// srt-init IPC over SOCK_SEQPACKET.
+#include "ipc.h"
+
+#include <linux/errno.h>
+#include <linux/socket.h>
+
+#include "rt.h"
+
+namespace srt::init {
+
+namespace {
+
+// The kernel's msghdr/cmsghdr layout for 64-bit Linux (no libc headers here).
+struct IoVec {
+  void* base;
+  size_t len;
+};
+struct MsgHdr {
+  void* name;
+  int namelen;
+  IoVec* iov;
+  size_t iovlen;
+  void* control;
+  size_t controllen;
+  unsigned flags;
+};
+struct CmsgHdr {
+  size_t len;
+  int level;
+  int type;
+};
+constexpr int kSolSocket = 1;
+constexpr int kScmRights = 1;
+constexpr unsigned kMsgNoSignal = 0x4000;
+constexpr unsigned kMsgCmsgCloexec = 0x40000000;
+
+}  // namespace
+
+long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass) {
+  uint8_t buf[wire::kMaxMessageBytes];
+  if (len > sizeof buf - 4) len = sizeof buf - 4;
+  memcpy(buf, &type, 4);
+  if (len) memcpy(buf + 4, payload, len);
+  IoVec iov{buf, len + 4};
+  alignas(CmsgHdr) uint8_t control[sizeof(CmsgHdr) + 8] = {};
+  MsgHdr msg{};
+  msg.iov = &iov;
+  msg.iovlen = 1;
+  if (fd_to_pass >= 0) {
+    auto* c = reinterpret_cast<CmsgHdr*>(control);
+    c->len = sizeof(CmsgHdr) + sizeof(int);
+    c->level = kSolSocket;
+    c->type = kScmRights;
+    memcpy(control + sizeof(CmsgHdr), &fd_to_pass, sizeof(int));
+    msg.control = control;
+    msg.controllen = sizeof control;
+  }
+  long r;
+  do {
+    r = SRT_SYS(__NR_sendmsg, sock, &msg, kMsgNoSignal);
+  } while (r == -EINTR);
+  return r < 0 ? r : 0;
+}
+
+long SendInts(int sock, uint32_t type, int32_t a, int32_t b) {
+  int32_t v[2] = {a, b};
+  return SendMessage(sock, type, v, sizeof v);
+}
+
+void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, const char* what) {
+  uint8_t payload[wire::kMaxMessageBytes - 4];
+  int32_t s = stage;
+  int32_t e = static_cast<int32_t>(-neg_errno);
+  memcpy(payload, &s, 4);
+  memcpy(payload + 4, &e, 4);
+  size_t n = strlen(what);
+  if (n > sizeof payload - 9) n = sizeof payload - 9;
+  memcpy(payload + 8, what, n);
+  payload[8 + n] = 0;
+  if (sock >= 0) SendMessage(sock, wire::kMsgFailed, payload, 9 + n);
+  if (stderr_fd >= 0 && sock < 0) {
+    char scratch[32];
+    rt::WriteStr(stderr_fd, "srt-init: ");
+    rt::WriteStr(stderr_fd, what);
+    rt::WriteStr(stderr_fd, ": ");
+    rt::WriteStr(stderr_fd, rt::ErrnoName(e, scratch));
+    rt::WriteStr(stderr_fd, "\n");
+  }
+}
+
+long ReceiveMessage(int sock, void* buf, size_t cap) {
+  IoVec iov{buf, cap};
+  MsgHdr msg{};
+  msg.iov = &iov;
+  msg.iovlen = 1;
+  long r;
+  do {
+    r = SRT_SYS(__NR_recvmsg, sock, &msg, kMsgCmsgCloexec);
+  } while (r == -EINTR);
+  return r;
+}
+
+}  // namespace srt::init

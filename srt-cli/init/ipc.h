@@ -1,0 +1,35 @@
+// srt-init IPC: control messages on the SOCK_SEQPACKET socketpairs shared with srt.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "launch/init_wire.h"
+
+namespace srt::init {
+
+// Sends one message: u32 type, then `payload`; `fd_to_pass` >= 0 rides along as SCM_RIGHTS.
+// Returns 0 or -errno.
+long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass = -1);
+long SendInts(int sock, uint32_t type, int32_t a, int32_t b = 0);
+// Reports a failure to srt and also prints it on `stderr_fd` (when >= 0).
+void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, const char* what);
+
+// Receives one message into buf (<= kMaxMessageBytes). Returns its length, 0 on EOF, or -errno.
+long ReceiveMessage(int sock, void* buf, size_t cap);
+
+inline int32_t IntAt(const uint8_t* buf, size_t len, size_t index) {
+  size_t at = 4 + index * 4;
+  if (len < at + 4) return 0;
+  int32_t v;
+  __builtin_memcpy(&v, buf + at, 4);
+  return v;
+}
+inline uint32_t TypeOf(const uint8_t* buf, size_t len) {
+  if (len < 4) return 0;
+  uint32_t t;
+  __builtin_memcpy(&t, buf, 4);
+  return t;
+}
+
+}  // namespace srt::init

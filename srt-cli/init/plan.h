@@ -1,0 +1,123 @@
+// srt-init plans: the pure, bounds-checked decoding of the plans srt hands to srt-init.
+// Freestanding (no libc); unit-tested and fuzzed from the hosted test suite.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "launch/init_wire.h"
+
+namespace srt::init {
+
+inline constexpr size_t kMaxKeepFds = 64;
+inline constexpr size_t kMaxArgs = 1u << 17;
+inline constexpr size_t kMaxOps = 1u << 14;
+
+struct InitPlan {
+  int seccomp_fd = -1;
+  int stderr_fd = -1;
+  int keep_fds[kMaxKeepFds] = {};
+  size_t keep_count = 0;
+  size_t argc = 0;          // number of kTagArg records
+  const char** argv = nullptr;  // caller-provided array of argc + 1 entries (filled by pass 2)
+};
+
+enum class OpKind : uint8_t { kPin, kProtect };
+struct AgentOp {
+  OpKind kind;
+  const char* path;
+};
+
+struct AgentPlan {
+  int init_pidfd = -1;
+  bool hide_pid = false;
+  size_t op_count = 0;
+  AgentOp* ops = nullptr;   // caller-provided array of op_count entries (filled by pass 2)
+};
+
+// Pass 1 (argv == nullptr) validates the plan and counts arguments; pass 2 fills plan.argv.
+// Returns false on any malformed, unknown or out-of-range record.
+inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
+  wire::PlanReader r(data, size);
+  if (!r.Begin()) return false;
+  uint16_t tag;
+  const uint8_t* payload;
+  uint32_t len;
+  size_t args = 0;
+  uint32_t v = 0;
+  plan.keep_count = 0;
+  while (r.Next(tag, payload, len)) {
+    switch (tag) {
+      case wire::kTagSeccompFd:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
+        plan.seccomp_fd = static_cast<int>(v);
+        break;
+      case wire::kTagStderrFd:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
+        plan.stderr_fd = static_cast<int>(v);
+        break;
+      case wire::kTagKeepFd:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff ||
+            plan.keep_count == kMaxKeepFds) {
+          return false;
+        }
+        plan.keep_fds[plan.keep_count++] = static_cast<int>(v);
+        break;
+      case wire::kTagArg: {
+        const char* s;
+        if (!wire::PlanReader::AsString(payload, len, s)) return false;  // "" is a lone NUL
+        if (args == kMaxArgs) return false;
+        if (plan.argv) plan.argv[args] = reinterpret_cast<const char*>(payload);
+        ++args;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  if (r.error() || args == 0 || plan.seccomp_fd < 0 || plan.stderr_fd < 0) return false;
+  if (plan.argv) plan.argv[args] = nullptr;
+  plan.argc = args;
+  return true;
+}
+
+inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
+  wire::PlanReader r(data, size);
+  if (!r.Begin()) return false;
+  uint16_t tag;
+  const uint8_t* payload;
+  uint32_t len;
+  size_t ops = 0;
+  uint32_t v = 0;
+  while (r.Next(tag, payload, len)) {
+    switch (tag) {
+      case wire::kTagInitPidFd:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
+        plan.init_pidfd = static_cast<int>(v);
+        break;
+      case wire::kTagHidePid:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > 1) return false;
+        plan.hide_pid = v == 1;
+        break;
+      case wire::kTagPin:
+      case wire::kTagProtect: {
+        const char* s;
+        if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' || ops == kMaxOps) {
+          return false;
+        }
+        if (plan.ops) {
+          plan.ops[ops] = AgentOp{tag == wire::kTagPin ? OpKind::kPin : OpKind::kProtect, s};
+        }
+        ++ops;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  if (r.error() || plan.init_pidfd < 0) return false;
+  plan.op_count = ops;
+  return true;
+}
+
+}  // namespace srt::init

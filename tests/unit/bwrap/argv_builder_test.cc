@@ -1,0 +1,126 @@
+// Golden tests: the exact bwrap arguments, order included (bwrap applies them in order).
+#include "bwrap/argv_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_fs_view.h"
+
+namespace srt::bwrap {
+namespace {
+
+using policy::MountRule;
+using policy::Policy;
+using policy::View;
+using Args = std::vector<std::string>;
+
+const Layout kLayout{/*args_fd=*/9, /*init_exe_fd=*/8, /*init_ctl_fd=*/7, /*init_plan_fd=*/6,
+                     /*caller_is_root=*/false};
+
+Policy Base() {
+  Policy p;
+  p.cwd = "/w";
+  p.tmpdir = "/tmp";
+  return p;
+}
+
+Args Namespaces() {
+  return {"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid",
+          "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"};
+}
+
+Args Concat(std::initializer_list<Args> parts) {
+  Args out;
+  for (const Args& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(ArgvBuilderTest, MinimalPolicy) {
+  Invocation inv = BuildInvocation(Base(), kLayout);
+  EXPECT_EQ(inv.args, Concat({Namespaces(),
+                              {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
+                               "/proc", "--chdir", "/w"}}));
+  EXPECT_EQ(inv.argv, (Args{"bwrap", "--args", "9", "--", "/proc/self/fd/8", "init", "7", "6"}));
+}
+
+TEST(ArgvBuilderTest, MountsFollowTheRootDevAndProcInPolicyOrder) {
+  Policy p = Base();
+  p.mounts = {MountRule{"/tmp", View::kHiddenDir, ""},
+              MountRule{"/w", View::kHostWritable, ""},
+              MountRule{"/w/secrets", View::kHiddenDir, ""},
+              MountRule{"/w/.env", View::kHiddenFile, ""},
+              MountRule{"/w/secrets/public", View::kHostReadOnly, ""}};
+  Invocation inv = BuildInvocation(p, kLayout);
+  EXPECT_EQ(inv.args,
+            Concat({Namespaces(),
+                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--tmpfs", "/tmp", "--bind", "/w", "/w", "--tmpfs", "/w/secrets", "--ro-bind",
+                     "/dev/null", "/w/.env", "--ro-bind", "/w/secrets/public", "/w/secrets/public",
+                     "--chdir", "/w"}}));
+}
+
+TEST(ArgvBuilderTest, RootDropsCapabilities) {
+  Layout root = kLayout;
+  root.caller_is_root = true;
+  Invocation inv = BuildInvocation(Base(), root);
+  EXPECT_EQ(inv.args, Concat({Namespaces(),
+                              {"--cap-drop", "ALL", "--disable-userns", "--ro-bind", "/", "/",
+                               "--dev", "/dev", "--proc", "/proc", "--chdir", "/w"}}));
+}
+
+TEST(ArgvBuilderTest, NestedUserNamespacesKeepUsernsAndWeakerNestedBindsHostProc) {
+  Policy nested = Base();
+  nested.allow_nested_user_namespaces = true;
+  EXPECT_EQ(BuildInvocation(nested, kLayout).args,
+            Concat({Namespaces(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                   "--chdir", "/w"}}));
+  Policy weaker = Base();
+  weaker.weaker_nested_sandbox = true;
+  EXPECT_EQ(BuildInvocation(weaker, kLayout).args,
+            Concat({Namespaces(), {"--ro-bind", "/", "/", "--dev", "/dev", "--bind", "/proc",
+                                   "/proc", "--chdir", "/w"}}));
+}
+
+TEST(ArgvBuilderTest, DisabledFilesystemBindsTheRootWritable) {
+  Policy p = Base();
+  p.filesystem_disabled = true;
+  EXPECT_EQ(BuildInvocation(p, kLayout).args,
+            Concat({Namespaces(), {"--disable-userns", "--bind", "/", "/", "--dev", "/dev",
+                                   "--proc", "/proc", "--chdir", "/w"}}));
+}
+
+TEST(ArgvBuilderTest, EvilPathsPassThroughAsSingleArguments) {
+  Policy p = Base();
+  p.cwd = "/w/dir with spaces/--ro-bind";
+  p.mounts = {MountRule{"/w/a\nb", View::kHostWritable, ""}};
+  Invocation inv = BuildInvocation(p, kLayout);
+  Args tail(inv.args.end() - 5, inv.args.end());
+  EXPECT_EQ(tail, (Args{"--bind", "/w/a\nb", "/w/a\nb", "--chdir", "/w/dir with spaces/--ro-bind"}));
+}
+
+TEST(ArgvBuilderTest, SerializedArgsAreNulTerminatedWords) {
+  EXPECT_EQ(SerializeArgs({"--bind", "/a", "/a"}), std::string("--bind\0/a\0/a\0", 13));
+  EXPECT_EQ(SerializeArgs({}), "");
+}
+
+// The whole path from policy resolution to arguments, over a fake host, order included.
+TEST(ArgvBuilderTest, GoldenFromSettings) {
+  using namespace policy::fakefs;
+  policy::FakeFsView fs({{"/tmp", kDir},
+                         {"/home/u/.ssh", kDir},
+                         {"/home/u/proj/src", kDir},
+                         {"/home/u/proj/.env", kFile}});
+  Settings s;
+  s.filesystem.deny_read = {{"~/.ssh", false}, {"**/.env", false}};
+  s.filesystem.allow_write = {{".", false}};
+  Result<Policy> p = policy::ResolvePolicy(s, {"/home/u", "/home/u/proj"}, fs);
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ(BuildInvocation(*p, kLayout).args,
+            Concat({Namespaces(),
+                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--tmpfs", "/tmp", "--tmpfs", "/home/u/.ssh", "--bind", "/home/u/proj",
+                     "/home/u/proj", "--ro-bind", "/dev/null", "/home/u/proj/.env", "--chdir",
+                     "/home/u/proj"}}));
+}
+
+}  // namespace
+}  // namespace srt::bwrap

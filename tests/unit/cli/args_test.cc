@@ -1,0 +1,81 @@
+#include "args.h"
+
+#include <gtest/gtest.h>
+
+namespace srt::cli {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+CliOptions Parse(std::vector<std::string_view> args) {
+  Result<CliOptions> r = ParseArgs(args);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+  return r ? *r : CliOptions{};
+}
+
+std::string ErrorOf(std::vector<std::string_view> args) {
+  Result<CliOptions> r = ParseArgs(args);
+  EXPECT_FALSE(r.has_value());
+  return r ? "" : r.error().message();
+}
+
+TEST(ArgsTest, TwoOrMoreWordsRunExactlyWithoutAShell) {
+  EXPECT_EQ(Parse({"ls", "-la", "a b"}).argv, (Argv{"ls", "-la", "a b"}));
+}
+
+TEST(ArgsTest, OneWordRunsWithBashC) {
+  EXPECT_EQ(Parse({"curl example.com | head"}).argv,
+            (Argv{"bash", "-c", "curl example.com | head"}));
+}
+
+TEST(ArgsTest, DashCRunsWithBashAndPassesPositionalParameters) {
+  EXPECT_EQ(Parse({"-c", "echo $1", "zero", "one"}).argv,
+            (Argv{"bash", "-c", "echo $1", "zero", "one"}));
+  EXPECT_EQ(Parse({"-cecho hi"}).argv, (Argv{"bash", "-c", "echo hi"}));
+}
+
+TEST(ArgsTest, OptionsEndAtTheCommandOrDoubleDash) {
+  CliOptions o = Parse({"-d", "--settings", "s.json", "grep", "-r", "--debug", "x"});
+  EXPECT_TRUE(o.debug);
+  EXPECT_EQ(o.settings_path, "s.json");
+  EXPECT_EQ(o.argv, (Argv{"grep", "-r", "--debug", "x"}));
+  EXPECT_EQ(Parse({"--", "-weird-name", "arg"}).argv, (Argv{"-weird-name", "arg"}));
+}
+
+TEST(ArgsTest, SettingsForms) {
+  EXPECT_EQ(Parse({"-s", "a.json", "true", "x"}).settings_path, "a.json");
+  EXPECT_EQ(Parse({"-sa.json", "true", "x"}).settings_path, "a.json");
+  EXPECT_EQ(Parse({"--settings=a.json", "true", "x"}).settings_path, "a.json");
+}
+
+TEST(ArgsTest, PassFd) {
+  EXPECT_EQ(Parse({"--pass-fd", "5", "--pass-fd=7", "cat", "x"}).pass_fds,
+            (std::vector<int>{5, 7}));
+  EXPECT_EQ(ErrorOf({"--pass-fd", "2", "cat", "x"}),
+            "--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got '2' "
+            "(see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"--pass-fd", "x1", "cat", "x"}),
+            "--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got 'x1' "
+            "(see 'srt --help')");
+}
+
+TEST(ArgsTest, HelpAndVersion) {
+  EXPECT_EQ(Parse({"-h"}).action, CliOptions::Action::kHelp);
+  EXPECT_EQ(Parse({"--version"}).action, CliOptions::Action::kVersion);
+  EXPECT_EQ(Parse({"-V"}).action, CliOptions::Action::kVersion);
+}
+
+TEST(ArgsTest, Errors) {
+  EXPECT_EQ(ErrorOf({}),
+            "no command given; run 'srt COMMAND [ARG...]', 'srt \"shell command\"' or 'srt -c "
+            "\"shell command\"' (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"-d"}), ErrorOf({}));
+  EXPECT_EQ(ErrorOf({"--bogus", "ls"}), "unknown option '--bogus' (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"-s"}), "option '-s' needs a value (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"--settings=", "ls"}), "option '--settings' needs a value (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"-c", ""}), "-c needs a non-empty command (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({""}), "the command is empty (see 'srt --help')");
+}
+
+}  // namespace
+}  // namespace srt::cli

@@ -1,0 +1,124 @@
+#include "policy/mandatory_deny.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fake_fs_view.h"
+
+namespace srt::policy {
+namespace {
+
+using ::testing::Contains;
+using ::testing::Not;
+
+std::vector<std::string> Existing(const std::vector<ProtectTarget>& ts) {
+  std::vector<std::string> out;
+  for (const auto& t : ts) {
+    if (t.exists) out.push_back(t.path);
+  }
+  return out;
+}
+std::vector<std::string> Missing(const std::vector<ProtectTarget>& ts) {
+  std::vector<std::string> out;
+  for (const auto& t : ts) {
+    if (!t.exists) out.push_back(t.path);
+  }
+  return out;
+}
+
+std::vector<ProtectTarget> Discover(const FsView& fs, MandatoryDenyOptions o = {}) {
+  Result<std::vector<ProtectTarget>> r = DiscoverMandatoryDenies(fs, "/w", o);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+  return r ? *r : std::vector<ProtectTarget>{};
+}
+
+TEST(MandatoryDenyTest, MissingNamesAreReportedOnlyAtTheRoot) {
+  FakeFsView fs({{"/w/a/b", kDir}});
+  auto ts = Discover(fs);
+  EXPECT_EQ(Missing(ts).size(), 12u);  // 9 files, .vscode, .idea, .claude
+  EXPECT_THAT(Missing(ts), Contains("/w/.claude"));
+  EXPECT_THAT(Missing(ts), Not(Contains("/w/a/.bashrc")));
+}
+
+TEST(MandatoryDenyTest, ExistingNamesAreFoundWithinTheDepth) {
+  FakeFsView fs({{"/w/a/b/.bashrc", kFile},
+                 {"/w/a/.vscode/settings.json", kFile},
+                 {"/w/a/b/c/.zshrc", kFile},  // level 3: beyond depth 3
+                 {"/w/a/.claude/commands/x.md", kFile},
+                 {"/w/node_modules/p/.mcp.json", kFile}});
+  auto ts = Discover(fs);
+  EXPECT_THAT(Existing(ts), Contains("/w/a/b/.bashrc"));
+  EXPECT_THAT(Existing(ts), Contains("/w/a/.vscode"));
+  EXPECT_THAT(Existing(ts), Contains("/w/a/.claude/commands"));
+  EXPECT_THAT(Existing(ts), Not(Contains("/w/a/b/c/.zshrc")));
+  EXPECT_THAT(Existing(ts), Not(Contains("/w/node_modules/p/.mcp.json")));
+  auto deeper = Discover(fs, {.depth = 4});
+  EXPECT_THAT(Existing(deeper), Contains("/w/a/b/c/.zshrc"));
+}
+
+TEST(MandatoryDenyTest, GitRepositoriesAndHooks) {
+  FakeFsView fs({{"/w/.git/hooks", kDir},
+                 {"/w/.git/config", kFile},
+                 {"/w/sub/.git/config", kFile}});  // a nested repo without hooks
+  auto ts = Discover(fs);
+  EXPECT_THAT(Existing(ts), Contains("/w/.git/hooks"));
+  EXPECT_THAT(Existing(ts), Contains("/w/.git/config"));
+  EXPECT_THAT(Existing(ts), Contains("/w/sub/.git/config"));
+  EXPECT_THAT(Missing(ts), Contains("/w/sub/.git/hooks"));
+  auto allowed = Discover(fs, {.allow_git_config = true});
+  EXPECT_THAT(Existing(allowed), Not(Contains("/w/.git/config")));
+}
+
+TEST(MandatoryDenyTest, WorktreeGitFileProtectsTheFileAndTheCommonDirectory) {
+  FakeFsView fs({{"/w/.git", File("gitdir: /repo/.git/worktrees/w\n")},
+                 {"/repo/.git/worktrees/w/commondir", File("../..\n")},
+                 {"/repo/.git/hooks", kDir},
+                 {"/repo/.git/config", kFile}});
+  auto ts = Discover(fs);
+  EXPECT_THAT(Existing(ts), Contains("/w/.git"));
+  EXPECT_THAT(Existing(ts), Contains("/repo/.git/hooks"));
+  EXPECT_THAT(Existing(ts), Contains("/repo/.git/config"));
+  for (const auto& t : ts) {
+    if (t.path.starts_with("/repo")) {
+      EXPECT_FALSE(t.canonical);
+    }
+  }
+}
+
+TEST(MandatoryDenyTest, SymlinksAreReportedNotFollowed) {
+  FakeFsView fs({{"/w/.bashrc", Symlink("/etc/bash.bashrc")}, {"/w/link", Symlink("/")}});
+  auto ts = Discover(fs);
+  bool found = false;
+  for (const auto& t : ts) {
+    if (t.path == "/w/.bashrc") {
+      found = true;
+      EXPECT_TRUE(t.is_symlink);
+    }
+    EXPECT_FALSE(t.path.starts_with("/w/link/"));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(MandatoryDenyTest, UnlistableDirectoriesAreProtectedWhole) {
+  FakeFsView fs({{"/w/locked", kUnreadableDir}});
+  auto ts = Discover(fs);
+  EXPECT_THAT(Existing(ts), Contains("/w/locked"));
+}
+
+TEST(MandatoryDenyTest, LimitsAreErrorsNotPartialScans) {
+  FakeFsView fs;
+  for (int i = 0; i < 20; ++i) fs.Add("/w/d" + std::to_string(i), kDir);
+  Result<std::vector<ProtectTarget>> r = DiscoverMandatoryDenies(fs, "/w", {.max_directories = 10});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message(),
+            "write root '/w' has more than 10 directories within mandatoryDenySearchDepth 3; lower "
+            "mandatoryDenySearchDepth or allow a narrower directory");
+  r = DiscoverMandatoryDenies(fs, "/w", {.max_entries = 5});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message(),
+            "write root '/w' has more than 5 entries within mandatoryDenySearchDepth 3; lower "
+            "mandatoryDenySearchDepth or allow a narrower directory");
+}
+
+}  // namespace
+}  // namespace srt::policy

@@ -1,0 +1,339 @@
+// Settings -> Policy resolution over a FakeFsView.
+#include "policy/policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fake_fs_view.h"
+
+namespace srt::policy {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+MountRule M(std::string path, View view, std::string reason) {
+  return MountRule{std::move(path), view, std::move(reason)};
+}
+
+// A small host: home /home/u, project /w (a git repo), the usual /tmp and /etc/ssh/ssh_config.d.
+FakeFsView Host() {
+  return FakeFsView({{"/tmp", kDir},
+                     {"/etc/ssh/ssh_config.d", kDir},
+                     {"/home/u/.ssh/id_ed25519", kFile},
+                     {"/home/u/.config/git/config", kFile},
+                     {"/home/u/.aws/credentials", kFile},
+                     {"/w/src/main.c", kFile},
+                     {"/w/.git/hooks", kDir},
+                     {"/w/.git/config", kFile},
+                     {"/w/.env", kFile},
+                     {"/w/src/.env", kFile}});
+}
+
+Settings WithFs(FilesystemSettings fs) {
+  Settings s;
+  s.filesystem = std::move(fs);
+  return s;
+}
+
+std::vector<PathEntry> Paths(std::initializer_list<const char*> ps) {
+  std::vector<PathEntry> out;
+  for (const char* p : ps) out.push_back(PathEntry{p, false});
+  return out;
+}
+
+Policy Resolve(const Settings& s, const FsView& fs, Environment env = {"/home/u", "/w"}) {
+  Result<Policy> p = ResolvePolicy(s, env, fs);
+  EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message());
+  return p ? *p : Policy{};
+}
+
+std::string ErrorOf(const Settings& s, const FsView& fs, Environment env = {"/home/u", "/w"}) {
+  Result<Policy> p = ResolvePolicy(s, env, fs);
+  EXPECT_FALSE(p.has_value());
+  return p ? "" : p.error().message();
+}
+
+// Index of the mount at `path`, or -1.
+int IndexOf(const Policy& p, const std::string& path) {
+  for (size_t i = 0; i < p.mounts.size(); ++i) {
+    if (p.mounts[i].path == path) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const MountRule* Find(const Policy& p, const std::string& path) {
+  int i = IndexOf(p, path);
+  return i < 0 ? nullptr : &p.mounts[static_cast<size_t>(i)];
+}
+
+std::vector<std::string> ProtectedPaths(const Policy& p, ProtectKind kind) {
+  std::vector<std::string> out;
+  for (const Protection& x : p.protections) {
+    if (x.kind == kind) out.push_back(x.path);
+  }
+  return out;
+}
+
+TEST(PolicyTest, DefaultsHideTmpAndSshConfigAndWriteNothing) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(Settings{}, fs);
+  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
+                                    M("/etc/ssh/ssh_config.d", View::kHiddenDir,
+                                      "ssh_config.d (owned by nobody inside the sandbox)")));
+  EXPECT_TRUE(p.write_roots.empty());
+  EXPECT_TRUE(p.protections.empty());
+  EXPECT_EQ(p.tmpdir, "/tmp");
+  EXPECT_EQ(p.cwd, "/w");
+}
+
+TEST(PolicyTest, DenyReadHidesDirectoriesAndFilesAndIgnoresMissingOnes) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~/.ssh", "~/.aws/credentials", "~/nope"})}), fs);
+  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
+                                    M("/etc/ssh/ssh_config.d", View::kHiddenDir,
+                                      "ssh_config.d (owned by nobody inside the sandbox)"),
+                                    M("/home/u/.ssh", View::kHiddenDir, "denyRead '~/.ssh'"),
+                                    M("/home/u/.aws/credentials", View::kHiddenFile,
+                                      "denyRead '~/.aws/credentials'")));
+  EXPECT_THAT(p.notes, testing::Contains(
+                           "denyRead '~/nope': '/home/u/nope' does not exist, nothing to hide"));
+}
+
+TEST(PolicyTest, AllowReadReopensInsideADeniedDirectoryAndDeeperDeniesStillWin) {
+  FakeFsView fs = Host();
+  fs.Add("/home/u/.config/git/credentials", kFile);
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~", "~/.config/git/credentials"}),
+                             .allow_read = Paths({"~/.config/git"})}),
+                     fs);
+  ASSERT_EQ(p.mounts.size(), 5u);
+  EXPECT_EQ(*Find(p, "/home/u"), M("/home/u", View::kHiddenDir, "denyRead '~'"));
+  EXPECT_EQ(*Find(p, "/home/u/.config/git"),
+            M("/home/u/.config/git", View::kHostReadOnly, "allowRead '~/.config/git'"));
+  EXPECT_EQ(*Find(p, "/home/u/.config/git/credentials"),
+            M("/home/u/.config/git/credentials", View::kHiddenFile,
+              "denyRead '~/.config/git/credentials'"));
+  // Shallow first: each rule is mounted on top of the one it refines.
+  EXPECT_LT(IndexOf(p, "/home/u"), IndexOf(p, "/home/u/.config/git"));
+  EXPECT_LT(IndexOf(p, "/home/u/.config/git"), IndexOf(p, "/home/u/.config/git/credentials"));
+}
+
+TEST(PolicyTest, AllowReadOfTheSamePathAsADenyWins) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~/.ssh"}), .allow_read = Paths({"~/.ssh"})}), fs);
+  EXPECT_EQ(p.mounts.size(), 2u);  // nothing to do: the re-open cancels the deny
+}
+
+TEST(PolicyTest, WriteRootInsideADeniedDirectoryIsRestoredWritable) {
+  FakeFsView fs = Host();
+  fs.Add("/home/u/proj", kDir);
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~"}), .allow_write = Paths({"~/proj"})}), fs);
+  EXPECT_EQ(*Find(p, "/home/u"), M("/home/u", View::kHiddenDir, "denyRead '~'"));
+  EXPECT_EQ(*Find(p, "/home/u/proj"),
+            M("/home/u/proj", View::kHostWritable, "allowWrite '/home/u/proj'"));
+  EXPECT_LT(IndexOf(p, "/home/u"), IndexOf(p, "/home/u/proj"));
+  EXPECT_EQ(p.write_roots, std::vector<std::string>{"/home/u/proj"});
+}
+
+TEST(PolicyTest, DenyReadInsideAWriteRootHidesAndReopenedPathsKeepTheirWriteAccess) {
+  FakeFsView fs = Host();
+  fs.Add("/w/secrets/public/key.pub", kFile);
+  Policy p = Resolve(WithFs({.deny_read = Paths({"./secrets"}),
+                             .allow_read = Paths({"./secrets/public"}),
+                             .allow_write = Paths({"."})}),
+                     fs);
+  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
+                                    M("/w", View::kHostWritable, "allowWrite '/w'"),
+                                    M("/w/secrets", View::kHiddenDir, "denyRead './secrets'"),
+                                    M("/etc/ssh/ssh_config.d", View::kHiddenDir,
+                                      "ssh_config.d (owned by nobody inside the sandbox)"),
+                                    M("/w/secrets/public", View::kHostWritable,
+                                      "allowRead './secrets/public'")));
+}
+
+TEST(PolicyTest, DenyWriteAtOrAboveAWriteRootKeepsItReadOnly) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.allow_write = Paths({"/w/src"}), .deny_write = Paths({"/w"})}), fs);
+  EXPECT_TRUE(p.write_roots.empty());
+  EXPECT_THAT(p.notes, testing::Contains("allowWrite '/w/src': '/w/src' stays read-only because "
+                                         "of denyWrite '/w'"));
+}
+
+TEST(PolicyTest, MissingWriteRootsAndManagedTreesAreSkippedWithANote) {
+  FakeFsView fs = Host();
+  fs.Add("/dev/shm", kDir);
+  Policy p = Resolve(WithFs({.allow_write = Paths({"./build", "/dev/shm"})}), fs);
+  EXPECT_TRUE(p.write_roots.empty());
+  EXPECT_THAT(p.notes, testing::Contains("allowWrite './build': '/w/build' does not exist, so "
+                                         "nothing is made writable"));
+  EXPECT_THAT(p.notes, testing::Contains("allowWrite '/dev/shm': '/dev/shm' is under /dev or "
+                                         "/proc, which srt builds itself"));
+}
+
+TEST(PolicyTest, MandatoryDeniesUnderTheWriteRoot) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.allow_write = Paths({"."})}), fs);
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), ElementsAre("/w/.git"));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect),
+              ElementsAre("/w/.bash_profile", "/w/.bashrc", "/w/.claude", "/w/.gitconfig",
+                          "/w/.gitmodules", "/w/.idea", "/w/.mcp.json", "/w/.profile",
+                          "/w/.ripgreprc", "/w/.vscode", "/w/.zprofile", "/w/.zshrc",
+                          "/w/.git/config", "/w/.git/hooks"));
+  for (const Protection& x : p.protections) {
+    if (x.kind == ProtectKind::kProtect) {
+      EXPECT_EQ(x.exists, x.path.starts_with("/w/.git/")) << x.path;
+    }
+  }
+}
+
+TEST(PolicyTest, AllowGitConfigLeavesTheConfigWritable) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.allow_write = Paths({"."}), .allow_git_config = true}), fs);
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), testing::Not(testing::Contains("/w/.git/config")));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), testing::Contains("/w/.git/hooks"));
+}
+
+TEST(PolicyTest, ASymlinkedDotfileIsProtectedAndSoIsItsTargetInsideAWriteRoot) {
+  FakeFsView fs = Host();
+  fs.Add("/home/u/dotfiles/bashrc", kFile);
+  fs.Add("/home/u/.bashrc", Symlink("dotfiles/bashrc"));
+  Policy p = Resolve(WithFs({.allow_write = Paths({"~"})}), fs);
+  auto protects = ProtectedPaths(p, ProtectKind::kProtect);
+  EXPECT_THAT(protects, testing::Contains("/home/u/.bashrc"));
+  EXPECT_THAT(protects, testing::Contains("/home/u/dotfiles/bashrc"));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), testing::Contains("/home/u/dotfiles"));
+}
+
+TEST(PolicyTest, UserDenyWriteProtectsExistingPathsAndBlocksTheFirstMissingComponent) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.allow_write = Paths({"."}),
+                             .deny_write = Paths({"src/main.c", "out/gen/x", "/etc/passwd"})}),
+                     fs);
+  auto protects = ProtectedPaths(p, ProtectKind::kProtect);
+  EXPECT_THAT(protects, testing::Contains("/w/src/main.c"));
+  EXPECT_THAT(protects, testing::Contains("/w/out"));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), testing::Contains("/w/src"));
+  EXPECT_THAT(p.notes, testing::Contains("denyWrite '/etc/passwd': '/etc/passwd' is outside every "
+                                         "write root, already read-only"));
+}
+
+TEST(PolicyTest, ProtectionsBelowAnotherProtectionAreDropped) {
+  FakeFsView fs = Host();
+  fs.Add("/w/.vscode/settings.json", kFile);
+  Policy p = Resolve(WithFs({.allow_write = Paths({"."}), .deny_write = Paths({".vscode/settings.json"})}), fs);
+  auto protects = ProtectedPaths(p, ProtectKind::kProtect);
+  EXPECT_THAT(protects, testing::Contains("/w/.vscode"));
+  EXPECT_THAT(protects, testing::Not(testing::Contains("/w/.vscode/settings.json")));
+}
+
+TEST(PolicyTest, AWriteRootThroughASymlinkPlantedInAnotherWriteRootIsRefused) {
+  FakeFsView fs = Host();
+  fs.Add("/w/out", Symlink("/home/u/.ssh"));
+  EXPECT_EQ(ErrorOf(WithFs({.allow_write = Paths({".", "./out"})}), fs),
+            "allowWrite './out': resolves through the symlink '/w/out', which lies in the write "
+            "root '/w' and could have been planted by a sandboxed command; name the target "
+            "'/home/u/.ssh' itself instead");
+}
+
+TEST(PolicyTest, ASymlinkedWriteRootWhoseTargetIsAlreadyWritableIsFine) {
+  FakeFsView fs = Host();
+  fs.Add("/w/build", kDir);
+  fs.Add("/w/b", Symlink("build"));
+  Policy p = Resolve(WithFs({.allow_write = Paths({".", "./b"})}), fs);
+  EXPECT_THAT(p.write_roots, ElementsAre("/w", "/w/build"));
+}
+
+TEST(PolicyTest, WorkingDirectoryUnderTmpStaysVisibleUnlessTheUserHidesIt) {
+  FakeFsView fs = Host();
+  fs.Add("/tmp/job", kDir);
+  Policy p = Resolve(Settings{}, fs, {"/home/u", "/tmp/job"});
+  EXPECT_THAT(p.mounts, testing::Contains(M("/tmp/job", View::kHostReadOnly, "working directory")));
+  Policy hidden = Resolve(WithFs({.deny_read = Paths({"/tmp/job"})}), fs, {"/home/u", "/tmp/job"});
+  for (const MountRule& m : hidden.mounts) EXPECT_NE(m.reason, "working directory");
+}
+
+TEST(PolicyTest, WorkingDirectoryOfTmpItselfIsThePrivateTmp) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(Settings{}, fs, {"/home/u", "/tmp"});
+  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHiddenDir, "private /tmp"));
+  EXPECT_EQ(p.tmpdir, "/tmp");
+}
+
+TEST(PolicyTest, WriteRootsUnderTmpAreBoundIntoThePrivateTmp) {
+  FakeFsView fs = Host();
+  fs.Add("/tmp/build", kDir);
+  Policy p = Resolve(WithFs({.allow_write = Paths({"/tmp/build"})}), fs);
+  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHiddenDir, "private /tmp"));
+  EXPECT_EQ(p.mounts[1], M("/tmp/build", View::kHostWritable, "allowWrite '/tmp/build'"));
+}
+
+TEST(PolicyTest, AllowWriteOfTmpSharesTheHostTmp) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.allow_write = Paths({"/tmp"})}), fs);
+  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHostWritable, "allowWrite '/tmp'"));
+  EXPECT_EQ(p.tmpdir, "/tmp");
+}
+
+TEST(PolicyTest, AllowReadOfTmpIsRefusedBecauseTmpdirMustBeWritable) {
+  FakeFsView fs = Host();
+  EXPECT_EQ(ErrorOf(WithFs({.allow_read = Paths({"/tmp"})}), fs),
+            "allowRead '/tmp' would make the sandbox's /tmp (its TMPDIR) read-only; re-open only "
+            "the paths below /tmp you need, or allowWrite '/tmp'");
+}
+
+TEST(PolicyTest, GlobsAreExpandedAtResolution) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.deny_read = Paths({"**/.env", "~/.aws/**"})}), fs);
+  EXPECT_THAT(p.mounts, testing::Contains(M("/w/.env", View::kHiddenFile, "denyRead '**/.env'")));
+  EXPECT_THAT(p.mounts, testing::Contains(M("/w/src/.env", View::kHiddenFile, "denyRead '**/.env'")));
+  EXPECT_THAT(p.mounts, testing::Contains(M("/home/u/.aws", View::kHiddenDir, "denyRead '~/.aws/**'")));
+}
+
+TEST(PolicyTest, BadGlobsAreErrorsNamingTheEntry) {
+  FakeFsView fs = Host();
+  EXPECT_THAT(ErrorOf(WithFs({.deny_read = Paths({"~/{a,b}"})}), fs),
+              HasSubstr("denyRead '~/{a,b}': "));
+  EXPECT_EQ(ErrorOf(WithFs({.deny_read = Paths({"../*/x"})}), fs),
+            "'../*/x': '..' is not supported in a glob pattern");
+}
+
+TEST(PolicyTest, LiteralEntriesAreNotGlobs) {
+  FakeFsView fs = Host();
+  fs.Add("/w/[weird]", kDir);
+  Policy p = Resolve(WithFs({.deny_read = {PathEntry{"/w/[weird]", true}}}), fs);
+  EXPECT_THAT(p.mounts, testing::Contains(M("/w/[weird]", View::kHiddenDir, "denyRead '/w/[weird]'")));
+}
+
+TEST(PolicyTest, SymlinkedDenyReadIsAppliedAtTheRealLocation) {
+  FakeFsView fs = Host();
+  fs.Add("/data/secrets", kDir);
+  fs.Add("/home/u/secrets", Symlink("/data/secrets"));
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~/secrets"})}), fs);
+  EXPECT_THAT(p.mounts, testing::Contains(M("/data/secrets", View::kHiddenDir, "denyRead '~/secrets'")));
+}
+
+TEST(PolicyTest, FilesystemDisabled) {
+  FakeFsView fs = Host();
+  Policy p = Resolve(WithFs({.deny_read = Paths({"~/.ssh"}), .disabled = true}), fs);
+  EXPECT_TRUE(p.filesystem_disabled);
+  EXPECT_TRUE(p.mounts.empty());
+  EXPECT_TRUE(p.protections.empty());
+  EXPECT_EQ(p.tmpdir, "");
+}
+
+TEST(PolicyTest, CarriesTheOtherSwitches) {
+  FakeFsView fs = Host();
+  Settings s;
+  s.enable_weaker_nested_sandbox = true;
+  s.allow_nested_user_namespaces = true;
+  s.network.allow_all_unix_sockets = true;
+  s.network.allowed_domains = {"example.com"};
+  Policy p = Resolve(s, fs);
+  EXPECT_TRUE(p.weaker_nested_sandbox);
+  EXPECT_TRUE(p.allow_nested_user_namespaces);
+  EXPECT_TRUE(p.allow_all_unix_sockets);
+  EXPECT_EQ(p.network.allowed_domains, std::vector<std::string>{"example.com"});
+}
+
+}  // namespace
+}  // namespace srt::policy
