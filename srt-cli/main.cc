@@ -5,10 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+
 #include <new>
 
 #include "args.h"
@@ -41,11 +42,13 @@ int Run(int argc, char** argv) {
   if (!parsed) return Fail(parsed.error().message());
   srt::cli::CliOptions& cli = *parsed;
   if (cli.action == srt::cli::CliOptions::Action::kHelp) {
-    std::cout << srt::cli::HelpText();
+    std::string help = srt::cli::HelpText();
+    (void)!write(STDOUT_FILENO, help.data(), help.size());
     return 0;
   }
   if (cli.action == srt::cli::CliOptions::Action::kVersion) {
-    std::cout << "srt " << srt::Version() << "\n";
+    std::string version = "srt " + std::string(srt::Version()) + "\n";
+    (void)!write(STDOUT_FILENO, version.data(), version.size());
     return 0;
   }
   const bool debug = cli.debug || DebugFromEnvironment();
@@ -63,7 +66,16 @@ int Run(int argc, char** argv) {
   }
   options.argv = std::move(cli.argv);
   options.inherit_fds = cli.pass_fds;
-  if (debug) options.debug = [](std::string_view line) { Print("srt: debug: " + std::string(line)); };
+  if (debug) {
+    // Each line carries the time since srt started, to show where start-up time goes.
+    options.debug = [start = std::chrono::steady_clock::now()](std::string_view line) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                      .count();
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "[%7.3f ms] ", ms);
+      Print("srt: debug: " + std::string(stamp) + std::string(line));
+    };
+  }
 
   // Signals for the command are taken through a signalfd, blocked before the sandbox starts so
   // none is lost in between; the children get an empty mask back (posix_spawn in libsrt).

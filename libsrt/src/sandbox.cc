@@ -152,7 +152,6 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
 
   seccomp::FilterOptions filter_options{policy.allow_all_unix_sockets,
                                         policy.allow_nested_user_namespaces};
-  SRT_ASSIGN_OR_RETURN(std::vector<std::byte> filter, seccomp::BuildFilter(filter_options));
   if (options.debug) {
     for (const std::string& rule : seccomp::DescribeFilter(filter_options)) debug("seccomp: " + rule);
   }
@@ -178,7 +177,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
 
   launch::LaunchSpec spec;
   spec.policy = std::move(policy);
-  spec.seccomp_filter = std::move(filter);
+  spec.build_seccomp_filter = [filter_options] { return seccomp::BuildFilter(filter_options); };
   spec.argv = std::move(options.argv);
   spec.env = std::move(environment);
   spec.stdin_fd = options.stdin_fd;

@@ -174,10 +174,11 @@ long BindOntoItself(int target, bool read_only) {
   return r;
 }
 
-// Runs in a child of the agent: joins the sandbox's user and mount namespaces (a process cannot
-// leave them again, hence the child) and applies the plan. Returns 0 or reports and returns 1.
-int JoinAndApply(int ctl, const AgentPlan& plan) {
-  long pid = PidOfPidfd(plan.init_pidfd);
+// Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
+// those namespaces again, so this runs in a child when the agent still has host work to do
+// afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
+int JoinAndApply(int ctl, const AgentPlan& plan, int init_pidfd) {
+  long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
     return 1;
@@ -191,7 +192,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan) {
   }
   // The pid was read before the namespace files were opened; if init is still alive now, the pid
   // cannot have been reused in between.
-  if (!Alive(plan.init_pidfd)) {
+  if (!Alive(init_pidfd)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, -ESRCH, "the sandbox ended during set-up");
     return 1;
   }
@@ -282,11 +283,11 @@ int RunAgent(int argc, char** argv) {
   DecodeAgentPlan(data, static_cast<size_t>(size), plan);
   auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
   char* names = reinterpret_cast<char*>(placeholders + slots);
-  int keep[2] = {ctl, plan.init_pidfd};
-  rt::CloseAllExcept(3, keep, 2);
+  int keep[1] = {ctl};
+  rt::CloseAllExcept(3, keep, 1);
 
-  // Placeholders are made on the host before the mounts, in the agent itself, so that whatever
-  // happens later the agent knows exactly which directories it created.
+  // Placeholders are made on the host first, while bwrap is still setting the sandbox up, by the
+  // agent itself, so that whatever happens later the agent knows exactly what it created.
   size_t created = 0;
   int32_t removed = 0, left = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
@@ -307,8 +308,28 @@ int RunAgent(int argc, char** argv) {
     }
   }
 
+  // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
+  // gave up or died before that; no command ever ran, so the placeholders can go at once.
+  uint8_t msg[wire::kMaxMessageBytes];
+  int init_pidfd = -1;
+  for (;;) {
+    long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
+    if (n <= 0) {
+      RemovePlaceholders(placeholders, created, removed, left);
+      return 1;
+    }
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSandbox && init_pidfd >= 0) break;
+    if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
+  }
+
+  if (created == 0) {
+    // Nothing to clean up afterwards: no need to keep a host-side process.
+    if (JoinAndApply(ctl, plan, init_pidfd) != 0) return 1;
+    SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
+    return 0;
+  }
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
-  if (child == 0) rt::Exit(JoinAndApply(ctl, plan));
+  if (child == 0) rt::Exit(JoinAndApply(ctl, plan, init_pidfd));
   int status = -1;
   if (!Failed(child)) {
     while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
@@ -322,12 +343,11 @@ int RunAgent(int argc, char** argv) {
     return 1;
   }
   SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
-  if (created == 0) return 0;
 
   // Wait until the sandbox's PID 1 has exited, which happens only after every process in the
   // sandbox is gone; only then may the placeholders go (unlinking a mount point from outside
   // the sandbox would detach the mount inside it).
-  PollFd p{plan.init_pidfd, kPollIn, 0};
+  PollFd p{init_pidfd, kPollIn, 0};
   while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
   }
   RemovePlaceholders(placeholders, created, removed, left);

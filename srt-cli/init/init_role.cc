@@ -1,5 +1,6 @@
 // srt-init `init`: PID 1 of the sandbox. Receives its plan from srt, reports its pidfd, waits for
-// srt's go-ahead (given once srt-agent has protected the filesystem and hidden /proc/1), then
+// srt's go-ahead and seccomp filter (given once srt-agent has protected the filesystem and hidden
+// /proc/1), then
 // forks the command, which applies NO_NEW_PRIVS and seccomp last and execs. PID 1 forwards the
 // signals srt relays, reaps orphans, and when the command exits kills whatever is left in the
 // sandbox and reports the command's exact wait status.
@@ -181,12 +182,6 @@ int RunInit(int argc, char** argv, char** envp) {
     long r = SRT_SYS(__NR_dup3, plan.stderr_fd, 2, 0);
     if (Failed(r)) Die(ctl, wire::kStageFds, r, "dup3 stderr");
   }
-  long filter_len = SRT_SYS(__NR_pread64, plan.seccomp_fd, g_filter, sizeof g_filter, 0);
-  if (Failed(filter_len) || filter_len == 0 || filter_len % 8 != 0 ||
-      static_cast<size_t>(filter_len) >= sizeof g_filter) {
-    Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
-  }
-
   // Keep stdio, the control socket and the caller's fds; everything else bwrap or srt left open
   // (the plan, the filter, srt-init's own executable) is closed here.
   int keep[kMaxKeepFds + 1];
@@ -211,11 +206,21 @@ int RunInit(int argc, char** argv, char** envp) {
   }
   SRT_SYS(__NR_close, pidfd);
 
+  // srt compiles the seccomp filter while bwrap sets the sandbox up, and sends it with the
+  // go-ahead, which comes only once srt-agent has finished its work.
   uint8_t msg[wire::kMaxMessageBytes];
+  int filter_fd = -1;
   for (;;) {
-    long n = ReceiveMessage(ctl, msg, sizeof msg);
+    long n = ReceiveMessage(ctl, msg, sizeof msg, &filter_fd);
     if (n <= 0) rt::Exit(kExitSetupFailure);  // srt is gone or gave up: never start the command
-    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo) break;
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo && filter_fd >= 0) break;
+    if (filter_fd >= 0) SRT_SYS(__NR_close, filter_fd);
+  }
+  long filter_len = SRT_SYS(__NR_pread64, filter_fd, g_filter, sizeof g_filter, 0);
+  SRT_SYS(__NR_close, filter_fd);
+  if (Failed(filter_len) || filter_len == 0 || filter_len % 8 != 0 ||
+      static_cast<size_t>(filter_len) >= sizeof g_filter) {
+    Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
   }
 
   int status_pipe[2];

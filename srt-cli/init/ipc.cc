@@ -88,15 +88,29 @@ void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, c
   }
 }
 
-long ReceiveMessage(int sock, void* buf, size_t cap) {
+long ReceiveMessage(int sock, void* buf, size_t cap, int* fd) {
   IoVec iov{buf, cap};
+  alignas(CmsgHdr) uint8_t control[sizeof(CmsgHdr) + 8] = {};
   MsgHdr msg{};
   msg.iov = &iov;
   msg.iovlen = 1;
+  msg.control = control;
+  msg.controllen = sizeof control;
   long r;
   do {
     r = SRT_SYS(__NR_recvmsg, sock, &msg, kMsgCmsgCloexec);
   } while (r == -EINTR);
+  int passed = -1;
+  auto* c = reinterpret_cast<CmsgHdr*>(control);
+  if (r >= 0 && msg.controllen >= sizeof(CmsgHdr) + sizeof(int) && c->level == kSolSocket &&
+      c->type == kScmRights) {
+    memcpy(&passed, control + sizeof(CmsgHdr), sizeof(int));
+  }
+  if (fd) {
+    *fd = passed;
+  } else if (passed >= 0) {
+    SRT_SYS(__NR_close, passed);  // nobody asked for it
+  }
   return r;
 }
 

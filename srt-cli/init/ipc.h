@@ -16,7 +16,8 @@ long SendInts(int sock, uint32_t type, int32_t a, int32_t b = 0);
 void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, const char* what);
 
 // Receives one message into buf (<= kMaxMessageBytes). Returns its length, 0 on EOF, or -errno.
-long ReceiveMessage(int sock, void* buf, size_t cap);
+// A descriptor passed with it (SCM_RIGHTS, received CLOEXEC) goes to *fd, else *fd is -1.
+long ReceiveMessage(int sock, void* buf, size_t cap, int* fd = nullptr);
 
 inline int32_t IntAt(const uint8_t* buf, size_t len, size_t index) {
   size_t at = 4 + index * 4;

@@ -14,7 +14,6 @@ inline constexpr size_t kMaxArgs = 1u << 17;
 inline constexpr size_t kMaxOps = 1u << 14;
 
 struct InitPlan {
-  int seccomp_fd = -1;
   int stderr_fd = -1;
   int keep_fds[kMaxKeepFds] = {};
   size_t keep_count = 0;
@@ -29,7 +28,6 @@ struct AgentOp {
 };
 
 struct AgentPlan {
-  int init_pidfd = -1;
   bool hide_pid = false;
   size_t op_count = 0;
   AgentOp* ops = nullptr;   // caller-provided array of op_count entries (filled by pass 2)
@@ -48,10 +46,6 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   plan.keep_count = 0;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
-      case wire::kTagSeccompFd:
-        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
-        plan.seccomp_fd = static_cast<int>(v);
-        break;
       case wire::kTagStderrFd:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
         plan.stderr_fd = static_cast<int>(v);
@@ -75,7 +69,7 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
         return false;
     }
   }
-  if (r.error() || args == 0 || plan.seccomp_fd < 0 || plan.stderr_fd < 0) return false;
+  if (r.error() || args == 0 || plan.stderr_fd < 0) return false;
   if (plan.argv) plan.argv[args] = nullptr;
   plan.argc = args;
   return true;
@@ -91,10 +85,6 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   uint32_t v = 0;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
-      case wire::kTagInitPidFd:
-        if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
-        plan.init_pidfd = static_cast<int>(v);
-        break;
       case wire::kTagHidePid:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > 1) return false;
         plan.hide_pid = v == 1;
@@ -115,7 +105,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         return false;
     }
   }
-  if (r.error() || plan.init_pidfd < 0) return false;
+  if (r.error()) return false;
   plan.op_count = ops;
   return true;
 }

@@ -73,11 +73,26 @@ int32_t IntAt(const Message& m, size_t index) {
   return v;
 }
 
-Result<void> Send(int sock, uint32_t type, int32_t value = 0) {
+// Sends u32 type + i32 value, with `fd` as SCM_RIGHTS when it is >= 0.
+Result<void> Send(int sock, uint32_t type, int32_t value = 0, int fd = -1) {
   uint8_t buf[8];
   std::memcpy(buf, &type, 4);
   std::memcpy(buf + 4, &value, 4);
-  if (send(sock, buf, sizeof buf, MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
+  iovec iov{buf, sizeof buf};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
   return Ok();
 }
 
@@ -145,9 +160,20 @@ void Launch::Debug(std::string_view line) const {
 
 Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   std::unique_ptr<Launch> l(new Launch(std::move(spec)));
+  // The agent starts right after bwrap so that its start-up and placeholder work overlap bwrap's
+  // set-up; it applies its plan once srt hands it the sandbox (AwaitAgent).
   Result<void> r = l->SpawnBwrap();
+  if (r) r = l->SpawnAgent();
+  if (r) {
+    Result<std::vector<std::byte>> filter = l->spec_.build_seccomp_filter();
+    if (filter) {
+      l->filter_ = std::move(filter).value();
+    } else {
+      r = std::move(filter).error().Wrap("compile the seccomp filter");
+    }
+  }
   if (r) r = l->AwaitHello();
-  if (r) r = l->RunAgent();
+  if (r) r = l->AwaitAgent();
   if (r) r = l->AwaitStart();
   if (!r) {
     l->Abort();
@@ -163,21 +189,17 @@ Result<void> Launch::SpawnBwrap() {
 
   SRT_ASSIGN_OR_RETURN(auto ctl, sys::SeqpacketPair());
   SRT_ASSIGN_OR_RETURN(auto diag, sys::Pipe());
-  std::string_view filter(reinterpret_cast<const char*>(spec_.seccomp_filter.data()),
-                          spec_.seccomp_filter.size());
-  SRT_ASSIGN_OR_RETURN(UniqueFd seccomp, sys::SealedMemfd("srt-seccomp", filter));
 
   // Our descriptors go above every descriptor the caller passes by number.
   int next = 3;
   for (int fd : spec_.keep_fds) next = std::max(next, fd + 1);
   const int stderr_target = next++;
-  const int seccomp_target = next++;
   const int plan_target = next++;
   const int ctl_target = next++;
   const int exe_target = next++;
   const int args_target = next++;
 
-  InitPlanSpec plan_spec{seccomp_target, stderr_target, spec_.keep_fds, spec_.argv};
+  InitPlanSpec plan_spec{stderr_target, spec_.keep_fds, spec_.argv};
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout{args_target, exe_target, ctl_target, plan_target, geteuid() == 0};
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
@@ -196,8 +218,8 @@ Result<void> Launch::SpawnBwrap() {
   req.argv = inv.argv;
   req.env = spec_.env;
   req.fds = {{spec_.stdin_fd, 0},      {spec_.stdout_fd, 1},       {diag.second.get(), 2},
-             {spec_.stderr_fd, stderr_target}, {seccomp.get(), seccomp_target},
-             {plan.get(), plan_target}, {ctl.second.get(), ctl_target},
+             {spec_.stderr_fd, stderr_target}, {plan.get(), plan_target},
+             {ctl.second.get(), ctl_target},
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
   SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
@@ -250,9 +272,25 @@ Error Launch::BwrapFailure() {
   return MakeError(Errc::kUnsupported, DiagnoseBwrapFailure(diagnostics_, code, facts));
 }
 
+Result<void> Launch::SpawnAgent() {
+  SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
+  constexpr int kCtl = 3, kPlan = 4, kExe = 5;
+  std::string plan = EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.policy.protections);
+  SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
+  sys::SpawnRequest req;
+  req.path = "/proc/self/fd/" + std::to_string(kExe);
+  req.argv = {"srt-init", "agent", std::to_string(kCtl), std::to_string(kPlan)};
+  req.fds = {{actl.second.get(), kCtl}, {plan_fd.get(), kPlan}, {init_exe_.get(), kExe}};
+  SRT_ASSIGN_OR_RETURN(agent_pid_, sys::Spawn(req));
+  SRT_ASSIGN_OR_RETURN(agent_pidfd_, sys::PidfdOpen(agent_pid_));
+  agent_ctl_ = std::move(actl.first);
+  return Ok();
+}
+
 Result<void> Launch::AwaitHello() {
   for (;;) {
-    std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get(), diag_ ? diag_.get() : -1};
+    std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get(), diag_ ? diag_.get() : -1,
+                            agent_ctl_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
     if (ev[2]) ReadDiagnostics();
     if (ev[0]) {
@@ -267,25 +305,17 @@ Result<void> Launch::AwaitHello() {
       return MakeError(Errc::kProtocol, "srt-init sent an unexpected message before hello");
     }
     if (ev[1]) return BwrapFailure();
+    if (ev[3]) {
+      // The agent speaks before the sandbox is handed over only to report a failure.
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
+      if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
+      return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+    }
   }
 }
 
-Result<void> Launch::RunAgent() {
-  SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
-  constexpr int kCtl = 3, kPlan = 4, kInitPidfd = 5, kExe = 6;
-  std::string plan =
-      EncodeAgentPlan(kInitPidfd, !spec_.policy.weaker_nested_sandbox, spec_.policy.protections);
-  SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
-  sys::SpawnRequest req;
-  req.path = "/proc/self/fd/" + std::to_string(kExe);
-  req.argv = {"srt-init", "agent", std::to_string(kCtl), std::to_string(kPlan)};
-  req.fds = {{actl.second.get(), kCtl},
-             {plan_fd.get(), kPlan},
-             {init_pidfd_.get(), kInitPidfd},
-             {init_exe_.get(), kExe}};
-  SRT_ASSIGN_OR_RETURN(agent_pid_, sys::Spawn(req));
-  SRT_ASSIGN_OR_RETURN(agent_pidfd_, sys::PidfdOpen(agent_pid_));
-  agent_ctl_ = std::move(actl.first);
+Result<void> Launch::AwaitAgent() {
+  SRT_RETURN_IF_ERROR(Send(agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
   for (;;) {
     std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -297,13 +327,8 @@ Result<void> Launch::RunAgent() {
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
-      if (m.type == 0) {
-        ReapAgent();
-        return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
-      }
-    }
-    if (ev[1] && !ev[0]) {
-      ReapAgent();
+      if (m.type == 0) return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+    } else if (ev[1]) {
       return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
     }
     if (ev[2]) return BwrapFailure();
@@ -311,7 +336,9 @@ Result<void> Launch::RunAgent() {
 }
 
 Result<void> Launch::AwaitStart() {
-  SRT_RETURN_IF_ERROR(Send(ctl_.get(), wire::kMsgGo));
+  std::string_view bytes(reinterpret_cast<const char*>(filter_.data()), filter_.size());
+  SRT_ASSIGN_OR_RETURN(UniqueFd filter_fd, sys::SealedMemfd("srt-seccomp", bytes));
+  SRT_RETURN_IF_ERROR(Send(ctl_.get(), wire::kMsgGo, 0, filter_fd.get()));
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -358,6 +385,8 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       if (m.type == wire::kMsgExited) {
         init_reported_exit_ = true;
         command_status_ = IntAt(m, 0);
+        Debug("the command ended; the sandbox is empty (wait status " +
+              std::to_string(command_status_) + ")");
       } else if (m.type == wire::kMsgFailed) {
         Debug(FailureFrom(m, "srt-init").message());
       } else if (m.type == 0) {
@@ -368,6 +397,7 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     if (ev[2]) ReadDiagnostics();
     if (ev[1]) {
       ReapBwrap();
+      Debug("bwrap exited");
       init_done = true;  // bwrap's monitor exits only after the sandbox's PID 1
     }
     if (ev[3]) {
@@ -379,7 +409,10 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
               " placeholder(s): they were changed from outside the sandbox");
       }
     }
-    if (ev[4]) ReapAgent();
+    if (ev[4]) {
+      ReapAgent();
+      Debug("srt-agent exited");
+    }
     if (ev[5]) {
       signalfd_siginfo info;
       if (read(forward_signals_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
@@ -411,7 +444,8 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
 
 void Launch::Abort() {
   if (bwrap_pidfd_) syscall(SYS_pidfd_send_signal, bwrap_pidfd_.get(), SIGKILL, nullptr, 0);
-  ctl_.reset();  // srt-init exits on EOF if it is still waiting for its go-ahead
+  ctl_.reset();        // srt-init exits on EOF if it is still waiting for its go-ahead
+  agent_ctl_.reset();  // the agent removes its placeholders on EOF if it has no sandbox yet
   ReapBwrap();
   ReapAgent();  // it removes its placeholders once the sandbox's PID 1 is gone
   finished_ = true;

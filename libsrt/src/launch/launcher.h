@@ -20,7 +20,9 @@ namespace srt::launch {
 
 struct LaunchSpec {
   policy::Policy policy;
-  std::vector<std::byte> seccomp_filter;
+  // Compiles the seccomp filter. Called once bwrap and the agent are running, so that the
+  // compilation overlaps bwrap's set-up instead of delaying it; needed only at the go-ahead.
+  std::function<Result<std::vector<std::byte>>()> build_seccomp_filter;
   std::vector<std::string> argv;
   std::vector<std::string> env;
   int stdin_fd = 0;
@@ -46,8 +48,9 @@ class Launch {
  private:
   explicit Launch(LaunchSpec spec) : spec_(std::move(spec)) {}
   Result<void> SpawnBwrap();
+  Result<void> SpawnAgent();
   Result<void> AwaitHello();
-  Result<void> RunAgent();
+  Result<void> AwaitAgent();
   Result<void> AwaitStart();
   void Debug(std::string_view line) const;
   void ReadDiagnostics();
@@ -73,6 +76,7 @@ class Launch {
   int command_status_ = 0;
   int exec_errno_ = 0;
   int relayed_signal_ = 0;
+  std::vector<std::byte> filter_;
   bool finished_ = false;
 };
 

@@ -40,17 +40,14 @@ std::string Header() {
 
 std::string EncodeInitPlan(const InitPlanSpec& spec) {
   std::string out = Header();
-  RecordU32(out, wire::kTagSeccompFd, static_cast<uint32_t>(spec.seccomp_fd));
   RecordU32(out, wire::kTagStderrFd, static_cast<uint32_t>(spec.stderr_fd));
   for (int fd : spec.keep_fds) RecordU32(out, wire::kTagKeepFd, static_cast<uint32_t>(fd));
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
   return out;
 }
 
-std::string EncodeAgentPlan(int init_pidfd, bool hide_pid,
-                            const std::vector<policy::Protection>& protections) {
+std::string EncodeAgentPlan(bool hide_pid, const std::vector<policy::Protection>& protections) {
   std::string out = Header();
-  RecordU32(out, wire::kTagInitPidFd, static_cast<uint32_t>(init_pidfd));
   RecordU32(out, wire::kTagHidePid, hide_pid ? 1 : 0);
   for (const policy::Protection& p : protections) {
     RecordString(out, p.kind == policy::ProtectKind::kPin ? wire::kTagPin : wire::kTagProtect,

@@ -11,14 +11,13 @@
 namespace srt::launch {
 
 struct InitPlanSpec {
-  int seccomp_fd = -1;
   int stderr_fd = -1;
   std::vector<int> keep_fds;
   std::vector<std::string> argv;
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
-std::string EncodeAgentPlan(int init_pidfd, bool hide_pid,
+std::string EncodeAgentPlan(bool hide_pid,
                             const std::vector<policy::Protection>& protections);
 
 }  // namespace srt::launch

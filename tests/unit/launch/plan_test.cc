@@ -13,7 +13,7 @@ namespace {
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
 TEST(PlanTest, InitPlanRoundTrips) {
-  launch::InitPlanSpec spec{7, 8, {3, 5}, {"bash", "-c", "", "echo hi"}};
+  launch::InitPlanSpec spec{8, {3, 5}, {"bash", "-c", "", "echo hi"}};
   std::string bytes = launch::EncodeInitPlan(spec);
   init::InitPlan plan;
   ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
@@ -21,7 +21,6 @@ TEST(PlanTest, InitPlanRoundTrips) {
   std::vector<const char*> argv(plan.argc + 1);
   plan.argv = argv.data();
   ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
-  EXPECT_EQ(plan.seccomp_fd, 7);
   EXPECT_EQ(plan.stderr_fd, 8);
   ASSERT_EQ(plan.keep_count, 2u);
   EXPECT_EQ(plan.keep_fds[0], 3);
@@ -37,14 +36,13 @@ TEST(PlanTest, AgentPlanRoundTrips) {
       {policy::ProtectKind::kPin, "/w/.git", true, ""},
       {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
       {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(5, true, ps);
+  std::string bytes = launch::EncodeAgentPlan(true, ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
   std::vector<init::AgentOp> ops(plan.op_count);
   plan.ops = ops.data();
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
-  EXPECT_EQ(plan.init_pidfd, 5);
   EXPECT_TRUE(plan.hide_pid);
   EXPECT_EQ(ops[0].kind, init::OpKind::kPin);
   EXPECT_STREQ(ops[0].path, "/w/.git");
@@ -53,7 +51,7 @@ TEST(PlanTest, AgentPlanRoundTrips) {
 }
 
 TEST(PlanTest, DecoderRejectsEveryTruncation) {
-  std::string bytes = launch::EncodeInitPlan({7, 8, {3}, {"true"}});
+  std::string bytes = launch::EncodeInitPlan({8, {3}, {"true"}});
   for (size_t n = 0; n < bytes.size(); ++n) {
     init::InitPlan plan;
     EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), n, plan)) << "accepted " << n << " bytes";
@@ -61,7 +59,7 @@ TEST(PlanTest, DecoderRejectsEveryTruncation) {
 }
 
 TEST(PlanTest, DecoderRejectsMalformedRecords) {
-  std::string good = launch::EncodeInitPlan({7, 8, {}, {"true"}});
+  std::string good = launch::EncodeInitPlan({8, {}, {"true"}});
   init::InitPlan plan;
   std::string bad_magic = good;
   bad_magic[0] = 'X';
@@ -77,19 +75,19 @@ TEST(PlanTest, DecoderRejectsMalformedRecords) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(unknown), unknown.size(), plan));
   // A length that runs past the end.
   std::string longer = good;
-  longer[12] = 100;
+  longer[12] = 100;  // the first record's length
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(longer), longer.size(), plan));
   // No command.
-  std::string no_args = launch::EncodeInitPlan({7, 8, {}, {}});
+  std::string no_args = launch::EncodeInitPlan({8, {}, {}});
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(no_args), no_args.size(), plan));
   // Agent paths must be absolute.
-  std::string rel = launch::EncodeAgentPlan(3, false, {{policy::ProtectKind::kPin, "rel", true, ""}});
+  std::string rel = launch::EncodeAgentPlan(false, {{policy::ProtectKind::kPin, "rel", true, ""}});
   init::AgentPlan agent;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(rel), rel.size(), agent));
 }
 
 TEST(PlanTest, TooManyKeepFdsIsRejected) {
-  launch::InitPlanSpec spec{7, 8, {}, {"true"}};
+  launch::InitPlanSpec spec{8, {}, {"true"}};
   for (int i = 0; i <= static_cast<int>(init::kMaxKeepFds); ++i) spec.keep_fds.push_back(100 + i);
   std::string bytes = launch::EncodeInitPlan(spec);
   init::InitPlan plan;
