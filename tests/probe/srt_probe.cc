@@ -91,9 +91,31 @@
 //                                        Seccomp* lines  [0]
 //   help                                 lists the commands (exit 200)
 //
+// FILESYSTEM COMMANDS (plain libc calls; the result is the kernel's answer for this process)
+//   read <path>                          open O_RDONLY and read it to the end, printing it
+//   write <path> [text]                  open O_WRONLY|O_TRUNC an EXISTING file, write text
+//   create <path> [text]                 open O_WRONLY|O_CREAT|O_EXCL, write text
+//   append <path> [text]                 open O_WRONLY|O_APPEND|O_CREAT, write text
+//   mkdir <path> | rmdir <path> | unlink <path>
+//   rename <from> <to> | link <from> <to> | symlink <target> <path>
+//   chmod <path> <octal>                 chmod(2)
+//   stat <path>                          lstat; prints the type (file, dir, symlink, char, ...)
+//   ls <dir>                             prints the entries, sorted, one per line
+//   chdir-ls <dir>                       chdir then ls "."
+//   pids                                 prints the numeric entries of /proc, sorted
+//   kill <pid> <signal>                  kill(2)
+//   deny-userns-exec <program> [args]    exec program under a filter that refuses new user
+//                                        namespaces (EPERM; clone3 ENOSYS): a host where
+//                                        bwrap cannot create its sandbox
+//
 // MISSING is "/srt-probe-nonexistent/x". To add a command, write `int Foo(Args)` and add one
 // row to kCommands.
 #include <dirent.h>
+#include <sys/stat.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <linux/net.h>
 #include <sched.h>
@@ -119,6 +141,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <algorithm>
+#include <vector>
 
 namespace {
 
@@ -642,6 +666,153 @@ int Uid(Args) {
   return 0;
 }
 
+// --- Filesystem ----------------------------------------------------------------------------------
+
+int WriteText(int fd, const char* text) {
+  const size_t n = std::strlen(text);
+  const long w = write(fd, text, n);
+  const int rc = w < 0 ? Report(-1) : 0;
+  close(fd);
+  return rc;
+}
+
+int Read(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  const int fd = open(args[0], O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Report(-1);
+  char buf[4096];
+  long n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) std::fwrite(buf, 1, static_cast<size_t>(n), stdout);
+  const int rc = n < 0 ? Report(-1) : 0;
+  close(fd);
+  return rc;
+}
+
+int OpenAndWrite(Args args, int flags) {
+  if (args.empty() || args.size() > 2) return Usage("expected <path> [text]");
+  const int fd = open(args[0], flags | O_CLOEXEC, 0644);
+  if (fd < 0) return Report(-1);
+  return WriteText(fd, args.size() == 2 ? args[1] : "srt-probe\n");
+}
+int Write(Args args) { return OpenAndWrite(args, O_WRONLY | O_TRUNC); }
+int Create(Args args) { return OpenAndWrite(args, O_WRONLY | O_CREAT | O_EXCL); }
+int Append(Args args) { return OpenAndWrite(args, O_WRONLY | O_APPEND | O_CREAT); }
+
+int Mkdir(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  return Report(mkdir(args[0], 0755));
+}
+int Rmdir(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  return Report(rmdir(args[0]));
+}
+int Unlink(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  return Report(unlink(args[0]));
+}
+int Rename(Args args) {
+  if (args.size() != 2) return Usage("expected <from> <to>");
+  return Report(rename(args[0], args[1]));
+}
+int Link(Args args) {
+  if (args.size() != 2) return Usage("expected <from> <to>");
+  return Report(link(args[0], args[1]));
+}
+int MakeSymlink(Args args) {
+  if (args.size() != 2) return Usage("expected <target> <path>");
+  return Report(symlink(args[0], args[1]));
+}
+int Chmod(Args args) {
+  if (args.size() != 2) return Usage("expected <path> <octal>");
+  return Report(chmod(args[0], static_cast<mode_t>(std::strtoul(args[1], nullptr, 8))));
+}
+
+int Stat(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  struct stat st;
+  if (lstat(args[0], &st) < 0) return Report(-1);
+  const char* type = S_ISREG(st.st_mode)    ? "file"
+                     : S_ISDIR(st.st_mode)  ? "dir"
+                     : S_ISLNK(st.st_mode)  ? "symlink"
+                     : S_ISCHR(st.st_mode)  ? "char"
+                     : S_ISBLK(st.st_mode)  ? "block"
+                     : S_ISFIFO(st.st_mode) ? "fifo"
+                                            : "socket";
+  std::printf("%s\n", type);
+  return 0;
+}
+
+int ListDir(const char* dir) {
+  DIR* d = opendir(dir);
+  if (d == nullptr) return Report(-1);
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) std::printf("%s\n", n.c_str());
+  return 0;
+}
+int Ls(Args args) {
+  if (args.size() != 1) return Usage("expected <dir>");
+  return ListDir(args[0]);
+}
+int ChdirLs(Args args) {
+  if (args.size() != 1) return Usage("expected <dir>");
+  if (chdir(args[0]) < 0) return Report(-1);
+  return ListDir(".");
+}
+
+int Pids(Args) {
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return Report(-1);
+  std::vector<long> pids;
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0') pids.push_back(pid);
+  }
+  closedir(d);
+  std::sort(pids.begin(), pids.end());
+  for (long p : pids) std::printf("%ld\n", p);
+  return 0;
+}
+
+int KillPid(Args args) {
+  if (args.size() != 2) return Usage("expected <pid> <signal>");
+  return Report(kill(static_cast<pid_t>(std::atol(args[0])), std::atoi(args[1])));
+}
+
+int DenyUsernsExec(Args args) {
+  if (args.empty()) return Usage("expected <program> [args]");
+#if defined(__x86_64__)
+  constexpr unsigned kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr unsigned kArch = AUDIT_ARCH_AARCH64;
+#endif
+  sock_filter prog[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog fprog{static_cast<unsigned short>(sizeof prog / sizeof prog[0]), prog};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Report(-1);
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) return Report(-1);
+  execv(args[0], args.data());
+  return Report(-1);
+}
+
 // --- The table ---------------------------------------------------------------------------------
 
 struct Command {
@@ -703,6 +874,23 @@ constexpr Command kCommands[] = {
     {"sleep", Sleep, "<seconds>"},
     {"env", Env, "<NAME>"},
     {"uid", Uid, ""},
+    {"read", Read, "<path>"},
+    {"write", Write, "<path> [text]"},
+    {"create", Create, "<path> [text]"},
+    {"append", Append, "<path> [text]"},
+    {"mkdir", Mkdir, "<path>"},
+    {"rmdir", Rmdir, "<path>"},
+    {"unlink", Unlink, "<path>"},
+    {"rename", Rename, "<from> <to>"},
+    {"link", Link, "<from> <to>"},
+    {"symlink", MakeSymlink, "<target> <path>"},
+    {"chmod", Chmod, "<path> <octal>"},
+    {"stat", Stat, "<path>"},
+    {"ls", Ls, "<dir>"},
+    {"chdir-ls", ChdirLs, "<dir>"},
+    {"pids", Pids, ""},
+    {"kill", KillPid, "<pid> <signal>"},
+    {"deny-userns-exec", DenyUsernsExec, "<program> [args]"},
     {"help", Help, ""},
 };
 

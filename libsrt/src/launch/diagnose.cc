@@ -15,7 +15,7 @@ std::string Trim(std::string_view s) {
 }
 
 bool LooksLikeUsernsRefusal(std::string_view err) {
-  return Has(err, "No permissions to creating new namespace") ||
+  return Has(err, "No permissions to creat") ||  // "creating" upstream, "create" in Debian
          Has(err, "Creating new namespace failed") || Has(err, "setting up uid map") ||
          Has(err, "uid map") || Has(err, "loopback: Failed RTM_NEWADDR") ||
          Has(err, "Failed to make / slave") || Has(err, "unshare user ns") ||

@@ -1,0 +1,180 @@
+// Filesystem isolation through the real srt: exact errno for every rule.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "srt_fixture.h"
+
+namespace srt::it {
+namespace {
+
+using FilesystemTest = SrtTest;
+
+const char* kWriteCwd = R"({"filesystem": {"allowWrite": ["."]}})";
+
+// The scratch tree's parent: outside every write root, owned by the run identity.
+std::string Outside(Runner& r, const std::string& name) { return r.root() + "/../" + name; }
+
+TEST_P(FilesystemTest, WritesOnlyInsideWriteRoots) {
+  std::ofstream(Outside(run(), "outside.txt")) << "x";
+  chown(Outside(run(), "outside.txt").c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", "new.txt", "hello"}), 0) << last_.err;
+  EXPECT_EQ(run().ReadFile("new.txt"), "hello");
+  EXPECT_EQ(Errno(kWriteCwd, {"write", Outside(run(), "outside.txt")}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", Outside(run(), "new.txt")}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", run().home() + "/x"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"read", Outside(run(), "outside.txt")}), 0);
+  // Nothing is writable by default.
+  EXPECT_EQ(Errno("{}", {"create", "other.txt"}), EROFS);
+}
+
+TEST_P(FilesystemTest, DenyReadHidesDirectoriesAndFiles) {
+  run().WriteFile("../home/.ssh/id_ed25519", "KEY");
+  run().WriteFile("../home/secret.txt", "SECRET");
+  const char* s = R"({"filesystem": {"denyRead": ["~/.ssh", "~/secret.txt"]}})";
+  RunResult ls = run().Srt(s, Probe({"ls", run().home() + "/.ssh"}));
+  EXPECT_EQ(ls.exit_code, 0);
+  EXPECT_EQ(ls.out, "");
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/.ssh/id_ed25519"}), ENOENT);
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/secret.txt"}), EACCES);
+  RunResult st = run().Srt(s, Probe({"stat", run().home() + "/secret.txt"}));
+  EXPECT_EQ(st.out, "char\n");
+}
+
+TEST_P(FilesystemTest, AllowReadReopensAndADeeperDenyStillWins) {
+  run().WriteFile("../home/.config/tool/conf", "CONF");
+  run().WriteFile("../home/.config/tool/token", "TOKEN");
+  run().WriteFile("../home/other", "OTHER");
+  const char* s = R"({"filesystem": {"denyRead": ["~", "~/.config/tool/token"],
+                                     "allowRead": ["~/.config/tool"]}})";
+  RunResult r = run().Srt(s, Probe({"read", run().home() + "/.config/tool/conf"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "CONF");
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/other"}), ENOENT);
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/.config/tool/token"}), EACCES);
+}
+
+TEST_P(FilesystemTest, DenyWriteInsideAWriteRoot) {
+  run().WriteFile("locked.txt", "L");
+  const char* s = R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["locked.txt", "out/gen"]}})";
+  EXPECT_EQ(Errno(s, {"write", "locked.txt"}), EROFS);
+  EXPECT_EQ(Errno(s, {"unlink", "locked.txt"}), EBUSY);
+  // A missing denied path is blocked at its first missing component, and cleaned up after.
+  EXPECT_EQ(Errno(s, {"mkdir", "out/gen"}), EROFS);
+  EXPECT_EQ(Errno(s, {"create", "out/gen"}), EROFS);
+  EXPECT_FALSE(run().Exists("out"));
+  EXPECT_EQ(run().ReadFile("locked.txt"), "L");
+}
+
+TEST_P(FilesystemTest, MandatoryDeniesExistingFiles) {
+  run().WriteFile(".bashrc", "B");
+  run().WriteFile(".git/config", "[core]\n");
+  run().MakeDir(".git/hooks");
+  run().WriteFile("sub/.vscode/settings.json", "{}");
+  EXPECT_EQ(Errno(kWriteCwd, {"write", ".bashrc"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"unlink", ".bashrc"}), EBUSY);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", ".git/hooks/pre-commit"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"write", ".git/config"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"rename", ".git", "git2"}), EBUSY);
+  EXPECT_EQ(Errno(kWriteCwd, {"write", "sub/.vscode/settings.json"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"rename", "sub", "sub2"}), EBUSY);
+  // Other files in the repository stay writable.
+  EXPECT_EQ(Errno(kWriteCwd, {"create", ".git/FETCH_HEAD"}), 0);
+  const char* git_config_ok = R"({"filesystem": {"allowWrite": ["."], "allowGitConfig": true}})";
+  EXPECT_EQ(Errno(git_config_ok, {"write", ".git/config"}), 0);
+  EXPECT_EQ(Errno(git_config_ok, {"create", ".git/hooks/post-checkout"}), EROFS);
+}
+
+TEST_P(FilesystemTest, MandatoryDeniesBlockMissingFilesWithoutLeavingPlaceholders) {
+  struct stat before;
+  ASSERT_EQ(stat(run().root().c_str(), &before), 0);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", ".mcp.json"}), EEXIST);
+  EXPECT_EQ(Errno(kWriteCwd, {"append", ".bashrc"}), EISDIR);
+  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".vscode/x"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".claude/commands"}), EROFS);
+  for (const char* name : {".mcp.json", ".bashrc", ".vscode", ".claude", ".gitmodules", ".idea"}) {
+    EXPECT_FALSE(run().Exists(name)) << name << " was left on the host";
+  }
+}
+
+TEST_P(FilesystemTest, MandatoryDeniesApplyUnderEveryWriteRoot) {
+  run().MakeDir("../second");
+  chown((run().root() + "/../second").c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  std::string s = R"({"filesystem": {"allowWrite": [".", "../second"]}})";
+  EXPECT_EQ(Errno(s, {"create", "../second/.mcp.json"}), EEXIST);
+  EXPECT_EQ(Errno(s, {"create", "../second/ok.txt"}), 0);
+  EXPECT_FALSE(run().Exists("../second/.mcp.json"));
+}
+
+TEST_P(FilesystemTest, SymlinksCannotCarryWritesOutOrReplaceProtectedFiles) {
+  std::ofstream(Outside(run(), "target.txt")) << "T";
+  chown(Outside(run(), "target.txt").c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  run().MakeSymlink(Outside(run(), "target.txt"), "escape");
+  EXPECT_EQ(Errno(kWriteCwd, {"write", "escape"}), EROFS);
+  // A symlinked dotfile: the link cannot be swapped and its target cannot be written through it.
+  run().WriteFile("dotfiles/bashrc", "REAL");
+  run().MakeSymlink("dotfiles/bashrc", ".bashrc");
+  EXPECT_EQ(Errno(kWriteCwd, {"write", ".bashrc"}), EROFS);
+  EXPECT_EQ(Errno(kWriteCwd, {"unlink", ".bashrc"}), EBUSY);
+  RunResult r = run().Srt(kWriteCwd, Probe({"read", ".bashrc"}));
+  EXPECT_EQ(r.out, "REAL");
+}
+
+TEST_P(FilesystemTest, AWriteRootThroughAPlantedSymlinkIsRefused) {
+  run().MakeSymlink(run().home(), "out");
+  RunResult r = run().Srt(R"({"filesystem": {"allowWrite": [".", "out"]}})", Probe({"exit", "0"}));
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("could have been planted by a sandboxed command"), std::string::npos)
+      << r.err;
+}
+
+TEST_P(FilesystemTest, DenyReadGlobsAreExpandedAtLaunch) {
+  run().WriteFile(".env", "E1");
+  run().WriteFile("sub/deeper/.env", "E2");
+  run().WriteFile("sub/ok.txt", "OK");
+  const char* s = R"({"filesystem": {"denyRead": ["**/.env"]}})";
+  EXPECT_EQ(Errno(s, {"read", ".env"}), EACCES);
+  EXPECT_EQ(Errno(s, {"read", "sub/deeper/.env"}), EACCES);
+  EXPECT_EQ(Errno(s, {"read", "sub/ok.txt"}), 0);
+  RunResult bad = run().Srt(R"({"filesystem": {"denyRead": ["{a,b}/x"]}})", Probe({"exit", "0"}));
+  EXPECT_EQ(bad.exit_code, 125);
+  EXPECT_NE(bad.err.find("brace expansion"), std::string::npos) << bad.err;
+}
+
+TEST_P(FilesystemTest, PrivateTmpIsTheWritableTmpdir) {
+  std::string marker = "/tmp/srt-it-host-" + std::to_string(getpid());
+  std::ofstream(marker) << "host";
+  EXPECT_EQ(Errno("{}", {"read", marker}), ENOENT);
+  EXPECT_EQ(Errno("{}", {"create", "/tmp/inside"}), 0);
+  EXPECT_NE(access("/tmp/inside", F_OK), 0) << "the sandbox's /tmp leaked to the host";
+  RunResult r = run().Srt("{}", Probe({"env", "TMPDIR"}));
+  EXPECT_EQ(r.out, "/tmp\n");
+  unlink(marker.c_str());
+}
+
+TEST_P(FilesystemTest, AWorkingDirectoryUnderTmpStaysVisible) {
+  std::string dir = "/tmp/srt-it-cwd-" + std::to_string(getpid()) + (root() ? "r" : "u");
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/f.txt") << "F";
+  chown(dir.c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  RunResult r = run().Srt("{}", Probe({"read", "f.txt"}), dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "F");
+  EXPECT_EQ(Errno("{}", {"create", "g.txt"}, dir), EROFS);
+  std::string s = R"({"filesystem": {"allowWrite": ["."]}})";
+  EXPECT_EQ(Errno(s, {"create", "g.txt"}, dir), 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_P(FilesystemTest, FilesystemDisabledIsTheHostFilesystem) {
+  EXPECT_EQ(Errno(R"({"filesystem": {"disabled": true}})", {"create", "free.txt"}), 0);
+}
+
+SRT_INSTANTIATE(FilesystemTest);
+
+}  // namespace
+}  // namespace srt::it

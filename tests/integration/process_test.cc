@@ -1,0 +1,260 @@
+// Process model through the real srt: exit status, signals, SIGKILL, descriptors, /proc,
+// environment, and what srt says when it cannot build a sandbox.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "srt_fixture.h"
+
+namespace srt::it {
+namespace {
+
+using ProcessTest = SrtTest;
+
+const char* kWriteCwd = R"({"filesystem": {"allowWrite": ["."]}})";
+
+TEST_P(ProcessTest, ExitStatusPassesThrough) {
+  EXPECT_EQ(run().Srt("{}", Probe({"exit", "0"})).exit_code, 0);
+  EXPECT_EQ(run().Srt("{}", Probe({"exit", "7"})).exit_code, 7);
+  EXPECT_EQ(run().Srt("{}", Probe({"exit", "255"})).exit_code, 255);
+  EXPECT_EQ(run().Srt("{}", Probe({"kill-self", "TERM"})).exit_code, 128 + SIGTERM);
+  EXPECT_EQ(run().Srt("{}", Probe({"kill-self", "SEGV"})).exit_code, 128 + SIGSEGV);
+  EXPECT_EQ(run().Srt("{}", Probe({"kill-self", "KILL"})).exit_code, 128 + SIGKILL);
+}
+
+TEST_P(ProcessTest, CommandForms) {
+  RunResult one = run().Srt("{}", {"echo hello | tr a-z A-Z"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "HELLO\n");
+  RunResult exact = run().Srt("{}", {"echo", "a  b", "$HOME"});
+  EXPECT_EQ(exact.out, "a  b $HOME\n");
+  RunResult dash_c = run().Srt("{}", {"-c", "echo $0-$1", "zero", "one"});
+  EXPECT_EQ(dash_c.out, "zero-one\n");
+}
+
+TEST_P(ProcessTest, MissingAndUnexecutableCommands) {
+  RunResult missing = run().Srt("{}", {"no-such-command-srt", "x"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
+  run().WriteFile("script.sh", "#!/bin/sh\necho hi\n");
+  RunResult noexec = run().Srt("{}", {run().Path("script.sh"), "x"});
+  EXPECT_EQ(noexec.exit_code, 126);
+  EXPECT_NE(noexec.err.find("Permission denied"), std::string::npos) << noexec.err;
+}
+
+// srt relays SIGINT, SIGTERM and SIGHUP to the command and exits 128+N.
+void ExpectRelayed(SrtTest& t, Runner& r, int sig) {
+  std::string got = "got-" + std::to_string(sig);
+  std::string started = "started-" + std::to_string(sig);
+  std::string script = "trap 'echo relayed > " + got + "; exit 0' " + std::to_string(sig) +
+                       "; : > " + started + "; while :; do sleep 0.05; done";
+  pid_t pid = r.Start(kWriteCwd, {"sh", "-c", script});
+  ASSERT_TRUE(Eventually([&] { return r.Exists(started); })) << "the command never started";
+  kill(pid, sig);
+  RunResult res = r.Finish(pid);
+  EXPECT_EQ(res.exit_code, 128 + sig) << res.err;
+  EXPECT_EQ(r.ReadFile(got), "relayed\n");
+  (void)t;
+}
+
+TEST_P(ProcessTest, SignalsAreRelayedAndSrtExits128PlusN) {
+  ExpectRelayed(*this, run(), SIGTERM);
+  ExpectRelayed(*this, run(), SIGINT);
+  ExpectRelayed(*this, run(), SIGHUP);
+}
+
+TEST_P(ProcessTest, SigtermKillsACommandThatDoesNotHandleIt) {
+  pid_t pid = run().Start(kWriteCwd, {"sh", "-c", ": > started; exec sleep 600"});
+  ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }));
+  kill(pid, SIGTERM);
+  EXPECT_EQ(run().Finish(pid, std::chrono::seconds(10)).exit_code, 128 + SIGTERM);
+}
+
+TEST_P(ProcessTest, SigkillOfSrtTakesTheSandboxDownAndLeavesNothing) {
+  // The marker is in the name of the sleeping program and nowhere in srt's own command line.
+  std::string marker = "sleeper-" + std::to_string(getpid()) + (root() ? "r" : "u");
+  run().MakeSymlink("/bin/sleep", marker);
+  // A background child too: everything in the sandbox must go.
+  run().WriteFile("run.sh", "./" + marker + " 600 & : > started; ./" + marker + " 600\n");
+  pid_t pid = run().Start(kWriteCwd, {"sh", "run.sh"});
+  ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }));
+  ASSERT_TRUE(Eventually([&] { return ProcessesMatching(marker + " 600").size() == 2; }));
+  // While it runs, the placeholders exist on the host (that is how creation is blocked)...
+  EXPECT_TRUE(run().Exists(".mcp.json"));
+  // srt's own children: bwrap and srt-agent.
+  std::vector<pid_t> helpers;
+  {
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                           "/children");
+    pid_t c;
+    while (children >> c) helpers.push_back(c);
+  }
+  EXPECT_EQ(helpers.size(), 2u) << "expected bwrap and srt-agent under srt";
+  kill(pid, SIGKILL);
+  run().Finish(pid);
+  EXPECT_TRUE(Eventually([&] { return ProcessesMatching(marker + " 600").empty(); }))
+      << "sandboxed processes outlived srt";
+  // ...and are gone once the sandbox is, although srt itself was killed.
+  EXPECT_TRUE(Eventually([&] { return !run().Exists(".mcp.json") && !run().Exists(".vscode"); }))
+      << "placeholders were left on the host";
+  for (pid_t helper : helpers) {
+    EXPECT_TRUE(Eventually([&] { return kill(helper, 0) != 0 && errno == ESRCH; }))
+        << "srt's helper " << helper << " outlived the sandbox";
+  }
+}
+
+TEST_P(ProcessTest, BackgroundProcessesEndWithTheCommand) {
+  std::string marker = "bg-sleeper-" + std::to_string(getpid()) + (root() ? "r" : "u");
+  run().MakeSymlink("/bin/sleep", marker);
+  run().WriteFile("bg.sh", "./" + marker + " 600 & exit 3\n");
+  RunResult r = run().Srt("{}", {"sh", "bg.sh"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(ProcessesMatching(marker + " 600").empty());
+}
+
+TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
+  RunResult plain = run().Srt("{}", Probe({"fds"}));
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.out, "0 1 2\n");
+  std::string settings = run().SettingsFile("{}");
+  std::string srt = SrtBinary();
+  std::string cmd = "exec 5</dev/null 6</dev/null; exec " + srt + " --pass-fd 5 -s " + settings +
+                    " " + ProbeBinary() + " fds";
+  RunResult passed = run().SrtRaw({"-c", "true"});  // warm: the runner works with SrtRaw too
+  (void)passed;
+  // Run the shell outside the sandbox: it opens 5 and 6, srt passes only 5.
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    dup2(out[1], 1);
+    if (!root()) {
+      execlp("setpriv", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c",
+             cmd.c_str(), nullptr);
+    }
+    execlp("sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[256] = {};
+  ssize_t n = read(out[0], buf, sizeof buf - 1);
+  close(out[0]);
+  int st = 0;
+  waitpid(child, &st, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf), "0 1 2 5\n");
+}
+
+TEST_P(ProcessTest, TheHelperIsInvisibleAndTheCommandHasNoPrivileges) {
+  RunResult pids = run().Srt("{}", Probe({"pids"}));
+  EXPECT_EQ(pids.exit_code, 0);
+  EXPECT_EQ(pids.out.rfind("1\n", 0), std::string::npos) << "PID 1 is visible: " << pids.out;
+  EXPECT_EQ(run().Srt("{}", Probe({"read", "/proc/1/cmdline"})).exit_code, ENOENT);
+  EXPECT_EQ(run().Srt("{}", Probe({"read", "/proc/1/environ"})).exit_code, ENOENT);
+  RunResult uid = run().Srt("{}", Probe({"uid"}));
+  EXPECT_NE(uid.out.find("CapEff:\t0000000000000000"), std::string::npos) << uid.out;
+  EXPECT_NE(uid.out.find("CapBnd:\t0000000000000000"), std::string::npos) << uid.out;
+  EXPECT_NE(uid.out.find("NoNewPrivs:\t1"), std::string::npos) << uid.out;
+  EXPECT_NE(uid.out.find("Seccomp:\t2"), std::string::npos) << uid.out;
+  EXPECT_NE(uid.out.find(root() ? "uid=0 " : "uid=65534 "), std::string::npos) << uid.out;
+}
+
+TEST_P(ProcessTest, NamespacesAreUnshared) {
+  // Its own hostname namespace: setting it is refused (no capabilities), and its network has
+  // only a loopback interface.
+  RunResult net = run().Srt("{}", {"sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1"});
+  EXPECT_EQ(net.exit_code, 0);
+  EXPECT_EQ(net.out, "    lo\n");
+  std::string host_ipc, inside_ipc;
+  char buf[128] = {};
+  ssize_t n = readlink("/proc/self/ns/ipc", buf, sizeof buf - 1);
+  ASSERT_GT(n, 0);
+  host_ipc = buf;
+  RunResult ipc = run().Srt("{}", {"readlink", "/proc/self/ns/ipc"});
+  EXPECT_NE(ipc.out, host_ipc + "\n");
+  RunResult uts = run().Srt("{}", {"readlink", "/proc/self/ns/uts"});
+  n = readlink("/proc/self/ns/uts", buf, sizeof buf - 1);
+  buf[n] = 0;
+  EXPECT_NE(uts.out, std::string(buf) + "\n");
+}
+
+TEST_P(ProcessTest, Environment) {
+  EXPECT_EQ(run().Srt("{}", Probe({"env", "SANDBOX_RUNTIME"})).out, "1\n");
+  EXPECT_EQ(run().Srt("{}", Probe({"env", "TMPDIR"})).out, "/tmp\n");
+  EXPECT_EQ(run().Srt("{}", Probe({"env", "HOME"})).out, run().home() + "\n");
+}
+
+TEST_P(ProcessTest, MissingBwrapIsAnErrorAndNothingRuns) {
+  RunResult r = run().Srt(R"({"bwrapPath": "/nonexistent/bwrap"})", Probe({"create", "ran"}));
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("/nonexistent/bwrap"), std::string::npos) << r.err;
+  EXPECT_FALSE(run().Exists("ran"));
+}
+
+TEST_P(ProcessTest, RefusedUserNamespacesAreExplainedAndNothingRuns) {
+  // A bwrap that cannot create user namespaces, as on a host that forbids them.
+  std::string wrapper = run().root() + "/../bwrap-no-userns";
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << ProbeBinary() << " deny-userns-exec "
+                         << "/usr/bin/bwrap \"$@\"\n";
+  chmod(wrapper.c_str(), 0755);
+  std::string settings = R"({"bwrapPath": ")" + wrapper +
+                         R"(", "filesystem": {"allowWrite": ["."]}})";
+  RunResult r = run().Srt(settings, Probe({"create", "ran"}));
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("refuses the user namespace the sandbox needs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("srt does not run commands unsandboxed"), std::string::npos) << r.err;
+  EXPECT_FALSE(run().Exists("ran"));
+  EXPECT_FALSE(run().Exists(".mcp.json")) << "placeholders were left behind";
+}
+
+TEST_P(ProcessTest, SettingsAndUsageErrors) {
+  RunResult missing = run().SrtRaw({"-s", "/nonexistent/s.json", "true", "x"});
+  EXPECT_EQ(missing.exit_code, 125);
+  EXPECT_EQ(missing.err, "srt: /nonexistent/s.json: does not exist\n");
+  std::string bad = run().SettingsFile("{\n  \"filesystem\": {\"allowWrite\": [\".\"]\n");
+  RunResult syntax = run().SrtRaw({"-s", bad, "true", "x"});
+  EXPECT_EQ(syntax.exit_code, 125);
+  EXPECT_NE(syntax.err.find(bad + ":3:"), std::string::npos) << syntax.err;
+  std::string schema = run().SettingsFile(R"({"mandatoryDenySearchDepth": 11})");
+  RunResult range = run().SrtRaw({"-s", schema, "true", "x"});
+  EXPECT_EQ(range.err, "srt: " + schema + ": /mandatoryDenySearchDepth: 11 is out of range (1..10)\n");
+  RunResult none = run().SrtRaw({"-d"});
+  EXPECT_EQ(none.exit_code, 125);
+  EXPECT_NE(none.err.find("no command given"), std::string::npos);
+  std::string warn = run().SettingsFile(R"({"filesystem": {"allowWrites": ["."]}})");
+  RunResult unknown = run().SrtRaw({"-s", warn, "true", "x"});
+  EXPECT_EQ(unknown.exit_code, 0);
+  EXPECT_EQ(unknown.err, "srt: warning: " + warn + ": /filesystem/allowWrites: unknown key, ignoring\n");
+}
+
+TEST_P(ProcessTest, DefaultSettingsFile) {
+  // No ~/.srt-settings.json: the built-in defaults (nothing writable).
+  EXPECT_EQ(run().SrtRaw({ProbeBinary(), "create", "x"}).exit_code, EROFS);
+  std::ofstream(run().home() + "/.srt-settings.json") << kWriteCwd;
+  chown((run().home() + "/.srt-settings.json").c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  EXPECT_EQ(run().SrtRaw({ProbeBinary(), "create", "x"}).exit_code, 0);
+  std::ofstream(run().home() + "/.srt-settings.json") << "";
+  RunResult empty = run().SrtRaw({ProbeBinary(), "create", "y"});
+  EXPECT_EQ(empty.exit_code, 125);
+  EXPECT_NE(empty.err.find("is empty"), std::string::npos);
+}
+
+TEST_P(ProcessTest, VersionAndHelp) {
+  RunResult v = run().SrtRaw({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out.rfind("srt ", 0), 0u);
+  RunResult h = run().SrtRaw({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("Usage: srt"), std::string::npos);
+}
+
+SRT_INSTANTIATE(ProcessTest);
+
+}  // namespace
+}  // namespace srt::it

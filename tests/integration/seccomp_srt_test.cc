@@ -1,0 +1,64 @@
+// The seccomp filter as srt applies it (the filter itself is covered rule by rule in
+// seccomp_test.cc; this checks that srt really loads it, with the right options).
+#include <cerrno>
+
+#include <gtest/gtest.h>
+
+#include "srt_fixture.h"
+
+namespace srt::it {
+namespace {
+
+using SeccompThroughSrtTest = SrtTest;
+
+TEST_P(SeccompThroughSrtTest, DefaultRules) {
+  EXPECT_EQ(Errno("{}", {"socket", "unix"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socket", "vsock"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socket", "inet"}), 0);
+  EXPECT_EQ(Errno("{}", {"socketpair", "unix", "stream"}), 0);
+  EXPECT_EQ(Errno("{}", {"socketpair", "unix", "dgram"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socketpair", "unix", "seqpacket"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socketcall-i386", "socket", "unix"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socket-i386", "unix"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socket-x32", "unix"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"socket-hi32", "unix"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"io_uring_setup"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"unshare", "user", "real"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"unshare", "net", "real"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"clone3"}), ENOSYS);
+  EXPECT_EQ(Errno("{}", {"clone-plain"}), 0);
+  EXPECT_EQ(Errno("{}", {"setns"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"mount"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"open_tree"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"ioctl-tiocsti"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"ioctl-tioclinux"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"keyctl"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"bpf"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"perf_event_open"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"userfaultfd"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"ptrace"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"process_vm_readv"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"personality", "0x40000"}), EPERM);
+  EXPECT_EQ(Errno("{}", {"personality", "0xffffffff"}), 0);
+}
+
+TEST_P(SeccompThroughSrtTest, AllowAllUnixSocketsLiftsOnlyTheUnixRule) {
+  const char* s = R"({"network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true}})";
+  EXPECT_EQ(Errno(s, {"socket", "unix"}), 0);
+  EXPECT_EQ(Errno(s, {"socketpair", "unix", "dgram"}), 0);
+  EXPECT_EQ(Errno(s, {"socket", "vsock"}), EPERM);
+  EXPECT_EQ(Errno(s, {"io_uring_setup"}), EPERM);
+}
+
+TEST_P(SeccompThroughSrtTest, AllowNestedUserNamespaces) {
+  const char* s = R"({"allowNestedUserNamespaces": true})";
+  EXPECT_EQ(Errno(s, {"unshare", "user", "real"}), 0) << last_.err;
+  EXPECT_EQ(Errno(s, {"socket", "unix"}), EPERM);
+  // Without it the kernel also refuses (bwrap --disable-userns), not just the filter.
+  EXPECT_EQ(Errno("{}", {"unshare", "user", "real"}), EPERM);
+}
+
+SRT_INSTANTIATE(SeccompThroughSrtTest);
+
+}  // namespace
+}  // namespace srt::it

@@ -1,0 +1,285 @@
+// Integration-test runner for the `srt` binary.
+#include "srt_runner.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace srt::it {
+
+namespace {
+
+void RemoveTree(const std::string& path) {
+  std::string cmd = "rm -rf '" + path + "'";
+  if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "could not remove " << path;
+}
+
+std::string Slurp(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+const char* SrtBinary() { return SRT_BINARY; }
+const char* ProbeBinary() { return SRT_PROBE; }
+
+bool SandboxingWorks() {
+  static int works = -1;
+  if (works < 0) {
+    works = std::system("bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc "
+                        "true >/dev/null 2>&1") == 0;
+  }
+  return works == 1;
+}
+
+Runner::Runner(Identity who) : who_(who) {
+  if (who == Identity::kUnprivileged) {
+    const passwd* pw = getpwnam("nobody");
+    if (!pw) throw std::runtime_error("no user 'nobody' on this host");
+    uid_ = pw->pw_uid;
+    gid_ = pw->pw_gid;
+  }
+  // Not under /tmp: srt gives sandboxes a private /tmp, and the scratch trees should exercise
+  // the ordinary case (a project directory elsewhere) unless a test asks for /tmp.
+  std::string base = "/var/tmp/srt-it-XXXXXX";
+  if (!mkdtemp(base.data())) throw std::runtime_error("mkdtemp failed");
+  chmod(base.c_str(), 0755);
+  root_ = base + "/w";
+  home_ = base + "/home";
+  mkdir(root_.c_str(), 0755);
+  mkdir(home_.c_str(), 0755);
+  Chown(base);
+  Chown(root_);
+  Chown(home_);
+}
+
+Runner::~Runner() {
+  for (auto& [pid, pipes] : running_) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    close(pipes.first);
+    close(pipes.second);
+  }
+  RemoveTree(std::string(root_.substr(0, root_.rfind('/'))));
+}
+
+void Runner::Chown(const std::string& path) const {
+  if (who_ == Identity::kUnprivileged && lchown(path.c_str(), uid_, gid_) != 0) {
+    ADD_FAILURE() << "chown " << path << ": " << std::strerror(errno);
+  }
+}
+
+void Runner::MakeDir(const std::string& rel) const {
+  std::string p = root_;
+  std::stringstream parts(rel);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    p += "/" + part;
+    mkdir(p.c_str(), 0755);
+    Chown(p);
+  }
+}
+
+void Runner::WriteFile(const std::string& rel, const std::string& content) const {
+  size_t slash = rel.rfind('/');
+  if (slash != std::string::npos) MakeDir(rel.substr(0, slash));
+  std::ofstream(Path(rel)) << content;
+  Chown(Path(rel));
+}
+
+void Runner::MakeSymlink(const std::string& target, const std::string& rel) const {
+  size_t slash = rel.rfind('/');
+  if (slash != std::string::npos) MakeDir(rel.substr(0, slash));
+  if (symlink(target.c_str(), Path(rel).c_str()) != 0) ADD_FAILURE() << "symlink " << rel;
+  Chown(Path(rel));
+}
+
+bool Runner::Exists(const std::string& rel) const {
+  struct stat st;
+  return lstat(Path(rel).c_str(), &st) == 0;
+}
+
+std::string Runner::ReadFile(const std::string& rel) const {
+  std::ifstream in(Path(rel));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Runner::SettingsFile(const std::string& settings) const {
+  std::string dir = root_.substr(0, root_.rfind('/'));
+  std::string file = dir + "/settings-" + std::to_string(settings_counter_++) + ".json";
+  std::ofstream(file) << settings;
+  Chown(file);
+  return file;
+}
+
+std::vector<std::string> Runner::Wrap(const std::vector<std::string>& argv) const {
+  if (who_ == Identity::kRoot) return argv;
+  std::vector<std::string> out = {"setpriv", "--reuid=" + std::to_string(uid_),
+                                  "--regid=" + std::to_string(gid_), "--clear-groups", "--"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd,
+                    const std::vector<std::string>& extra_env, int out_fd, int err_fd) const {
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
+                                  "LANG=C.UTF-8"};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<std::string> full = Wrap(argv);
+  std::vector<char*> cargv, cenv;
+  for (auto& a : full) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  std::string dir = cwd.empty() ? root_ : (cwd[0] == '/' ? cwd : Path(cwd));
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw std::runtime_error(std::string("spawn: ") + std::strerror(rc));
+  return pid;
+}
+
+pid_t Runner::Start(const std::string& settings, const std::vector<std::string>& args,
+                    const std::string& cwd) const {
+  std::vector<std::string> argv = {SrtBinary(), "-s", SettingsFile(settings)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  pid_t pid = Spawn(argv, cwd, {}, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  running_.push_back({pid, {out[0], err[0]}});
+  return pid;
+}
+
+RunResult Runner::Finish(pid_t pid, std::chrono::milliseconds limit) const {
+  auto it = running_.begin();
+  while (it != running_.end() && it->first != pid) ++it;
+  if (it == running_.end()) throw std::runtime_error("unknown pid");
+  int out = it->second.first, err = it->second.second;
+  running_.erase(it);
+  RunResult r;
+  // Read both pipes while waiting, so a chatty command cannot block on a full pipe.
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  pollfd p[2] = {{out, POLLIN, 0}, {err, POLLIN, 0}};
+  int open_pipes = 2;
+  while (open_pipes > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(-pid, SIGKILL);
+      ADD_FAILURE() << "srt did not finish within " << limit.count() << " ms";
+      break;
+    }
+    if (poll(p, 2, static_cast<int>(left.count())) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP))) {
+        char buf[4096];
+        ssize_t n = read(p[i].fd, buf, sizeof buf);
+        if (n <= 0) {
+          p[i].fd = -1;
+          --open_pipes;
+        } else {
+          (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+        }
+      }
+    }
+  }
+  r.out += Slurp(out);
+  r.err += Slurp(err);
+  close(out);
+  close(err);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+RunResult Runner::Srt(const std::string& settings, const std::vector<std::string>& args,
+                      const std::string& cwd, std::chrono::milliseconds limit) const {
+  return Finish(Start(settings, args, cwd), limit);
+}
+
+RunResult Runner::SrtRaw(const std::vector<std::string>& args, const std::string& cwd,
+                         std::chrono::milliseconds limit,
+                         const std::vector<std::string>& extra_env) const {
+  std::vector<std::string> argv = {SrtBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  pid_t pid = Spawn(argv, cwd, extra_env, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  running_.push_back({pid, {out[0], err[0]}});
+  return Finish(pid, limit);
+}
+
+std::vector<pid_t> ProcessesMatching(const std::string& needle) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (char& c : cmdline) {
+      if (c == '\0') c = ' ';
+    }
+    if (cmdline.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(d);
+  return out;
+}
+
+bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+}  // namespace srt::it

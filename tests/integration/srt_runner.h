@@ -1,0 +1,86 @@
+// Integration-test support: runs the real `srt` binary, as root or as an unprivileged user, on
+// scratch trees, with a time limit; and checks that a run leaves nothing behind.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace srt::it {
+
+struct RunResult {
+  int exit_code = -1;  // srt's exit status; 128+N if srt itself died of signal N
+  std::string out;
+  std::string err;
+};
+
+enum class Identity { kRoot, kUnprivileged };
+
+class Runner {
+ public:
+  explicit Runner(Identity who);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // A scratch directory owned by the identity that runs srt (removed at destruction).
+  const std::string& root() const { return root_; }
+  const std::string& home() const { return home_; }
+  std::string Path(const std::string& rel) const { return root_ + "/" + rel; }
+
+  // Creates files/dirs below root(), owned by the run identity.
+  void MakeDir(const std::string& rel) const;
+  void WriteFile(const std::string& rel, const std::string& content) const;
+  void MakeSymlink(const std::string& target, const std::string& rel) const;
+  bool Exists(const std::string& rel) const;
+  std::string ReadFile(const std::string& rel) const;
+
+  // Writes `settings` (JSON text) to a file and runs `srt -s FILE <args>` in `cwd` (relative to
+  // root(); "" = root()). Kills the run after `limit` and fails the test.
+  RunResult Srt(const std::string& settings, const std::vector<std::string>& args,
+                const std::string& cwd = "",
+                std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+  // The same, with no -s (so the default settings file applies) and free-form arguments.
+  RunResult SrtRaw(const std::vector<std::string>& args, const std::string& cwd = "",
+                   std::chrono::milliseconds limit = std::chrono::seconds(30),
+                   const std::vector<std::string>& extra_env = {}) const;
+  // Starts srt in the background (own process group) and returns its pid; `Finish` collects it.
+  pid_t Start(const std::string& settings, const std::vector<std::string>& args,
+              const std::string& cwd = "") const;
+  RunResult Finish(pid_t pid, std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+
+  std::string SettingsFile(const std::string& settings) const;
+
+ private:
+  std::vector<std::string> Wrap(const std::vector<std::string>& argv) const;
+  pid_t Spawn(const std::vector<std::string>& argv, const std::string& cwd,
+              const std::vector<std::string>& extra_env, int out_fd, int err_fd) const;
+  void Chown(const std::string& path) const;
+
+  Identity who_;
+  std::string root_;
+  std::string home_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  mutable int settings_counter_ = 0;
+  mutable std::vector<std::pair<pid_t, std::pair<int, int>>> running_;  // pid -> out/err pipes
+};
+
+// Absolute paths of the binaries under test.
+const char* SrtBinary();
+const char* ProbeBinary();
+
+// True when this host can run bwrap sandboxes; otherwise tests skip, unless SRT_MUST_WORK=1.
+bool SandboxingWorks();
+
+// The pids of processes whose command line contains `needle`.
+std::vector<pid_t> ProcessesMatching(const std::string& needle);
+
+// Polls `done` until it holds or `limit` passes.
+bool Eventually(const std::function<bool()>& done,
+                std::chrono::milliseconds limit = std::chrono::seconds(5));
+
+}  // namespace srt::it
