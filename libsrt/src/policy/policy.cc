@@ -218,6 +218,15 @@ class Resolver {
         Note(d.origin + ": " + Quote(d.path) + " does not exist, nothing to hide");
         continue;
       }
+      if (d.path == "/") {
+        // Hiding the root itself would hide srt's own /dev and /proc: hide what is in it instead.
+        Result<std::vector<DirEntry>> top = fs_.List("/");
+        for (const DirEntry& e : top ? *top : std::vector<DirEntry>{}) {
+          if (e.name == "dev" || e.name == "proc") continue;
+          rules_.push_back(ReadRule{"/" + e.name, false, false, d.origin});
+        }
+        continue;
+      }
       rules_.push_back(ReadRule{d.path, false, false, d.origin});
     }
     for (const Resolved& a : allow_reads) {
@@ -253,7 +262,7 @@ class Resolver {
   }
 
   // The deepest read rule at or above `p` decides; at the same path a re-open beats a deny.
-  bool Hidden(std::string_view p, bool explicit_only) const {
+  const ReadRule* DeepestRule(std::string_view p, bool explicit_only = false) const {
     const ReadRule* best = nullptr;
     for (const ReadRule& r : rules_) {
       if ((explicit_only && r.implicit) || !path::IsWithin(p, r.path)) continue;
@@ -262,6 +271,10 @@ class Resolver {
         best = &r;
       }
     }
+    return best;
+  }
+  bool Hidden(std::string_view p, bool explicit_only) const {
+    const ReadRule* best = DeepestRule(p, explicit_only);
     return best && !best->reopen;
   }
 
@@ -295,8 +308,21 @@ class Resolver {
       bool inherited_hidden = inherited == View::kHiddenDir || inherited == View::kHiddenFile;
       bool hidden = view == View::kHiddenDir || view == View::kHiddenFile;
       if (view == inherited || (inherited_hidden && hidden)) continue;
-      mounts.push_back(MountRule{p, view, rule->reason});
-      Note(rule->reason + ": " + Quote(p) + " is " + ViewName(view));
+      const ReadRule* decider = DeepestRule(p);  // several rules may name the same path
+      const std::string& reason = decider ? decider->reason : rule->reason;
+      mounts.push_back(MountRule{p, view, reason});
+      Note(reason + ": " + Quote(p) + " is " + ViewName(view));
+    }
+    // The command starts in the working directory, so it must exist inside: visible, or itself
+    // the root of a hidden (empty) directory.
+    if (Hidden(policy_.cwd, false)) {
+      const ReadRule* hider = DeepestRule(policy_.cwd);
+      if (hider && hider->path != policy_.cwd) {
+        return MakeError(Errc::kInvalidArgument,
+                         "the working directory " + Quote(policy_.cwd) + " is hidden by " +
+                             hider->reason + "; allowRead or allowWrite it, or run srt from "
+                             "another directory");
+      }
     }
     // The sandbox's TMPDIR must exist and be writable.
     if (fs_.TypeOf("/tmp") == FileType::kDirectory) {

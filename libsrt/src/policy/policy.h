@@ -30,6 +30,10 @@ struct MountRule {
   std::string reason;  // the rule that asked for it, for --debug
   bool operator==(const MountRule&) const = default;
 };
+// For test failure messages: {path, view, reason}.
+inline std::string ToString(const MountRule& m) {
+  return "{" + m.path + ", " + ViewName(m.view) + ", " + m.reason + "}";
+}
 
 enum class ProtectKind {
   kPin,      // bind the directory onto itself so it cannot be renamed or removed (EBUSY)

@@ -7,6 +7,9 @@
 #include "fake_fs_view.h"
 
 namespace srt::policy {
+
+void PrintTo(const MountRule& m, std::ostream* os) { *os << ToString(m); }
+
 namespace {
 
 using ::testing::ElementsAre;
@@ -250,6 +253,34 @@ TEST(PolicyTest, WorkingDirectoryUnderTmpStaysVisibleUnlessTheUserHidesIt) {
   EXPECT_THAT(p.mounts, testing::Contains(M("/tmp/job", View::kHostReadOnly, "working directory")));
   Policy hidden = Resolve(WithFs({.deny_read = Paths({"/tmp/job"})}), fs, {"/home/u", "/tmp/job"});
   for (const MountRule& m : hidden.mounts) EXPECT_NE(m.reason, "working directory");
+}
+
+TEST(PolicyTest, AHiddenWorkingDirectoryIsAnErrorUnlessItIsTheHiddenDirectoryItself) {
+  FakeFsView fs = Host();
+  EXPECT_EQ(ErrorOf(WithFs({.deny_read = Paths({"/"})}), fs, {"/home/u", "/w/src"}),
+            "the working directory '/w/src' is hidden by denyRead '/'; allowRead or allowWrite "
+            "it, or run srt from another directory");
+  Policy p = Resolve(WithFs({.deny_read = Paths({"/w"})}), fs, {"/home/u", "/w"});
+  EXPECT_THAT(p.mounts, testing::Contains(M("/w", View::kHiddenDir, "denyRead '/w'")));
+}
+
+TEST(PolicyTest, DenyReadOfTheRootHidesEachTopLevelEntryButDevAndProc) {
+  FakeFsView fs = Host();
+  fs.Add("/usr/bin/sh", kFile);
+  fs.Add("/dev/null", kSpecial);
+  fs.Add("/proc/1", kDir);
+  Policy p = Resolve(WithFs({.deny_read = Paths({"/"}), .allow_read = Paths({"/usr"}),
+                             .allow_write = Paths({"."})}),
+                     fs);
+  for (const char* hidden : {"/etc", "/home", "/tmp"}) {
+    EXPECT_THAT(p.mounts, testing::Contains(M(hidden, View::kHiddenDir, "denyRead '/'"))) << hidden;
+  }
+  EXPECT_THAT(p.mounts, testing::Contains(M("/w", View::kHostWritable, "allowWrite '/w'")));
+  for (const MountRule& m : p.mounts) {
+    EXPECT_NE(m.path, "/dev");
+    EXPECT_NE(m.path, "/proc");
+    EXPECT_NE(m.path, "/usr");  // denied, then re-opened read-only: nothing to mount
+  }
 }
 
 TEST(PolicyTest, WorkingDirectoryOfTmpItselfIsThePrivateTmp) {
