@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what srt needs from Debian's archive (Debian 12 / Ubuntu 22.04+), only what is missing.
+#   scripts/deps.sh build   - to build and run srt
+#   scripts/deps.sh test    - also what the test suite needs (GoogleTest, clang for ASan+UBSan,
+#                             Node.js for the MCP test)
+set -euo pipefail
+want=(cmake ninja-build g++ pkg-config bubblewrap libseccomp-dev nlohmann-json3-dev util-linux)
+if [[ "${1:-build}" == test ]]; then
+  want+=(libgtest-dev libgmock-dev clang libclang-rt-14-dev git ca-certificates)
+  command -v node >/dev/null && command -v npm >/dev/null || want+=(nodejs npm)
+fi
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+if [[ $(id -u) -ne 0 ]]; then
+  echo "srt needs these Debian packages: ${missing[*]}" >&2
+  echo "run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
