@@ -6,25 +6,39 @@
 
 extern "C" {
 
+// The empty asm in each loop keeps the compiler from recognising the loop as memcpy/memset and
+// replacing it with a call to the very function being defined.
 void* memcpy(void* dst, const void* src, size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
-  while (n--) *d++ = *s++;
+  for (size_t i = 0; i < n; ++i) {
+    d[i] = s[i];
+    __asm__ volatile("" ::: "memory");
+  }
   return dst;
 }
 void* memmove(void* dst, const void* src, size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   if (d < s) {
-    while (n--) *d++ = *s++;
+    for (size_t i = 0; i < n; ++i) {
+      d[i] = s[i];
+      __asm__ volatile("" ::: "memory");
+    }
   } else {
-    while (n--) d[n] = s[n];
+    while (n--) {
+      d[n] = s[n];
+      __asm__ volatile("" ::: "memory");
+    }
   }
   return dst;
 }
 void* memset(void* dst, int c, size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
-  while (n--) *d++ = static_cast<unsigned char>(c);
+  for (size_t i = 0; i < n; ++i) {
+    d[i] = static_cast<unsigned char>(c);
+    __asm__ volatile("" ::: "memory");
+  }
   return dst;
 }
 int memcmp(const void* a, const void* b, size_t n) {
