@@ -30,16 +30,10 @@ namespace srt::init {
 namespace {
 
 using rt::Failed;
+using rt::kPollIn;
+using rt::PollFd;
 
-constexpr int kSeekEnd = 2;
-constexpr int kPollIn = 0x001;
 constexpr size_t kPathMax = 4096;
-
-struct PollFd {
-  int fd;
-  short events;
-  short revents;
-};
 
 struct Placeholder {
   int parent_fd;
@@ -262,13 +256,11 @@ int RunAgent(int argc, char** argv) {
   uint64_t all = ~0ULL;
   SRT_SYS(__NR_rt_sigprocmask, SIG_BLOCK, &all, 0, sizeof all);
 
-  long size = SRT_SYS(__NR_lseek, plan_fd, 0, kSeekEnd);
-  long map = Failed(size) || size <= 0 || static_cast<size_t>(size) > wire::kMaxPlanBytes
-                 ? -EINVAL
-                 : SRT_SYS(__NR_mmap, 0, size, PROT_READ, MAP_PRIVATE, plan_fd, 0);
+  size_t size = 0;
+  long map = rt::MapPlan(plan_fd, wire::kMaxPlanBytes, size);
   AgentPlan plan;
   const auto* data = reinterpret_cast<const uint8_t*>(map);
-  if (Failed(map) || !DecodeAgentPlan(data, static_cast<size_t>(size), plan)) {
+  if (Failed(map) || !DecodeAgentPlan(data, size, plan)) {
     ReportFailure(ctl, -1, wire::kStagePlan, -EINVAL, "malformed agent plan");
     return 125;
   }
@@ -280,7 +272,7 @@ int RunAgent(int argc, char** argv) {
     return 125;
   }
   plan.ops = reinterpret_cast<AgentOp*>(ops_mem);
-  DecodeAgentPlan(data, static_cast<size_t>(size), plan);
+  DecodeAgentPlan(data, size, plan);
   auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
   char* names = reinterpret_cast<char*>(placeholders + slots);
   int keep[1] = {ctl};

@@ -25,16 +25,11 @@ namespace {
 
 using rt::Failed;
 
+using rt::kPollIn;
+using rt::PollFd;
+
 constexpr int kExitSetupFailure = 125;
 constexpr size_t kMaxFilterBytes = 64 * 1024;
-constexpr int kPollIn = 0x001;
-constexpr int kSeekEnd = 2;
-
-struct PollFd {
-  int fd;
-  short events;
-  short revents;
-};
 
 alignas(8) uint8_t g_filter[kMaxFilterBytes];
 
@@ -162,19 +157,16 @@ int RunInit(int argc, char** argv, char** envp) {
     Die(-1, wire::kStagePlan, -EINVAL, "usage: srt-init init CTL-FD PLAN-FD (started by srt only)");
   }
 
-  long size = SRT_SYS(__NR_lseek, plan_fd, 0, kSeekEnd);
-  if (Failed(size) || size <= 0 || static_cast<size_t>(size) > wire::kMaxPlanBytes) {
-    Die(ctl, wire::kStagePlan, Failed(size) ? size : -EINVAL, "plan size");
-  }
-  long map = SRT_SYS(__NR_mmap, 0, size, PROT_READ, MAP_PRIVATE, plan_fd, 0);
+  size_t size = 0;
+  long map = rt::MapPlan(plan_fd, wire::kMaxPlanBytes, size);
   if (Failed(map)) Die(ctl, wire::kStagePlan, map, "map plan");
   const auto* data = reinterpret_cast<const uint8_t*>(map);
   InitPlan plan;
-  if (!DecodeInitPlan(data, static_cast<size_t>(size), plan)) {
+  if (!DecodeInitPlan(data, size, plan)) {
     Die(ctl, wire::kStagePlan, -EINVAL, "malformed plan");
   }
   plan.argv = static_cast<const char**>(MapAnonymous((plan.argc + 1) * sizeof(char*)));
-  if (!plan.argv || !DecodeInitPlan(data, static_cast<size_t>(size), plan)) {
+  if (!plan.argv || !DecodeInitPlan(data, size, plan)) {
     Die(ctl, wire::kStagePlan, -ENOMEM, "plan arguments");
   }
 

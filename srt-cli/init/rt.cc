@@ -3,6 +3,7 @@
 
 #include <linux/close_range.h>
 #include <linux/errno.h>
+#include <linux/mman.h>
 
 extern "C" {
 
@@ -159,6 +160,15 @@ const char* ErrnoName(int err, char* scratch) {
   memcpy(scratch, prefix, sizeof prefix - 1);
   FormatInt(err, scratch + sizeof prefix - 1);
   return scratch;
+}
+
+long MapPlan(int fd, size_t max_size, size_t& size) {
+  constexpr int kSeekEnd = 2;
+  long end = SRT_SYS(__NR_lseek, fd, 0, kSeekEnd);
+  if (Failed(end)) return end;
+  if (end <= 0 || static_cast<size_t>(end) > max_size) return -EINVAL;
+  size = static_cast<size_t>(end);
+  return SRT_SYS(__NR_mmap, 0, size, PROT_READ, MAP_PRIVATE, fd, 0);
 }
 
 void CloseAllExcept(int from, const int* keep, size_t n) {

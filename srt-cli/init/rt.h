@@ -79,6 +79,17 @@ size_t FormatInt(long v, char* buf);
 // errno names for diagnostics ("EACCES"), or "errno N".
 const char* ErrnoName(int err, char* scratch);
 
+inline constexpr short kPollIn = 0x001;  // POLLIN
+struct PollFd {  // struct pollfd
+  int fd;
+  short events;
+  short revents;
+};
+
+// Maps a plan memfd read-only. Returns its address and sets `size`, or -errno (EINVAL for an
+// empty plan or one above `max_size` bytes).
+long MapPlan(int fd, size_t max_size, size_t& size);
+
 // Closes every fd >= `from` except those in keep[0..n) (close_range over the gaps; falls back to
 // a bounded loop where close_range is missing).
 void CloseAllExcept(int from, const int* keep, size_t n);
