@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 preset=dev
 [[ "${1:-}" == --preset ]] && preset=${2:?--preset needs a name}
 scripts/deps.sh test
-[[ -f tests/mcp/package-lock.json ]] && npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error
+[[ -f tests/mcp/package-lock.json ]] && npm ci --prefix tests/mcp --ignore-scripts --no-audit --no-fund --loglevel=error
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
 # SRT_MUST_WORK=1: a host where sandboxes cannot be built fails the run instead of skipping.
