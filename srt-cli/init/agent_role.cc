@@ -21,6 +21,8 @@
 #include <linux/signal.h>
 #include <linux/stat.h>
 
+#include "launch/init_wire.h"
+
 #include "ipc.h"
 #include "plan.h"
 #include "rt.h"
@@ -36,10 +38,16 @@ using rt::PollFd;
 constexpr size_t kPathMax = 4096;
 
 struct Placeholder {
-  int parent_fd;
+  int parent_fd;  // O_PATH of the directory holding it
+  int lock_fd;    // the placeholder itself, holding a shared flock while our sandbox runs
   const char* name;
   uint64_t dev_major, dev_minor, ino;
 };
+
+// What a protected path turned out to be when the agent looked at it.
+enum class Found { kReal, kPlaceholder, kCannotExist };
+
+constexpr int kLockSh = 1, kLockEx = 2, kLockNb = 4;  // flock(2)
 
 long OpenNoSymlinks(const char* path, int flags) {
   open_how how{};
@@ -48,19 +56,29 @@ long OpenNoSymlinks(const char* path, int flags) {
   return SRT_SYS(__NR_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
-bool StatId(int dirfd, const char* name, Placeholder& id) {
-  struct statx st{};
-  long r = SRT_SYS(__NR_statx, dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_TYPE, &st);
-  if (Failed(r)) return false;
-  id.dev_major = st.stx_dev_major;
-  id.dev_minor = st.stx_dev_minor;
-  id.ino = st.stx_ino;
-  return true;
+// statx of `name` in `dirfd` (or of dirfd itself when name is ""), not following a symlink.
+long StatAt(int dirfd, const char* name, struct statx& st) {
+  int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
+  return SRT_SYS(__NR_statx, dirfd, name, flags, STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO,
+                 &st);
 }
 
-// Creates an empty directory at a missing protected path (its parent exists and is symlink-free).
-// Returns 1 if created (recorded in ph), 0 if the path exists after all, or -errno.
-long CreatePlaceholder(const char* path, Placeholder& ph, char* name_buf) {
+bool SameFile(const struct statx& a, const struct statx& b) {
+  return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&
+         a.stx_dev_minor == b.stx_dev_minor;
+}
+
+bool IsPlaceholder(const struct statx& st, uint32_t euid) {
+  return (st.stx_mode & S_IFMT) == S_IFDIR && (st.stx_mode & 07777) == wire::kPlaceholderMode &&
+         st.stx_uid == euid;
+}
+
+// Makes sure a protected path exists for srt-agent to mount over: a real path is used as it is;
+// a missing one gets a placeholder, or shares the placeholder another srt already put there.
+// Either way the agent then holds a shared lock on the placeholder (recorded in `ph`). A path the
+// caller may not create (EACCES, EPERM, EROFS) cannot be created by the sandboxed command either
+// and needs nothing. Returns the Found value, or -errno.
+long Prepare(const char* path, uint32_t euid, Placeholder& ph, char* name_buf) {
   size_t len = strlen(path);
   if (len >= kPathMax) return -ENAMETOOLONG;
   char parent[kPathMax];
@@ -68,41 +86,71 @@ long CreatePlaceholder(const char* path, Placeholder& ph, char* name_buf) {
   size_t slash = len;
   while (slash > 0 && parent[slash] != '/') --slash;
   const char* name = path + slash + 1;
-  if (slash == 0) {
-    parent[1] = 0;
-  } else {
-    parent[slash] = 0;
-  }
+  parent[slash == 0 ? 1 : slash] = 0;
   long dir = OpenNoSymlinks(parent, O_DIRECTORY);
   if (Failed(dir)) return dir;
-  long r = SRT_SYS(__NR_mkdirat, dir, name, 0755);
-  if (r == -EEXIST) {
-    SRT_SYS(__NR_close, dir);
-    return 0;
+  const int dirfd = static_cast<int>(dir);
+  // A few rounds: another srt may create or remove the same placeholder at the same moment.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    struct statx st{};
+    long r = StatAt(dirfd, name, st);
+    if (r == -ENOENT) {
+      r = SRT_SYS(__NR_mkdirat, dirfd, name, wire::kPlaceholderMode);
+      if (r == -EEXIST) continue;
+      if (r == -EACCES || r == -EPERM || r == -EROFS) {
+        SRT_SYS(__NR_close, dirfd);
+        return static_cast<long>(Found::kCannotExist);
+      }
+      if (Failed(r)) break;
+    } else if (Failed(r)) {
+      break;
+    } else if (!IsPlaceholder(st, euid)) {
+      SRT_SYS(__NR_close, dirfd);
+      return static_cast<long>(Found::kReal);
+    }
+    long fd = SRT_SYS(__NR_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd == -ENOENT) continue;
+    if (Failed(fd)) {
+      r = fd;
+      break;
+    }
+    while ((r = SRT_SYS(__NR_flock, fd, kLockSh)) == -EINTR) {
+    }
+    struct statx locked{}, now{};
+    // The last user of the previous placeholder may have removed it while we waited for the
+    // lock: hold only a placeholder that is still the one at this name.
+    if (!Failed(r) && !Failed(StatAt(static_cast<int>(fd), "", locked)) &&
+        !Failed(StatAt(dirfd, name, now)) && SameFile(locked, now) && IsPlaceholder(now, euid)) {
+      memcpy(name_buf, name, strlen(name) + 1);
+      ph = Placeholder{dirfd, static_cast<int>(fd), name_buf, now.stx_dev_major,
+                       now.stx_dev_minor, now.stx_ino};
+      return static_cast<long>(Found::kPlaceholder);
+    }
+    SRT_SYS(__NR_close, fd);
   }
-  if (Failed(r)) {
-    SRT_SYS(__NR_close, dir);
-    return r;
-  }
-  memcpy(name_buf, name, strlen(name) + 1);
-  ph.parent_fd = static_cast<int>(dir);
-  ph.name = name_buf;
-  if (!StatId(ph.parent_fd, name, ph)) ph.ino = 0;
-  return 1;
+  SRT_SYS(__NR_close, dirfd);
+  return -EAGAIN;
 }
 
-// Removes the placeholders the agent created, if they are still the empty directories it made.
-void RemovePlaceholders(Placeholder* phs, size_t n, int32_t& removed, int32_t& left) {
-  for (size_t i = n; i-- > 0;) {  // deepest last-created first
-    Placeholder now{};
-    if (StatId(phs[i].parent_fd, phs[i].name, now) && now.ino == phs[i].ino &&
-        now.dev_major == phs[i].dev_major && now.dev_minor == phs[i].dev_minor &&
-        !Failed(SRT_SYS(__NR_unlinkat, phs[i].parent_fd, phs[i].name, AT_REMOVEDIR))) {
-      ++removed;
-    } else {
-      ++left;
-    }
-    SRT_SYS(__NR_close, phs[i].parent_fd);
+// Lets go of the placeholders; the last user of each (the one that gets its lock exclusively)
+// removes it, provided it is still the empty directory it was.
+void ReleasePlaceholders(Placeholder* phs, size_t n, uint32_t euid, int32_t& removed,
+                         int32_t& left) {
+  for (size_t i = n; i-- > 0;) {
+    Placeholder& ph = phs[i];
+    if (SRT_SYS(__NR_flock, ph.lock_fd, kLockEx | kLockNb) == 0) {
+      struct statx now{};
+      if (!Failed(StatAt(ph.parent_fd, ph.name, now)) && now.stx_ino == ph.ino &&
+          now.stx_dev_major == ph.dev_major && now.stx_dev_minor == ph.dev_minor &&
+          IsPlaceholder(now, euid) &&
+          !Failed(SRT_SYS(__NR_unlinkat, ph.parent_fd, ph.name, AT_REMOVEDIR))) {
+        ++removed;
+      } else {
+        ++left;  // changed or filled from outside the sandbox: not ours to delete any more
+      }
+    }  // else another sandbox still uses it and will remove it
+    SRT_SYS(__NR_close, ph.lock_fd);
+    SRT_SYS(__NR_close, ph.parent_fd);
   }
 }
 
@@ -171,7 +219,7 @@ long BindOntoItself(int target, bool read_only) {
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
-int JoinAndApply(int ctl, const AgentPlan& plan, int init_pidfd) {
+int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidfd) {
   long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
@@ -224,6 +272,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, int init_pidfd) {
     SRT_SYS(__NR_close, fs);
   }
   for (size_t i = 0; i < plan.op_count; ++i) {
+    if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
     bool pin = op.kind == OpKind::kPin;
     long fd = OpenNoSymlinks(op.path, pin ? O_DIRECTORY : 0);
@@ -265,8 +314,9 @@ int RunAgent(int argc, char** argv) {
     return 125;
   }
   size_t slots = plan.op_count ? plan.op_count : 1;
-  long ops_mem = SRT_SYS(__NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256),
-                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  long ops_mem = SRT_SYS(
+      __NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256 + sizeof(bool)),
+      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (Failed(ops_mem)) {
     ReportFailure(ctl, -1, wire::kStagePlan, ops_mem, "memory for the plan");
     return 125;
@@ -275,27 +325,25 @@ int RunAgent(int argc, char** argv) {
   DecodeAgentPlan(data, size, plan);
   auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
   char* names = reinterpret_cast<char*>(placeholders + slots);
+  bool* skip = reinterpret_cast<bool*>(names + slots * 256);
   int keep[1] = {ctl};
   rt::CloseAllExcept(3, keep, 1);
+  // Placeholders must be recognisable by their mode whatever umask srt had.
+  SRT_SYS(__NR_umask, 0);
+  const auto euid = static_cast<uint32_t>(SRT_SYS(__NR_geteuid));
 
-  // Placeholders are made on the host first, while bwrap is still setting the sandbox up, by the
-  // agent itself, so that whatever happens later the agent knows exactly what it created.
-  size_t created = 0;
+  // Protected paths are prepared on the host first, while bwrap is still setting the sandbox up:
+  // placeholders created or shared, each held with a lock until the sandbox is gone.
+  size_t held = 0;
   int32_t removed = 0, left = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind != OpKind::kProtect) continue;
-    long fd = OpenNoSymlinks(plan.ops[i].path, 0);
-    if (!Failed(fd)) {
-      SRT_SYS(__NR_close, fd);
-      continue;
-    }
-    long r = fd == -ENOENT ? CreatePlaceholder(plan.ops[i].path, placeholders[created],
-                                               names + created * 256)
-                           : fd;
-    if (r == 1) ++created;
+    long r = Prepare(plan.ops[i].path, euid, placeholders[held], names + held * 256);
+    if (r == static_cast<long>(Found::kPlaceholder)) ++held;
+    skip[i] = r == static_cast<long>(Found::kCannotExist);
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStagePlaceholder, r, plan.ops[i].path);
-      RemovePlaceholders(placeholders, created, removed, left);
+      ReleasePlaceholders(placeholders, held, euid, removed, left);
       return 1;
     }
   }
@@ -307,21 +355,21 @@ int RunAgent(int argc, char** argv) {
   for (;;) {
     long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
     if (n <= 0) {
-      RemovePlaceholders(placeholders, created, removed, left);
+      ReleasePlaceholders(placeholders, held, euid, removed, left);
       return 1;
     }
     if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSandbox && init_pidfd >= 0) break;
     if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
   }
 
-  if (created == 0) {
-    // Nothing to clean up afterwards: no need to keep a host-side process.
-    if (JoinAndApply(ctl, plan, init_pidfd) != 0) return 1;
+  if (held == 0) {
+    // No placeholder to hold or clean up: no need to keep a host-side process.
+    if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
-  if (child == 0) rt::Exit(JoinAndApply(ctl, plan, init_pidfd));
+  if (child == 0) rt::Exit(JoinAndApply(ctl, plan, skip, init_pidfd));
   int status = -1;
   if (!Failed(child)) {
     while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
@@ -331,7 +379,7 @@ int RunAgent(int argc, char** argv) {
   }
   if (status != 0) {
     // The command never starts (srt does not send its go-ahead); the placeholders can go now.
-    RemovePlaceholders(placeholders, created, removed, left);
+    ReleasePlaceholders(placeholders, held, euid, removed, left);
     return 1;
   }
   SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
@@ -342,7 +390,7 @@ int RunAgent(int argc, char** argv) {
   PollFd p{init_pidfd, kPollIn, 0};
   while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
   }
-  RemovePlaceholders(placeholders, created, removed, left);
+  ReleasePlaceholders(placeholders, held, euid, removed, left);
   SendInts(ctl, wire::kMsgAgentCleaned, removed, left);
   return 0;
 }

@@ -64,8 +64,9 @@ TEST_P(FilesystemTest, DenyWriteInsideAWriteRoot) {
   EXPECT_EQ(Errno(s, {"write", "locked.txt"}), EROFS);
   EXPECT_EQ(Errno(s, {"unlink", "locked.txt"}), EBUSY);
   // A missing denied path is blocked at its first missing component, and cleaned up after.
-  EXPECT_EQ(Errno(s, {"mkdir", "out/gen"}), EROFS);
-  EXPECT_EQ(Errno(s, {"create", "out/gen"}), EROFS);
+  EXPECT_EQ(Errno(s, {"mkdir", "out/gen"}), EACCES);
+  EXPECT_EQ(Errno(s, {"create", "out/gen"}), EACCES);
+  EXPECT_EQ(Errno(s, {"create", "out"}), EEXIST);
   EXPECT_FALSE(run().Exists("out"));
   EXPECT_EQ(run().ReadFile("locked.txt"), "L");
 }
@@ -94,8 +95,9 @@ TEST_P(FilesystemTest, MandatoryDeniesBlockMissingFilesWithoutLeavingPlaceholder
   ASSERT_EQ(stat(run().root().c_str(), &before), 0);
   EXPECT_EQ(Errno(kWriteCwd, {"create", ".mcp.json"}), EEXIST);
   EXPECT_EQ(Errno(kWriteCwd, {"append", ".bashrc"}), EISDIR);
-  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".vscode/x"}), EROFS);
-  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".claude/commands"}), EROFS);
+  // Inside a placeholder (mode r--------, read-only) nothing can even be looked up.
+  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".vscode/x"}), EACCES);
+  EXPECT_EQ(Errno(kWriteCwd, {"mkdir", ".claude/commands"}), EACCES);
   for (const char* name : {".mcp.json", ".bashrc", ".vscode", ".claude", ".gitmodules", ".idea"}) {
     EXPECT_FALSE(run().Exists(name)) << name << " was left on the host";
   }
@@ -172,6 +174,60 @@ TEST_P(FilesystemTest, AWorkingDirectoryUnderTmpStaysVisible) {
 
 TEST_P(FilesystemTest, FilesystemDisabledIsTheHostFilesystem) {
   EXPECT_EQ(Errno(R"({"filesystem": {"disabled": true}})", {"create", "free.txt"}), 0);
+}
+
+// Two sandboxes sharing a write root share its placeholders: whichever ends first, the other
+// stays protected, and the last one out removes them.
+void OverlappingSandboxes(Runner& r, bool first_ends_first) {
+  const char* s = R"({"filesystem": {"allowWrite": ["."]}})";
+  // The long-lived sandbox waits for a file the test creates; the short one runs a fixed time.
+  pid_t long_lived = r.Start(s, {"sh", "-c", ": > long-started; while [ ! -e release ]; do sleep 0.02; done"});
+  ASSERT_TRUE(Eventually([&] { return r.Exists("long-started"); }));
+  pid_t second = r.Start(s, {"sh", "-c",
+                             ": > second-started; while [ ! -e go ]; do sleep 0.02; done; "
+                             "(echo evil > .bashrc) 2>/dev/null; echo $? > bashrc-rc; "
+                             "(echo evil > .mcp.json/x) 2>/dev/null; echo $? > mcp-rc"});
+  ASSERT_TRUE(Eventually([&] { return r.Exists("second-started"); }));
+  if (first_ends_first) {
+    r.WriteFile("release", "");
+    EXPECT_EQ(r.Finish(long_lived).exit_code, 0);
+    r.WriteFile("go", "");
+    EXPECT_EQ(r.Finish(second).exit_code, 0);
+  } else {
+    r.WriteFile("go", "");
+    EXPECT_EQ(r.Finish(second).exit_code, 0);
+    r.WriteFile("release", "");
+    EXPECT_EQ(r.Finish(long_lived).exit_code, 0);
+  }
+  EXPECT_NE(r.ReadFile("bashrc-rc"), "0\n") << ".bashrc was writable in the second sandbox";
+  EXPECT_NE(r.ReadFile("mcp-rc"), "0\n");
+  for (const char* name : {".bashrc", ".mcp.json", ".claude", ".vscode", ".gitmodules"}) {
+    EXPECT_FALSE(r.Exists(name)) << name << " was left on the host";
+  }
+}
+
+TEST_P(FilesystemTest, OverlappingSandboxesFirstEndsFirst) { OverlappingSandboxes(run(), true); }
+TEST_P(FilesystemTest, OverlappingSandboxesFirstEndsLast) { OverlappingSandboxes(run(), false); }
+
+TEST_P(FilesystemTest, ALeftoverPlaceholderIsAdoptedAndRemoved) {
+  // What a placeholder looks like when every srt that used it was killed: the next run shares it,
+  // keeps it blocking, and removes it.
+  run().MakeDir(".mcp.json");
+  chmod(run().Path(".mcp.json").c_str(), 0400);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", ".mcp.json/x"}), EACCES);
+  EXPECT_EQ(Errno(kWriteCwd, {"create", ".mcp.json"}), EEXIST);
+  EXPECT_FALSE(run().Exists(".mcp.json"));
+}
+
+TEST_P(FilesystemTest, AWriteRootTheCallerCannotWriteNeedsNoPlaceholders) {
+  if (root()) GTEST_SKIP() << "root can write every directory";
+  // A directory the caller may read but not write: the command cannot create anything there
+  // either, so srt runs without placeholders instead of failing.
+  std::string dir = run().root() + "/../readonly";
+  mkdir(dir.c_str(), 0755);  // owned by root
+  RunResult r = run().Srt(kWriteCwd, Probe({"create", "x"}), dir);
+  EXPECT_EQ(r.exit_code, EACCES) << r.err;
+  EXPECT_EQ(r.err.find("srt:"), std::string::npos) << r.err;
 }
 
 SRT_INSTANTIATE(FilesystemTest);

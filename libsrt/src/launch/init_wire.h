@@ -62,6 +62,14 @@ enum Stage : int32_t {
 
 inline constexpr size_t kMaxMessageBytes = 4096;
 
+// A placeholder is the empty directory srt-agent puts where a protected path does not exist, so
+// that the path cannot be created while a sandbox runs. Its mode is r-------- (no directory is
+// made like that on purpose), which is how every srt - the policy planner and every agent - tells
+// a placeholder from a real directory: sandboxes sharing a write root share its placeholders,
+// each agent holding a shared flock(2) on it while its sandbox runs, and only the last one out
+// (the one that gets the lock exclusively) removes it.
+inline constexpr unsigned kPlaceholderMode = 0400;
+
 // Bounds-checked reader over a plan; never reads past `size`.
 class PlanReader {
  public:

@@ -55,7 +55,7 @@ class Scanner {
       if (level + 1 >= options_.depth) continue;
       for (const DirEntry& e : *listed) {
         if (e.type != FileType::kDirectory || e.name == "node_modules" || e.name == ".git" ||
-            IsProtectedName(e.name)) {
+            e.name == ".claude" || IsProtectedName(e.name)) {
           continue;
         }
         queue.emplace_back(path::Join(dir, e.name), level + 1);
@@ -85,20 +85,30 @@ class Scanner {
     return "mandatory deny " + strings::Quote(what) + " under write root " + strings::Quote(root_);
   }
 
+  // A placeholder another srt left (or keeps, for a sandbox still running) stands for a missing
+  // path: this run shares it rather than treating it as a real directory.
+  FileType Effective(const std::string& p, FileType type) const {
+    return type == FileType::kDirectory && fs_.IsPlaceholder(p) ? FileType::kMissing : type;
+  }
+
   void CheckName(const std::string& dir, std::string_view name, FileType type, bool at_root) {
+    std::string p = path::Join(dir, name);
+    type = Effective(p, type);
     if (type != FileType::kMissing) {
-      Add(path::Join(dir, name), true, type == FileType::kSymlink, Reason(name));
-    } else if (at_root) {
-      Add(path::Join(dir, name), false, false, Reason(name));
+      Add(std::move(p), true, type == FileType::kSymlink, Reason(name));
+    } else if (at_root || fs_.IsPlaceholder(p)) {
+      Add(std::move(p), false, false, Reason(name));
     }
   }
 
   void CheckClaude(const std::string& dir, FileType type, bool at_root) {
     std::string claude = path::Join(dir, ".claude");
-    if (type == FileType::kMissing) {
+    if (Effective(claude, type) == FileType::kMissing) {
       // The first missing component is what blocks creation of .claude/commands and
       // .claude/agents.
-      if (at_root) Add(claude, false, false, Reason(".claude/commands, .claude/agents"));
+      if (at_root || type != FileType::kMissing) {
+        Add(claude, false, false, Reason(".claude/commands, .claude/agents"));
+      }
       return;
     }
     if (type != FileType::kDirectory) {
@@ -107,7 +117,7 @@ class Scanner {
     }
     for (std::string_view sub : kProtectedClaudeDirs) {
       std::string p = path::Join(claude, sub);
-      FileType t = fs_.TypeOf(p);
+      FileType t = Effective(p, fs_.TypeOf(p));
       std::string what = ".claude/" + std::string(sub);
       if (t != FileType::kMissing) {
         Add(p, true, t == FileType::kSymlink, Reason(what));
@@ -153,7 +163,7 @@ class Scanner {
 
   void AddGitDir(const std::string& git, bool canonical) {
     std::string hooks = path::Join(git, "hooks");
-    FileType hooks_type = fs_.TypeOf(hooks);
+    FileType hooks_type = Effective(hooks, fs_.TypeOf(hooks));
     Add(hooks, hooks_type != FileType::kMissing, hooks_type == FileType::kSymlink,
         Reason(".git/hooks"), canonical);
     if (!options_.allow_git_config) {

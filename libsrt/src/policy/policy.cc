@@ -364,7 +364,7 @@ class Resolver {
         const std::string below = d.path.substr(root->size());  // outlives the views into it
         for (std::string_view part : path::Components(below)) {
           target = path::Join(target, part);
-          if (fs_.TypeOf(target) == FileType::kMissing) break;
+          if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
         }
       }
       SRT_RETURN_IF_ERROR(AddProtection(target, d.exists || target != d.path,

@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "base/unique_fd.h"
+#include "launch/init_wire.h"
 
 namespace srt::sys {
 
@@ -106,6 +107,12 @@ Result<std::string> RealFsView::ReadSmallFile(const std::string& path, size_t ma
   }
   out.resize(got);
   return out;
+}
+
+bool RealFsView::IsPlaceholder(const std::string& path) const {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         (st.st_mode & 07777) == wire::kPlaceholderMode && st.st_uid == geteuid();
 }
 
 }  // namespace srt::sys

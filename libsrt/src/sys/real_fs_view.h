@@ -12,6 +12,7 @@ class RealFsView final : public policy::FsView {
   Result<std::vector<policy::DirEntry>> List(const std::string& dir) const override;
   Result<policy::FileId> IdOf(const std::string& path) const override;
   Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) const override;
+  bool IsPlaceholder(const std::string& path) const override;
 };
 
 }  // namespace srt::sys

@@ -107,6 +107,11 @@ FileType FakeFsView::TypeOf(const std::string& p) const {
   return entries_.at(l.real).node.type;
 }
 
+bool FakeFsView::IsPlaceholder(const std::string& p) const {
+  Lookup l = Resolve(p, /*follow_last=*/false);
+  return l.err == 0 && entries_.at(l.real).node.placeholder;
+}
+
 Result<std::string> FakeFsView::ReadLink(const std::string& p) const {
   Lookup l = Resolve(p, /*follow_last=*/false);
   if (l.err != 0) return SysError(Op("readlink", p), l.err);

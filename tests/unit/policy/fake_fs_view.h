@@ -49,6 +49,7 @@ struct FakeNode {
   std::string content;        // kRegular: what ReadSmallFile returns
   bool unreadable = false;    // kDirectory: List fails; kRegular: ReadSmallFile fails
   bool unsearchable = false;  // kDirectory: lookups through it fail too (mode 000)
+  bool placeholder = false;   // kDirectory: an srt placeholder (mode 0400, see IsPlaceholder)
 };
 
 inline namespace fakefs {
@@ -56,6 +57,7 @@ inline const FakeNode kDir{.type = FileType::kDirectory};
 inline const FakeNode kFile{.type = FileType::kRegular};
 inline const FakeNode kSpecial{.type = FileType::kOther};  // socket, fifo, device
 inline const FakeNode kUnreadableDir{.type = FileType::kDirectory, .unreadable = true};
+inline const FakeNode kPlaceholderDir{.type = FileType::kDirectory, .placeholder = true};
 inline const FakeNode kUnsearchableDir{
     .type = FileType::kDirectory, .unreadable = true, .unsearchable = true};
 inline FakeNode Symlink(std::string target) {
@@ -84,6 +86,7 @@ class FakeFsView final : public FsView {
   Result<std::vector<DirEntry>> List(const std::string& dir) const override;
   Result<FileId> IdOf(const std::string& path) const override;
   Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) const override;
+  bool IsPlaceholder(const std::string& path) const override;
 
   // Every path List was called with, in call order.
   const std::vector<std::string>& ListCalls() const { return list_calls_; }

@@ -55,6 +55,7 @@ class ReversedListFs final : public FsView {
   Result<std::string> ReadSmallFile(const std::string& p, size_t n) const override {
     return inner_.ReadSmallFile(p, n);
   }
+  bool IsPlaceholder(const std::string& p) const override { return inner_.IsPlaceholder(p); }
 
  private:
   const FsView& inner_;

@@ -99,6 +99,21 @@ TEST(MandatoryDenyTest, SymlinksAreReportedNotFollowed) {
   EXPECT_TRUE(found);
 }
 
+TEST(MandatoryDenyTest, PlaceholdersOfOtherSandboxesCountAsMissing) {
+  FakeFsView fs({{"/w/.mcp.json", kPlaceholderDir},
+                 {"/w/.claude", kPlaceholderDir},
+                 {"/w/.git/hooks", kPlaceholderDir},
+                 {"/w/sub/.vscode", kPlaceholderDir},  // left behind below the root
+                 {"/w/.idea", kDir}});                 // a real directory
+  auto ts = Discover(fs);
+  EXPECT_THAT(Missing(ts), Contains("/w/.mcp.json"));
+  EXPECT_THAT(Missing(ts), Contains("/w/.claude"));
+  EXPECT_THAT(Missing(ts), Contains("/w/.git/hooks"));
+  EXPECT_THAT(Missing(ts), Contains("/w/sub/.vscode"));
+  EXPECT_THAT(Existing(ts), Contains("/w/.idea"));
+  for (const auto& t : ts) EXPECT_FALSE(t.path.starts_with("/w/.claude/")) << t.path;
+}
+
 TEST(MandatoryDenyTest, UnlistableDirectoriesAreProtectedWhole) {
   FakeFsView fs({{"/w/locked", kUnreadableDir}});
   auto ts = Discover(fs);
