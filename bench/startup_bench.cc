@@ -1,0 +1,936 @@
+// srt-startup-bench: wall time and peak RSS of `srt -c true` under a filesystem policy, measured
+// side by side with bare bwrap given the same options (and upstream srt when it is installed).
+//
+// The machine is shared and noisy, so every figure comes from one run of this program with the
+// contenders interleaved round by round (the order rotates each round so no contender always
+// follows the same one). The program prints figures and never fails on them: targets are
+// reported as PASS/MISS for information. It exits non-zero only when it cannot measure at all.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/unique_fd.h"
+
+extern char** environ;
+
+namespace {
+
+using srt::UniqueFd;
+
+constexpr double kTargetRatio = 1.3;
+constexpr long kTargetRssKib = 8 * 1024;
+constexpr std::string_view kUpstreamCli = "node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js";
+
+volatile sig_atomic_t g_stop = 0;
+std::string g_scratch;  // removed at exit
+
+void OnSignal(int) { g_stop = 1; }
+
+void RemoveScratch() {
+  if (g_scratch.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(g_scratch, ec);
+  g_scratch.clear();
+}
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "srt-startup-bench: %s\n", message.c_str());
+  std::exit(2);
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+struct Options {
+  int runs = 40;
+  int warmup = 3;
+  int phase_runs = 10;
+  int rss_runs = 5;
+  std::string srt;
+  std::string bwrap;
+  std::string upstream;
+  std::string node;
+  std::string workdir = "/var/tmp";
+  bool no_upstream = false;
+};
+
+constexpr std::string_view kUsage =
+    "Usage: srt-startup-bench [OPTIONS]\n"
+    "\n"
+    "Times `srt -s SETTINGS -c true` beside bare bwrap with the same mounts (and upstream srt\n"
+    "when installed), interleaved, and prints wall times, their ratio and peak RSS.\n"
+    "\n"
+    "  --runs N         timed runs per contender (default 40, at least 20 recommended)\n"
+    "  --warmup N       untimed rounds first (default 3)\n"
+    "  --phase-runs N   extra `srt -d` runs for the phase breakdown (default 10, 0 = skip)\n"
+    "  --rss-runs N     extra traced runs reading each front end's own VmHWM (default 5)\n"
+    "  --srt PATH       srt binary (default: next to this program)\n"
+    "  --bwrap PATH     bubblewrap (default: `bwrap` in PATH)\n"
+    "  --upstream PATH  upstream srt: its cli.js, its package dir, or a dir holding node_modules\n"
+    "                   (default: bench/node_modules of the source tree, then ./bench, then .)\n"
+    "  --no-upstream    do not run upstream srt\n"
+    "  --node PATH      node for upstream srt (default: `node` in PATH)\n"
+    "  --workdir DIR    where the scratch project is created (default /var/tmp; srt hides /tmp)\n";
+
+int ParseCount(std::string_view flag, const char* value, int min) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(value, &end, 10);
+  if (errno != 0 || end == value || *end != '\0' || v < min || v > 100000) {
+    Die(std::string(flag) + ": expected an integer >= " + std::to_string(min) + ", got '" + value +
+        "'");
+  }
+  return static_cast<int>(v);
+}
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) Die(std::string(a) + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
+      std::exit(0);
+    } else if (a == "--runs") {
+      o.runs = ParseCount(a, value(), 1);
+    } else if (a == "--warmup") {
+      o.warmup = ParseCount(a, value(), 0);
+    } else if (a == "--phase-runs") {
+      o.phase_runs = ParseCount(a, value(), 0);
+    } else if (a == "--rss-runs") {
+      o.rss_runs = ParseCount(a, value(), 0);
+    } else if (a == "--srt") {
+      o.srt = value();
+    } else if (a == "--bwrap") {
+      o.bwrap = value();
+    } else if (a == "--upstream") {
+      o.upstream = value();
+    } else if (a == "--no-upstream") {
+      o.no_upstream = true;
+    } else if (a == "--node") {
+      o.node = value();
+    } else if (a == "--workdir") {
+      o.workdir = value();
+    } else {
+      Die("unknown option '" + std::string(a) + "' (see --help)");
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files and paths
+
+bool IsExecutableFile(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+}
+
+bool IsRegularFile(const std::string& p) {
+  struct stat st {};
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string FindInPath(std::string_view name) {
+  const char* path = getenv("PATH");
+  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (!dir.empty()) {
+      std::string candidate = dir + "/" + std::string(name);
+      if (IsExecutableFile(candidate)) return candidate;
+    }
+    if (colon == std::string_view::npos) return "";
+    rest = rest.substr(colon + 1);
+  }
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) Die("readlink /proc/self/exe: " + ec.message());
+  return self.parent_path().string();
+}
+
+void WriteFile(const std::string& path, std::string_view content) {
+  std::error_code ec;
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  std::filesystem::create_directories(parent, ec);
+  if (ec) Die("mkdir -p '" + parent + "': " + ec.message());
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) Die(Errno("open '" + path + "'"));
+  if (write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+    Die(Errno("write '" + path + "'"));
+  }
+}
+
+std::string ReadAll(int fd, size_t limit = 1u << 20) {
+  std::string out;
+  char buf[4096];
+  off_t off = 0;
+  while (out.size() < limit) {
+    ssize_t n = pread(fd, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return out;
+}
+
+std::string LoadAverage() {
+  UniqueFd fd(open("/proc/loadavg", O_RDONLY | O_CLOEXEC));
+  if (!fd) return "unknown";
+  std::string s = ReadAll(fd.get(), 256);
+  size_t end = 0;
+  for (int fields = 0; fields < 3 && end != std::string::npos; ++fields) {
+    end = s.find(' ', end + (fields ? 1 : 0));
+  }
+  return s.substr(0, end);
+}
+
+UniqueFd MakeMemfd(const char* name) {
+  UniqueFd fd(memfd_create(name, MFD_CLOEXEC));
+  if (!fd) Die(Errno(std::string("memfd_create ") + name));
+  return fd;
+}
+
+// The scratch project: a small, realistic tree (a git checkout, sources, docs), a separate HOME
+// holding the credentials the policy hides, and the settings file.
+struct Scratch {
+  std::string root;
+  std::string project;
+  std::string home;
+  std::string settings;
+};
+
+Scratch MakeScratch(const std::string& workdir) {
+  std::string tmpl = workdir + "/srt-bench-XXXXXX";
+  if (!mkdtemp(tmpl.data())) Die(Errno("mkdtemp '" + tmpl + "'"));
+  g_scratch = tmpl;
+  std::atexit(RemoveScratch);
+  Scratch s{tmpl, tmpl + "/project", tmpl + "/home", tmpl + "/settings.json"};
+  const std::string& p = s.project;
+  WriteFile(p + "/.git/HEAD", "ref: refs/heads/main\n");
+  WriteFile(p + "/.git/config",
+            "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n");
+  WriteFile(p + "/.git/description", "Unnamed repository\n");
+  WriteFile(p + "/.git/hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n");
+  WriteFile(p + "/.git/hooks/pre-push.sample", "#!/bin/sh\nexit 0\n");
+  WriteFile(p + "/.git/refs/heads/main", "0123456789abcdef0123456789abcdef01234567\n");
+  std::filesystem::create_directories(p + "/.git/objects/pack");
+  WriteFile(p + "/README.md", "# demo\n\nA small project for the srt start-up benchmark.\n");
+  WriteFile(p + "/Makefile", "all:\n\tcc -o demo src/main.c src/util/str.c\n");
+  WriteFile(p + "/src/main.c",
+            "#include \"util/str.h\"\nint main(void) { return str_len(\"\"); }\n");
+  WriteFile(p + "/src/util/str.h", "int str_len(const char* s);\n");
+  WriteFile(p + "/src/util/str.c",
+            "int str_len(const char* s) { int n = 0; while (s[n]) ++n; return n; }\n");
+  WriteFile(p + "/tests/test_main.c", "int main(void) { return 0; }\n");
+  WriteFile(p + "/docs/design.md", "# design\n");
+  WriteFile(p + "/secrets.env", "API_TOKEN=not-a-real-token\n");
+  WriteFile(s.home + "/.ssh/id_ed25519", "not a real key\n");
+  WriteFile(s.home + "/.ssh/known_hosts", "example.com ssh-ed25519 AAAA\n");
+  WriteFile(s.home + "/.aws/credentials", "[default]\naws_access_key_id = NOTAREALKEY\n");
+  // Upstream refuses a settings file without "network"; empty lists mean "no network" for both.
+  WriteFile(s.settings,
+            "{\n"
+            "  \"network\": {\"allowedDomains\": [], \"deniedDomains\": []},\n"
+            "  \"filesystem\": {\n"
+            "    \"allowWrite\": [\".\"],\n"
+            "    \"denyRead\": [\"~/.ssh\", \"~/.aws\"],\n"
+            "    \"denyWrite\": [\"./secrets.env\", \"./docs\"]\n"
+            "  }\n"
+            "}\n");
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running one command
+
+struct Command {
+  std::string label;
+  std::string path;  // absolute; execve'd as is
+  std::vector<std::string> argv;
+  int inherit_fd = -1;  // made inheritable (and rewound) in the child
+  std::string cwd;      // "" = the bench's own (the scratch project)
+};
+
+struct RunResult {
+  int status = 0;
+  double wall_ms = 0;
+  double cpu_ms = 0;      // user + sys of the process and the descendants it reaped
+  long maxrss_kib = 0;    // wait4's ru_maxrss: the largest peak in that reaped subtree
+  long own_hwm_kib = -1;  // VmHWM of the process itself, read at its exit (traced runs only)
+  std::string out;
+  std::string err;
+};
+
+class Runner {
+ public:
+  explicit Runner(std::vector<std::string> env)
+      : env_(std::move(env)), out_(MakeMemfd("bench-stdout")), err_(MakeMemfd("bench-stderr")) {
+    devnull_.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!devnull_) Die(Errno("open /dev/null"));
+    for (std::string& e : env_) envp_.push_back(e.data());
+    envp_.push_back(nullptr);
+  }
+
+  // Runs `cmd` to completion. With `trace`, the child is ptraced (no descendants) so that its
+  // own VmHWM can be read at PTRACE_EVENT_EXIT, before its memory is released; such runs are
+  // never timed.
+  RunResult Run(const Command& cmd, bool trace = false) {
+    std::vector<char*> argv;
+    for (const std::string& a : cmd.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (int fd : {out_.get(), err_.get()}) {
+      if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) Die(Errno("reset capture memfd"));
+    }
+    RunResult r;
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = fork();
+    if (pid < 0) Die(Errno("fork"));
+    if (pid == 0) {
+      // Only async-signal-safe calls from here to execve.
+      if (trace && ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
+      if (dup2(devnull_.get(), 0) < 0 || dup2(out_.get(), 1) < 0 || dup2(err_.get(), 2) < 0) {
+        _exit(126);
+      }
+      if (!cmd.cwd.empty() && chdir(cmd.cwd.c_str()) != 0) _exit(126);
+      if (cmd.inherit_fd >= 0 &&
+          (lseek(cmd.inherit_fd, 0, SEEK_SET) != 0 || fcntl(cmd.inherit_fd, F_SETFD, 0) != 0)) {
+        _exit(126);
+      }
+      execve(cmd.path.c_str(), argv.data(), envp_.data());
+      _exit(127);
+    }
+    int status = 0;
+    rusage ru{};
+    bool exec_stop_seen = false;
+    while (true) {
+      pid_t w = wait4(pid, &status, trace ? __WALL : 0, &ru);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        Die(Errno("wait4"));
+      }
+      if (WIFEXITED(status) || WIFSIGNALED(status)) break;
+      if (!WIFSTOPPED(status)) continue;
+      int sig = WSTOPSIG(status);
+      int event = status >> 16;
+      long inject = 0;
+      if (sig == SIGTRAP && !exec_stop_seen) {
+        exec_stop_seen = true;  // the stop after execve: ask for an exit stop, kill on our exit
+        ptrace(PTRACE_SETOPTIONS, pid, nullptr,
+               reinterpret_cast<void*>(static_cast<long>(PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)));
+      } else if (sig == SIGTRAP && event == PTRACE_EVENT_EXIT) {
+        r.own_hwm_kib = ReadVmHwm(pid);
+      } else {
+        inject = sig;  // a signal for the tracee (SIGCHLD from its own children, ...)
+      }
+      ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(inject));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r.status = status;
+    r.wall_ms = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 +
+                static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    r.cpu_ms = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+               static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    r.maxrss_kib = ru.ru_maxrss;
+    r.out = ReadAll(out_.get(), 64 * 1024);
+    r.err = ReadAll(err_.get());
+    return r;
+  }
+
+ private:
+  static long ReadVmHwm(pid_t pid) {
+    std::string path = "/proc/" + std::to_string(pid) + "/status";
+    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return -1;
+    std::string status = ReadAll(fd.get(), 64 * 1024);
+    size_t at = status.find("\nVmHWM:");
+    if (at == std::string::npos) return -1;
+    return std::strtol(status.c_str() + at + 7, nullptr, 10);
+  }
+
+  std::vector<std::string> env_;
+  std::vector<char*> envp_;
+  UniqueFd devnull_;
+  UniqueFd out_;
+  UniqueFd err_;
+};
+
+std::string DescribeStatus(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+std::string FirstLines(const std::string& text, size_t max_lines) {
+  std::string out;
+  size_t start = 0;
+  for (size_t n = 0; n < max_lines && start < text.size(); ++n) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += "    | " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// srt's debug output
+
+// Splits a line produced by srt's ShellJoin (POSIX shell quoting: '...', "...", backslash).
+std::vector<std::string> ShellSplit(std::string_view s) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+    } else if (c == '\'') {
+      in_word = true;
+      size_t end = s.find('\'', i + 1);
+      if (end == std::string_view::npos) Die("unbalanced quote in srt's bwrap command line");
+      cur.append(s.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      in_word = true;
+      for (++i; i < s.size() && s[i] != '"'; ++i) {
+        if (s[i] == '\\' && i + 1 < s.size()) ++i;
+        cur += s[i];
+      }
+    } else if (c == '\\' && i + 1 < s.size()) {
+      in_word = true;
+      cur += s[++i];
+    } else {
+      in_word = true;
+      cur += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(cur));
+  return words;
+}
+
+struct DebugEvent {
+  double at_ms;
+  std::string message;
+};
+
+// "srt: debug: [  5.907 ms] message" -> {5.907, "message"}.
+std::vector<DebugEvent> ParseDebug(const std::string& err) {
+  std::vector<DebugEvent> events;
+  size_t start = 0;
+  while (start < err.size()) {
+    size_t end = err.find('\n', start);
+    if (end == std::string::npos) end = err.size();
+    std::string_view line(err.data() + start, end - start);
+    start = end + 1;
+    size_t open = line.find("debug: [");
+    size_t close = line.find(" ms] ");
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) continue;
+    std::string number(line.substr(open + 8, close - open - 8));
+    events.push_back({std::strtod(number.c_str(), nullptr), std::string(line.substr(close + 5))});
+  }
+  return events;
+}
+
+struct SrtCapture {
+  std::vector<std::string> options;  // what srt passed through --args, verbatim
+  std::vector<std::string> dropped;  // fd-carrying options the bare run cannot replay
+  int placeholders = 0;              // "cannot be created (placeholder)" decisions
+  // Those placeholders: the path, and the protected entries it stands for, relative to the
+  // project (e.g. '/p/.claude' for '.claude/commands' and '.claude/agents').
+  std::vector<std::pair<std::string, std::vector<std::string>>> placeholder_paths;
+  std::string agent_line;  // "srt-agent: ..." (what the host-side helper did)
+};
+
+SrtCapture CaptureSrtOptions(const std::string& debug_err) {
+  SrtCapture cap;
+  std::string line;
+  for (const DebugEvent& e : ParseDebug(debug_err)) {
+    if (e.message.starts_with("bwrap command")) line = e.message;
+    if (e.message.find("cannot be created (placeholder)") != std::string::npos) {
+      ++cap.placeholders;
+      // "<what> '<entry>' ...: '<path>' cannot be created (placeholder)"
+      size_t end = e.message.rfind("' cannot be created");
+      size_t begin = e.message.rfind(": '", end);
+      size_t entry_begin = e.message.find('\'');
+      size_t entry_end = e.message.find('\'', entry_begin + 1);
+      if (end != std::string::npos && begin != std::string::npos &&
+          entry_end != std::string::npos) {
+        std::string_view list(e.message.data() + entry_begin + 1, entry_end - entry_begin - 1);
+        std::vector<std::string> entries;
+        while (!list.empty()) {
+          size_t comma = list.find(", ");
+          std::string_view one = list.substr(0, comma);
+          if (one.starts_with("./")) one.remove_prefix(2);
+          entries.emplace_back(one);
+          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 2);
+        }
+        cap.placeholder_paths.push_back({e.message.substr(begin + 3, end - begin - 3), entries});
+      }
+    }
+    if (e.message.starts_with("srt-agent:")) cap.agent_line = e.message;
+  }
+  if (line.empty()) Die("srt -d printed no 'bwrap command' line:\n" + FirstLines(debug_err, 20));
+  size_t colon = line.find("): ");
+  colon = colon == std::string::npos ? line.find(": ") : colon + 1;
+  std::vector<std::string> words = ShellSplit(std::string_view(line).substr(colon + 2));
+  auto dd = std::find(words.rbegin(), words.rend(), "--");
+  if (words.size() < 2 || dd == words.rend()) Die("cannot parse srt's bwrap command: " + line);
+  size_t end = static_cast<size_t>(words.rend() - dd) - 1;  // index of the last "--"
+  // Options whose arguments are descriptors of srt's own process cannot be replayed.
+  static const std::vector<std::pair<std::string_view, int>> kFdOptions = {
+      {"--seccomp", 1},   {"--add-seccomp-fd", 1},  {"--json-status-fd", 1}, {"--info-fd", 1},
+      {"--block-fd", 1},  {"--userns-block-fd", 1}, {"--sync-fd", 1},        {"--file", 2},
+      {"--bind-data", 2}, {"--ro-bind-data", 2}};
+  for (size_t i = 1; i < end; ++i) {
+    auto fd_opt = std::find_if(kFdOptions.begin(), kFdOptions.end(),
+                               [&](const auto& o) { return words[i] == o.first; });
+    if (fd_opt != kFdOptions.end()) {
+      std::string d = words[i];
+      for (int k = 0; k < fd_opt->second && i + 1 < end; ++k) d += " " + words[++i];
+      cap.dropped.push_back(d);
+      continue;
+    }
+    cap.options.push_back(words[i]);
+  }
+  return cap;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and printing
+
+struct Stats {
+  double min = 0, median = 0, p90 = 0, max = 0;
+};
+
+Stats Summarize(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));  // nearest rank
+  s.p90 = v[std::max<size_t>(rank, 1) - 1];
+  return s;
+}
+
+std::string Kib(double kib) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f KiB (%.2f MiB)", kib, kib / 1024);
+  return buf;
+}
+
+struct Contender {
+  Command cmd;
+  bool required = false;
+  bool failed = false;
+  std::string failure;
+  std::vector<double> wall_ms;
+  std::vector<double> cpu_ms;
+  std::vector<double> maxrss_kib;
+  std::vector<double> own_hwm_kib;
+};
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string FindUpstream(const Options& o, const std::string& start_cwd) {
+  if (o.no_upstream) return "";
+  std::vector<std::string> candidates;
+  if (!o.upstream.empty()) {
+    candidates = {o.upstream, o.upstream + "/dist/cli.js",
+                  o.upstream + "/" + std::string(kUpstreamCli)};
+  } else {
+    candidates = {std::string(SRT_BENCH_SOURCE_DIR) + "/" + std::string(kUpstreamCli),
+                  start_cwd + "/bench/" + std::string(kUpstreamCli),
+                  start_cwd + "/" + std::string(kUpstreamCli)};
+  }
+  for (const std::string& c : candidates) {
+    if (IsRegularFile(c)) return std::filesystem::weakly_canonical(c).string();
+  }
+  if (!o.upstream.empty()) Die("--upstream '" + o.upstream + "': no cli.js found there");
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt = ParseOptions(argc, argv);
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+
+  const std::string start_cwd = std::filesystem::current_path().string();
+  if (opt.srt.empty()) opt.srt = SelfDir() + "/srt";
+  if (opt.bwrap.empty()) opt.bwrap = FindInPath("bwrap");
+  if (!IsExecutableFile(opt.srt)) Die("no srt at '" + opt.srt + "' (use --srt PATH)");
+  if (opt.bwrap.empty() || !IsExecutableFile(opt.bwrap)) Die("no bwrap found (use --bwrap PATH)");
+  opt.srt = std::filesystem::canonical(opt.srt).string();
+  std::string upstream_cli = FindUpstream(opt, start_cwd);
+  std::string upstream_note;
+  if (!upstream_cli.empty()) {
+    if (opt.node.empty()) opt.node = FindInPath("node");
+    if (opt.node.empty() || !IsExecutableFile(opt.node)) {
+      upstream_note = "found " + upstream_cli + " but no node (use --node PATH)";
+      upstream_cli.clear();
+    }
+  } else if (!opt.no_upstream) {
+    upstream_note = "not installed (npm ci --prefix bench, or --upstream PATH)";
+  } else {
+    upstream_note = "skipped (--no-upstream)";
+  }
+
+  Scratch scratch = MakeScratch(opt.workdir);
+  if (chdir(scratch.project.c_str()) != 0) Die(Errno("chdir '" + scratch.project + "'"));
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view v = *e;
+    // PWD is left out: srt and node use getcwd(), and bash sets its own.
+    if (v.starts_with("HOME=") || v.starts_with("SRT_DEBUG=") || v.starts_with("PWD=")) continue;
+    env.emplace_back(v);
+  }
+  env.push_back("HOME=" + scratch.home);
+  Runner runner(env);
+
+  // 1. One `srt -d` run tells us exactly what srt asks of bwrap.
+  Command srt_cmd{"srt", opt.srt, {"srt", "-s", scratch.settings, "-c", "true"}, -1};
+  Command srt_debug = srt_cmd;
+  srt_debug.argv.insert(srt_debug.argv.begin() + 1, "-d");
+  RunResult probe = runner.Run(srt_debug);
+  if (probe.status != 0) {
+    Die("`srt -d -s SETTINGS -c true` failed (" + DescribeStatus(probe.status) + "):\n" +
+        FirstLines(probe.err, 30));
+  }
+  SrtCapture cap = CaptureSrtOptions(probe.err);
+
+  // 1b. The same project with every path srt would make a placeholder for already present, so
+  // that the host-side helper has nothing to create before the run or remove after it: isolates
+  // the cost of placeholders.
+  const std::string prefilled = scratch.root + "/project-prefilled";
+  std::filesystem::copy(scratch.project, prefilled, std::filesystem::copy_options::recursive);
+  for (const auto& [path, entries] : cap.placeholder_paths) {
+    if (!path.starts_with(scratch.project + "/")) continue;
+    const std::string rel = path.substr(scratch.project.size() + 1);
+    for (const std::string& entry : entries) {
+      if (entry == rel) {
+        WriteFile(prefilled + "/" + rel, "");  // a dotfile such as .bashrc
+      } else if (entry.starts_with(rel + "/")) {
+        std::filesystem::create_directories(prefilled + "/" + entry);  // e.g. .claude/commands
+      }
+    }
+  }
+  Command srt_prefilled{"srt, no placeholders", opt.srt, srt_cmd.argv, -1, prefilled};
+  Command prefilled_debug = srt_debug;
+  prefilled_debug.cwd = prefilled;
+  RunResult probe2 = runner.Run(prefilled_debug);
+  if (probe2.status != 0) {
+    Die("`srt -d` in the prefilled project failed (" + DescribeStatus(probe2.status) + "):\n" +
+        FirstLines(probe2.err, 30));
+  }
+  const int prefilled_placeholders = CaptureSrtOptions(probe2.err).placeholders;
+
+  // 2. The bare baseline: bwrap with the same options through --args, running `bash -c true`.
+  UniqueFd args_fd = MakeMemfd("bench-bwrap-args");
+  std::string serialized;
+  for (const std::string& a : cap.options) serialized += a + '\0';
+  if (write(args_fd.get(), serialized.data(), serialized.size()) !=
+      static_cast<ssize_t>(serialized.size())) {
+    Die(Errno("write bwrap args memfd"));
+  }
+  Command bare{"bwrap (same mounts)",
+               opt.bwrap,
+               {"bwrap", "--args", std::to_string(args_fd.get()), "--", "bash", "-c", "true"},
+               args_fd.get()};
+
+  std::vector<Contender> cs;
+  cs.push_back({bare, true});
+  cs.push_back({srt_cmd, true});
+  cs.push_back({srt_prefilled, true});
+  size_t upstream_index = 0;
+  if (!upstream_cli.empty()) {
+    Command up{"upstream srt (node)",
+               opt.node,
+               {"node", upstream_cli, "--settings", scratch.settings, "-c", "true"},
+               -1};
+    RunResult check = runner.Run(up);
+    if (check.status != 0) {
+      upstream_note = "installed but failed (" + DescribeStatus(check.status) + "):\n" +
+                      FirstLines(check.err, 6);
+    } else {
+      upstream_index = cs.size();
+      cs.push_back({up, false});
+    }
+  }
+  const size_t version_begin = cs.size();
+  cs.push_back({{"bwrap --version", opt.bwrap, {"bwrap", "--version"}, -1}, true});
+  cs.push_back({{"srt --version", opt.srt, {"srt", "--version"}, -1}, true});
+  if (upstream_index) {
+    cs.push_back(
+        {{"upstream --version", opt.node, {"node", upstream_cli, "--version"}, -1}, false});
+  }
+
+  std::string bwrap_version, srt_version, upstream_version;
+  for (Contender& c : cs) {
+    if (c.cmd.argv.back() != "--version") continue;
+    RunResult v = runner.Run(c.cmd);
+    std::string text = Trim(v.out.empty() ? v.err : v.out);
+    if (c.cmd.label.starts_with("bwrap")) bwrap_version = text;
+    if (c.cmd.label.starts_with("srt")) srt_version = text;
+    if (c.cmd.label.starts_with("upstream")) upstream_version = text;
+  }
+
+  utsname uts{};
+  uname(&uts);
+  std::printf("srt start-up benchmark\n");
+  std::printf("  host      %ld CPUs online, Linux %s, load average %s\n",
+              sysconf(_SC_NPROCESSORS_ONLN), uts.release, LoadAverage().c_str());
+  std::printf("  srt       %s (%s)\n", opt.srt.c_str(), srt_version.c_str());
+  std::printf("  bwrap     %s (%s)\n", opt.bwrap.c_str(), bwrap_version.c_str());
+  if (upstream_index) {
+    std::printf("  upstream  %s (version %s, node %s)\n", upstream_cli.c_str(),
+                upstream_version.c_str(), opt.node.c_str());
+  } else {
+    std::printf("  upstream  %s\n", upstream_note.c_str());
+  }
+  std::printf(
+      "  scratch   %s: project/ (git tree, sources, docs), home/ (.ssh, .aws), settings.json\n",
+      scratch.root.c_str());
+  std::printf(
+      "  policy    allowWrite [.], denyRead [~/.ssh, ~/.aws], denyWrite [./secrets.env, ./docs]\n");
+  std::printf(
+      "  baseline  bwrap with srt's %zu options verbatim (through --args), exec'ing `bash -c "
+      "true`\n",
+      cap.options.size());
+  std::printf(
+      "            directly instead of srt-init. Not replicated there: srt-init's seccomp\n");
+  std::printf(
+      "            filter and fd hand-over, and the host-side helper (`srt-init agent`), which\n");
+  std::printf("            reported \"%s\";\n",
+              cap.agent_line.empty() ? "nothing" : cap.agent_line.c_str());
+  std::printf(
+      "            %d of those are placeholders: empty files/dirs srt creates and mounts over so\n",
+      cap.placeholders);
+  std::printf(
+      "            that paths such as .bashrc and .mcp.json cannot be created in the project.\n");
+  std::printf(
+      "  also      \"srt, no placeholders\": the same, in project-prefilled/, a copy of the "
+      "project\n");
+  std::printf("            where those %d paths already exist (%d placeholders needed there).\n",
+              cap.placeholders, prefilled_placeholders);
+  for (const std::string& d : cap.dropped) {
+    std::printf("            dropped from the baseline (refers to srt's descriptors): %s\n",
+                d.c_str());
+  }
+  std::printf(
+      "  method    %d timed rounds after %d warm-up rounds; each round runs every contender "
+      "once,\n",
+      opt.runs, opt.warmup);
+  std::printf(
+      "            order rotated per round; fork+execve+wait4; wall time = fork to reaped.\n\n");
+  std::fflush(stdout);
+
+  // 3. The timed, interleaved rounds.
+  const size_t n = cs.size();
+  for (int round = -opt.warmup; round < opt.runs && !g_stop; ++round) {
+    for (size_t k = 0; k < n && !g_stop; ++k) {
+      Contender& c = cs[(k + static_cast<size_t>(round + opt.warmup)) % n];
+      if (c.failed) continue;
+      RunResult r = runner.Run(c.cmd);
+      if (r.status != 0) {
+        c.failed = true;
+        c.failure = DescribeStatus(r.status) + ":\n" + FirstLines(r.err, 10);
+        if (c.required) Die(c.cmd.label + " failed, " + c.failure);
+        continue;
+      }
+      if (round < 0) continue;
+      c.wall_ms.push_back(r.wall_ms);
+      c.cpu_ms.push_back(r.cpu_ms);
+      c.maxrss_kib.push_back(static_cast<double>(r.maxrss_kib));
+    }
+  }
+  if (g_stop) Die("interrupted");
+
+  const std::string load_after = LoadAverage();
+
+  // 4. Untimed: each front end's own peak RSS, read at its exit under ptrace.
+  // A sanitized srt cannot be traced: LeakSanitizer ptraces its own threads at exit.
+  std::string trace_problem;
+  for (int i = 0; i < opt.rss_runs && trace_problem.empty() && !g_stop; ++i) {
+    for (size_t idx : {size_t{1}, upstream_index}) {
+      if (idx == 0 || cs[idx].failed) continue;
+      RunResult r = runner.Run(cs[idx].cmd, /*trace=*/true);
+      if (r.status != 0 || r.own_hwm_kib < 0) {
+        trace_problem = r.status != 0 ? "the traced " + cs[idx].cmd.label + " ended with " +
+                                            DescribeStatus(r.status)
+                                      : "no VmHWM at the exit stop";
+        break;
+      }
+      cs[idx].own_hwm_kib.push_back(static_cast<double>(r.own_hwm_kib));
+    }
+  }
+
+  // 5. Untimed: where srt's time goes, from its own -d timestamps.
+  struct Phase {
+    std::string_view prefix;
+    std::string_view label;
+    std::vector<double> at;
+  };
+  std::vector<Phase> phases = {
+      {"bwrap command", "srt ready to spawn bwrap (settings, policy, seccomp, plans)", {}},
+      {"srt-init is running", "bwrap done: srt-init running as the sandbox's PID 1", {}},
+      {"srt-agent:", "host-side helper: /proc hidden, protections applied", {}},
+      {"command started", "command exec'd inside the sandbox", {}},
+      {"the command ended", "command ended, sandbox empty", {}},
+      {"bwrap exited", "bwrap exited", {}},
+      {"srt-agent exited", "host-side helper exited (placeholders removed)", {}},
+  };
+  std::vector<double> debug_wall;
+  for (int i = 0; i < opt.phase_runs && !g_stop; ++i) {
+    RunResult r = runner.Run(srt_debug);
+    if (r.status != 0) break;
+    debug_wall.push_back(r.wall_ms);
+    for (const DebugEvent& e : ParseDebug(r.err)) {
+      for (Phase& p : phases) {
+        if (e.message.starts_with(p.prefix)) p.at.push_back(e.at_ms);
+      }
+    }
+  }
+
+  // 6. Figures.
+  std::printf("%-22s %8s %8s %8s %8s   %-26s %s\n", "contender", "min", "median", "p90", "cpu",
+              "ru_maxrss max / median", "(wall and cpu in ms)");
+  for (const Contender& c : cs) {
+    if (c.failed || c.wall_ms.empty()) {
+      std::printf("%-22s failed: %s", c.cmd.label.c_str(), c.failure.c_str());
+      continue;
+    }
+    Stats w = Summarize(c.wall_ms);
+    Stats cpu = Summarize(c.cpu_ms);
+    Stats rss = Summarize(c.maxrss_kib);
+    std::printf("%-22s %8.2f %8.2f %8.2f %8.2f   %6.0f / %6.0f KiB\n", c.cmd.label.c_str(), w.min,
+                w.median, w.p90, cpu.median, rss.max, rss.median);
+    if (&c == &cs[version_begin - 1] && version_begin < n) std::printf("\n");
+  }
+  std::printf("  load average after the timed rounds: %s (a busy machine inflates every figure)\n",
+              load_after.c_str());
+  std::printf(
+      "  cpu = user+sys of the process and every descendant it reaped (wait4 rusage); ru_maxrss\n"
+      "  likewise is the largest peak in that subtree (srt: srt, bwrap, srt-init, bash).\n\n");
+
+  const Contender& b = cs[0];
+  const Contender& s = cs[1];
+  Stats bw = Summarize(b.wall_ms);
+  Stats sw = Summarize(s.wall_ms);
+  double ratio = sw.median / bw.median;
+  std::vector<double> paired;
+  for (size_t i = 0; i < std::min(b.wall_ms.size(), s.wall_ms.size()); ++i) {
+    paired.push_back(s.wall_ms[i] / b.wall_ms[i]);
+  }
+  Stats pr = Summarize(paired);
+  Stats srss = Summarize(s.maxrss_kib);
+  std::printf("srt vs bare bwrap (same mounts)\n");
+  std::printf(
+      "  ratio of medians srt/bwrap     %.2fx  (%.2f ms vs %.2f ms, +%.2f ms)   target <= %.1fx: "
+      "%s\n",
+      ratio, sw.median, bw.median, sw.median - bw.median, kTargetRatio,
+      ratio <= kTargetRatio ? "PASS" : "MISS");
+  std::printf("  per-round ratio min/median/p90 %.2fx / %.2fx / %.2fx\n", pr.min, pr.median,
+              pr.p90);
+  Stats nw = Summarize(cs[2].wall_ms);
+  std::printf(
+      "  srt, no placeholders / bwrap   %.2fx  (%.2f ms: placeholders cost %.2f ms of srt's "
+      "median)\n",
+      nw.median / bw.median, nw.median, sw.median - nw.median);
+  std::printf("  srt peak RSS (wait4, subtree)  max %s, median %s   target <= 8 MiB: %s\n",
+              Kib(srss.max).c_str(), Kib(srss.median).c_str(),
+              srss.max <= static_cast<double>(kTargetRssKib) ? "PASS" : "MISS");
+  if (!s.own_hwm_kib.empty()) {
+    Stats own = Summarize(s.own_hwm_kib);
+    std::printf("  srt process's own VmHWM        max %s, median %s (%zu traced runs)\n",
+                Kib(own.max).c_str(), Kib(own.median).c_str(), s.own_hwm_kib.size());
+  } else if (opt.rss_runs > 0) {
+    std::printf("  srt process's own VmHWM        unavailable (%s)\n", trace_problem.c_str());
+  }
+  Stats bv = Summarize(cs[version_begin].wall_ms);
+  Stats sv = Summarize(cs[version_begin + 1].wall_ms);
+  std::printf("  start-up floor (--version)     srt %.2f ms, bwrap %.2f ms (ratio %.2fx)\n",
+              sv.median, bv.median, sv.median / bv.median);
+
+  if (upstream_index && !cs[upstream_index].failed) {
+    const Contender& u = cs[upstream_index];
+    Stats uw = Summarize(u.wall_ms);
+    Stats urss = Summarize(u.maxrss_kib);
+    std::printf("\nupstream srt (node) vs bare bwrap\n");
+    std::printf("  ratio of medians upstream/bwrap %.1fx  (%.2f ms)   upstream/srt %.1fx\n",
+                uw.median / bw.median, uw.median, uw.median / sw.median);
+    std::printf("  upstream peak RSS (wait4)       max %s, median %s\n", Kib(urss.max).c_str(),
+                Kib(urss.median).c_str());
+    if (!u.own_hwm_kib.empty()) {
+      Stats own = Summarize(u.own_hwm_kib);
+      std::printf("  node process's own VmHWM        max %s, median %s\n", Kib(own.max).c_str(),
+                  Kib(own.median).c_str());
+    }
+    if (version_begin + 2 < n && !cs[version_begin + 2].wall_ms.empty()) {
+      std::printf("  start-up floor (--version)      %.2f ms\n",
+                  Summarize(cs[version_begin + 2].wall_ms).median);
+    }
+  } else if (upstream_index) {
+    std::printf("\nupstream srt failed: %s", cs[upstream_index].failure.c_str());
+  } else {
+    std::printf("\nupstream srt: %s\n", upstream_note.c_str());
+  }
+
+  if (!debug_wall.empty()) {
+    std::printf(
+        "\nwhere srt's time goes: `srt -d` timestamps, median of %zu untimed runs (-d itself\n"
+        "adds formatting and writes; total wall median %.2f ms)\n",
+        debug_wall.size(), Summarize(debug_wall).median);
+    double prev = 0;
+    for (const Phase& p : phases) {
+      if (p.at.empty()) continue;
+      double at = Summarize(p.at).median;
+      std::printf("  %8.2f ms  (+%6.2f)  %.*s\n", at, at - prev, static_cast<int>(p.label.size()),
+                  p.label.data());
+      prev = at;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,130 @@
+// libFuzzer target: srt-init's plan decoders (srt-cli/init/plan.h) on arbitrary bytes, driven
+// as srt-init drives them: pass 1 validates and counts into a plan, pass 2 fills arrays sized
+// from pass 1, reusing the same plan. Both decoders see every input.
+// Properties checked (a violation traps): pass 2 accepts what pass 1 accepted and agrees with
+// it; argc >= 1, argv[argc] is null, and every argv string and agent path starts inside the input
+// and is NUL-terminated inside it, in record order; agent paths are absolute; counts stay within
+// kMaxArgs/kMaxOps/kMaxKeepFds; an accepted plan re-encoded by launch/plan_writer decodes to the
+// same plan.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "launch/plan_writer.h"
+#include "plan.h"
+
+namespace {
+
+using srt::init::AgentOp;
+using srt::init::AgentPlan;
+using srt::init::InitPlan;
+using srt::init::OpKind;
+
+void Check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+// `s` starts inside [data, data + size) and its NUL is inside too.
+bool InsideInput(const char* s, const uint8_t* data, size_t size) {
+  auto at = reinterpret_cast<uintptr_t>(s);
+  auto begin = reinterpret_cast<uintptr_t>(data);
+  if (s == nullptr || at < begin || at >= begin + size) return false;
+  return std::memchr(s, 0, begin + size - at) != nullptr;
+}
+
+// Decodes the way init_role.cc does; returns false if pass 1 rejects the input.
+bool DecodeInitTwoPass(const uint8_t* data, size_t size, InitPlan& plan,
+                       std::vector<const char*>& argv) {
+  if (!srt::init::DecodeInitPlan(data, size, plan)) return false;
+  const InitPlan first = plan;
+  Check(plan.argc >= 1 && plan.argc <= srt::init::kMaxArgs);
+  Check(plan.stderr_fd >= 0 && plan.keep_count <= srt::init::kMaxKeepFds);
+  argv.assign(plan.argc + 1, reinterpret_cast<const char*>(&first));  // poison: not in the input
+  plan.argv = argv.data();
+  Check(srt::init::DecodeInitPlan(data, size, plan));
+  Check(plan.argc == first.argc && plan.stderr_fd == first.stderr_fd &&
+        plan.keep_count == first.keep_count);
+  for (size_t i = 0; i < plan.keep_count; ++i) {
+    Check(plan.keep_fds[i] == first.keep_fds[i] && plan.keep_fds[i] >= 0);
+  }
+  Check(argv[plan.argc] == nullptr);
+  return true;
+}
+
+void CheckInitPlan(const uint8_t* data, size_t size) {
+  InitPlan plan;
+  std::vector<const char*> argv;
+  if (!DecodeInitTwoPass(data, size, plan, argv)) return;
+  for (size_t i = 0; i < plan.argc; ++i) {
+    Check(InsideInput(argv[i], data, size));
+    Check(i == 0 || argv[i - 1] + std::strlen(argv[i - 1]) < argv[i]);
+  }
+  // A fresh plan for pass 2 gives the same result as the reused one.
+  InitPlan fresh;
+  std::vector<const char*> fresh_argv(plan.argc + 1);
+  fresh.argv = fresh_argv.data();
+  Check(srt::init::DecodeInitPlan(data, size, fresh) && fresh.argc == plan.argc);
+  Check(fresh_argv == argv);
+
+  srt::launch::InitPlanSpec spec;
+  spec.stderr_fd = plan.stderr_fd;
+  spec.keep_fds.assign(plan.keep_fds, plan.keep_fds + plan.keep_count);
+  spec.argv.assign(argv.begin(), argv.end() - 1);
+  const std::string again = srt::launch::EncodeInitPlan(spec);
+  InitPlan round;
+  std::vector<const char*> round_argv;
+  Check(DecodeInitTwoPass(Bytes(again), again.size(), round, round_argv));
+  Check(round.argc == plan.argc && round.stderr_fd == plan.stderr_fd &&
+        round.keep_count == plan.keep_count);
+  Check(std::memcmp(round.keep_fds, plan.keep_fds, plan.keep_count * sizeof(int)) == 0);
+  for (size_t i = 0; i < plan.argc; ++i) Check(std::strcmp(round_argv[i], argv[i]) == 0);
+}
+
+// Decodes the way agent_role.cc does; returns false if pass 1 rejects the input.
+bool DecodeAgentTwoPass(const uint8_t* data, size_t size, AgentPlan& plan,
+                        std::vector<AgentOp>& ops) {
+  if (!srt::init::DecodeAgentPlan(data, size, plan)) return false;
+  const AgentPlan first = plan;
+  Check(plan.op_count <= srt::init::kMaxOps);
+  ops.assign(plan.op_count ? plan.op_count : 1, AgentOp{static_cast<OpKind>(0xff), nullptr});
+  plan.ops = ops.data();
+  Check(srt::init::DecodeAgentPlan(data, size, plan));
+  Check(plan.op_count == first.op_count && plan.hide_pid == first.hide_pid);
+  ops.resize(plan.op_count);
+  return true;
+}
+
+void CheckAgentPlan(const uint8_t* data, size_t size) {
+  AgentPlan plan;
+  std::vector<AgentOp> ops;
+  if (!DecodeAgentTwoPass(data, size, plan, ops)) return;
+  std::vector<srt::policy::Protection> protections;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Check(ops[i].kind == OpKind::kPin || ops[i].kind == OpKind::kProtect);
+    Check(InsideInput(ops[i].path, data, size) && ops[i].path[0] == '/');
+    Check(i == 0 || ops[i - 1].path + std::strlen(ops[i - 1].path) < ops[i].path);
+    protections.push_back({ops[i].kind == OpKind::kPin ? srt::policy::ProtectKind::kPin
+                                                       : srt::policy::ProtectKind::kProtect,
+                           ops[i].path, true, ""});
+  }
+  const std::string again = srt::launch::EncodeAgentPlan(plan.hide_pid, protections);
+  AgentPlan round;
+  std::vector<AgentOp> round_ops;
+  Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
+  Check(round.hide_pid == plan.hide_pid && round_ops.size() == ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Check(round_ops[i].kind == ops[i].kind && std::strcmp(round_ops[i].path, ops[i].path) == 0);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  CheckInitPlan(data, size);
+  CheckAgentPlan(data, size);
+  return 0;
+}
