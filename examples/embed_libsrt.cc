@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cstdio>
 #include <cstring>
 #include <string>

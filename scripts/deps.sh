@@ -6,7 +6,7 @@
 set -euo pipefail
 want=(cmake ninja-build g++ pkg-config bubblewrap libseccomp-dev nlohmann-json3-dev util-linux)
 if [[ "${1:-build}" == test ]]; then
-  want+=(libgtest-dev libgmock-dev clang libclang-rt-14-dev git ca-certificates)
+  want+=(libgtest-dev libgmock-dev clang libclang-rt-14-dev clang-format git ca-certificates)
   command -v node >/dev/null && command -v npm >/dev/null || want+=(nodejs npm)
 fi
 missing=()

@@ -92,8 +92,9 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
   } else if (rest.size() >= 2) {
     o.argv = std::move(rest);
   } else {
-    return Usage("no command given; run 'srt COMMAND [ARG...]', 'srt \"shell command\"' or "
-                 "'srt -c \"shell command\"'");
+    return Usage(
+        "no command given; run 'srt COMMAND [ARG...]', 'srt \"shell command\"' or "
+        "'srt -c \"shell command\"'");
   }
   return o;
 }

@@ -13,10 +13,10 @@ namespace srt::cli {
 struct CliOptions {
   enum class Action { kRun, kHelp, kVersion };
   Action action = Action::kRun;
-  std::vector<std::string> argv;               // the command to run, exactly
-  std::optional<std::string> settings_path;    // -s/--settings
-  bool debug = false;                          // -d/--debug
-  std::vector<int> pass_fds;                   // --pass-fd N
+  std::vector<std::string> argv;             // the command to run, exactly
+  std::optional<std::string> settings_path;  // -s/--settings
+  bool debug = false;                        // -d/--debug
+  std::vector<int> pass_fds;                 // --pass-fd N
 };
 
 // `args` excludes argv[0]. Options end at the first word that is not one (or at `--`), so

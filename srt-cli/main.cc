@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
 #include <new>
 
 #include "args.h"
@@ -34,7 +33,9 @@ bool DebugFromEnvironment() {
   return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
 }
 
-bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0 || errno != ENOENT; }
+bool FileExists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0 || errno != ENOENT;
+}
 
 int Run(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
@@ -69,8 +70,9 @@ int Run(int argc, char** argv) {
   if (debug) {
     // Each line carries the time since srt started, to show where start-up time goes.
     options.debug = [start = std::chrono::steady_clock::now()](std::string_view line) {
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                      .count();
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
       char stamp[32];
       std::snprintf(stamp, sizeof stamp, "[%7.3f ms] ", ms);
       Print("srt: debug: " + std::string(stamp) + std::string(line));
@@ -96,7 +98,10 @@ int Run(int argc, char** argv) {
     Print(std::string("srt: cannot run the command: ") + std::strerror(status->exec_errno));
   }
   switch (status->relayed_signal) {
-    case SIGINT: case SIGTERM: case SIGHUP: case SIGQUIT:
+    case SIGINT:
+    case SIGTERM:
+    case SIGHUP:
+    case SIGQUIT:
       return srt::kExitSignalBase + status->relayed_signal;
     default:
       return status->code;

@@ -68,8 +68,9 @@ Result<std::string> VetExecutable(const std::string& path, std::string_view what
     }
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return MakeError(Errc::kPermissionDenied, std::string(what) + " " + Quote(real) +
-                                                  " is writable by other users; refusing to run it");
+    return MakeError(
+        Errc::kPermissionDenied,
+        std::string(what) + " " + Quote(real) + " is writable by other users; refusing to run it");
   }
   return real;
 }
@@ -153,7 +154,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   seccomp::FilterOptions filter_options{policy.allow_all_unix_sockets,
                                         policy.allow_nested_user_namespaces};
   if (options.debug) {
-    for (const std::string& rule : seccomp::DescribeFilter(filter_options)) debug("seccomp: " + rule);
+    for (const std::string& rule : seccomp::DescribeFilter(filter_options))
+      debug("seccomp: " + rule);
   }
 
   std::vector<std::string> environment;

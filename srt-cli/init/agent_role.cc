@@ -21,9 +21,8 @@
 #include <linux/signal.h>
 #include <linux/stat.h>
 
-#include "launch/init_wire.h"
-
 #include "ipc.h"
+#include "launch/init_wire.h"
 #include "plan.h"
 #include "rt.h"
 
@@ -92,7 +91,7 @@ long Prepare(const char* path, uint32_t euid, Placeholder& ph, char* name_buf) {
   const int dirfd = static_cast<int>(dir);
   // A few rounds: another srt may create or remove the same placeholder at the same moment.
   for (int attempt = 0; attempt < 16; ++attempt) {
-    struct statx st{};
+    struct statx st {};
     long r = StatAt(dirfd, name, st);
     if (r == -ENOENT) {
       r = SRT_SYS(__NR_mkdirat, dirfd, name, wire::kPlaceholderMode);
@@ -116,14 +115,15 @@ long Prepare(const char* path, uint32_t euid, Placeholder& ph, char* name_buf) {
     }
     while ((r = SRT_SYS(__NR_flock, fd, kLockSh)) == -EINTR) {
     }
-    struct statx locked{}, now{};
+    struct statx locked {
+    }, now{};
     // The last user of the previous placeholder may have removed it while we waited for the
     // lock: hold only a placeholder that is still the one at this name.
     if (!Failed(r) && !Failed(StatAt(static_cast<int>(fd), "", locked)) &&
         !Failed(StatAt(dirfd, name, now)) && SameFile(locked, now) && IsPlaceholder(now, euid)) {
       memcpy(name_buf, name, strlen(name) + 1);
-      ph = Placeholder{dirfd, static_cast<int>(fd), name_buf, now.stx_dev_major,
-                       now.stx_dev_minor, now.stx_ino};
+      ph = Placeholder{
+          dirfd, static_cast<int>(fd), name_buf, now.stx_dev_major, now.stx_dev_minor, now.stx_ino};
       return static_cast<long>(Found::kPlaceholder);
     }
     SRT_SYS(__NR_close, fd);
@@ -139,7 +139,7 @@ void ReleasePlaceholders(Placeholder* phs, size_t n, uint32_t euid, int32_t& rem
   for (size_t i = n; i-- > 0;) {
     Placeholder& ph = phs[i];
     if (SRT_SYS(__NR_flock, ph.lock_fd, kLockEx | kLockNb) == 0) {
-      struct statx now{};
+      struct statx now {};
       if (!Failed(StatAt(ph.parent_fd, ph.name, now)) && now.stx_ino == ph.ino &&
           now.stx_dev_major == ph.dev_major && now.stx_dev_minor == ph.dev_minor &&
           IsPlaceholder(now, euid) &&
@@ -263,7 +263,8 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     if (!Failed(fs) && !Failed(r) && root) {
       r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "gid", "2147483646", 0);
     }
-    if (!Failed(fs) && !Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
+    if (!Failed(fs) && !Failed(r))
+      r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
     if (Failed(fs) || Failed(r)) {
       ReportFailure(ctl, -1, wire::kStageHidePid, Failed(fs) ? fs : r,
                     "remount the sandbox's /proc with hidepid=invisible");
@@ -314,9 +315,9 @@ int RunAgent(int argc, char** argv) {
     return 125;
   }
   size_t slots = plan.op_count ? plan.op_count : 1;
-  long ops_mem = SRT_SYS(
-      __NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256 + sizeof(bool)),
-      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  long ops_mem =
+      SRT_SYS(__NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256 + sizeof(bool)),
+              PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (Failed(ops_mem)) {
     ReportFailure(ctl, -1, wire::kStagePlan, ops_mem, "memory for the plan");
     return 125;

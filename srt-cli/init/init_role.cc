@@ -93,12 +93,22 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
       memcpy(buf + dlen + 1, file, flen + 1);
       long r = SRT_SYS(__NR_execve, buf, argv, envp);
       switch (-r) {
-        case EACCES: saw_eacces = true; break;
-        case ENOENT: case ENOTDIR: case ESTALE: case ELOOP: case ENAMETOOLONG: case ENODEV:
+        case EACCES:
+          saw_eacces = true;
+          break;
+        case ENOENT:
+        case ENOTDIR:
+        case ESTALE:
+        case ELOOP:
+        case ENAMETOOLONG:
+        case ENODEV:
         case ETIMEDOUT:
           break;
-        case ENOEXEC: run_as_script(buf); return ENOEXEC;
-        default: return static_cast<int>(-r);
+        case ENOEXEC:
+          run_as_script(buf);
+          return ENOEXEC;
+        default:
+          return static_cast<int>(-r);
       }
     }
     if (!*end) break;

@@ -17,7 +17,7 @@ struct InitPlan {
   int stderr_fd = -1;
   int keep_fds[kMaxKeepFds] = {};
   size_t keep_count = 0;
-  size_t argc = 0;          // number of kTagArg records
+  size_t argc = 0;              // number of kTagArg records
   const char** argv = nullptr;  // caller-provided array of argc + 1 entries (filled by pass 2)
 };
 
@@ -30,7 +30,7 @@ struct AgentOp {
 struct AgentPlan {
   bool hide_pid = false;
   size_t op_count = 0;
-  AgentOp* ops = nullptr;   // caller-provided array of op_count entries (filled by pass 2)
+  AgentOp* ops = nullptr;  // caller-provided array of op_count entries (filled by pass 2)
 };
 
 // Pass 1 (argv == nullptr) validates the plan and counts arguments; pass 2 fills plan.argv.

@@ -140,21 +140,36 @@ size_t FormatInt(long v, char* buf) {
 
 const char* ErrnoName(int err, char* scratch) {
   switch (err) {
-    case EPERM: return "EPERM (Operation not permitted)";
-    case ENOENT: return "ENOENT (No such file or directory)";
-    case EACCES: return "EACCES (Permission denied)";
-    case EEXIST: return "EEXIST (File exists)";
-    case ENOTDIR: return "ENOTDIR (Not a directory)";
-    case EINVAL: return "EINVAL (Invalid argument)";
-    case ENOSYS: return "ENOSYS (Function not implemented)";
-    case EROFS: return "EROFS (Read-only file system)";
-    case ELOOP: return "ELOOP (Too many levels of symbolic links)";
-    case EBUSY: return "EBUSY (Device or resource busy)";
-    case ENOMEM: return "ENOMEM (Cannot allocate memory)";
-    case ENOEXEC: return "ENOEXEC (Exec format error)";
-    case E2BIG: return "E2BIG (Argument list too long)";
-    case ESRCH: return "ESRCH (No such process)";
-    default: break;
+    case EPERM:
+      return "EPERM (Operation not permitted)";
+    case ENOENT:
+      return "ENOENT (No such file or directory)";
+    case EACCES:
+      return "EACCES (Permission denied)";
+    case EEXIST:
+      return "EEXIST (File exists)";
+    case ENOTDIR:
+      return "ENOTDIR (Not a directory)";
+    case EINVAL:
+      return "EINVAL (Invalid argument)";
+    case ENOSYS:
+      return "ENOSYS (Function not implemented)";
+    case EROFS:
+      return "EROFS (Read-only file system)";
+    case ELOOP:
+      return "ELOOP (Too many levels of symbolic links)";
+    case EBUSY:
+      return "EBUSY (Device or resource busy)";
+    case ENOMEM:
+      return "ENOMEM (Cannot allocate memory)";
+    case ENOEXEC:
+      return "ENOEXEC (Exec format error)";
+    case E2BIG:
+      return "E2BIG (Argument list too long)";
+    case ESRCH:
+      return "ESRCH (No such process)";
+    default:
+      break;
   }
   const char prefix[] = "errno ";
   memcpy(scratch, prefix, sizeof prefix - 1);

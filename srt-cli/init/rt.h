@@ -80,7 +80,7 @@ size_t FormatInt(long v, char* buf);
 const char* ErrnoName(int err, char* scratch);
 
 inline constexpr short kPollIn = 0x001;  // POLLIN
-struct PollFd {  // struct pollfd
+struct PollFd {                          // struct pollfd
   int fd;
   short events;
   short revents;

@@ -1,11 +1,10 @@
 // Filesystem isolation through the real srt: exact errno for every rule.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "srt_fixture.h"
 
@@ -60,7 +59,8 @@ TEST_P(FilesystemTest, AllowReadReopensAndADeeperDenyStillWins) {
 
 TEST_P(FilesystemTest, DenyWriteInsideAWriteRoot) {
   run().WriteFile("locked.txt", "L");
-  const char* s = R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["locked.txt", "out/gen"]}})";
+  const char* s =
+      R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["locked.txt", "out/gen"]}})";
   EXPECT_EQ(Errno(s, {"write", "locked.txt"}), EROFS);
   EXPECT_EQ(Errno(s, {"unlink", "locked.txt"}), EBUSY);
   // A missing denied path is blocked at its first missing component, and cleaned up after.
@@ -181,7 +181,8 @@ TEST_P(FilesystemTest, FilesystemDisabledIsTheHostFilesystem) {
 void OverlappingSandboxes(Runner& r, bool first_ends_first) {
   const char* s = R"({"filesystem": {"allowWrite": ["."]}})";
   // The long-lived sandbox waits for a file the test creates; the short one runs a fixed time.
-  pid_t long_lived = r.Start(s, {"sh", "-c", ": > long-started; while [ ! -e release ]; do sleep 0.02; done"});
+  pid_t long_lived =
+      r.Start(s, {"sh", "-c", ": > long-started; while [ ! -e release ]; do sleep 0.02; done"});
   ASSERT_TRUE(Eventually([&] { return r.Exists("long-started"); }));
   pid_t second = r.Start(s, {"sh", "-c",
                              ": > second-started; while [ ! -e go ]; do sleep 0.02; done; "

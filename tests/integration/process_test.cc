@@ -1,5 +1,6 @@
 // Process model through the real srt: exit status, signals, SIGKILL, descriptors, /proc,
 // environment, and what srt says when it cannot build a sandbox.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <cerrno>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "srt_fixture.h"
 
@@ -203,8 +202,8 @@ TEST_P(ProcessTest, RefusedUserNamespacesAreExplainedAndNothingRuns) {
   std::ofstream(wrapper) << "#!/bin/sh\nexec " << ProbeBinary() << " deny-userns-exec "
                          << "/usr/bin/bwrap \"$@\"\n";
   chmod(wrapper.c_str(), 0755);
-  std::string settings = R"({"bwrapPath": ")" + wrapper +
-                         R"(", "filesystem": {"allowWrite": ["."]}})";
+  std::string settings =
+      R"({"bwrapPath": ")" + wrapper + R"(", "filesystem": {"allowWrite": ["."]}})";
   RunResult r = run().Srt(settings, Probe({"create", "ran"}));
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("refuses the user namespace the sandbox needs"), std::string::npos) << r.err;
@@ -223,14 +222,16 @@ TEST_P(ProcessTest, SettingsAndUsageErrors) {
   EXPECT_NE(syntax.err.find(bad + ":3:"), std::string::npos) << syntax.err;
   std::string schema = run().SettingsFile(R"({"mandatoryDenySearchDepth": 11})");
   RunResult range = run().SrtRaw({"-s", schema, "true", "x"});
-  EXPECT_EQ(range.err, "srt: " + schema + ": /mandatoryDenySearchDepth: 11 is out of range (1..10)\n");
+  EXPECT_EQ(range.err,
+            "srt: " + schema + ": /mandatoryDenySearchDepth: 11 is out of range (1..10)\n");
   RunResult none = run().SrtRaw({"-d"});
   EXPECT_EQ(none.exit_code, 125);
   EXPECT_NE(none.err.find("no command given"), std::string::npos);
   std::string warn = run().SettingsFile(R"({"filesystem": {"allowWrites": ["."]}})");
   RunResult unknown = run().SrtRaw({"-s", warn, "true", "x"});
   EXPECT_EQ(unknown.exit_code, 0);
-  EXPECT_EQ(unknown.err, "srt: warning: " + warn + ": /filesystem/allowWrites: unknown key, ignoring\n");
+  EXPECT_EQ(unknown.err,
+            "srt: warning: " + warn + ": /filesystem/allowWrites: unknown key, ignoring\n");
 }
 
 TEST_P(ProcessTest, DefaultSettingsFile) {

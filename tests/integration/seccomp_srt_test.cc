@@ -1,8 +1,8 @@
 // The seccomp filter as srt applies it (the filter itself is covered rule by rule in
 // seccomp_test.cc; this checks that srt really loads it, with the right options).
-#include <cerrno>
-
 #include <gtest/gtest.h>
+
+#include <cerrno>
 
 #include "srt_fixture.h"
 
@@ -43,7 +43,8 @@ TEST_P(SeccompThroughSrtTest, DefaultRules) {
 }
 
 TEST_P(SeccompThroughSrtTest, AllowAllUnixSocketsLiftsOnlyTheUnixRule) {
-  const char* s = R"({"network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true}})";
+  const char* s =
+      R"({"network": {"allowedDomains": [], "deniedDomains": [], "allowAllUnixSockets": true}})";
   EXPECT_EQ(Errno(s, {"socket", "unix"}), 0);
   EXPECT_EQ(Errno(s, {"socketpair", "unix", "dgram"}), 0);
   EXPECT_EQ(Errno(s, {"socket", "vsock"}), EPERM);

@@ -2,12 +2,12 @@
 // unprivileged user (nobody), through the real srt binary.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "srt_runner.h"
 
@@ -51,9 +51,9 @@ inline std::string IdentityName(const ::testing::TestParamInfo<Identity>& info) 
 }
 
 #define SRT_INSTANTIATE(suite)                                                           \
-  INSTANTIATE_TEST_SUITE_P(AsRootAndUnprivileged, suite,                                 \
-                           ::testing::Values(::srt::it::Identity::kRoot,                 \
-                                             ::srt::it::Identity::kUnprivileged),        \
-                           ::srt::it::IdentityName)
+  INSTANTIATE_TEST_SUITE_P(                                                              \
+      AsRootAndUnprivileged, suite,                                                      \
+      ::testing::Values(::srt::it::Identity::kRoot, ::srt::it::Identity::kUnprivileged), \
+      ::srt::it::IdentityName)
 
 }  // namespace srt::it

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -18,8 +19,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 extern char** environ;
 
@@ -48,8 +47,9 @@ const char* ProbeBinary() { return SRT_PROBE; }
 bool SandboxingWorks() {
   static int works = -1;
   if (works < 0) {
-    works = std::system("bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc "
-                        "true >/dev/null 2>&1") == 0;
+    works = std::system(
+                "bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc "
+                "true >/dev/null 2>&1") == 0;
   }
   return works == 1;
 }

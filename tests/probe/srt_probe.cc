@@ -111,23 +111,24 @@
 // MISSING is "/srt-probe-nonexistent/x". To add a command, write `int Foo(Args)` and add one
 // row to kCommands.
 #include <dirent.h>
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <fcntl.h>
 #include <linux/net.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
@@ -141,7 +142,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <algorithm>
 #include <vector>
 
 namespace {

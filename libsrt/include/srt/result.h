@@ -14,7 +14,7 @@
 namespace srt {
 
 // Exit codes of the `srt` command (and ExitStatus::code of the library), published in the README.
-inline constexpr int kExitSetupFailure = 125;  // srt itself failed: settings, bwrap, namespaces
+inline constexpr int kExitSetupFailure = 125;   // srt itself failed: settings, bwrap, namespaces
 inline constexpr int kExitCannotExecute = 126;  // the command exists but could not be executed
 inline constexpr int kExitNotFound = 127;       // the command was not found inside the sandbox
 inline constexpr int kExitSignalBase = 128;     // the command died of signal N: 128 + N
@@ -65,10 +65,10 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   using value_type = T;
-  Result(const T& v) : v_(v) {}                 // NOLINT(google-explicit-constructor)
-  Result(T&& v) : v_(std::move(v)) {}            // NOLINT(google-explicit-constructor)
-  Result(const Error& e) : v_(e) {}              // NOLINT(google-explicit-constructor)
-  Result(Error&& e) : v_(std::move(e)) {}        // NOLINT(google-explicit-constructor)
+  Result(const T& v) : v_(v) {}            // NOLINT(google-explicit-constructor)
+  Result(T&& v) : v_(std::move(v)) {}      // NOLINT(google-explicit-constructor)
+  Result(const Error& e) : v_(e) {}        // NOLINT(google-explicit-constructor)
+  Result(Error&& e) : v_(std::move(e)) {}  // NOLINT(google-explicit-constructor)
   template <typename U, typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
                                                     !std::is_same_v<std::decay_t<U>, Error> &&
                                                     !std::is_same_v<std::decay_t<U>, T>>>
@@ -76,11 +76,26 @@ class [[nodiscard]] Result {
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
-  T& value() & { assert(has_value()); return std::get<0>(v_); }
-  const T& value() const& { assert(has_value()); return std::get<0>(v_); }
-  T&& value() && { assert(has_value()); return std::get<0>(std::move(v_)); }
-  const Error& error() const& { assert(!has_value()); return std::get<1>(v_); }
-  Error&& error() && { assert(!has_value()); return std::get<1>(std::move(v_)); }
+  T& value() & {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(has_value());
+    return std::get<0>(std::move(v_));
+  }
+  const Error& error() const& {
+    assert(!has_value());
+    return std::get<1>(v_);
+  }
+  Error&& error() && {
+    assert(!has_value());
+    return std::get<1>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
@@ -100,8 +115,14 @@ class [[nodiscard]] Result<void> {
   bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }
   void value() const { assert(ok_); }
-  const Error& error() const& { assert(!ok_); return e_; }
-  Error&& error() && { assert(!ok_); return std::move(e_); }
+  const Error& error() const& {
+    assert(!ok_);
+    return e_;
+  }
+  Error&& error() && {
+    assert(!ok_);
+    return std::move(e_);
+  }
 
  private:
   Error e_{Errc::kInternal, ""};
@@ -116,16 +137,16 @@ inline Result<void> Ok() { return {}; }
 #define SRT_CONCAT_(a, b) SRT_CONCAT_INNER_(a, b)
 
 // Returns the error of a failed Result<...> expression from the enclosing function.
-#define SRT_RETURN_IF_ERROR(expr)                                  \
-  do {                                                             \
-    auto srt_result_ = (expr);                                     \
+#define SRT_RETURN_IF_ERROR(expr)                                        \
+  do {                                                                   \
+    auto srt_result_ = (expr);                                           \
     if (!srt_result_.has_value()) return std::move(srt_result_).error(); \
   } while (0)
 
 // `SRT_ASSIGN_OR_RETURN(auto x, F());` declares x from F()'s value or returns F()'s error.
 #define SRT_ASSIGN_OR_RETURN(lhs, expr) \
   SRT_ASSIGN_OR_RETURN_IMPL_(SRT_CONCAT_(srt_result_, __LINE__), lhs, expr)
-#define SRT_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)      \
-  auto tmp = (expr);                                    \
+#define SRT_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)     \
+  auto tmp = (expr);                                   \
   if (!tmp.has_value()) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()

@@ -41,18 +41,18 @@ struct ExitStatus {
   // What a shell would report: the exit code 0..255, 128+N when killed by signal N, 126/127 when
   // the command could not be executed or found.
   int code = 0;
-  int signal = 0;       // the signal that killed the command, or 0
-  int exec_errno = 0;   // execve's errno when the command could not be started, or 0
+  int signal = 0;      // the signal that killed the command, or 0
+  int exec_errno = 0;  // execve's errno when the command could not be started, or 0
   // The first signal relayed to the command from the `forward_signals_fd` given to Wait().
   int relayed_signal = 0;
 };
 
 struct SandboxOptions {
   Settings settings;
-  std::vector<std::string> argv;                  // argv[0] is looked up in the sandbox's PATH
-  std::optional<std::vector<std::string>> env;   // "NAME=value"; default: this process's env
-  std::optional<std::string> cwd;                 // default: the current directory
-  std::optional<std::string> home;                // for `~` in settings; default: $HOME
+  std::vector<std::string> argv;                // argv[0] is looked up in the sandbox's PATH
+  std::optional<std::vector<std::string>> env;  // "NAME=value"; default: this process's env
+  std::optional<std::string> cwd;               // default: the current directory
+  std::optional<std::string> home;              // for `~` in settings; default: $HOME
   int stdin_fd = 0;
   int stdout_fd = 1;
   int stderr_fd = 2;

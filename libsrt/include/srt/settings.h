@@ -19,7 +19,8 @@
 namespace srt {
 
 // A filesystem entry: a path (with `~`, relative and glob forms) or, when `literal` is set, a path
-// taken exactly as written (no glob characters are special). JSON: "p" or {"path": "p", "literal": true}.
+// taken exactly as written (no glob characters are special). JSON: "p" or {"path": "p", "literal":
+// true}.
 struct PathEntry {
   std::string path;
   bool literal = false;
@@ -35,8 +36,8 @@ struct ParentProxySettings {
 
 // `network.*`. Validated now; enforced by the proxy (network issue).
 struct NetworkSettings {
-  std::vector<std::string> allowed_domains;            // patterns, upstream grammar (§1.6)
-  std::vector<std::string> denied_domains;             // same, plus "*" and "*:port"
+  std::vector<std::string> allowed_domains;                  // patterns, upstream grammar (§1.6)
+  std::vector<std::string> denied_domains;                   // same, plus "*" and "*:port"
   std::map<std::string, std::string> denied_domain_reasons;  // keyed by a deniedDomains entry
   bool strict_allowlist = false;
   std::vector<std::string> denied_resolved_addresses;  // IP literals or CIDRs
@@ -65,8 +66,8 @@ struct Settings {
   FilesystemSettings filesystem;
   bool enable_weaker_nested_sandbox = false;
   bool allow_nested_user_namespaces = false;
-  int mandatory_deny_search_depth = 3;     // 1..10
-  std::optional<std::string> bwrap_path;   // absolute
+  int mandatory_deny_search_depth = 3;    // 1..10
+  std::optional<std::string> bwrap_path;  // absolute
   bool operator==(const Settings&) const = default;
 };
 

@@ -19,9 +19,8 @@ void Add(std::vector<std::string>& a, std::initializer_list<std::string> words) 
 // private (the network one has only loopback until the proxy is bridged in). srt-init is PID 1
 // (--as-pid-1) so it can reap, relay signals and report the command's exact status.
 void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
-  Add(a, {"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid",
-          "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-          "--as-pid-1"});
+  Add(a, {"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-net",
+          "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"});
   // Root callers keep capabilities inside bwrap's user namespace unless told otherwise.
   if (l.caller_is_root) Add(a, {"--cap-drop", "ALL"});
   // No user namespaces inside: the seccomp filter refuses them too, this makes the kernel agree.
@@ -45,18 +44,24 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
   }
   for (const policy::MountRule& m : p.mounts) {
     switch (m.view) {
-      case View::kHostReadOnly: Add(a, {"--ro-bind", m.path, m.path}); break;
-      case View::kHostWritable: Add(a, {"--bind", m.path, m.path}); break;
-      case View::kHiddenDir: Add(a, {"--tmpfs", m.path}); break;
-      case View::kHiddenFile: Add(a, {"--ro-bind", "/dev/null", m.path}); break;
+      case View::kHostReadOnly:
+        Add(a, {"--ro-bind", m.path, m.path});
+        break;
+      case View::kHostWritable:
+        Add(a, {"--bind", m.path, m.path});
+        break;
+      case View::kHiddenDir:
+        Add(a, {"--tmpfs", m.path});
+        break;
+      case View::kHiddenFile:
+        Add(a, {"--ro-bind", "/dev/null", m.path});
+        break;
     }
   }
 }
 
 // Phase 3: where the command starts.
-void WorkingDirectory(const Policy& p, std::vector<std::string>& a) {
-  Add(a, {"--chdir", p.cwd});
-}
+void WorkingDirectory(const Policy& p, std::vector<std::string>& a) { Add(a, {"--chdir", p.cwd}); }
 
 }  // namespace
 

@@ -35,25 +35,28 @@ std::string DiagnoseBwrapFailure(std::string_view bwrap_stderr, int bwrap_exit_c
   }
   if (!LooksLikeUsernsRefusal(bwrap_stderr)) return out;
 
-  out += "\nThis host refuses the user namespace the sandbox needs. srt does not run commands "
-         "unsandboxed; to fix it:";
+  out +=
+      "\nThis host refuses the user namespace the sandbox needs. srt does not run commands "
+      "unsandboxed; to fix it:";
   bool specific = false;
   if (facts.apparmor_restrict_unprivileged_userns == "1") {
     specific = true;
-    out += "\n  - AppArmor restricts unprivileged user namespaces "
-           "(kernel.apparmor_restrict_unprivileged_userns=1, the Ubuntu 24.04+ default). Allow "
-           "bwrap with a profile, e.g. /etc/apparmor.d/bwrap containing:\n"
-           "        abi <abi/4.0>,\n"
-           "        include <tunables/global>\n"
-           "        profile bwrap /usr/bin/bwrap flags=(unconfined) {\n"
-           "          userns,\n"
-           "        }\n"
-           "    then run: sudo apparmor_parser -r /etc/apparmor.d/bwrap";
+    out +=
+        "\n  - AppArmor restricts unprivileged user namespaces "
+        "(kernel.apparmor_restrict_unprivileged_userns=1, the Ubuntu 24.04+ default). Allow "
+        "bwrap with a profile, e.g. /etc/apparmor.d/bwrap containing:\n"
+        "        abi <abi/4.0>,\n"
+        "        include <tunables/global>\n"
+        "        profile bwrap /usr/bin/bwrap flags=(unconfined) {\n"
+        "          userns,\n"
+        "        }\n"
+        "    then run: sudo apparmor_parser -r /etc/apparmor.d/bwrap";
   }
   if (facts.unprivileged_userns_clone == "0") {
     specific = true;
-    out += "\n  - Unprivileged user namespaces are disabled "
-           "(kernel.unprivileged_userns_clone=0): sudo sysctl -w kernel.unprivileged_userns_clone=1";
+    out +=
+        "\n  - Unprivileged user namespaces are disabled "
+        "(kernel.unprivileged_userns_clone=0): sudo sysctl -w kernel.unprivileged_userns_clone=1";
   }
   if (facts.max_user_namespaces == "0") {
     specific = true;
@@ -61,20 +64,23 @@ std::string DiagnoseBwrapFailure(std::string_view bwrap_stderr, int bwrap_exit_c
   }
   if (facts.in_container) {
     specific = true;
-    out += "\n  - srt is running inside a container whose seccomp profile or capabilities forbid "
-           "namespaces. Run the container with a profile that allows unshare/clone of user "
-           "namespaces (e.g. docker run --security-opt seccomp=unconfined), or set "
-           "\"enableWeakerNestedSandbox\": true in the settings (weaker isolation).";
+    out +=
+        "\n  - srt is running inside a container whose seccomp profile or capabilities forbid "
+        "namespaces. Run the container with a profile that allows unshare/clone of user "
+        "namespaces (e.g. docker run --security-opt seccomp=unconfined), or set "
+        "\"enableWeakerNestedSandbox\": true in the settings (weaker isolation).";
   }
   if (facts.caller_is_root && Has(bwrap_stderr, "uid map")) {
     specific = true;
-    out += "\n  - srt runs as root without CAP_SETFCAP, which the kernel requires to map uid 0 "
-           "into a user namespace; keep CAP_SETFCAP in the capability bounding set.";
+    out +=
+        "\n  - srt runs as root without CAP_SETFCAP, which the kernel requires to map uid 0 "
+        "into a user namespace; keep CAP_SETFCAP in the capability bounding set.";
   }
   if (!specific) {
-    out += "\n  - Check that unprivileged user namespaces are enabled (sysctl "
-           "user.max_user_namespaces, kernel.unprivileged_userns_clone) and that no LSM policy "
-           "forbids them for bwrap.";
+    out +=
+        "\n  - Check that unprivileged user namespaces are enabled (sysctl "
+        "user.max_user_namespaces, kernel.unprivileged_userns_clone) and that no LSM policy "
+        "forbids them for bwrap.";
   }
   return out;
 }

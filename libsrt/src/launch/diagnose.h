@@ -8,10 +8,11 @@ namespace srt::launch {
 
 // What this host says about user namespaces (read by the launcher from /proc/sys; "" = absent).
 struct HostFacts {
-  std::string unprivileged_userns_clone;           // kernel.unprivileged_userns_clone (Debian)
-  std::string max_user_namespaces;                 // user.max_user_namespaces
-  std::string apparmor_restrict_unprivileged_userns;  // kernel.apparmor_restrict_unprivileged_userns
-  bool in_container = false;                       // /.dockerenv or /run/.containerenv exists
+  std::string unprivileged_userns_clone;  // kernel.unprivileged_userns_clone (Debian)
+  std::string max_user_namespaces;        // user.max_user_namespaces
+  std::string
+      apparmor_restrict_unprivileged_userns;  // kernel.apparmor_restrict_unprivileged_userns
+  bool in_container = false;                  // /.dockerenv or /run/.containerenv exists
   bool caller_is_root = false;
 };
 

@@ -18,13 +18,13 @@ inline constexpr size_t kMaxRecords = 1u << 20;
 
 enum Tag : uint16_t {
   // init plan
-  kTagStderrFd = 2,    // u32: the caller's stderr (bwrap's own stderr is a diagnostics pipe)
-  kTagKeepFd = 3,      // u32, repeated: caller fds the command inherits, by number
-  kTagArg = 4,         // string, repeated: the command's argv
+  kTagStderrFd = 2,  // u32: the caller's stderr (bwrap's own stderr is a diagnostics pipe)
+  kTagKeepFd = 3,    // u32, repeated: caller fds the command inherits, by number
+  kTagArg = 4,       // string, repeated: the command's argv
   // agent plan
-  kTagHidePid = 21,    // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
-  kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
-  kTagProtect = 23,    // string: make a path read-only recursively; block it if missing
+  kTagHidePid = 21,  // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
+  kTagPin = 22,      // string: bind a directory onto itself (rename/rmdir -> EBUSY)
+  kTagProtect = 23,  // string: make a path read-only recursively; block it if missing
 };
 
 enum MessageType : uint32_t {
@@ -35,10 +35,10 @@ enum MessageType : uint32_t {
   kMsgExited = 4,      // i32 wait status of the command
   kMsgFailed = 5,      // i32 stage, i32 errno, then a NUL-terminated detail string
   // srt -> init
-  kMsgGo = 10,         // + SCM_RIGHTS: the seccomp filter (a sealed memfd); start the command
-  kMsgSignal = 11,     // i32 signal to deliver to the command
+  kMsgGo = 10,      // + SCM_RIGHTS: the seccomp filter (a sealed memfd); start the command
+  kMsgSignal = 11,  // i32 signal to deliver to the command
   // srt -> agent
-  kMsgSandbox = 30,       // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
+  kMsgSandbox = 30,  // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
   // agent -> srt
   kMsgAgentReady = 20,    // namespaces joined, /proc remounted, protections in place
   kMsgAgentCleaned = 21,  // i32 placeholders removed, i32 placeholders left behind

@@ -98,19 +98,32 @@ Result<void> Send(int sock, uint32_t type, int32_t value = 0, int fd = -1) {
 
 const char* StageName(int32_t stage) {
   switch (stage) {
-    case wire::kStagePlan: return "reading its plan";
-    case wire::kStageFds: return "setting up descriptors";
-    case wire::kStageSignals: return "setting up signals";
-    case wire::kStagePidfd: return "pidfd_open";
-    case wire::kStageFork: return "starting the command";
-    case wire::kStageNoNewPrivs: return "setting no_new_privs";
-    case wire::kStageSeccomp: return "loading the seccomp filter";
-    case wire::kStageJoinNamespaces: return "joining the sandbox's namespaces";
-    case wire::kStageHidePid: return "hiding srt-init from the sandbox's /proc";
-    case wire::kStagePin: return "pinning a directory";
-    case wire::kStageProtect: return "protecting a path";
-    case wire::kStagePlaceholder: return "creating a placeholder";
-    default: return "set-up";
+    case wire::kStagePlan:
+      return "reading its plan";
+    case wire::kStageFds:
+      return "setting up descriptors";
+    case wire::kStageSignals:
+      return "setting up signals";
+    case wire::kStagePidfd:
+      return "pidfd_open";
+    case wire::kStageFork:
+      return "starting the command";
+    case wire::kStageNoNewPrivs:
+      return "setting no_new_privs";
+    case wire::kStageSeccomp:
+      return "loading the seccomp filter";
+    case wire::kStageJoinNamespaces:
+      return "joining the sandbox's namespaces";
+    case wire::kStageHidePid:
+      return "hiding srt-init from the sandbox's /proc";
+    case wire::kStagePin:
+      return "pinning a directory";
+    case wire::kStageProtect:
+      return "protecting a path";
+    case wire::kStagePlaceholder:
+      return "creating a placeholder";
+    default:
+      return "set-up";
   }
 }
 
@@ -203,7 +216,8 @@ Result<void> Launch::SpawnBwrap() {
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout{args_target, exe_target, ctl_target, plan_target, geteuid() == 0};
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
-  SRT_ASSIGN_OR_RETURN(UniqueFd args, sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
+  SRT_ASSIGN_OR_RETURN(UniqueFd args,
+                       sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
   if (spec_.debug) {
     std::vector<std::string> shown(inv.argv.begin(), inv.argv.begin() + 1);
     shown.insert(shown.end(), inv.args.begin(), inv.args.end());
@@ -217,9 +231,9 @@ Result<void> Launch::SpawnBwrap() {
   req.path = spec_.bwrap_path;
   req.argv = inv.argv;
   req.env = spec_.env;
-  req.fds = {{spec_.stdin_fd, 0},      {spec_.stdout_fd, 1},       {diag.second.get(), 2},
-             {spec_.stderr_fd, stderr_target}, {plan.get(), plan_target},
-             {ctl.second.get(), ctl_target},
+  req.fds = {{spec_.stdin_fd, 0},           {spec_.stdout_fd, 1},
+             {diag.second.get(), 2},        {spec_.stderr_fd, stderr_target},
+             {plan.get(), plan_target},     {ctl.second.get(), ctl_target},
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
   SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
@@ -327,7 +341,8 @@ Result<void> Launch::AwaitAgent() {
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
-      if (m.type == 0) return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+      if (m.type == 0)
+        return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
     } else if (ev[1]) {
       return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
     }

@@ -60,8 +60,8 @@ class Launch {
   Error BwrapFailure();
 
   LaunchSpec spec_;
-  UniqueFd ctl_;           // our end of srt-init's control socket
-  UniqueFd diag_;          // bwrap's stderr
+  UniqueFd ctl_;   // our end of srt-init's control socket
+  UniqueFd diag_;  // bwrap's stderr
   UniqueFd bwrap_pidfd_;
   pid_t bwrap_pid_ = -1;
   int bwrap_status_ = -1;  // wait status once reaped

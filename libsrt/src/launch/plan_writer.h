@@ -17,7 +17,6 @@ struct InitPlanSpec {
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
-std::string EncodeAgentPlan(bool hide_pid,
-                            const std::vector<policy::Protection>& protections);
+std::string EncodeAgentPlan(bool hide_pid, const std::vector<policy::Protection>& protections);
 
 }  // namespace srt::launch

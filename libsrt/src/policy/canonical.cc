@@ -19,7 +19,8 @@ void PushFront(std::deque<std::string>& todo, std::string_view path) {
 
 Result<CanonicalPath> Canonicalize(const FsView& fs, std::string_view absolute) {
   if (!path::IsAbsolute(absolute)) {
-    return MakeError(Errc::kInternal, "canonicalize " + strings::Quote(absolute) + ": not absolute");
+    return MakeError(Errc::kInternal,
+                     "canonicalize " + strings::Quote(absolute) + ": not absolute");
   }
   CanonicalPath out;
   std::string resolved = "/";

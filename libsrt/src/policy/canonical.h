@@ -11,8 +11,8 @@
 namespace srt::policy {
 
 struct CanonicalPath {
-  std::string path;                   // symlink-free, normalised; missing components kept as spelled
-  bool exists = false;                // the whole path exists
+  std::string path;     // symlink-free, normalised; missing components kept as spelled
+  bool exists = false;  // the whole path exists
   std::vector<std::string> symlinks;  // every symlink traversed, as the (resolved) path of the link
 };
 

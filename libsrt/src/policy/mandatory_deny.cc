@@ -77,8 +77,8 @@ class Scanner {
 
   void Add(std::string path, bool exists, bool is_symlink, std::string reason,
            bool canonical = true) {
-    targets_.push_back(ProtectTarget{std::move(path), exists, is_symlink, canonical,
-                                     std::move(reason)});
+    targets_.push_back(
+        ProtectTarget{std::move(path), exists, is_symlink, canonical, std::move(reason)});
   }
 
   std::string Reason(std::string_view what) const {
@@ -145,8 +145,8 @@ class Scanner {
     if (line.substr(0, kPrefix.size()) != kPrefix) return Ok();
     line.remove_prefix(kPrefix.size());
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-    std::string gitdir = path::IsAbsolute(line) ? path::Normalize(line)
-                                                : path::Normalize(path::Join(dir, line));
+    std::string gitdir =
+        path::IsAbsolute(line) ? path::Normalize(line) : path::Normalize(path::Join(dir, line));
     // Worktrees keep hooks and config in the common directory named by "commondir".
     std::string common = gitdir;
     Result<std::string> commondir =

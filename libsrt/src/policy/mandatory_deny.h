@@ -14,25 +14,25 @@
 namespace srt::policy {
 
 // Names protected in every scanned directory. Directories are protected with their contents.
-inline constexpr std::string_view kProtectedFiles[] = {
-    ".bashrc", ".bash_profile", ".zshrc",     ".zprofile", ".profile",
-    ".gitconfig", ".gitmodules", ".ripgreprc", ".mcp.json"};
+inline constexpr std::string_view kProtectedFiles[] = {".bashrc",     ".bash_profile", ".zshrc",
+                                                       ".zprofile",   ".profile",      ".gitconfig",
+                                                       ".gitmodules", ".ripgreprc",    ".mcp.json"};
 inline constexpr std::string_view kProtectedDirs[] = {".vscode", ".idea"};
 inline constexpr std::string_view kProtectedClaudeDirs[] = {"commands", "agents"};
 
 struct MandatoryDenyOptions {
-  int depth = 3;                  // directories up to depth-1 levels below the root are scanned
-  bool allow_git_config = false;  // leave .git/config writable
+  int depth = 3;                   // directories up to depth-1 levels below the root are scanned
+  bool allow_git_config = false;   // leave .git/config writable
   size_t max_directories = 20000;  // directories listed per write root
   size_t max_entries = 400000;     // entries examined per write root
 };
 
 struct ProtectTarget {
-  std::string path;        // absolute; for a missing path this is the first missing component
+  std::string path;  // absolute; for a missing path this is the first missing component
   bool exists = false;
   bool is_symlink = false;  // the entry itself is a symlink (its target may need protecting too)
   bool canonical = true;    // false for paths derived from a worktree's "gitdir:" line
-  std::string reason;      // for --debug
+  std::string reason;       // for --debug
 };
 
 // Scans `root` (a canonical existing directory) breadth-first, without following symlinks and

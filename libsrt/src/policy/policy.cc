@@ -15,10 +15,14 @@ namespace srt::policy {
 
 const char* ViewName(View v) {
   switch (v) {
-    case View::kHostReadOnly: return "read-only";
-    case View::kHostWritable: return "writable";
-    case View::kHiddenDir: return "hidden (empty tmpfs)";
-    case View::kHiddenFile: return "hidden (/dev/null)";
+    case View::kHostReadOnly:
+      return "read-only";
+    case View::kHostWritable:
+      return "writable";
+    case View::kHiddenDir:
+      return "hidden (empty tmpfs)";
+    case View::kHiddenFile:
+      return "hidden (/dev/null)";
   }
   return "?";
 }
@@ -29,7 +33,7 @@ using strings::Quote;
 
 // A path named by a rule, after expansion and symlink resolution.
 struct Resolved {
-  std::string path;    // canonical
+  std::string path;  // canonical
   bool exists = false;
   std::string origin;  // e.g. "denyRead '~/.ssh'"
   std::vector<std::string> symlinks;
@@ -96,7 +100,8 @@ class Resolver {
   void Note(std::string s) { policy_.notes.push_back(std::move(s)); }
 
   // ~, relative and glob expansion, then symlink resolution.
-  Result<std::vector<Resolved>> Expand(const std::vector<PathEntry>& entries, std::string_view key) {
+  Result<std::vector<Resolved>> Expand(const std::vector<PathEntry>& entries,
+                                       std::string_view key) {
     const bool deny = key.substr(0, 4) == "deny";
     std::vector<Resolved> out;
     for (const PathEntry& entry : entries) {
@@ -122,8 +127,8 @@ class Resolver {
       for (const std::string& c : candidates) {
         Result<CanonicalPath> canonical = Canonicalize(fs_, c);
         if (!canonical) return std::move(canonical).error().Wrap(origin);
-        out.push_back(Resolved{canonical->path, canonical->exists, origin,
-                               std::move(canonical->symlinks)});
+        out.push_back(
+            Resolved{canonical->path, canonical->exists, origin, std::move(canonical->symlinks)});
       }
     }
     return out;
@@ -173,9 +178,8 @@ class Resolver {
         Note(w.origin + ": " + Quote(w.path) + " is under /dev or /proc, which srt builds itself");
         continue;
       }
-      auto denied = std::find_if(deny_writes.begin(), deny_writes.end(), [&](const Resolved& d) {
-        return path::IsWithin(w.path, d.path);
-      });
+      auto denied = std::find_if(deny_writes.begin(), deny_writes.end(),
+                                 [&](const Resolved& d) { return path::IsWithin(w.path, d.path); });
       if (denied != deny_writes.end()) {
         Note(w.origin + ": " + Quote(w.path) + " stays read-only because of " + denied->origin);
         continue;
@@ -203,7 +207,8 @@ class Resolver {
                          w->origin + ": resolves through the symlink " + Quote(link) +
                              ", which lies in the write root " + Quote(*planted_in) +
                              " and could have been planted by a sandboxed command; name the "
-                             "target " + Quote(w->path) + " itself instead");
+                             "target " +
+                             Quote(w->path) + " itself instead");
       }
     }
     std::sort(policy_.write_roots.begin(), policy_.write_roots.end());
@@ -320,7 +325,8 @@ class Resolver {
       if (hider && hider->path != policy_.cwd) {
         return MakeError(Errc::kInvalidArgument,
                          "the working directory " + Quote(policy_.cwd) + " is hidden by " +
-                             hider->reason + "; allowRead or allowWrite it, or run srt from "
+                             hider->reason +
+                             "; allowRead or allowWrite it, or run srt from "
                              "another directory");
       }
     }
@@ -368,8 +374,7 @@ class Resolver {
         }
       }
       SRT_RETURN_IF_ERROR(AddProtection(target, d.exists || target != d.path,
-                                        fs_.TypeOf(target) == FileType::kSymlink, false,
-                                        d.origin));
+                                        fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
     }
     Finish();
     return Ok();
@@ -424,9 +429,10 @@ class Resolver {
     std::sort(pins_.begin(), pins_.end(), by_depth);
     std::vector<Protection> pins;
     for (Protection& pin : pins_) {
-      bool redundant = std::any_of(protects.begin(), protects.end(), [&](const Protection& q) {
-        return path::IsWithin(pin.path, q.path);
-      }) || (!pins.empty() && pins.back().path == pin.path);
+      bool redundant =
+          std::any_of(protects.begin(), protects.end(),
+                      [&](const Protection& q) { return path::IsWithin(pin.path, q.path); }) ||
+          (!pins.empty() && pins.back().path == pin.path);
       if (!redundant) pins.push_back(std::move(pin));
     }
     for (Protection& p : pins) policy_.protections.push_back(std::move(p));

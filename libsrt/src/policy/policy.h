@@ -25,7 +25,7 @@ enum class View {
 const char* ViewName(View v);
 
 struct MountRule {
-  std::string path;    // canonical, absolute
+  std::string path;  // canonical, absolute
   View view;
   std::string reason;  // the rule that asked for it, for --debug
   bool operator==(const MountRule&) const = default;
@@ -67,8 +67,8 @@ struct Policy {
   bool weaker_nested_sandbox = false;    // enableWeakerNestedSandbox: host /proc bound
   bool allow_nested_user_namespaces = false;
   bool allow_all_unix_sockets = false;
-  NetworkSettings network;               // enforced by the proxy (network issue)
-  std::vector<std::string> notes;        // every decision, for --debug
+  NetworkSettings network;         // enforced by the proxy (network issue)
+  std::vector<std::string> notes;  // every decision, for --debug
 };
 
 [[nodiscard]] Result<Policy> ResolvePolicy(const Settings& settings, const Environment& env,

@@ -68,9 +68,15 @@ Result<std::vector<policy::DirEntry>> RealFsView::List(const std::string& dir) c
     if (name == "." || name == "..") continue;
     FileType type;
     switch (e->d_type) {
-      case DT_DIR: type = FileType::kDirectory; break;
-      case DT_REG: type = FileType::kRegular; break;
-      case DT_LNK: type = FileType::kSymlink; break;
+      case DT_DIR:
+        type = FileType::kDirectory;
+        break;
+      case DT_REG:
+        type = FileType::kRegular;
+        break;
+      case DT_LNK:
+        type = FileType::kSymlink;
+        break;
       case DT_UNKNOWN: {
         struct stat st;
         type = fstatat(dirfd(d.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
@@ -78,7 +84,9 @@ Result<std::vector<policy::DirEntry>> RealFsView::List(const std::string& dir) c
                    : FileType::kOther;
         break;
       }
-      default: type = FileType::kOther; break;
+      default:
+        type = FileType::kOther;
+        break;
     }
     out.push_back(policy::DirEntry{std::string(name), type});
   }

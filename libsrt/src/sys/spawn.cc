@@ -50,7 +50,8 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   }
   Actions actions;
   for (size_t i = 0; i < request.fds.size(); ++i) {
-    if (int rc = posix_spawn_file_actions_adddup2(&actions.fa, staged[i].get(), request.fds[i].target)) {
+    if (int rc =
+            posix_spawn_file_actions_adddup2(&actions.fa, staged[i].get(), request.fds[i].target)) {
       return SysError("posix_spawn_file_actions_adddup2", rc);
     }
   }

@@ -18,11 +18,11 @@ struct FdMapping {
 };
 
 struct SpawnRequest {
-  std::string path;                // executable (may be /proc/self/fd/N of a mapped target N)
+  std::string path;  // executable (may be /proc/self/fd/N of a mapped target N)
   std::vector<std::string> argv;
-  std::vector<std::string> env;    // "NAME=value"
-  std::vector<FdMapping> fds;      // every other descriptor is closed in the child
-  bool new_session = false;        // setsid() in the child
+  std::vector<std::string> env;  // "NAME=value"
+  std::vector<FdMapping> fds;    // every other descriptor is closed in the child
+  bool new_session = false;      // setsid() in the child
 };
 
 // Starts the child and returns its pid. Errors name the executable.

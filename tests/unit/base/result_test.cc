@@ -1,9 +1,9 @@
-#include <cerrno>
-#include <memory>
+#include "srt/result.h"
 
 #include <gtest/gtest.h>
 
-#include "srt/result.h"
+#include <cerrno>
+#include <memory>
 
 namespace srt {
 namespace {

@@ -24,8 +24,9 @@ Policy Base() {
 }
 
 Args Namespaces() {
-  return {"--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid",
-          "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"};
+  return {"--new-session", "--die-with-parent",    "--unshare-user",
+          "--unshare-pid", "--unshare-net",        "--unshare-ipc",
+          "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"};
 }
 
 Args Concat(std::initializer_list<Args> parts) {
@@ -44,18 +45,35 @@ TEST(ArgvBuilderTest, MinimalPolicy) {
 
 TEST(ArgvBuilderTest, MountsFollowTheRootDevAndProcInPolicyOrder) {
   Policy p = Base();
-  p.mounts = {MountRule{"/tmp", View::kHiddenDir, ""},
-              MountRule{"/w", View::kHostWritable, ""},
+  p.mounts = {MountRule{"/tmp", View::kHiddenDir, ""}, MountRule{"/w", View::kHostWritable, ""},
               MountRule{"/w/secrets", View::kHiddenDir, ""},
               MountRule{"/w/.env", View::kHiddenFile, ""},
               MountRule{"/w/secrets/public", View::kHostReadOnly, ""}};
   Invocation inv = BuildInvocation(p, kLayout);
-  EXPECT_EQ(inv.args,
-            Concat({Namespaces(),
-                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                     "--tmpfs", "/tmp", "--bind", "/w", "/w", "--tmpfs", "/w/secrets", "--ro-bind",
-                     "/dev/null", "/w/.env", "--ro-bind", "/w/secrets/public", "/w/secrets/public",
-                     "--chdir", "/w"}}));
+  EXPECT_EQ(inv.args, Concat({Namespaces(),
+                              {"--disable-userns",
+                               "--ro-bind",
+                               "/",
+                               "/",
+                               "--dev",
+                               "/dev",
+                               "--proc",
+                               "/proc",
+                               "--tmpfs",
+                               "/tmp",
+                               "--bind",
+                               "/w",
+                               "/w",
+                               "--tmpfs",
+                               "/w/secrets",
+                               "--ro-bind",
+                               "/dev/null",
+                               "/w/.env",
+                               "--ro-bind",
+                               "/w/secrets/public",
+                               "/w/secrets/public",
+                               "--chdir",
+                               "/w"}}));
 }
 
 TEST(ArgvBuilderTest, RootDropsCapabilities) {
@@ -71,21 +89,23 @@ TEST(ArgvBuilderTest, NestedUserNamespacesKeepUsernsAndWeakerNestedBindsHostProc
   Policy nested = Base();
   nested.allow_nested_user_namespaces = true;
   EXPECT_EQ(BuildInvocation(nested, kLayout).args,
-            Concat({Namespaces(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                   "--chdir", "/w"}}));
+            Concat({Namespaces(),
+                    {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--chdir", "/w"}}));
   Policy weaker = Base();
   weaker.weaker_nested_sandbox = true;
   EXPECT_EQ(BuildInvocation(weaker, kLayout).args,
-            Concat({Namespaces(), {"--ro-bind", "/", "/", "--dev", "/dev", "--bind", "/proc",
-                                   "/proc", "--chdir", "/w"}}));
+            Concat({Namespaces(),
+                    {"--ro-bind", "/", "/", "--dev", "/dev", "--bind", "/proc", "/proc", "--chdir",
+                     "/w"}}));
 }
 
 TEST(ArgvBuilderTest, DisabledFilesystemBindsTheRootWritable) {
   Policy p = Base();
   p.filesystem_disabled = true;
   EXPECT_EQ(BuildInvocation(p, kLayout).args,
-            Concat({Namespaces(), {"--disable-userns", "--bind", "/", "/", "--dev", "/dev",
-                                   "--proc", "/proc", "--chdir", "/w"}}));
+            Concat({Namespaces(),
+                    {"--disable-userns", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--chdir", "/w"}}));
 }
 
 TEST(ArgvBuilderTest, EvilPathsPassThroughAsSingleArguments) {
@@ -94,7 +114,8 @@ TEST(ArgvBuilderTest, EvilPathsPassThroughAsSingleArguments) {
   p.mounts = {MountRule{"/w/a\nb", View::kHostWritable, ""}};
   Invocation inv = BuildInvocation(p, kLayout);
   Args tail(inv.args.end() - 5, inv.args.end());
-  EXPECT_EQ(tail, (Args{"--bind", "/w/a\nb", "/w/a\nb", "--chdir", "/w/dir with spaces/--ro-bind"}));
+  EXPECT_EQ(tail,
+            (Args{"--bind", "/w/a\nb", "/w/a\nb", "--chdir", "/w/dir with spaces/--ro-bind"}));
 }
 
 TEST(ArgvBuilderTest, SerializedArgsAreNulTerminatedWords) {
@@ -114,12 +135,27 @@ TEST(ArgvBuilderTest, GoldenFromSettings) {
   s.filesystem.allow_write = {{".", false}};
   Result<Policy> p = policy::ResolvePolicy(s, {"/home/u", "/home/u/proj"}, fs);
   ASSERT_TRUE(p.has_value()) << p.error().message();
-  EXPECT_EQ(BuildInvocation(*p, kLayout).args,
-            Concat({Namespaces(),
-                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                     "--tmpfs", "/tmp", "--tmpfs", "/home/u/.ssh", "--bind", "/home/u/proj",
-                     "/home/u/proj", "--ro-bind", "/dev/null", "/home/u/proj/.env", "--chdir",
-                     "/home/u/proj"}}));
+  EXPECT_EQ(BuildInvocation(*p, kLayout).args, Concat({Namespaces(),
+                                                       {"--disable-userns",
+                                                        "--ro-bind",
+                                                        "/",
+                                                        "/",
+                                                        "--dev",
+                                                        "/dev",
+                                                        "--proc",
+                                                        "/proc",
+                                                        "--tmpfs",
+                                                        "/tmp",
+                                                        "--tmpfs",
+                                                        "/home/u/.ssh",
+                                                        "--bind",
+                                                        "/home/u/proj",
+                                                        "/home/u/proj",
+                                                        "--ro-bind",
+                                                        "/dev/null",
+                                                        "/home/u/proj/.env",
+                                                        "--chdir",
+                                                        "/home/u/proj"}}));
 }
 
 }  // namespace

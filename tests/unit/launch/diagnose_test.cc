@@ -6,10 +6,10 @@ namespace srt::launch {
 namespace {
 
 TEST(DiagnoseTest, UnrecognisedFailureQuotesBwrap) {
-  EXPECT_EQ(DiagnoseBwrapFailure("bwrap: Can't find source path /x: No such file or directory\n",
-                                 1, {}),
-            "bubblewrap could not create the sandbox: bwrap: Can't find source path /x: No such "
-            "file or directory");
+  EXPECT_EQ(
+      DiagnoseBwrapFailure("bwrap: Can't find source path /x: No such file or directory\n", 1, {}),
+      "bubblewrap could not create the sandbox: bwrap: Can't find source path /x: No such "
+      "file or directory");
   EXPECT_EQ(DiagnoseBwrapFailure("", 1, {}),
             "bubblewrap could not create the sandbox (bwrap exited with status 1 and said "
             "nothing)");

@@ -1,11 +1,11 @@
 // The plans libsrt writes, decoded by the same code srt-init runs (srt-cli/init/plan.h).
-#include "launch/plan_writer.h"
+#include "plan.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "plan.h"
+#include "launch/plan_writer.h"
 
 namespace srt {
 namespace {
@@ -32,10 +32,9 @@ TEST(PlanTest, InitPlanRoundTrips) {
 }
 
 TEST(PlanTest, AgentPlanRoundTrips) {
-  std::vector<policy::Protection> ps = {
-      {policy::ProtectKind::kPin, "/w/.git", true, ""},
-      {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
-      {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
+  std::vector<policy::Protection> ps = {{policy::ProtectKind::kPin, "/w/.git", true, ""},
+                                        {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
+                                        {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
   std::string bytes = launch::EncodeAgentPlan(true, ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));

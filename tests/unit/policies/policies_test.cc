@@ -1,13 +1,12 @@
 // Every file in policies/ loads without warnings, resolves on this host, and is documented.
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "policy/policy.h"
 #include "srt/settings.h"

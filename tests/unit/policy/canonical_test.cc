@@ -8,7 +8,8 @@ namespace srt::policy {
 namespace {
 
 TEST(CanonicalTest, ResolvesSymlinksAndKeepsAMissingTail) {
-  FakeFsView fs({{"/data/home/u/p", kDir}, {"/home", Symlink("/data/home")},
+  FakeFsView fs({{"/data/home/u/p", kDir},
+                 {"/home", Symlink("/data/home")},
                  {"/data/home/u/l", Symlink("p/../p")}});
   Result<CanonicalPath> c = Canonicalize(fs, "/home/u/l/missing/../x");
   ASSERT_TRUE(c.has_value());

@@ -177,11 +177,11 @@ TEST(PolicyTest, MandatoryDeniesUnderTheWriteRoot) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.allow_write = Paths({"."})}), fs);
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), ElementsAre("/w/.git"));
-  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect),
-              ElementsAre("/w/.bash_profile", "/w/.bashrc", "/w/.claude", "/w/.gitconfig",
-                          "/w/.gitmodules", "/w/.idea", "/w/.mcp.json", "/w/.profile",
-                          "/w/.ripgreprc", "/w/.vscode", "/w/.zprofile", "/w/.zshrc",
-                          "/w/.git/config", "/w/.git/hooks"));
+  EXPECT_THAT(
+      ProtectedPaths(p, ProtectKind::kProtect),
+      ElementsAre("/w/.bash_profile", "/w/.bashrc", "/w/.claude", "/w/.gitconfig", "/w/.gitmodules",
+                  "/w/.idea", "/w/.mcp.json", "/w/.profile", "/w/.ripgreprc", "/w/.vscode",
+                  "/w/.zprofile", "/w/.zshrc", "/w/.git/config", "/w/.git/hooks"));
   for (const Protection& x : p.protections) {
     if (x.kind == ProtectKind::kProtect) {
       EXPECT_EQ(x.exists, x.path.starts_with("/w/.git/")) << x.path;
@@ -192,7 +192,8 @@ TEST(PolicyTest, MandatoryDeniesUnderTheWriteRoot) {
 TEST(PolicyTest, AllowGitConfigLeavesTheConfigWritable) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.allow_write = Paths({"."}), .allow_git_config = true}), fs);
-  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), testing::Not(testing::Contains("/w/.git/config")));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect),
+              testing::Not(testing::Contains("/w/.git/config")));
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), testing::Contains("/w/.git/hooks"));
 }
 
@@ -223,7 +224,8 @@ TEST(PolicyTest, UserDenyWriteProtectsExistingPathsAndBlocksTheFirstMissingCompo
 TEST(PolicyTest, ProtectionsBelowAnotherProtectionAreDropped) {
   FakeFsView fs = Host();
   fs.Add("/w/.vscode/settings.json", kFile);
-  Policy p = Resolve(WithFs({.allow_write = Paths({"."}), .deny_write = Paths({".vscode/settings.json"})}), fs);
+  Policy p = Resolve(
+      WithFs({.allow_write = Paths({"."}), .deny_write = Paths({".vscode/settings.json"})}), fs);
   auto protects = ProtectedPaths(p, ProtectKind::kProtect);
   EXPECT_THAT(protects, testing::Contains("/w/.vscode"));
   EXPECT_THAT(protects, testing::Not(testing::Contains("/w/.vscode/settings.json")));
@@ -269,9 +271,10 @@ TEST(PolicyTest, DenyReadOfTheRootHidesEachTopLevelEntryButDevAndProc) {
   fs.Add("/usr/bin/sh", kFile);
   fs.Add("/dev/null", kSpecial);
   fs.Add("/proc/1", kDir);
-  Policy p = Resolve(WithFs({.deny_read = Paths({"/"}), .allow_read = Paths({"/usr"}),
-                             .allow_write = Paths({"."})}),
-                     fs);
+  Policy p = Resolve(
+      WithFs(
+          {.deny_read = Paths({"/"}), .allow_read = Paths({"/usr"}), .allow_write = Paths({"."})}),
+      fs);
   for (const char* hidden : {"/etc", "/home", "/tmp"}) {
     EXPECT_THAT(p.mounts, testing::Contains(M(hidden, View::kHiddenDir, "denyRead '/'"))) << hidden;
   }
@@ -316,8 +319,10 @@ TEST(PolicyTest, GlobsAreExpandedAtResolution) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.deny_read = Paths({"**/.env", "~/.aws/**"})}), fs);
   EXPECT_THAT(p.mounts, testing::Contains(M("/w/.env", View::kHiddenFile, "denyRead '**/.env'")));
-  EXPECT_THAT(p.mounts, testing::Contains(M("/w/src/.env", View::kHiddenFile, "denyRead '**/.env'")));
-  EXPECT_THAT(p.mounts, testing::Contains(M("/home/u/.aws", View::kHiddenDir, "denyRead '~/.aws/**'")));
+  EXPECT_THAT(p.mounts,
+              testing::Contains(M("/w/src/.env", View::kHiddenFile, "denyRead '**/.env'")));
+  EXPECT_THAT(p.mounts,
+              testing::Contains(M("/home/u/.aws", View::kHiddenDir, "denyRead '~/.aws/**'")));
 }
 
 TEST(PolicyTest, BadGlobsAreErrorsNamingTheEntry) {
@@ -332,7 +337,8 @@ TEST(PolicyTest, LiteralEntriesAreNotGlobs) {
   FakeFsView fs = Host();
   fs.Add("/w/[weird]", kDir);
   Policy p = Resolve(WithFs({.deny_read = {PathEntry{"/w/[weird]", true}}}), fs);
-  EXPECT_THAT(p.mounts, testing::Contains(M("/w/[weird]", View::kHiddenDir, "denyRead '/w/[weird]'")));
+  EXPECT_THAT(p.mounts,
+              testing::Contains(M("/w/[weird]", View::kHiddenDir, "denyRead '/w/[weird]'")));
 }
 
 TEST(PolicyTest, SymlinkedDenyReadIsAppliedAtTheRealLocation) {
@@ -340,7 +346,8 @@ TEST(PolicyTest, SymlinkedDenyReadIsAppliedAtTheRealLocation) {
   fs.Add("/data/secrets", kDir);
   fs.Add("/home/u/secrets", Symlink("/data/secrets"));
   Policy p = Resolve(WithFs({.deny_read = Paths({"~/secrets"})}), fs);
-  EXPECT_THAT(p.mounts, testing::Contains(M("/data/secrets", View::kHiddenDir, "denyRead '~/secrets'")));
+  EXPECT_THAT(p.mounts,
+              testing::Contains(M("/data/secrets", View::kHiddenDir, "denyRead '~/secrets'")));
 }
 
 TEST(PolicyTest, FilesystemDisabled) {
