@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +101,21 @@ Result<std::string> FindBwrap(const Settings& settings, const std::vector<std::s
                    "the settings.");
 }
 
+// A fresh name for the sandbox's private TMPDIR below `parent`.
+Result<std::string> PrivateTmpdir(const std::string& parent) {
+  unsigned char bytes[8];
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    return SysError("getrandom");
+  }
+  std::string name = parent + "/srt-";
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char b : bytes) {
+    name += kHex[b >> 4];
+    name += kHex[b & 15];
+  }
+  return name;
+}
+
 Result<std::string> FindInit(const std::optional<std::string>& configured) {
   if (configured) return *configured;
   std::vector<std::string> candidates;
@@ -169,7 +185,12 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     environment.push_back(name + "=" + value);
   };
   set_env("SANDBOX_RUNTIME", "1");
-  if (!policy.tmpdir.empty()) set_env("TMPDIR", policy.tmpdir);
+  std::string tmpdir;
+  if (!policy.tmpdir_parent.empty()) {
+    SRT_ASSIGN_OR_RETURN(tmpdir, PrivateTmpdir(policy.tmpdir_parent));
+    set_env("TMPDIR", tmpdir);
+    debug("TMPDIR " + tmpdir + ": a private tmpfs, removed afterwards");
+  }
 
   SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, environment));
   SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", policy.write_roots));
@@ -186,6 +207,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.stdout_fd = options.stdout_fd;
   spec.stderr_fd = options.stderr_fd;
   spec.keep_fds = std::move(options.inherit_fds);
+  spec.tmpdir = std::move(tmpdir);
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.debug = options.debug;

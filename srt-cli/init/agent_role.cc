@@ -216,6 +216,31 @@ long BindOntoItself(int target, bool read_only) {
   return r;
 }
 
+// Mounts a fresh tmpfs (mode 0700, owned by the caller) on `path` inside the sandbox, creating
+// the directory first where the sandbox does not see the one made on the host (a hidden /tmp).
+long MountPrivateTmpfs(const char* path) {
+  long r = SRT_SYS(__NR_mkdirat, AT_FDCWD, path, 0700);
+  if (Failed(r) && r != -EEXIST) return r;
+  long target = OpenNoSymlinks(path, O_DIRECTORY);
+  if (Failed(target)) return target;
+  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (!Failed(fs)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
+  if (!Failed(fs) && !Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt = Failed(fs) || Failed(r)
+                 ? (Failed(fs) ? fs : r)
+                 : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (!Failed(mnt)) {
+    r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+    SRT_SYS(__NR_close, mnt);
+  } else {
+    r = mnt;
+  }
+  if (!Failed(fs)) SRT_SYS(__NR_close, fs);
+  SRT_SYS(__NR_close, target);
+  return r;
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -272,6 +297,13 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     }
     SRT_SYS(__NR_close, fs);
   }
+  if (plan.tmpdir) {
+    r = MountPrivateTmpfs(plan.tmpdir);
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
+      return 1;
+    }
+  }
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
@@ -323,7 +355,10 @@ int RunAgent(int argc, char** argv) {
     return 125;
   }
   plan.ops = reinterpret_cast<AgentOp*>(ops_mem);
-  DecodeAgentPlan(data, size, plan);
+  if (!DecodeAgentPlan(data, size, plan)) {
+    ReportFailure(ctl, -1, wire::kStagePlan, -EINVAL, "malformed agent plan");
+    return 125;
+  }
   auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
   char* names = reinterpret_cast<char*>(placeholders + slots);
   bool* skip = reinterpret_cast<bool*>(names + slots * 256);
@@ -332,6 +367,38 @@ int RunAgent(int argc, char** argv) {
   // Placeholders must be recognisable by their mode whatever umask srt had.
   SRT_SYS(__NR_umask, 0);
   const auto euid = static_cast<uint32_t>(SRT_SYS(__NR_geteuid));
+
+  // The private TMPDIR's directory on the host: a fresh name srt chose, created here so that the
+  // agent removes it afterwards whatever happens to srt.
+  int tmp_parent = -1;
+  const char* tmp_name = nullptr;
+  if (plan.tmpdir) {
+    char parent[kPathMax];
+    size_t len = strlen(plan.tmpdir);
+    size_t slash = len;
+    while (slash > 0 && plan.tmpdir[slash] != '/') --slash;
+    if (len >= kPathMax || slash == 0) {
+      ReportFailure(ctl, -1, wire::kStageTmpdir, -EINVAL, plan.tmpdir);
+      return 1;
+    }
+    memcpy(parent, plan.tmpdir, slash);
+    parent[slash] = 0;
+    tmp_name = plan.tmpdir + slash + 1;
+    long dir = OpenNoSymlinks(parent, O_DIRECTORY);
+    long r = Failed(dir) ? dir : SRT_SYS(__NR_mkdirat, dir, tmp_name, 0700);
+    if (Failed(r)) {
+      if (!Failed(dir)) SRT_SYS(__NR_close, dir);
+      ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
+      return 1;
+    }
+    tmp_parent = static_cast<int>(dir);
+  }
+  auto remove_tmpdir = [&] {
+    if (tmp_parent < 0) return;
+    SRT_SYS(__NR_unlinkat, tmp_parent, tmp_name, AT_REMOVEDIR);
+    SRT_SYS(__NR_close, tmp_parent);
+    tmp_parent = -1;
+  };
 
   // Protected paths are prepared on the host first, while bwrap is still setting the sandbox up:
   // placeholders created or shared, each held with a lock until the sandbox is gone.
@@ -345,6 +412,7 @@ int RunAgent(int argc, char** argv) {
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStagePlaceholder, r, plan.ops[i].path);
       ReleasePlaceholders(placeholders, held, euid, removed, left);
+      remove_tmpdir();
       return 1;
     }
   }
@@ -357,14 +425,15 @@ int RunAgent(int argc, char** argv) {
     long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
     if (n <= 0) {
       ReleasePlaceholders(placeholders, held, euid, removed, left);
+      remove_tmpdir();
       return 1;
     }
     if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSandbox && init_pidfd >= 0) break;
     if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
   }
 
-  if (held == 0) {
-    // No placeholder to hold or clean up: no need to keep a host-side process.
+  if (held == 0 && tmp_parent < 0) {
+    // Nothing to hold or clean up afterwards: no need to keep a host-side process.
     if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
@@ -381,6 +450,7 @@ int RunAgent(int argc, char** argv) {
   if (status != 0) {
     // The command never starts (srt does not send its go-ahead); the placeholders can go now.
     ReleasePlaceholders(placeholders, held, euid, removed, left);
+    remove_tmpdir();
     return 1;
   }
   SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
@@ -392,6 +462,7 @@ int RunAgent(int argc, char** argv) {
   while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
   }
   ReleasePlaceholders(placeholders, held, euid, removed, left);
+  remove_tmpdir();
   SendInts(ctl, wire::kMsgAgentCleaned, removed, left);
   return 0;
 }

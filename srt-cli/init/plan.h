@@ -29,6 +29,7 @@ struct AgentOp {
 
 struct AgentPlan {
   bool hide_pid = false;
+  const char* tmpdir = nullptr;  // absolute; none when null
   size_t op_count = 0;
   AgentOp* ops = nullptr;  // caller-provided array of op_count entries (filled by pass 2)
 };
@@ -83,12 +84,22 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   uint32_t len;
   size_t ops = 0;
   uint32_t v = 0;
+  bool seen_tmpdir = false;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
       case wire::kTagHidePid:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > 1) return false;
         plan.hide_pid = v == 1;
         break;
+      case wire::kTagTmpdir: {
+        const char* t;
+        if (!wire::PlanReader::AsString(payload, len, t) || t[0] != '/' || seen_tmpdir) {
+          return false;
+        }
+        seen_tmpdir = true;
+        plan.tmpdir = t;
+        break;
+      }
       case wire::kTagPin:
       case wire::kTagProtect: {
         const char* s;

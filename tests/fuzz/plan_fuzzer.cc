@@ -111,7 +111,8 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
                                                        : srt::policy::ProtectKind::kProtect,
                            ops[i].path, true, ""});
   }
-  const std::string again = srt::launch::EncodeAgentPlan(plan.hide_pid, protections);
+  const std::string again =
+      srt::launch::EncodeAgentPlan(plan.hide_pid, plan.tmpdir ? plan.tmpdir : "", protections);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));

@@ -62,11 +62,11 @@ int main(int argc, char** argv) {
                                       {ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                       {ProtectKind::kProtect, "/w/.bashrc", false, ""},
                                       {ProtectKind::kProtect, "/w/.claude/commands", false, ""}};
-  const std::string agent = EncodeAgentPlan(true, ps);
+  const std::string agent = EncodeAgentPlan(true, "/tmp/srt-0123456789ab", ps);
   seeds.push_back({"agent_typical", agent});
-  seeds.push_back({"agent_empty", EncodeAgentPlan(false, {})});
+  seeds.push_back({"agent_empty", EncodeAgentPlan(false, "", {})});
   seeds.push_back(
-      {"agent_relative_path", EncodeAgentPlan(false, {{ProtectKind::kPin, "w", true, ""}})});
+      {"agent_relative_path", EncodeAgentPlan(false, "", {{ProtectKind::kPin, "w", true, ""}})});
 
   // Mutations of the typical plans.
   seeds.push_back({"mut_empty", ""});

@@ -147,14 +147,23 @@ TEST_P(FilesystemTest, DenyReadGlobsAreExpandedAtLaunch) {
   EXPECT_NE(bad.err.find("brace expansion"), std::string::npos) << bad.err;
 }
 
-TEST_P(FilesystemTest, PrivateTmpIsTheWritableTmpdir) {
-  std::string marker = "/tmp/srt-it-host-" + std::to_string(getpid());
+TEST_P(FilesystemTest, TmpdirIsPrivateWritableAndGoneAfterwards) {
+  // The host's /tmp is readable and read-only, as upstream; TMPDIR is a fresh private tmpfs.
+  std::string marker = "/tmp/srt-it-host-" + std::to_string(getpid()) + (root() ? "r" : "u");
   std::ofstream(marker) << "host";
-  EXPECT_EQ(Errno("{}", {"read", marker}), ENOENT);
-  EXPECT_EQ(Errno("{}", {"create", "/tmp/inside"}), 0);
-  EXPECT_NE(access("/tmp/inside", F_OK), 0) << "the sandbox's /tmp leaked to the host";
-  RunResult r = run().Srt("{}", Probe({"env", "TMPDIR"}));
-  EXPECT_EQ(r.out, "/tmp\n");
+  RunResult r = run().Srt(
+      "{}", {"sh", "-c",
+             "echo \"$TMPDIR\"; echo scratch > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && cat " +
+                 marker + "; (echo x > /tmp/direct) 2>/dev/null || echo refused"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string tmpdir = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(tmpdir.rfind("/tmp/srt-", 0), 0u) << r.out;
+  EXPECT_EQ(r.out, tmpdir + "\nscratch\nhostrefused\n");
+  EXPECT_NE(access(tmpdir.c_str(), F_OK), 0) << "the private TMPDIR was left on the host";
+  EXPECT_NE(access("/tmp/direct", F_OK), 0);
+  // Every sandbox gets its own.
+  RunResult again = run().Srt("{}", Probe({"env", "TMPDIR"}));
+  EXPECT_NE(again.out, tmpdir + "\n");
   unlink(marker.c_str());
 }
 

@@ -185,7 +185,7 @@ TEST_P(ProcessTest, NamespacesAreUnshared) {
 
 TEST_P(ProcessTest, Environment) {
   EXPECT_EQ(run().Srt("{}", Probe({"env", "SANDBOX_RUNTIME"})).out, "1\n");
-  EXPECT_EQ(run().Srt("{}", Probe({"env", "TMPDIR"})).out, "/tmp\n");
+  EXPECT_EQ(run().Srt("{}", Probe({"env", "TMPDIR"})).out.rfind("/tmp/srt-", 0), 0u);
   EXPECT_EQ(run().Srt("{}", Probe({"env", "HOME"})).out, run().home() + "\n");
 }
 

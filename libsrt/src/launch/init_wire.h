@@ -25,6 +25,8 @@ enum Tag : uint16_t {
   kTagHidePid = 21,  // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
   kTagPin = 22,      // string: bind a directory onto itself (rename/rmdir -> EBUSY)
   kTagProtect = 23,  // string: make a path read-only recursively; block it if missing
+  kTagTmpdir = 24,   // string: create this directory, mount a private tmpfs on it inside the
+                     // sandbox, remove it when the sandbox is gone (the command's TMPDIR)
 };
 
 enum MessageType : uint32_t {
@@ -58,6 +60,7 @@ enum Stage : int32_t {
   kStagePin = 10,
   kStageProtect = 11,
   kStagePlaceholder = 12,
+  kStageTmpdir = 13,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;

@@ -289,7 +289,8 @@ Error Launch::BwrapFailure() {
 Result<void> Launch::SpawnAgent() {
   SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
   constexpr int kCtl = 3, kPlan = 4, kExe = 5;
-  std::string plan = EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.policy.protections);
+  std::string plan =
+      EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.tmpdir, spec_.policy.protections);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

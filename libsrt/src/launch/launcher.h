@@ -29,6 +29,7 @@ struct LaunchSpec {
   int stdout_fd = 1;
   int stderr_fd = 2;
   std::vector<int> keep_fds;
+  std::string tmpdir;      // the private TMPDIR srt-agent creates and mounts ("" = none)
   std::string bwrap_path;  // absolute, checked
   std::string init_path;   // absolute, checked
   std::function<void(std::string_view)> debug;

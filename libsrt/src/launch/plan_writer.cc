@@ -46,9 +46,11 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
   return out;
 }
 
-std::string EncodeAgentPlan(bool hide_pid, const std::vector<policy::Protection>& protections) {
+std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
+                            const std::vector<policy::Protection>& protections) {
   std::string out = Header();
   RecordU32(out, wire::kTagHidePid, hide_pid ? 1 : 0);
+  if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
   for (const policy::Protection& p : protections) {
     RecordString(out, p.kind == policy::ProtectKind::kPin ? wire::kTagPin : wire::kTagProtect,
                  p.path);

@@ -17,6 +17,8 @@ struct InitPlanSpec {
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
-std::string EncodeAgentPlan(bool hide_pid, const std::vector<policy::Protection>& protections);
+// `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
+std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
+                            const std::vector<policy::Protection>& protections);
 
 }  // namespace srt::launch

@@ -43,7 +43,6 @@ struct Resolved {
 struct ReadRule {
   std::string path;
   bool reopen = false;
-  bool implicit = false;  // srt's own rules (private /tmp); weaker than any user rule
   std::string reason;
 };
 
@@ -228,49 +227,34 @@ class Resolver {
         Result<std::vector<DirEntry>> top = fs_.List("/");
         for (const DirEntry& e : top ? *top : std::vector<DirEntry>{}) {
           if (e.name == "dev" || e.name == "proc") continue;
-          rules_.push_back(ReadRule{"/" + e.name, false, false, d.origin});
+          rules_.push_back(ReadRule{"/" + e.name, false, d.origin});
         }
         continue;
       }
-      rules_.push_back(ReadRule{d.path, false, false, d.origin});
+      rules_.push_back(ReadRule{d.path, false, d.origin});
     }
     for (const Resolved& a : allow_reads) {
       if (!a.exists) {
         Note(a.origin + ": " + Quote(a.path) + " does not exist");
         continue;
       }
-      rules_.push_back(ReadRule{a.path, true, false, a.origin});
+      rules_.push_back(ReadRule{a.path, true, a.origin});
     }
     for (const std::string& root : policy_.write_roots) {
-      rules_.push_back(ReadRule{root, true, false, "allowWrite " + Quote(root)});
-    }
-    // srt's private /tmp: host /tmp is hidden (other users' and programs' temporary files,
-    // agent sockets) and replaced by an empty tmpfs that is the sandbox's TMPDIR. Paths below it
-    // that a rule names are re-opened like any re-opened path below a denied directory.
-    if (fs_.TypeOf("/tmp") == FileType::kDirectory) {
-      rules_.push_back(ReadRule{"/tmp", false, true, "private /tmp"});
+      rules_.push_back(ReadRule{root, true, "allowWrite " + Quote(root)});
     }
     // ssh refuses its root-owned config snippets when they show up as owned by nobody.
     if (fs_.TypeOf("/etc/ssh/ssh_config.d") == FileType::kDirectory) {
-      rules_.push_back(ReadRule{"/etc/ssh/ssh_config.d", false, true,
+      rules_.push_back(ReadRule{"/etc/ssh/ssh_config.d", false,
                                 "ssh_config.d (owned by nobody inside the sandbox)"});
-    }
-    // The working directory stays visible when only srt's own rules would hide it (but a
-    // working directory of /tmp itself is the private /tmp).
-    bool cwd_is_implicit_root = std::any_of(rules_.begin(), rules_.end(), [&](const ReadRule& r) {
-      return r.implicit && r.path == policy_.cwd;
-    });
-    if (!cwd_is_implicit_root && !Hidden(policy_.cwd, /*explicit_only=*/true) &&
-        Hidden(policy_.cwd, false)) {
-      rules_.push_back(ReadRule{policy_.cwd, true, true, "working directory"});
     }
   }
 
   // The deepest read rule at or above `p` decides; at the same path a re-open beats a deny.
-  const ReadRule* DeepestRule(std::string_view p, bool explicit_only = false) const {
+  const ReadRule* DeepestRule(std::string_view p) const {
     const ReadRule* best = nullptr;
     for (const ReadRule& r : rules_) {
-      if ((explicit_only && r.implicit) || !path::IsWithin(p, r.path)) continue;
+      if (!path::IsWithin(p, r.path)) continue;
       if (!best || r.path.size() > best->path.size() ||
           (r.path.size() == best->path.size() && r.reopen)) {
         best = &r;
@@ -278,13 +262,13 @@ class Resolver {
     }
     return best;
   }
-  bool Hidden(std::string_view p, bool explicit_only) const {
-    const ReadRule* best = DeepestRule(p, explicit_only);
+  bool Hidden(std::string_view p) const {
+    const ReadRule* best = DeepestRule(p);
     return best && !best->reopen;
   }
 
   View ViewOf(const std::string& p) const {
-    if (Hidden(p, false)) {
+    if (Hidden(p)) {
       return fs_.TypeOf(p) == FileType::kDirectory ? View::kHiddenDir : View::kHiddenFile;
     }
     return RootContaining(p) ? View::kHostWritable : View::kHostReadOnly;
@@ -320,7 +304,7 @@ class Resolver {
     }
     // The command starts in the working directory, so it must exist inside: visible, or itself
     // the root of a hidden (empty) directory.
-    if (Hidden(policy_.cwd, false)) {
+    if (Hidden(policy_.cwd)) {
       const ReadRule* hider = DeepestRule(policy_.cwd);
       if (hider && hider->path != policy_.cwd) {
         return MakeError(Errc::kInvalidArgument,
@@ -330,15 +314,10 @@ class Resolver {
                              "another directory");
       }
     }
-    // The sandbox's TMPDIR must exist and be writable.
+    // The sandbox's TMPDIR is a private tmpfs in a directory srt-agent creates below the host's
+    // /tmp (and removes afterwards); /tmp itself stays as the policy has it.
     if (fs_.TypeOf("/tmp") == FileType::kDirectory) {
-      View tmp = ViewOf("/tmp");
-      if (tmp == View::kHostReadOnly) {
-        return MakeError(Errc::kInvalidArgument,
-                         "allowRead '/tmp' would make the sandbox's /tmp (its TMPDIR) read-only; "
-                         "re-open only the paths below /tmp you need, or allowWrite '/tmp'");
-      }
-      policy_.tmpdir = "/tmp";
+      policy_.tmpdir_parent = "/tmp";
     } else {
       Note("/tmp does not exist on this host, so TMPDIR is left unset");
     }
@@ -390,7 +369,7 @@ class Resolver {
     }
     const std::string* root = RootContaining(p);
     if (!root) return Ok();  // outside every write root: read-only already
-    if (Hidden(p, false)) {
+    if (Hidden(p)) {
       Note(reason + ": " + Quote(p) + " is hidden, so writes there never reach the host");
       return Ok();
     }

@@ -63,7 +63,9 @@ struct Policy {
   std::vector<Protection> protections;
   std::vector<std::string> write_roots;  // canonical; what the command may modify
   std::string cwd;                       // canonical; where the command starts
-  std::string tmpdir;                    // TMPDIR inside the sandbox ("" = leave unset)
+  // Where the sandbox's private TMPDIR (a fresh tmpfs, removed afterwards) is put: "/tmp", or ""
+  // for no TMPDIR (filesystem.disabled, or no /tmp on the host).
+  std::string tmpdir_parent;
   bool weaker_nested_sandbox = false;    // enableWeakerNestedSandbox: host /proc bound
   bool allow_nested_user_namespaces = false;
   bool allow_all_unix_sockets = false;

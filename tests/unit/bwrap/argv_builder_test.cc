@@ -19,7 +19,7 @@ const Layout kLayout{/*args_fd=*/9, /*init_exe_fd=*/8, /*init_ctl_fd=*/7, /*init
 Policy Base() {
   Policy p;
   p.cwd = "/w";
-  p.tmpdir = "/tmp";
+  p.tmpdir_parent = "/tmp";
   return p;
 }
 
@@ -135,27 +135,11 @@ TEST(ArgvBuilderTest, GoldenFromSettings) {
   s.filesystem.allow_write = {{".", false}};
   Result<Policy> p = policy::ResolvePolicy(s, {"/home/u", "/home/u/proj"}, fs);
   ASSERT_TRUE(p.has_value()) << p.error().message();
-  EXPECT_EQ(BuildInvocation(*p, kLayout).args, Concat({Namespaces(),
-                                                       {"--disable-userns",
-                                                        "--ro-bind",
-                                                        "/",
-                                                        "/",
-                                                        "--dev",
-                                                        "/dev",
-                                                        "--proc",
-                                                        "/proc",
-                                                        "--tmpfs",
-                                                        "/tmp",
-                                                        "--tmpfs",
-                                                        "/home/u/.ssh",
-                                                        "--bind",
-                                                        "/home/u/proj",
-                                                        "/home/u/proj",
-                                                        "--ro-bind",
-                                                        "/dev/null",
-                                                        "/home/u/proj/.env",
-                                                        "--chdir",
-                                                        "/home/u/proj"}}));
+  EXPECT_EQ(BuildInvocation(*p, kLayout).args,
+            Concat({Namespaces(),
+                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--tmpfs", "/home/u/.ssh", "--bind", "/home/u/proj", "/home/u/proj",
+                     "--ro-bind", "/dev/null", "/home/u/proj/.env", "--chdir", "/home/u/proj"}}));
 }
 
 }  // namespace

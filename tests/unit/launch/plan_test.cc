@@ -35,7 +35,7 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   std::vector<policy::Protection> ps = {{policy::ProtectKind::kPin, "/w/.git", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(true, ps);
+  std::string bytes = launch::EncodeAgentPlan(true, "/tmp/srt-x", ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
@@ -43,10 +43,19 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   plan.ops = ops.data();
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   EXPECT_TRUE(plan.hide_pid);
+  EXPECT_STREQ(plan.tmpdir, "/tmp/srt-x");
   EXPECT_EQ(ops[0].kind, init::OpKind::kPin);
   EXPECT_STREQ(ops[0].path, "/w/.git");
   EXPECT_EQ(ops[2].kind, init::OpKind::kProtect);
   EXPECT_STREQ(ops[2].path, "/w/.bashrc");
+}
+
+TEST(PlanTest, AgentPlanWithTwoTmpdirsIsRejected) {
+  std::string bytes = launch::EncodeAgentPlan(false, "/tmp/a", {});
+  std::string second = launch::EncodeAgentPlan(false, "/tmp/b", {});
+  bytes += second.substr(bytes.find("/tmp/a") - 8 - (second.size() - bytes.size()));
+  init::AgentPlan plan;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
 }
 
 TEST(PlanTest, DecoderRejectsEveryTruncation) {
@@ -80,7 +89,8 @@ TEST(PlanTest, DecoderRejectsMalformedRecords) {
   std::string no_args = launch::EncodeInitPlan({8, {}, {}});
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(no_args), no_args.size(), plan));
   // Agent paths must be absolute.
-  std::string rel = launch::EncodeAgentPlan(false, {{policy::ProtectKind::kPin, "rel", true, ""}});
+  std::string rel =
+      launch::EncodeAgentPlan(false, "", {{policy::ProtectKind::kPin, "rel", true, ""}});
   init::AgentPlan agent;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(rel), rel.size(), agent));
 }

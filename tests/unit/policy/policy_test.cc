@@ -78,23 +78,21 @@ std::vector<std::string> ProtectedPaths(const Policy& p, ProtectKind kind) {
   return out;
 }
 
-TEST(PolicyTest, DefaultsHideTmpAndSshConfigAndWriteNothing) {
+TEST(PolicyTest, DefaultsHideSshConfigAndWriteNothing) {
   FakeFsView fs = Host();
   Policy p = Resolve(Settings{}, fs);
-  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
-                                    M("/etc/ssh/ssh_config.d", View::kHiddenDir,
+  EXPECT_THAT(p.mounts, ElementsAre(M("/etc/ssh/ssh_config.d", View::kHiddenDir,
                                       "ssh_config.d (owned by nobody inside the sandbox)")));
   EXPECT_TRUE(p.write_roots.empty());
   EXPECT_TRUE(p.protections.empty());
-  EXPECT_EQ(p.tmpdir, "/tmp");
+  EXPECT_EQ(p.tmpdir_parent, "/tmp");
   EXPECT_EQ(p.cwd, "/w");
 }
 
 TEST(PolicyTest, DenyReadHidesDirectoriesAndFilesAndIgnoresMissingOnes) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.deny_read = Paths({"~/.ssh", "~/.aws/credentials", "~/nope"})}), fs);
-  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
-                                    M("/etc/ssh/ssh_config.d", View::kHiddenDir,
+  EXPECT_THAT(p.mounts, ElementsAre(M("/etc/ssh/ssh_config.d", View::kHiddenDir,
                                       "ssh_config.d (owned by nobody inside the sandbox)"),
                                     M("/home/u/.ssh", View::kHiddenDir, "denyRead '~/.ssh'"),
                                     M("/home/u/.aws/credentials", View::kHiddenFile,
@@ -109,7 +107,7 @@ TEST(PolicyTest, AllowReadReopensInsideADeniedDirectoryAndDeeperDeniesStillWin) 
   Policy p = Resolve(WithFs({.deny_read = Paths({"~", "~/.config/git/credentials"}),
                              .allow_read = Paths({"~/.config/git"})}),
                      fs);
-  ASSERT_EQ(p.mounts.size(), 5u);
+  ASSERT_EQ(p.mounts.size(), 4u);
   EXPECT_EQ(*Find(p, "/home/u"), M("/home/u", View::kHiddenDir, "denyRead '~'"));
   EXPECT_EQ(*Find(p, "/home/u/.config/git"),
             M("/home/u/.config/git", View::kHostReadOnly, "allowRead '~/.config/git'"));
@@ -124,7 +122,7 @@ TEST(PolicyTest, AllowReadReopensInsideADeniedDirectoryAndDeeperDeniesStillWin) 
 TEST(PolicyTest, AllowReadOfTheSamePathAsADenyWins) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.deny_read = Paths({"~/.ssh"}), .allow_read = Paths({"~/.ssh"})}), fs);
-  EXPECT_EQ(p.mounts.size(), 2u);  // nothing to do: the re-open cancels the deny
+  EXPECT_EQ(p.mounts.size(), 1u);  // nothing to do: the re-open cancels the deny
 }
 
 TEST(PolicyTest, WriteRootInsideADeniedDirectoryIsRestoredWritable) {
@@ -145,8 +143,7 @@ TEST(PolicyTest, DenyReadInsideAWriteRootHidesAndReopenedPathsKeepTheirWriteAcce
                              .allow_read = Paths({"./secrets/public"}),
                              .allow_write = Paths({"."})}),
                      fs);
-  EXPECT_THAT(p.mounts, ElementsAre(M("/tmp", View::kHiddenDir, "private /tmp"),
-                                    M("/w", View::kHostWritable, "allowWrite '/w'"),
+  EXPECT_THAT(p.mounts, ElementsAre(M("/w", View::kHostWritable, "allowWrite '/w'"),
                                     M("/w/secrets", View::kHiddenDir, "denyRead './secrets'"),
                                     M("/etc/ssh/ssh_config.d", View::kHiddenDir,
                                       "ssh_config.d (owned by nobody inside the sandbox)"),
@@ -248,15 +245,6 @@ TEST(PolicyTest, ASymlinkedWriteRootWhoseTargetIsAlreadyWritableIsFine) {
   EXPECT_THAT(p.write_roots, ElementsAre("/w", "/w/build"));
 }
 
-TEST(PolicyTest, WorkingDirectoryUnderTmpStaysVisibleUnlessTheUserHidesIt) {
-  FakeFsView fs = Host();
-  fs.Add("/tmp/job", kDir);
-  Policy p = Resolve(Settings{}, fs, {"/home/u", "/tmp/job"});
-  EXPECT_THAT(p.mounts, testing::Contains(M("/tmp/job", View::kHostReadOnly, "working directory")));
-  Policy hidden = Resolve(WithFs({.deny_read = Paths({"/tmp/job"})}), fs, {"/home/u", "/tmp/job"});
-  for (const MountRule& m : hidden.mounts) EXPECT_NE(m.reason, "working directory");
-}
-
 TEST(PolicyTest, AHiddenWorkingDirectoryIsAnErrorUnlessItIsTheHiddenDirectoryItself) {
   FakeFsView fs = Host();
   EXPECT_EQ(ErrorOf(WithFs({.deny_read = Paths({"/"})}), fs, {"/home/u", "/w/src"}),
@@ -286,33 +274,16 @@ TEST(PolicyTest, DenyReadOfTheRootHidesEachTopLevelEntryButDevAndProc) {
   }
 }
 
-TEST(PolicyTest, WorkingDirectoryOfTmpItselfIsThePrivateTmp) {
-  FakeFsView fs = Host();
-  Policy p = Resolve(Settings{}, fs, {"/home/u", "/tmp"});
-  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHiddenDir, "private /tmp"));
-  EXPECT_EQ(p.tmpdir, "/tmp");
-}
-
-TEST(PolicyTest, WriteRootsUnderTmpAreBoundIntoThePrivateTmp) {
+TEST(PolicyTest, HostTmpIsReadOnlyLikeTheRestAndWriteRootsBelowItAreWritable) {
   FakeFsView fs = Host();
   fs.Add("/tmp/build", kDir);
-  Policy p = Resolve(WithFs({.allow_write = Paths({"/tmp/build"})}), fs);
-  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHiddenDir, "private /tmp"));
-  EXPECT_EQ(p.mounts[1], M("/tmp/build", View::kHostWritable, "allowWrite '/tmp/build'"));
-}
-
-TEST(PolicyTest, AllowWriteOfTmpSharesTheHostTmp) {
-  FakeFsView fs = Host();
-  Policy p = Resolve(WithFs({.allow_write = Paths({"/tmp"})}), fs);
-  EXPECT_EQ(p.mounts[0], M("/tmp", View::kHostWritable, "allowWrite '/tmp'"));
-  EXPECT_EQ(p.tmpdir, "/tmp");
-}
-
-TEST(PolicyTest, AllowReadOfTmpIsRefusedBecauseTmpdirMustBeWritable) {
-  FakeFsView fs = Host();
-  EXPECT_EQ(ErrorOf(WithFs({.allow_read = Paths({"/tmp"})}), fs),
-            "allowRead '/tmp' would make the sandbox's /tmp (its TMPDIR) read-only; re-open only "
-            "the paths below /tmp you need, or allowWrite '/tmp'");
+  fs.Add("/tmp/job", kDir);
+  Policy p = Resolve(WithFs({.allow_write = Paths({"/tmp/build"})}), fs, {"/home/u", "/tmp/job"});
+  EXPECT_THAT(p.mounts,
+              testing::Contains(M("/tmp/build", View::kHostWritable, "allowWrite '/tmp/build'")));
+  EXPECT_EQ(Find(p, "/tmp"), nullptr);
+  EXPECT_EQ(p.cwd, "/tmp/job");
+  EXPECT_EQ(p.tmpdir_parent, "/tmp");
 }
 
 TEST(PolicyTest, GlobsAreExpandedAtResolution) {
@@ -356,7 +327,7 @@ TEST(PolicyTest, FilesystemDisabled) {
   EXPECT_TRUE(p.filesystem_disabled);
   EXPECT_TRUE(p.mounts.empty());
   EXPECT_TRUE(p.protections.empty());
-  EXPECT_EQ(p.tmpdir, "");
+  EXPECT_EQ(p.tmpdir_parent, "");
 }
 
 TEST(PolicyTest, CarriesTheOtherSwitches) {
