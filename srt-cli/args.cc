@@ -113,8 +113,8 @@ A command of two or more words runs exactly as given (no shell); a single word r
 Options:
   -c CMD               run CMD with bash -c (further words become $0, $1, ...)
   -s, --settings FILE  settings file (default: ~/.srt-settings.json; a missing default file
-                       means the built-in defaults: nothing writable but a private /tmp, no
-                       network)
+                       means the built-in defaults: nothing writable but a private TMPDIR,
+                       no network)
   -d, --debug          print every decision and the full bubblewrap command on stderr
                        (also enabled by SRT_DEBUG=1)
       --pass-fd N      let the command inherit descriptor N (repeatable; by default only
