@@ -262,8 +262,14 @@ std::vector<pid_t> ProcessesMatching(const std::string& needle) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Plain read(2): the process may exit while we read (ESRCH), which only means no match.
+    std::string cmdline;
+    int fd = open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) cmdline.append(buf, static_cast<size_t>(n));
+    close(fd);
     for (char& c : cmdline) {
       if (c == '\0') c = ' ';
     }
