@@ -66,7 +66,7 @@ struct Policy {
   // Where the sandbox's private TMPDIR (a fresh tmpfs, removed afterwards) is put: "/tmp", or ""
   // for no TMPDIR (filesystem.disabled, or no /tmp on the host).
   std::string tmpdir_parent;
-  bool weaker_nested_sandbox = false;    // enableWeakerNestedSandbox: host /proc bound
+  bool weaker_nested_sandbox = false;  // enableWeakerNestedSandbox: host /proc bound
   bool allow_nested_user_namespaces = false;
   bool allow_all_unix_sockets = false;
   NetworkSettings network;         // enforced by the proxy (network issue)
