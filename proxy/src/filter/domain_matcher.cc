@@ -1,0 +1,262 @@
+// DomainMatcher: hash tables for exact names, wildcard bases and IP literals, one per list.
+#include "filter/domain_matcher.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "config/domain_pattern.h"
+
+namespace srt::proxy {
+namespace {
+
+using config::DomainPattern;
+using config::PatternList;
+
+// Appends "?" per UTF-16 code unit of the UTF-8 sequence at text[i], returns its byte length.
+size_t ReplaceNonAscii(std::string_view text, size_t i, std::string& out) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  size_t length = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    lo = lead == 0xe0 ? 0xa0 : 0x80;  // no overlong forms
+    hi = lead == 0xed ? 0x9f : 0xbf;  // no surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    lo = lead == 0xf0 ? 0x90 : 0x80;
+    hi = lead == 0xf4 ? 0x8f : 0xbf;
+  }
+  bool valid = length > 0 && i + length <= text.size();
+  for (size_t k = 1; valid && k < length; ++k) {
+    const auto c = static_cast<unsigned char>(text[i + k]);
+    valid = c >= (k == 1 ? lo : 0x80) && c <= (k == 1 ? hi : 0xbf);
+  }
+  if (!valid) {
+    out += '?';
+    return 1;
+  }
+  out += length == 4 ? "??" : "?";
+  return length;
+}
+
+}  // namespace
+
+std::string SanitizeDenyReason(std::string_view reason) {
+  std::string out;
+  out.reserve(reason.size());
+  for (size_t i = 0; i < reason.size();) {
+    const auto u = static_cast<unsigned char>(reason[i]);
+    if (u < 0x20 || u == 0x7f) {
+      out += ' ';
+      ++i;
+    } else if (u == '<' || u == '>') {
+      ++i;
+    } else if (u >= 0x80) {
+      i += ReplaceNonAscii(reason, i, out);
+    } else {
+      out += reason[i];
+      ++i;
+    }
+  }
+  return out;
+}
+
+void DomainMatcher::Slot::Add(std::optional<uint16_t> port, size_t index) {
+  if (!port) {
+    any_port = std::min(any_port, index);
+    return;
+  }
+  auto [it, inserted] = by_port.emplace(*port, index);
+  if (!inserted) {
+    it->second = std::min(it->second, index);
+  }
+}
+
+size_t DomainMatcher::Slot::Find(uint16_t port) const {
+  size_t best = any_port;
+  if (!by_port.empty()) {
+    auto it = by_port.find(port);
+    if (it != by_port.end()) {
+      best = std::min(best, it->second);
+    }
+  }
+  return best;
+}
+
+Result<void> DomainMatcher::AddEntries(Table& table, const std::vector<std::string>& entries,
+                                       bool deny) {
+  const PatternList list = deny ? PatternList::kDeny : PatternList::kAllow;
+  for (size_t index = 0; index < entries.size(); ++index) {
+    const std::string& text = entries[index];
+    Result<DomainPattern> parsed = config::ParseDomainPattern(text, list);
+    if (!parsed.has_value()) {
+      return std::move(parsed).error().Wrap(deny ? "network.deniedDomains"
+                                                 : "network.allowedDomains");
+    }
+    const DomainPattern& pattern = *parsed;
+    table.entries.push_back(text);
+    switch (pattern.kind) {
+      case DomainPattern::Kind::kAny:
+        table.all.Add(pattern.port, index);
+        break;
+      case DomainPattern::Kind::kWildcard:
+        table.wildcards[pattern.host].Add(pattern.port, index);
+        break;
+      case DomainPattern::Kind::kExact:
+      case DomainPattern::Kind::kIpv4:
+      case DomainPattern::Kind::kIpv6: {
+        // The entry's host goes through the request canonicaliser, so that both sides agree on
+        // what an address is ("127.1", "[::ffff:10.0.0.1]"). An entry it rejects can match no
+        // request (requests are canonicalised the same way) and is left out.
+        std::string host =
+            pattern.kind == DomainPattern::Kind::kIpv6 ? "[" + pattern.host + "]" : pattern.host;
+        Result<Host> canonical = CanonicalizeHost(host);
+        if (!canonical.has_value()) {
+          break;
+        }
+        SlotMap& map = canonical->is_ip() ? table.ips : table.names;
+        map[canonical->text].Add(pattern.port, index);
+        break;
+      }
+    }
+  }
+  return Ok();
+}
+
+Result<DomainMatcher> DomainMatcher::Build(const std::vector<std::string>& allowed,
+                                           const std::vector<std::string>& denied,
+                                           const std::map<std::string, std::string>& reasons) {
+  DomainMatcher m;
+  SRT_RETURN_IF_ERROR(AddEntries(m.allow_, allowed, /*deny=*/false));
+  SRT_RETURN_IF_ERROR(AddEntries(m.deny_, denied, /*deny=*/true));
+
+  m.deny_reasons_.resize(denied.size());
+  std::unordered_multimap<std::string_view, size_t> deny_index;
+  for (size_t i = 0; i < denied.size(); ++i) {
+    deny_index.emplace(denied[i], i);
+  }
+  for (const auto& [key, reason] : reasons) {
+    auto [first, last] = deny_index.equal_range(key);
+    for (auto it = first; it != last; ++it) {
+      m.deny_reasons_[it->second] = SanitizeDenyReason(reason);
+    }
+    if (first == last) {
+      return MakeError(Errc::kInvalidArgument,
+                       "network.deniedDomainReasons: " + strings::Quote(key) +
+                           " is not an entry of deniedDomains (a reason is keyed by the exact "
+                           "entry)");
+    }
+  }
+
+  std::vector<uint16_t> ports = {80, 443};
+  for (const std::string& text : allowed) {
+    Result<DomainPattern> p = config::ParseDomainPattern(text, PatternList::kAllow);
+    if (p.has_value() && p->port) {
+      ports.push_back(*p->port);
+    }
+  }
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  m.capture_ports_ = std::move(ports);
+  return m;
+}
+
+size_t DomainMatcher::Match(const Table& table, const Host& host, uint16_t port, uint32_t& probes) {
+  size_t best = table.all.Find(port);
+  auto probe = [&](const SlotMap& map, std::string_view key) {
+    ++probes;
+    auto it = map.find(key);
+    if (it != map.end()) {
+      best = std::min(best, it->second.Find(port));
+    }
+  };
+  if (host.is_ip()) {
+    // Names and wildcards never match an IP literal.
+    probe(table.ips, host.text);
+    return best;
+  }
+  probe(table.names, host.text);
+  // `*.base` matches strict subdomains: try every proper suffix that starts after a dot.
+  std::string_view name = host.text;
+  for (size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1)) {
+    probe(table.wildcards, name.substr(dot + 1));
+  }
+  return best;
+}
+
+Decision DomainMatcher::Evaluate(const Host& host, uint16_t port) const {
+  Decision d;
+  const size_t denied = Match(deny_, host, port, d.probes);
+  if (denied != kNone) {
+    d.allowed = false;
+    d.matched_entry = deny_.entries[denied];
+    d.reason = deny_reasons_[denied].empty() ? std::string(kDenyListReason) : deny_reasons_[denied];
+    return d;
+  }
+  const size_t allowed = Match(allow_, host, port, d.probes);
+  if (allowed != kNone) {
+    d.allowed = true;
+    d.matched_entry = allow_.entries[allowed];
+    return d;
+  }
+  d.allowed = false;
+  d.reason = std::string(kNotAllowedReason);
+  return d;
+}
+
+Decision DomainMatcher::Evaluate(std::string_view raw_host, uint16_t port) const {
+  Result<Host> host = CanonicalizeHost(raw_host);
+  if (!host.has_value()) {
+    Decision d;
+    d.allowed = false;
+    d.reason = std::string(kMalformedHost);
+    return d;
+  }
+  return Evaluate(*host, port);
+}
+
+bool DomainMatcher::AddressAllowlisted(const config::IpAddress& address, uint16_t port) const {
+  return Evaluate(HostFromAddress(address), port).allowed;
+}
+
+bool DomainMatcher::AddressDenyListed(const config::IpAddress& address, uint16_t port) const {
+  const Host host = HostFromAddress(address);
+  auto it = deny_.ips.find(host.text);
+  return it != deny_.ips.end() && it->second.Find(port) != kNone;
+}
+
+bool DomainMatcher::NameCovered(const Table& table, std::string_view name, bool any_port_only) {
+  auto covers = [any_port_only](const Slot& slot) {
+    return slot.any_port != kNone || (!any_port_only && !slot.by_port.empty());
+  };
+  if (covers(table.all)) {
+    return true;
+  }
+  auto it = table.names.find(name);
+  if (it != table.names.end() && covers(it->second)) {
+    return true;
+  }
+  for (size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1)) {
+    auto w = table.wildcards.find(name.substr(dot + 1));
+    if (w != table.wildcards.end() && covers(w->second)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool DomainMatcher::NameMayResolve(std::string_view name) const {
+  Result<Host> host = CanonicalizeHost(name);
+  if (!host.has_value() || host->is_ip()) {
+    return false;
+  }
+  if (NameCovered(deny_, host->text, /*any_port_only=*/true)) {
+    return false;
+  }
+  return NameCovered(allow_, host->text, /*any_port_only=*/false);
+}
+
+}  // namespace srt::proxy

@@ -1,0 +1,69 @@
+// loop/loop_thread.cc: start/stop of the proxy's loop thread.
+#include "loop/loop_thread.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <future>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace srt::proxy {
+
+LoopThread::LoopThread(std::string name) : name_(std::move(name)) {}
+
+LoopThread::~LoopThread() { Stop(); }
+
+Result<void> LoopThread::Start() {
+  if (loop_) {
+    return MakeError(Errc::kInvalidArgument, "LoopThread '" + name_ + "' was already started");
+  }
+  SRT_ASSIGN_OR_RETURN(loop_, EventLoop::Create());
+
+  // The first functor runs inside Run() on the new thread: from then on the loop is owned.
+  std::promise<void> running;
+  std::future<void> is_running = running.get_future();
+  loop_->RunInLoop([&running] { running.set_value(); });
+
+  sigset_t all;
+  sigset_t saved;
+  ::sigfillset(&all);
+  // pthread_sigmask returns the error number instead of setting errno.
+  if (int err = ::pthread_sigmask(SIG_SETMASK, &all, &saved); err != 0) {
+    loop_.reset();
+    return SysError("pthread_sigmask", err);
+  }
+  std::string thread_error;
+  try {
+    thread_ = std::thread([loop = loop_.get()] { loop->Run(); });
+  } catch (const std::system_error& e) {
+    thread_error = e.what();
+  }
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (!thread_.joinable()) {
+    loop_.reset();
+    return MakeError(Errc::kSystem, "start thread '" + name_ + "': " + thread_error);
+  }
+  // Cosmetic (ps -L, gdb); ERANGE for long names is ignored on purpose.
+  ::pthread_setname_np(thread_.native_handle(), name_.substr(0, 15).c_str());
+  is_running.wait();
+  return Ok();
+}
+
+void LoopThread::Stop() {
+  if (!thread_.joinable()) {
+    return;
+  }
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    constexpr std::string_view kMsg = "srt proxy LoopThread: Stop() called on the loop thread\n";
+    [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, kMsg.data(), kMsg.size());
+    std::abort();
+  }
+  loop_->Stop();
+  thread_.join();
+}
+
+}  // namespace srt::proxy
