@@ -1,0 +1,143 @@
+// server/capture_session.cc: a transparently captured connection (a program in the sandbox
+// connected to some address directly, ignoring the proxy variables; the sandbox's routes deliver
+// every address to its loopback, where srt listens). The original destination is the socket's
+// local address. A synthetic address from the DNS stub stands for the name it was handed out
+// for; any other address stands for itself. The connection is then decided and dialed like a
+// CONNECT to that host and port.
+//
+// On port 443 the first bytes must be a TLS ClientHello whose SNI names the same host (for a
+// synthetic address: exactly its name; for an IP destination: a name the policy allows on that
+// port, or no SNI). Otherwise a client could reach an allowed address while its TLS asks a
+// shared front end (a CDN) for another, refused name. Refusals reset the connection: there is no
+// protocol to explain them in.
+#include "dns/synthetic_addresses.h"
+#include "server/session.h"
+#include "tls/client_hello.h"
+
+namespace srt::proxy {
+namespace {
+
+constexpr uint16_t kTlsPort = 443;
+
+class CaptureSession final : public Session {
+ public:
+  CaptureSession(ProxyServer& server, UniqueFd client, Endpoint destination)
+      : Session(server, std::move(client), std::string()), destination_(destination) {}
+
+  void Start() override {
+    const config::IpAddress address = UnmapIpv4(destination_.address);
+    std::optional<std::string> name;
+    if (SyntheticAddresses::InPool(address)) {
+      name = server_.synthetic().NameFor(address);
+      if (!name) {
+        return Refuse(config::FormatIpAddress(address),
+                      "a synthetic address the DNS stub never handed out");
+      }
+      Result<Host> host = CanonicalizeHost(*name);
+      if (!host) return Refuse(*name, std::string(kMalformedHost));
+      host_ = std::move(*host);
+      by_name_ = true;
+    } else {
+      host_ = HostFromAddress(address);
+    }
+    record_ = NewRecord(Protocol::kCapture, host_.text, destination_.port);
+    rules_ = server_.rules();
+    const Decision decision = rules_->matcher.Evaluate(host_, destination_.port);
+    record_.matched_entry = decision.matched_entry;
+    if (!decision.allowed) return Refuse(host_.text, decision.reason);
+    if (destination_.port != kTlsPort) return DialDestination();
+    ArmTimeout(server_.options().handshake_timeout);
+    if (!SetClientInterest(EPOLLIN)) return End();
+  }
+
+  void OnEvents(uint32_t) override {
+    switch (ReadClient(kMaxTlsClientHelloBytes)) {
+      case ReadStatus::kEof:
+      case ReadStatus::kError:
+        return End();
+      case ReadStatus::kAgain:
+        return;
+      case ReadStatus::kData:
+      case ReadStatus::kFull:
+        break;
+    }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(in_.data());
+    tls::SniResult sni = tls::ExtractSni({bytes, in_.size()});
+    switch (sni.status) {
+      case tls::SniStatus::kNeedMore:
+        if (in_.size() >= kMaxTlsClientHelloBytes) {
+          return Refuse(host_.text, "TLS ClientHello larger than the limit");
+        }
+        return;
+      case tls::SniStatus::kNotTls:
+        return Refuse(host_.text, "not TLS on port 443");
+      case tls::SniStatus::kMalformed:
+        return Refuse(host_.text, "malformed TLS ClientHello: " + sni.error);
+      case tls::SniStatus::kNoSni:
+        if (by_name_) return Refuse(host_.text, "TLS ClientHello without a server name");
+        break;
+      case tls::SniStatus::kFound:
+        if (!SniMatches(sni.host)) {
+          return Refuse(host_.text, "TLS server name '" + sni.host + "' does not match");
+        }
+        break;
+    }
+    if (!SetClientInterest(0)) return End();
+    DialDestination();
+  }
+
+ protected:
+  void LogInFlight() override {
+    if (dial_ == 0) return;
+    record_.end = "shutdown";
+    Record(record_);
+  }
+
+ private:
+  bool SniMatches(const std::string& sni) const {
+    Result<Host> named = CanonicalizeHost(sni);
+    if (!named) return false;
+    if (by_name_) return *named == host_;
+    // An IP destination: the name the client asks the server for must itself be allowed.
+    return rules_->matcher.Evaluate(*named, destination_.port).allowed;
+  }
+
+  void Refuse(const std::string& host, std::string reason) {
+    record_ = NewRecord(Protocol::kCapture, host, destination_.port);
+    record_.reason = std::move(reason);
+    Record(record_);
+    Abort();
+  }
+
+  void DialDestination() {
+    CancelTimeout();
+    record_.allowed = true;
+    Dial({host_, destination_.port, rules_, /*tunnel=*/true},
+         [this](DialOutcome outcome) { Dialed(std::move(outcome)); });
+  }
+
+  void Dialed(DialOutcome outcome) {
+    NoteDial(record_, outcome);
+    if (!outcome.ok()) {
+      Record(record_);
+      return Abort();
+    }
+    StartTunnel(std::move(outcome.fd), std::move(in_), std::move(outcome.leftover),
+                std::move(record_));
+  }
+
+  const Endpoint destination_;
+  Host host_;
+  bool by_name_ = false;
+  std::shared_ptr<const NetworkRules> rules_;
+  ConnectionRecord record_;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> MakeCaptureSession(ProxyServer& server, UniqueFd client,
+                                            Endpoint destination) {
+  return std::make_unique<CaptureSession>(server, std::move(client), destination);
+}
+
+}  // namespace srt::proxy

@@ -1,0 +1,614 @@
+// server/http_session.cc: HTTP/1.x proxy requests on one client connection: CONNECT tunnels and
+// absolute-form requests forwarded with keep-alive on both sides (RFC 9112; the proxy keeps one
+// upstream connection per client connection and reuses it while requests go to the same host).
+//
+// One exchange at a time: the request head is parsed and decided, the upstream dialed (or
+// reused), the head rewritten to origin form (absolute form to a parent proxy) and the body
+// streamed by its framing while the response streams back by its own. Pipelined requests wait in
+// the buffer for the next exchange. User-space copies here are bounded by kPumpBytes per side;
+// bulk traffic takes CONNECT, which is spliced by a Tunnel.
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "http/chunked_decoder.h"
+#include "http/head_parser.h"
+#include "http/response_writer.h"
+#include "server/responses.h"
+#include "server/session.h"
+#include "wire/ascii.h"
+
+namespace srt::proxy {
+namespace {
+
+// The most a session buffers in either direction before it stops reading the other side.
+constexpr size_t kPumpBytes = 256 * 1024;
+
+bool IsHopByHopForUpstream(std::string_view name) {
+  return ascii::EqualsIgnoreCase(name, "Proxy-Authorization") ||
+         ascii::EqualsIgnoreCase(name, "Proxy-Connection") || ascii::EqualsIgnoreCase(name, "Host");
+}
+
+// The request-target of a head the parser refused, as the client sent it (for the log: at most
+// kMaxHostLength bytes, anything outside printable ASCII as '?'), or "".
+std::string RawTarget(std::string_view head) {
+  const size_t line_end = head.find_first_of("\r\n");
+  std::string_view line = head.substr(0, line_end);
+  const size_t first = line.find(' ');
+  if (first == std::string_view::npos) return "";
+  std::string_view target = line.substr(first + 1);
+  target = target.substr(0, target.find(' '));
+  target = target.substr(0, kMaxHostLength);
+  std::string out(target);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  }
+  return out;
+}
+
+// The Host header for an origin: the authority without the default port.
+std::string HostHeader(const Host& host, uint16_t port) {
+  if (port == 80) return host.kind == Host::Kind::kIpv6 ? "[" + host.text + "]" : host.text;
+  return FormatAuthority(host, port);
+}
+
+class HttpSession final : public Session {
+ public:
+  HttpSession(ProxyServer& server, UniqueFd client, std::string initial)
+      : Session(server, std::move(client), std::move(initial)) {
+    upstream_handler_.session = this;
+  }
+
+  ~HttpSession() override { DropUpstream(); }
+
+  void Start() override {
+    ArmTimeout(server_.options().handshake_timeout);
+    if (!UpdateInterest()) return End();
+    ProcessHeads();
+  }
+
+  void OnEvents(uint32_t events) override {
+    if (closing()) return ContinueClose();
+    if ((events & EPOLLOUT) != 0 && !FlushClient()) return ClientGone();
+    if ((events & EPOLLIN) != 0 && WantClientInput()) {
+      const size_t limit =
+          state_ == State::kHead ? http::Limits{}.max_head_bytes + 1 : in_.size() + kPumpBytes;
+      switch (ReadClient(limit)) {
+        case ReadStatus::kData:
+        case ReadStatus::kFull:
+        case ReadStatus::kAgain:
+          break;
+        case ReadStatus::kEof:
+          if (state_ == State::kHead) {
+            if (!in_.empty()) return Abort();         // a partial head
+            if (client_backlog() == 0) return End();  // closed between requests: nothing to log
+            // A client that half-closed after its request: the rest of the last response is
+            // still queued, and goes out before the session ends.
+            client_eof_ = true;
+            break;
+          }
+          if (!req_done_) return FailExchange("client closed the connection mid-request");
+          client_eof_ = true;
+          break;
+        case ReadStatus::kError:
+          return ClientGone();
+      }
+      if (state_ == State::kHead) return ProcessHeads();
+      if (state_ == State::kForwarding) {
+        if (!PumpRequestBody()) return;
+        if (!FlushUpstream()) return;
+      }
+    }
+    if (state_ == State::kHead && !closing() && client_backlog() == 0 && client_eof_) return End();
+    if (!UpdateInterest()) return End();
+  }
+
+  void OnUpstreamEvents(uint32_t events) {
+    if ((events & EPOLLOUT) != 0 && !FlushUpstream()) return;
+    if ((events & EPOLLIN) == 0) return;
+    char buf[16 * 1024];
+    const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      return UpstreamFailed(std::string("reading from the destination: ") + std::strerror(errno));
+    }
+    if (n == 0) return UpstreamEof();
+    resp_in_.append(buf, static_cast<size_t>(n));
+    ProcessResponse();
+  }
+
+  void OnTimeout() override {
+    if (state_ == State::kForwarding) return FailExchange("no traffic for too long");
+    Abort();  // a client that never finished a head, or an idle kept-alive connection
+  }
+
+ protected:
+  void LogInFlight() override {
+    if (dial_ != 0) {
+      record_.end = "shutdown";
+      Record(record_);
+    } else if (state_ == State::kForwarding) {
+      CompleteRecord("shutdown", "");
+    }
+  }
+
+ private:
+  enum class State { kHead, kDialing, kForwarding };
+
+  struct UpstreamHandler final : Handler {
+    HttpSession* session = nullptr;
+    void OnEvents(uint32_t events) override { session->OnUpstreamEvents(events); }
+  };
+
+  bool WantClientInput() const {
+    if (state_ == State::kHead) return !client_eof_ && client_backlog() < kPumpBytes;
+    if (state_ == State::kForwarding) {
+      return !req_done_ && !client_eof_ && up_out_.size() - up_sent_ < kPumpBytes;
+    }
+    return false;
+  }
+
+  bool UpdateInterest() {
+    uint32_t client = 0;
+    if (WantClientInput()) client |= EPOLLIN;
+    if (client_backlog() > 0) client |= EPOLLOUT;
+    if (!SetClientInterest(client)) return false;
+    if (!up_) return true;
+    uint32_t upstream = 0;
+    if (state_ == State::kForwarding && !resp_done_ && client_backlog() < kPumpBytes) {
+      upstream |= EPOLLIN;
+    }
+    if (up_sent_ < up_out_.size()) upstream |= EPOLLOUT;
+    return SetUpstreamInterest(upstream);
+  }
+
+  bool SetUpstreamInterest(uint32_t events) {
+    if (events == 0) {
+      if (up_registered_) loop_.Remove(up_.get());
+      up_registered_ = false;
+      return true;
+    }
+    if (!up_registered_) {
+      if (!loop_.Add(up_.get(), events, &upstream_handler_)) return false;
+      up_registered_ = true;
+    } else if (events != up_interest_ && !loop_.Modify(up_.get(), events)) {
+      return false;
+    }
+    up_interest_ = events;
+    return true;
+  }
+
+  void DropUpstream() {
+    if (up_registered_) loop_.Remove(up_.get());
+    up_registered_ = false;
+    up_.reset();
+    up_key_.clear();
+    up_out_.clear();
+    up_sent_ = 0;
+  }
+
+  // --- Request heads ---------------------------------------------------------------------------
+
+  void ProcessHeads() {
+    while (state_ == State::kHead && !closing() && !in_.empty()) {
+      http::RequestHeadResult head = http::ParseRequestHead(in_, {}, resume_);
+      if (head.status == ParseStatus::kNeedMore) {
+        resume_ = head.resume;
+        break;
+      }
+      resume_ = 0;
+      if (head.status == ParseStatus::kError) {
+        const bool connect = in_.starts_with("CONNECT ");
+        ConnectionRecord record =
+            NewRecord(connect ? Protocol::kConnect : Protocol::kHttp, RawTarget(in_), 0);
+        record.reason = "bad request: " + head.error;
+        Record(record);
+        return SendAndClose(HttpError(head.http_error, connect));
+      }
+      request_ = std::move(head.request);
+      head_bytes_ = head.consumed;
+      if (!HandleRequest()) return;  // the session ended
+    }
+    if (!closing() && !UpdateInterest()) return End();
+  }
+
+  // Decides one parsed request. false if the session ended.
+  bool HandleRequest() {
+    const bool connect = request_.method == "CONNECT";
+    const Protocol protocol = connect ? Protocol::kConnect : Protocol::kHttp;
+    const bool has_body = http::BodyFraming(request_).kind != http::Framing::Kind::kNone;
+    record_ = NewRecord(protocol, request_.host, request_.port);
+
+    if (!server_.options().token.empty()) {
+      std::optional<http::BasicCredentials> credentials = request_.ProxyAuthorization();
+      if (!credentials || !server_.Authorized(credentials->user, credentials->password)) {
+        record_.reason = credentials ? "wrong proxy credentials" : "missing proxy credentials";
+        Record(record_);
+        return RefuseKeepingAlive(HttpProxyAuthRequired(), has_body);
+      }
+    }
+    const bool proxy_form = connect ? request_.form == http::TargetForm::kAuthority
+                                    : request_.form == http::TargetForm::kAbsolute;
+    if (!proxy_form) {
+      record_.reason = "bad request: not a proxy request target";
+      Record(record_);
+      SendAndClose(HttpError(400, connect));
+      return false;
+    }
+    Result<Host> host = CanonicalizeHost(request_.host);
+    if (!host) {
+      record_.reason = std::string(kMalformedHost);
+      Record(record_);
+      SendAndClose(HttpBlocked(connect, kMalformedHost));
+      return false;
+    }
+    host_ = std::move(*host);
+    record_.host = host_.text;
+    rules_ = server_.rules();
+    const Decision decision = rules_->matcher.Evaluate(host_, request_.port);
+    record_.matched_entry = decision.matched_entry;
+    if (!decision.allowed) {
+      record_.reason = decision.reason;
+      Record(record_);
+      if (connect) {
+        SendAndClose(HttpBlocked(true, decision.reason));
+        return false;
+      }
+      return RefuseKeepingAlive(HttpBlocked(false, decision.reason), has_body);
+    }
+    record_.allowed = true;
+    if (connect) {
+      in_.erase(0, head_bytes_);
+      BeginDial(/*tunnel=*/true);
+      return state_ == State::kDialing;
+    }
+    const std::string key = FormatAuthority(host_, request_.port);
+    if (up_ && up_key_ == key) {
+      reused_upstream_ = true;
+      return BeginForwarding();
+    }
+    DropUpstream();
+    up_key_ = key;
+    reused_upstream_ = false;
+    BeginDial(/*tunnel=*/false);
+    return state_ == State::kDialing;
+  }
+
+  // Answers a refused request and keeps the connection for the next one, unless the request
+  // has a body (it would have to be read and thrown away) or the client asked to close.
+  bool RefuseKeepingAlive(const std::string& response, bool has_body) {
+    if (has_body || request_.ConnectionClose()) {
+      SendAndClose(response);
+      return false;
+    }
+    in_.erase(0, head_bytes_);
+    QueueClient(response);
+    if (!FlushClient()) {
+      ClientGone();
+      return false;
+    }
+    ArmTimeout(kIdleTimeout);
+    return true;
+  }
+
+  void BeginDial(bool tunnel) {
+    state_ = State::kDialing;
+    CancelTimeout();
+    if (!SetClientInterest(0)) return End();
+    Dial({host_, request_.port, rules_, tunnel},
+         [this, tunnel](DialOutcome outcome) { Dialed(tunnel, std::move(outcome)); });
+  }
+
+  void Dialed(bool tunnel, DialOutcome outcome) {
+    NoteDial(record_, outcome);
+    if (!outcome.ok()) {
+      Record(record_);
+      return SendAndClose(outcome.failure == DialFailure::kBlocked
+                              ? HttpResolvedBlocked(tunnel, host_.text, outcome.error)
+                              : HttpBadGateway(tunnel));
+    }
+    if (tunnel) {
+      std::string to_client = http::FormatConnectEstablished() + outcome.leftover;
+      return StartTunnel(std::move(outcome.fd), std::move(in_), std::move(to_client),
+                         std::move(record_));
+    }
+    up_ = std::move(outcome.fd);
+    up_via_parent_ = outcome.via_parent;
+    up_parent_authorization_ = std::move(outcome.parent_authorization);
+    up_address_ = record_.address;
+    if (!BeginForwarding()) return;
+    if (!UpdateInterest()) return End();
+  }
+
+  // --- Forwarding one exchange -----------------------------------------------------------------
+
+  // false if the session ended.
+  bool BeginForwarding() {
+    std::string head =
+        request_.method + " " + (up_via_parent_ ? request_.target : request_.path) +
+        (request_.version == http::Version::kHttp10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
+    // The Host header names the origin the policy allowed, whatever the client wrote there
+    // (a different Host would reach another virtual host of the same address).
+    head += "Host: " + HostHeader(host_, request_.port) + "\r\n";
+    for (const http::Header& h : request_.headers) {
+      if (IsHopByHopForUpstream(h.name)) continue;
+      head += h.name + ": " + h.value + "\r\n";
+    }
+    if (up_via_parent_ && !up_parent_authorization_.empty()) {
+      head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
+    }
+    head += "\r\n";
+    in_.erase(0, head_bytes_);
+    up_out_ += head;
+    bytes_up_ = head.size();
+    bytes_down_ = 0;
+    record_.address = up_address_;
+    record_.via_parent = up_via_parent_;
+    exchange_start_ = std::chrono::steady_clock::now();
+
+    req_framing_ = http::BodyFraming(request_);
+    req_left_ = req_framing_.length;
+    req_chunked_.emplace();
+    req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
+                (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
+    resp_in_.clear();
+    resp_resume_ = 0;
+    resp_head_done_ = false;
+    resp_done_ = false;
+    resp_forwarded_ = false;
+    state_ = State::kForwarding;
+    ArmTimeout(kIdleTimeout);
+    if (!PumpRequestBody()) return false;
+    if (!FlushUpstream()) return false;
+    if (!UpdateInterest()) {
+      End();
+      return false;
+    }
+    return true;
+  }
+
+  // Moves request body bytes from the client buffer to the upstream buffer. false if ended.
+  bool PumpRequestBody() {
+    if (req_done_ || in_.empty()) return true;
+    size_t take = 0;
+    if (req_framing_.kind == http::Framing::Kind::kContentLength) {
+      take = static_cast<size_t>(std::min<uint64_t>(req_left_, in_.size()));
+      req_left_ -= take;
+      req_done_ = req_left_ == 0;
+    } else {
+      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_);
+      if (step.status == ParseStatus::kError) {
+        FailExchange("bad chunked request body: " + req_chunked_->error());
+        return false;
+      }
+      take = step.consumed;
+      req_done_ = step.status == ParseStatus::kDone;
+    }
+    up_out_.append(in_, 0, take);
+    in_.erase(0, take);
+    bytes_up_ += take;
+    return true;
+  }
+
+  // false if the session ended.
+  bool FlushUpstream() {
+    while (up_sent_ < up_out_.size()) {
+      const ssize_t n =
+          send(up_.get(), up_out_.data() + up_sent_, up_out_.size() - up_sent_, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) break;
+        UpstreamFailed(std::string("writing to the destination: ") + std::strerror(errno));
+        return false;
+      }
+      up_sent_ += static_cast<size_t>(n);
+    }
+    if (up_sent_ == up_out_.size()) {
+      up_out_.clear();
+      up_sent_ = 0;
+    }
+    ArmTimeout(kIdleTimeout);
+    if (!UpdateInterest()) {
+      End();
+      return false;
+    }
+    return true;
+  }
+
+  void ProcessResponse() {
+    ArmTimeout(kIdleTimeout);
+    while (!resp_head_done_) {
+      http::ResponseHeadResult head = http::ParseResponseHead(resp_in_, {}, resp_resume_);
+      if (head.status == ParseStatus::kNeedMore) {
+        resp_resume_ = head.resume;
+        if (resp_in_.size() > http::Limits{}.max_head_bytes) {
+          return UpstreamFailed("response head larger than the limit");
+        }
+        return Pumped();
+      }
+      resp_resume_ = 0;
+      if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
+      const std::string head_bytes = resp_in_.substr(0, head.consumed);
+      resp_in_.erase(0, head.consumed);
+      QueueClient(head_bytes);
+      bytes_down_ += head_bytes.size();
+      resp_forwarded_ = true;
+      if (head.response.status == 101) return Upgrade();
+      if (head.response.status < 200) continue;  // interim (100 Continue, 103): the final follows
+      response_ = std::move(head.response);
+      resp_framing_ = http::BodyFraming(request_, response_);
+      resp_left_ = resp_framing_.length;
+      resp_chunked_.emplace();
+      resp_head_done_ = true;
+      resp_done_ = resp_framing_.kind == http::Framing::Kind::kNone ||
+                   (resp_framing_.kind == http::Framing::Kind::kContentLength && resp_left_ == 0);
+    }
+    if (!resp_done_ && !resp_in_.empty()) {
+      size_t take = resp_in_.size();
+      if (resp_framing_.kind == http::Framing::Kind::kContentLength) {
+        take = static_cast<size_t>(std::min<uint64_t>(resp_left_, resp_in_.size()));
+        resp_left_ -= take;
+        resp_done_ = resp_left_ == 0;
+      } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
+        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_);
+        if (step.status == ParseStatus::kError) {
+          return UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
+        }
+        take = step.consumed;
+        resp_done_ = step.status == ParseStatus::kDone;
+      }
+      QueueClient(std::string_view(resp_in_).substr(0, take));
+      bytes_down_ += take;
+      resp_in_.erase(0, take);
+    }
+    if (!FlushClient()) return ClientGone();
+    if (resp_done_) return FinishExchange();
+    Pumped();
+  }
+
+  void Pumped() {
+    if (!UpdateInterest()) return End();
+  }
+
+  void FinishExchange() {
+    CompleteRecord("closed", "");
+    const bool until_close = resp_framing_.kind == http::Framing::Kind::kUntilClose;
+    const bool keep_upstream = req_done_ && up_sent_ == up_out_.size() && resp_in_.empty() &&
+                               !response_.ConnectionClose() && !until_close;
+    const bool keep_client =
+        req_done_ && !request_.ConnectionClose() && !until_close && !client_eof_;
+    if (!keep_upstream) DropUpstream();
+    if (!keep_client) return SendAndClose("");
+    state_ = State::kHead;
+    ArmTimeout(kIdleTimeout);
+    ProcessHeads();
+  }
+
+  void Upgrade() {
+    // 101 Switching Protocols (WebSocket over plain HTTP): from here both sides speak another
+    // protocol; relay bytes. The record covers the whole upgraded connection.
+    if (up_registered_) loop_.Remove(up_.get());
+    up_registered_ = false;
+    std::string to_upstream = up_out_.substr(up_sent_) + in_;
+    in_.clear();
+    ConnectionRecord record = record_;
+    record.bytes_up = 0;  // the tunnel counts from here; heads were small
+    std::string to_client = std::move(resp_in_);
+    resp_in_.clear();
+    up_out_.clear();
+    up_sent_ = 0;
+    up_key_.clear();
+    StartTunnel(std::move(up_), std::move(to_upstream), std::move(to_client), std::move(record));
+  }
+
+  // A kept-alive connection the destination closed (or reset) while it was idle, found out as
+  // the request went out (RFC 9112 §9.3.1): retry once on a fresh one, when nothing of this
+  // request was answered and it has no body to replay. True if it did.
+  bool RetryOnFreshConnection() {
+    if (resp_forwarded_ || !reused_upstream_ || req_framing_.kind != http::Framing::Kind::kNone ||
+        !resp_in_.empty()) {
+      return false;
+    }
+    DropUpstream();
+    up_key_ = FormatAuthority(host_, request_.port);
+    reused_upstream_ = false;
+    head_bytes_ = 0;  // the head was already taken off in_; BeginForwarding re-renders it
+    BeginDial(/*tunnel=*/false);
+    return true;
+  }
+
+  void UpstreamEof() {
+    if (!resp_head_done_) {
+      if (RetryOnFreshConnection()) return;
+      return UpstreamFailed("the destination closed the connection before answering");
+    }
+    if (resp_framing_.kind == http::Framing::Kind::kUntilClose) {
+      resp_done_ = true;
+      if (!FlushClient()) return ClientGone();
+      return FinishExchange();
+    }
+    FailExchange("the destination closed the connection mid-response");
+  }
+
+  void UpstreamFailed(const std::string& error) {
+    if (resp_forwarded_) return FailExchange(error);
+    if (RetryOnFreshConnection()) return;
+    CompleteRecord("error", error);
+    DropUpstream();
+    SendAndClose(HttpBadGateway(false));
+  }
+
+  // The exchange cannot complete: log it and reset the client, so it cannot mistake a cut
+  // response for a whole one.
+  void FailExchange(const std::string& error) {
+    CompleteRecord("error", error);
+    Abort();
+  }
+
+  void ClientGone() {
+    if (state_ == State::kForwarding) CompleteRecord("error", "client connection lost");
+    End();
+  }
+
+  void CompleteRecord(std::string_view end, std::string_view error) {
+    if (state_ != State::kForwarding) return;
+    record_.bytes_up = bytes_up_;
+    record_.bytes_down = bytes_down_;
+    record_.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - exchange_start_);
+    record_.end = end;
+    record_.error = error;
+    Record(record_);
+    state_ = State::kHead;  // recorded once
+  }
+
+  State state_ = State::kHead;
+  size_t resume_ = 0;
+  bool client_eof_ = false;
+
+  // The exchange.
+  http::Request request_;
+  size_t head_bytes_ = 0;
+  Host host_;
+  std::shared_ptr<const NetworkRules> rules_;
+  ConnectionRecord record_;
+  std::chrono::steady_clock::time_point exchange_start_;
+  uint64_t bytes_up_ = 0;
+  uint64_t bytes_down_ = 0;
+  http::Framing req_framing_;
+  uint64_t req_left_ = 0;
+  std::optional<http::ChunkedDecoder> req_chunked_;
+  bool req_done_ = true;
+  std::string resp_in_;
+  size_t resp_resume_ = 0;
+  bool resp_head_done_ = false;
+  bool resp_done_ = false;
+  bool resp_forwarded_ = false;
+  http::Response response_;
+  http::Framing resp_framing_;
+  uint64_t resp_left_ = 0;
+  std::optional<http::ChunkedDecoder> resp_chunked_;
+
+  // The upstream connection, kept alive between exchanges to the same authority.
+  UpstreamHandler upstream_handler_;
+  UniqueFd up_;
+  bool up_registered_ = false;
+  uint32_t up_interest_ = 0;
+  std::string up_key_;
+  bool reused_upstream_ = false;
+  bool up_via_parent_ = false;
+  std::string up_parent_authorization_;
+  std::string up_address_;
+  std::string up_out_;
+  size_t up_sent_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> MakeHttpSession(ProxyServer& server, UniqueFd client,
+                                         std::string initial) {
+  return std::make_unique<HttpSession>(server, std::move(client), std::move(initial));
+}
+
+}  // namespace srt::proxy

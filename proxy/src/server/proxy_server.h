@@ -1,0 +1,132 @@
+// server/proxy_server.h: one sandbox's proxy: the HTTP/SOCKS5 listener(s), transparent capture,
+// the DNS stub, and every connection between them and the outside. Runs on an EventLoop (its
+// own LoopThread in srt; one loop may carry the proxies of many sandboxes, as in srt-poller) and
+// knows only the network part of a policy.
+//
+// Usage protocol:
+//   auto server = ProxyServer::Create(loop, options, std::move(resolver), rules);  // loop thread,
+//   server->AddListener(std::move(fd), ListenerRole::kAuto);   // or before the loop runs
+//   server->AddDnsSocket(std::move(udp));
+//   ... server->UpdateRules(new_rules);                         // live policy update
+//   server.reset();                                             // on the loop thread: closes all
+// Sockets are made by srt-init inside the sandbox's network namespace and handed over; the
+// server never binds anything itself.
+//
+// Per connection accepted, by listener role:
+//   kProxy    the first byte decides: 0x05 is SOCKS5 (RFC 1928/1929), anything else HTTP/1.x
+//             (CONNECT, absolute-form requests with keep-alive); SOCKS4 is refused.
+//   kCapture  a transparently captured connection: its original destination is the socket's
+//             local address (the sandbox routes every address to its loopback); a synthetic
+//             address from the DNS stub stands for its name, any other address for itself. On
+//             port 443 the TLS ClientHello's SNI must name the same host. It is then handled
+//             like a CONNECT to that host.
+//   kAuto     kProxy for connections to a loopback address on one of `proxy_ports`, else kCapture
+//             (a wildcard listener on 3128 serves the proxy and captures that port).
+// A proxy connection to a port of `external_proxies` is relayed to the user's own proxy instead.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "dns/resolver.h"
+#include "dns/synthetic_addresses.h"
+#include "loop/event_loop.h"
+#include "proxy_limits.h"
+#include "server/decision_log.h"
+#include "server/parent_proxy.h"
+#include "server/pipe_pool.h"
+#include "server/rules.h"
+#include "server/tunnel.h"
+#include "srt/result.h"
+
+namespace srt::proxy {
+
+class DnsStub;
+class Dialer;
+class Session;
+
+enum class ListenerRole { kProxy, kCapture, kAuto };
+
+struct ProxyOptions {
+  // Names the sandbox in the decision log.
+  std::string sandbox_id;
+  // The per-sandbox secret a client must present: as the password of HTTP Basic
+  // Proxy-Authorization or of SOCKS5 username/password, with a user name of "srt" or
+  // "srt.<anything>". Empty: no authentication (tests; an external listener).
+  std::string token;
+  ParentProxies parents;
+  // Every decision, on the loop thread. May be empty.
+  RecordSink on_record;
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds handshake_timeout = kHandshakeTimeout;
+  Tunnel::Options tunnel;  // `pipes` is set by the server (its own pool)
+  size_t max_connections = kMaxConcurrentConnections;
+  std::vector<uint16_t> proxy_ports = {3128, 1080};
+  // network.httpProxyPort / socksProxyPort: a proxy client on one of these sandbox ports is
+  // relayed as is to the host's 127.0.0.1:<port> (an external proxy the user runs; srt applies
+  // no policy and asks no credentials there). Sandbox port -> host port.
+  std::vector<std::pair<uint16_t, uint16_t>> external_proxies;
+  // TTL of the DNS stub's answers, seconds.
+  uint32_t dns_ttl = 60;
+};
+
+class ProxyServer {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<ProxyServer>> Create(
+      EventLoop& loop, ProxyOptions options, std::unique_ptr<Resolver> resolver,
+      std::shared_ptr<const NetworkRules> rules);
+  // Loop thread only: closes listeners, the DNS stub and every connection (those in flight are
+  // logged with end "shutdown").
+  ~ProxyServer();
+  ProxyServer(const ProxyServer&) = delete;
+  ProxyServer& operator=(const ProxyServer&) = delete;
+
+  // A listening TCP socket (made non-blocking here).
+  [[nodiscard]] Result<void> AddListener(UniqueFd socket, ListenerRole role);
+  // A bound UDP socket for the DNS stub, or (tcp) a listening socket for DNS over TCP.
+  [[nodiscard]] Result<void> AddDnsSocket(UniqueFd socket, bool tcp = false);
+  // From now on new decisions use `rules`; connections already open keep theirs.
+  void UpdateRules(std::shared_ptr<const NetworkRules> rules);
+
+  [[nodiscard]] size_t connections() const { return sessions_.size(); }
+  [[nodiscard]] EventLoop& loop() { return loop_; }
+
+  // --- For the sessions (server/session.h) --------------------------------------------------
+  [[nodiscard]] const ProxyOptions& options() const { return options_; }
+  [[nodiscard]] const std::shared_ptr<const NetworkRules>& rules() const { return rules_; }
+  [[nodiscard]] Dialer& dialer() { return *dialer_; }
+  [[nodiscard]] SyntheticAddresses& synthetic() { return synthetic_; }
+  // True if (user, password) are this sandbox's credentials (constant time in the password).
+  [[nodiscard]] bool Authorized(std::string_view user, std::string_view password) const;
+  void Record(const ConnectionRecord& record) const;
+  // Takes ownership of a session created by another (the protocol mux hands over).
+  Session& Adopt(std::unique_ptr<Session> session);
+  // Destroys `session` (it must return right after: this deletes it).
+  void EndSession(Session* session);
+
+ private:
+  class Listener;
+  ProxyServer(EventLoop& loop, ProxyOptions options, std::unique_ptr<Resolver> resolver,
+              std::shared_ptr<const NetworkRules> rules);
+  void Accept(Listener& listener);
+
+  EventLoop& loop_;
+  ProxyOptions options_;
+  std::unique_ptr<Resolver> resolver_;
+  std::shared_ptr<const NetworkRules> rules_;
+  std::unique_ptr<Dialer> dialer_;
+  // Shared by every tunnel (idle tunnels hold no pipes); outlives the sessions below.
+  PipePool pipes_;
+  SyntheticAddresses synthetic_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unique_ptr<DnsStub> dns_;
+  std::unordered_map<Session*, std::unique_ptr<Session>> sessions_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace srt::proxy

@@ -1,0 +1,95 @@
+#include "server/responses.h"
+
+#include "http/response_writer.h"
+
+namespace srt::proxy {
+
+std::string_view StatusPhrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 405:
+      return "Method Not Allowed";
+    case 407:
+      return "Proxy Authentication Required";
+    case 408:
+      return "Request Timeout";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
+  }
+}
+
+std::string HttpBlocked(bool connect, std::string_view reason) {
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-allowlist"}};
+  if (connect) return http::FormatResponse(403, reason, headers, kBlockedBody);
+  return http::FormatResponse(403, "Forbidden", headers, std::string(kBlockedBody) + "\n");
+}
+
+std::string HttpResolvedBlocked(bool connect, std::string_view host, std::string_view refusal) {
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-sandbox-runtime"}};
+  const std::string body =
+      "Connection to " + std::string(host) + " blocked: " + std::string(refusal) + "\n";
+  return http::FormatResponse(403, connect ? refusal : "Forbidden", headers, body);
+}
+
+std::string HttpProxyAuthRequired() {
+  return http::FormatResponse(407, StatusPhrase(407),
+                              {{"Proxy-Authenticate", "Basic realm=\"srt\""}}, "");
+}
+
+std::string HttpBadGateway(bool connect) {
+  if (connect) return "HTTP/1.1 502 Bad Gateway\r\n\r\n";
+  return http::FormatResponse(502, StatusPhrase(502), {{"Content-Type", "text/plain"}},
+                              "Bad Gateway");
+}
+
+std::string HttpError(int status, bool connect) {
+  if (connect && status == 400) return "HTTP/1.1 400 Bad Request\r\n\r\n";
+  return http::FormatResponse(status, StatusPhrase(status), {{"Connection", "close"}}, "");
+}
+
+std::string SshPolicyRefusal(std::string_view description) {
+  // payload: byte SSH_MSG_DISCONNECT(1), uint32 reason code, string description, string language.
+  std::string payload;
+  payload.push_back(1);
+  auto put32 = [](std::string& out, uint32_t v) {
+    out.push_back(static_cast<char>(v >> 24));
+    out.push_back(static_cast<char>(v >> 16));
+    out.push_back(static_cast<char>(v >> 8));
+    out.push_back(static_cast<char>(v));
+  };
+  put32(payload, 1);  // SSH_DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT
+  put32(payload, static_cast<uint32_t>(description.size()));
+  payload += description;
+  put32(payload, 0);  // language tag: empty
+  // RFC 4253 §6: packet_length || padding_length || payload || padding; the whole is a multiple
+  // of 8 bytes and the padding at least 4 bytes.
+  size_t padding = 8 - (4 + 1 + payload.size()) % 8;
+  if (padding < 4) padding += 8;
+  std::string out = "SSH-2.0-policy_refusal\r\n";
+  put32(out, static_cast<uint32_t>(1 + payload.size() + padding));
+  out.push_back(static_cast<char>(padding));
+  out += payload;
+  out.append(padding, '\0');
+  return out;
+}
+
+}  // namespace srt::proxy

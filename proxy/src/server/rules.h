@@ -1,0 +1,31 @@
+// server/rules.h: the network part of a policy as the proxy applies it: the allow/deny matcher
+// and the resolved-address guard, built once per policy and swapped whole on a live update
+// (--control-fd). Immutable and shared: a connection keeps the rules it was decided under.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "config/address.h"
+#include "filter/address_guard.h"
+#include "filter/domain_matcher.h"
+#include "srt/result.h"
+#include "srt/settings.h"
+
+namespace srt::proxy {
+
+struct NetworkRules {
+  DomainMatcher matcher;
+  AddressGuard guard;
+};
+
+// Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()). Fails with
+// kInvalidArgument naming the network key and entry at fault (settings validation refuses the
+// same entries first, so this only fails for settings built in code).
+[[nodiscard]] Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
+    const NetworkSettings& network, std::vector<config::IpAddress> own_addresses);
+
+// This host's interface addresses (getifaddrs), for the guard's "one of this host's addresses".
+[[nodiscard]] Result<std::vector<config::IpAddress>> HostInterfaceAddresses();
+
+}  // namespace srt::proxy

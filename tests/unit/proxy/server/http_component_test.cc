@@ -1,0 +1,580 @@
+// Component tests of absolute-form (plain) HTTP through a real ProxyServer: what the origin
+// receives, keep-alive on both sides, the body framings, interim and upgrade responses, and the
+// proxy's own refusals (upstream-srt.md §4.9), each with its decision record.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <string>
+#include <thread>
+
+#include "proxy_fixture.h"
+
+namespace srt::proxy::testing {
+namespace {
+
+std::string Port(uint16_t port) { return std::to_string(port); }
+
+constexpr std::string_view kPlainBlocked =
+    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
+    "blocked-by-allowlist\r\nContent-Length: 40\r\n\r\nConnection blocked by network allowlist\n";
+constexpr std::string_view kPlainBadGateway =
+    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nBad Gateway";
+constexpr std::string_view kPlain400 =
+    "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+// What the origin's /big/<n> route sends.
+std::string BigBody(size_t n) {
+  std::string body(n, '\0');
+  for (size_t i = 0; i < n; ++i) body[i] = static_cast<char>('a' + i % 26);
+  return body;
+}
+
+class HttpComponentTest : public ProxyComponentTest {
+ protected:
+  std::string OriginUrl(std::string_view path) const {
+    return "http://origin.test:" + Port(origin_.port()) + std::string(path);
+  }
+  // "GET <url> HTTP/1.1" with credentials and `headers`.
+  static std::string Get(const std::string& url, std::string_view headers = "",
+                         std::string_view method = "GET") {
+    return std::string(method) + " " + url + " HTTP/1.1\r\nHost: ignored.example\r\n" +
+           std::string(kAuthHeader) + std::string(headers) + "\r\n";
+  }
+  WantRecord OriginRecord(uint16_t port, std::string host = "origin.test") const {
+    return {.protocol = Protocol::kHttp,
+            .host = std::move(host),
+            .port = port,
+            .allowed = true,
+            .address = "127.0.0.1:" + Port(port),
+            .end = "closed",
+            .via_parent = false};
+  }
+};
+
+TEST_F(HttpComponentTest, GetIsForwardedInOriginFormWithHostRewrittenAndProxyHeadersStripped) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET " + OriginUrl("/hello?x=1") +
+                             " HTTP/1.1\r\nHost: evil.example\r\n" + std::string(kAuthHeader) +
+                             "Proxy-Connection: keep-alive\r\nX-Custom: yes\r\n\r\n"));
+  std::optional<HttpMessage> response = ReadHttpResponse(client);
+  ASSERT_TRUE(response.has_value()) << StatusName(client.status());
+  EXPECT_EQ(response->status(), 200);
+  EXPECT_EQ(response->body, "hello /hello");
+  EXPECT_EQ(response->Header("X-Host"), "origin.test:" + Port(origin_.port()));
+
+  std::vector<OriginServer::Request> seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  const HttpMessage& request = seen[0].message;
+  EXPECT_EQ(request.start_line, "GET /hello?x=1 HTTP/1.1");
+  EXPECT_EQ(request.Header("Host"), "origin.test:" + Port(origin_.port()));
+  EXPECT_FALSE(request.HasHeader("Proxy-Authorization"));
+  EXPECT_FALSE(request.HasHeader("Proxy-Connection"));
+  EXPECT_EQ(request.Header("X-Custom"), "yes");
+  size_t hosts = 0;
+  for (const auto& header : request.headers) hosts += header.first == "Host" ? 1u : 0u;
+  EXPECT_EQ(hosts, 1u);
+
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_up = request.raw.size();
+  want.bytes_down = response->raw.size();
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, PostBodiesWithContentLengthAndChunked) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(
+      client.SendAll(Get(OriginUrl("/echo"), "Content-Length: 11\r\n", "POST") + "hello world"));
+  std::optional<HttpMessage> r1 = ReadHttpResponse(client);
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_EQ(r1->body, "hello world");
+  const std::string chunked =
+      "5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n";
+  ASSERT_TRUE(
+      client.SendAll(Get(OriginUrl("/echo"), "Transfer-Encoding: chunked\r\n", "POST") + chunked));
+  std::optional<HttpMessage> r2 = ReadHttpResponse(client);
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_EQ(r2->body, "hello world");
+  EXPECT_EQ(r2->Header("X-Connection"), "1");
+
+  std::vector<OriginServer::Request> seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].message.Header("Content-Length"), "11");
+  // The chunked body is forwarded as it came, extensions and trailers included.
+  EXPECT_TRUE(seen[1].message.raw.ends_with(chunked)) << seen[1].message.raw;
+  std::vector<ConnectionRecord> records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_up = seen[0].message.raw.size();
+  want.bytes_down = r1->raw.size();
+  ExpectRecord(records[0], want);
+  want.bytes_up = seen[1].message.raw.size();
+  want.bytes_down = r2->raw.size();
+  ExpectRecord(records[1], want);
+}
+
+TEST_F(HttpComponentTest, KeepAliveReusesOneUpstreamConnection) {
+  Stream client = ConnectProxy();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(client.SendAll(Get(OriginUrl("/n" + std::to_string(i)))));
+    std::optional<HttpMessage> r = ReadHttpResponse(client);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->body, "hello /n" + std::to_string(i));
+    EXPECT_EQ(r->Header("X-Connection"), "1");
+  }
+  // Pipelined: two requests in one write, answered in order.
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/p1")) + Get(OriginUrl("/p2"))));
+  std::optional<HttpMessage> p1 = ReadHttpResponse(client);
+  std::optional<HttpMessage> p2 = ReadHttpResponse(client);
+  ASSERT_TRUE(p1.has_value() && p2.has_value());
+  EXPECT_EQ(p1->body, "hello /p1");
+  EXPECT_EQ(p2->body, "hello /p2");
+  EXPECT_EQ(origin_.accepted(), 1);
+  std::vector<ConnectionRecord> records = records_.WaitFor(4);
+  ASSERT_EQ(records.size(), 4u);
+  for (const ConnectionRecord& r : records) ExpectRecord(r, OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, RequestsToTwoHostsOnOneClientConnection) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/a"))));
+  std::optional<HttpMessage> a = ReadHttpResponse(client);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, "hello /a");
+  ASSERT_TRUE(client.SendAll(Get("http://other.test:" + Port(origin2_.port()) + "/b")));
+  std::optional<HttpMessage> b = ReadHttpResponse(client);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->body, "hello /b");
+  EXPECT_EQ(b->Header("X-Host"), "other.test:" + Port(origin2_.port()));
+  // Back to the first: one upstream connection is kept per client connection.
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/c"))));
+  std::optional<HttpMessage> c = ReadHttpResponse(client);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->Header("X-Connection"), "2");
+  EXPECT_EQ(origin_.accepted(), 2);
+  EXPECT_EQ(origin2_.accepted(), 1);
+  // The upstream connection to origin 1 was closed when the client moved to origin 2.
+  EXPECT_TRUE(origin_.WaitFinished(1));
+  std::vector<ConnectionRecord> records = records_.WaitFor(3);
+  ASSERT_EQ(records.size(), 3u);
+  ExpectRecord(records[0], OriginRecord(origin_.port()));
+  ExpectRecord(records[1], OriginRecord(origin2_.port(), "other.test"));
+  ExpectRecord(records[2], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, HeadAnd204And304HaveNoBodies) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/x"), "", "HEAD")));
+  std::optional<HttpMessage> head = ReadHttpResponse(client, /*head_request=*/true);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->status(), 200);
+  EXPECT_EQ(head->Header("Content-Length"), "5");
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/204"))));
+  std::optional<HttpMessage> r204 = ReadHttpResponse(client);
+  ASSERT_TRUE(r204.has_value());
+  EXPECT_EQ(r204->status(), 204);
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/304"))));
+  std::optional<HttpMessage> r304 = ReadHttpResponse(client);
+  ASSERT_TRUE(r304.has_value());
+  EXPECT_EQ(r304->status(), 304);
+  // Nothing extra was forwarded: the next response starts right where the last one ended.
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
+  std::optional<HttpMessage> after = ReadHttpResponse(client);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->body, "hello /after");
+  EXPECT_EQ(after->Header("X-Connection"), "1");
+  std::vector<ConnectionRecord> records = records_.WaitFor(4);
+  ASSERT_EQ(records.size(), 4u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = head->raw.size();
+  ExpectRecord(records[0], want);
+  want.bytes_down = r204->raw.size();
+  ExpectRecord(records[1], want);
+  want.bytes_down = r304->raw.size();
+  ExpectRecord(records[2], want);
+}
+
+TEST_F(HttpComponentTest, ChunkedResponse) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/chunked"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "chunked-body");
+  // Still usable afterwards.
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/again"))));
+  std::optional<HttpMessage> again = ReadHttpResponse(client);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->body, "hello /again");
+  std::vector<ConnectionRecord> records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = r->raw.size();
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, ResponseUntilCloseEndsTheClientConnection) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/close"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value()) << StatusName(client.status());
+  EXPECT_EQ(r->body, "until close");
+  EXPECT_EQ(client.status(), Stream::Status::kEof);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = r->raw.size();
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, ExpectContinueIsRelayedBeforeTheBody) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(
+      Get(OriginUrl("/echo"), "Content-Length: 4\r\nExpect: 100-continue\r\n", "POST")));
+  EXPECT_EQ(client.ReadExactly(25), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(client.SendAll("body"));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status(), 200);
+  EXPECT_EQ(r->body, "body");
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = 25 + r->raw.size();
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, UpgradeBecomesARelay) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(
+      client.SendAll(Get(OriginUrl("/upgrade"), "Connection: Upgrade\r\nUpgrade: echo\r\n")));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status(), 101);
+  ASSERT_TRUE(client.SendAll("over the upgraded connection"));
+  EXPECT_EQ(client.ReadExactly(28), "over the upgraded connection");
+  client.ShutdownWrite();
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.status(), Stream::Status::kEof);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_up = 28;
+  want.bytes_down = r->raw.size() + 28;
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, DeniedHostGets403AndTheConnectionStaysUsable) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://denied.test/")));
+  EXPECT_EQ(client.ReadExactly(kPlainBlocked.size()), kPlainBlocked);
+  ASSERT_TRUE(client.SendAll(Get("http://nowhere.test:8080/")));
+  EXPECT_EQ(client.ReadExactly(kPlainBlocked.size()), kPlainBlocked);
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/ok"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "hello /ok");
+  std::vector<ConnectionRecord> records = records_.WaitFor(3);
+  ASSERT_EQ(records.size(), 3u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "denied.test",
+                            .port = 80,
+                            .allowed = false,
+                            .reason = "host is on the deny list",
+                            .address = ""});
+  ExpectRecord(records[1], {.protocol = Protocol::kHttp,
+                            .host = "nowhere.test",
+                            .port = 8080,
+                            .allowed = false,
+                            .reason = "host is not on the allow list"});
+  ExpectRecord(records[2], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, DeniedRequestWithABodyIsAnsweredAndClosed) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://denied.test/", "Content-Length: 3\r\n", "POST") + "abc"));
+  EXPECT_EQ(client.ReadToEnd(), kPlainBlocked);
+  EXPECT_EQ(client.status(), Stream::Status::kEof);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "denied.test",
+                            .port = 80,
+                            .allowed = false,
+                            .reason = "host is on the deny list"});
+}
+
+TEST_F(HttpComponentTest, MissingCredentialsGet407AndTheConnectionStaysUsable) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET " + OriginUrl("/x") + " HTTP/1.1\r\nHost: o\r\n\r\n"));
+  EXPECT_EQ(client.ReadExactly(kProxyAuthRequired.size()), kProxyAuthRequired);
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/y"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "hello /y");
+  EXPECT_EQ(origin_.requests().size(), 1u);
+  std::vector<ConnectionRecord> records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "origin.test",
+                            .port = origin_.port(),
+                            .allowed = false,
+                            .reason = "missing proxy credentials"});
+  ExpectRecord(records[1], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, NameResolvingToLoopbackIsRefusedUnlessCarvedOut) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://loopy.test:" + Port(origin_.port()) + "/")));
+  const std::string body = "Connection to loopy.test blocked: resolved to a loopback address\n";
+  EXPECT_EQ(client.ReadToEnd(),
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+            "X-Proxy-Error: blocked-by-sandbox-runtime\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "loopy.test",
+                            .port = origin_.port(),
+                            .allowed = false,
+                            .reason = "resolved to a loopback address",
+                            .address = ""});
+}
+
+TEST_F(HttpComponentTest, UpstreamClosingBeforeAnsweringIs502) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/hangup"))));
+  EXPECT_EQ(client.ReadToEnd(), kPlainBadGateway);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.end = "error";
+  want.error_contains = "closed the connection before answering";
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, DialFailureIs502) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://127.0.0.1:" + Port(dead_->port) + "/")));
+  EXPECT_EQ(client.ReadToEnd(), kPlainBadGateway);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "127.0.0.1",
+                            .port = dead_->port,
+                            .allowed = true,
+                            .address = "127.0.0.1:" + Port(dead_->port),
+                            .end = "dial-failed",
+                            .error_contains = "Connection refused"});
+}
+
+TEST_F(HttpComponentTest, HttpsAbsoluteFormIs400) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("https://origin.test/")));
+  EXPECT_EQ(client.ReadToEnd(), kPlain400);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].protocol, Protocol::kHttp);
+  EXPECT_FALSE(records[0].allowed);
+  EXPECT_TRUE(records[0].reason.starts_with("bad request: ")) << records[0].reason;
+  EXPECT_EQ(origin_.accepted(), 0);
+}
+
+TEST_F(HttpComponentTest, OriginFormRequestToTheProxyIs400) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET /hello HTTP/1.1\r\nHost: origin.test:" + Port(origin_.port()) +
+                             "\r\n" + std::string(kAuthHeader) + "\r\n"));
+  EXPECT_EQ(client.ReadToEnd(), kPlain400);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "",
+                            .port = 0,
+                            .allowed = false,
+                            .reason = "bad request: not a proxy request target"});
+  EXPECT_EQ(origin_.accepted(), 0);
+}
+
+TEST_F(HttpComponentTest, HalfClosedClientGetsTheWholeResponse) {
+  // Small socket buffers on both sides of the client connection, so most of the response is
+  // still in the proxy's own buffer when the exchange completes and the client's EOF is read.
+  listener_send_buffer_ = 4096;
+  StartProxy();
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd);
+  const int small = 4096;
+  ASSERT_EQ(setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  sockaddr_in proxy{};
+  proxy.sin_family = AF_INET;
+  proxy.sin_port = htons(proxy_port_);
+  proxy.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&proxy), sizeof proxy), 0);
+  Stream client(std::move(fd));
+  const size_t n = 128 * 1024;  // more than the socket buffers hold, less than the proxy's
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/big/" + std::to_string(n)))));
+  client.ShutdownWrite();
+  // The exchange completes (and is logged) before the client reads a byte.
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value()) << StatusName(client.status());
+  EXPECT_EQ(r->body.size(), n);
+  EXPECT_TRUE(r->body == BigBody(n));
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.status(), Stream::Status::kEof);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = r->raw.size();
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, AKeptAliveConnectionTheOriginClosedIsReplacedForTheNextRequest) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/then-close"))));
+  std::optional<HttpMessage> first = ReadHttpResponse(client);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->body, "ok");
+  ASSERT_TRUE(origin_.WaitFinished(1));  // the origin has closed the kept-alive connection
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
+  std::optional<HttpMessage> second = ReadHttpResponse(client);
+  ASSERT_TRUE(second.has_value()) << StatusName(client.status());
+  EXPECT_EQ(second->body, "hello /after");
+  EXPECT_EQ(second->Header("X-Connection"), "2");
+  std::vector<ConnectionRecord> records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  ExpectRecord(records[0], OriginRecord(origin_.port()));
+  ExpectRecord(records[1], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, AKeptAliveConnectionTheOriginResetIsReplacedForTheNextRequest) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/then-reset"))));
+  std::optional<HttpMessage> first = ReadHttpResponse(client);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->body, "ok");
+  ASSERT_TRUE(origin_.WaitFinished(1));  // the origin has reset the kept-alive connection
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
+  std::optional<HttpMessage> second = ReadHttpResponse(client);
+  ASSERT_TRUE(second.has_value()) << StatusName(client.status());
+  EXPECT_EQ(second->body, "hello /after");
+  EXPECT_EQ(second->Header("X-Connection"), "2");
+  std::vector<ConnectionRecord> records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  ExpectRecord(records[0], OriginRecord(origin_.port()));
+  ExpectRecord(records[1], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, Http10ClientIsClosedAfterTheResponse) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET " + OriginUrl("/ten") + " HTTP/1.0\r\n" +
+                             std::string(kAuthHeader) + "\r\n"));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "hello /ten");
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.status(), Stream::Status::kEof);
+  std::vector<OriginServer::Request> seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].message.start_line, "GET /ten HTTP/1.0");
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], OriginRecord(origin_.port()));
+}
+
+TEST_F(HttpComponentTest, LargeBodiesBothWays) {
+  const std::string body = BigBody(4 * 1024 * 1024 + 3);
+  Stream client = ConnectProxy();
+  std::thread writer([&] {
+    Stream w(UniqueFd(fcntl(client.fd(), F_DUPFD_CLOEXEC, 0)));
+    EXPECT_TRUE(w.SendAll(
+        Get(OriginUrl("/echo"), "Content-Length: " + std::to_string(body.size()) + "\r\n", "POST") +
+        body));
+    // The same body again, chunked in 64 KiB pieces.
+    std::string chunked;
+    for (size_t at = 0; at < body.size(); at += 65536) {
+      const size_t n = std::min<size_t>(65536, body.size() - at);
+      char size[32];
+      std::snprintf(size, sizeof size, "%zx\r\n", n);
+      chunked += size + body.substr(at, n) + "\r\n";
+    }
+    chunked += "0\r\n\r\n";
+    EXPECT_TRUE(
+        w.SendAll(Get(OriginUrl("/echo"), "Transfer-Encoding: chunked\r\n", "POST") + chunked));
+  });
+  const Clock::time_point deadline = Deadline(std::chrono::seconds(60));
+  std::optional<HttpMessage> r1 = ReadHttpResponse(client, false, deadline);
+  std::optional<HttpMessage> r2 = ReadHttpResponse(client, false, deadline);
+  writer.join();
+  ASSERT_TRUE(r1.has_value() && r2.has_value()) << StatusName(client.status());
+  EXPECT_TRUE(r1->body == body);
+  EXPECT_TRUE(r2->body == body);
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/big/5000000"))));
+  std::optional<HttpMessage> r3 = ReadHttpResponse(client, false, deadline);
+  ASSERT_TRUE(r3.has_value());
+  EXPECT_TRUE(r3->body == BigBody(5000000));
+  EXPECT_EQ(origin_.accepted(), 1);
+  std::vector<ConnectionRecord> records = records_.WaitFor(3);
+  ASSERT_EQ(records.size(), 3u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.bytes_down = r3->raw.size();
+  ExpectRecord(records[2], want);
+  EXPECT_EQ(records[0].bytes_down, r1->raw.size());
+  EXPECT_GT(records[0].bytes_up, body.size());
+}
+
+TEST_F(HttpComponentTest, BadChunkedRequestBodyResetsTheClient) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(
+      client.SendAll(Get(OriginUrl("/echo"), "Transfer-Encoding: chunked\r\n", "POST") + "zz\r\n"));
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.buffer(), "");
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  WantRecord want = OriginRecord(origin_.port());
+  want.end = "error";
+  want.error_contains = "bad chunked request body";
+  ExpectRecord(records[0], want);
+}
+
+TEST_F(HttpComponentTest, Ipv6Origin) {
+  OriginServer origin6;
+  if (!origin6.Start("::1")) GTEST_SKIP() << "no IPv6 loopback";
+  NetworkSettings network = DefaultNetwork();
+  network.allowed_domains.push_back("[::1]:" + Port(origin6.port()));
+  StartProxy(network, DefaultOptions());
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://[::1]:" + Port(origin6.port()) + "/six")));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "hello /six");
+  EXPECT_EQ(r->Header("X-Host"), "[::1]:" + Port(origin6.port()));
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
+                            .host = "::1",
+                            .port = origin6.port(),
+                            .allowed = true,
+                            .address = "[::1]:" + Port(origin6.port()),
+                            .end = "closed"});
+  StopProxy();
+  origin6.Stop();
+}
+
+TEST_F(HttpComponentTest, ConnectionCloseFromTheClientIsHonoured) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(
+      client.SendAll(Get(OriginUrl("/bye"), "Connection: close\r\n") + Get(OriginUrl("/never"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "hello /bye");
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.buffer(), "");
+  EXPECT_EQ(origin_.requests().size(), 1u);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ExpectRecord(records[0], OriginRecord(origin_.port()));
+}
+
+}  // namespace
+}  // namespace srt::proxy::testing
