@@ -241,6 +241,46 @@ long MountPrivateTmpfs(const char* path) {
   return r;
 }
 
+// Creates one socket of the plan inside the sandbox's network namespace (the calling process has
+// joined it): srt's proxy serves it from the host side. Returns the fd or -errno.
+long MakeNetSocket(const wire::NetSocket& ns) {
+  constexpr int kSockStream = 1, kSockDgram = 2, kSockRaw = 3, kSockNonblock = 04000;
+  constexpr int kSockCloexec = 02000000, kSolSocket = 1, kSoReuseaddr = 2, kIpprotoIpv6 = 41;
+  constexpr int kIpv6V6only = 26, kAfNetlink = 16, kNetlinkRoute = 0;
+  if (ns.kind == wire::kNetRoute) {
+    return SRT_SYS(__NR_socket, kAfNetlink, kSockRaw | kSockCloexec, kNetlinkRoute);
+  }
+  int type = (ns.kind == wire::kNetUdp ? kSockDgram : kSockStream) | kSockCloexec | kSockNonblock;
+  long fd = SRT_SYS(__NR_socket, static_cast<int>(ns.family), type, 0);
+  if (Failed(fd)) return fd;
+  int one = 1;
+  long r = SRT_SYS(__NR_setsockopt, fd, kSolSocket, kSoReuseaddr, &one, sizeof one);
+  // An IPv6 listener must not also take the IPv4 port: a separate IPv4 socket serves that.
+  if (!Failed(r) && ns.family == 10) {
+    r = SRT_SYS(__NR_setsockopt, fd, kIpprotoIpv6, kIpv6V6only, &one, sizeof one);
+  }
+  uint8_t addr[28] = {};  // sockaddr_in or sockaddr_in6
+  uint32_t addr_len;
+  uint16_t family16 = static_cast<uint16_t>(ns.family);
+  memcpy(addr, &family16, 2);
+  addr[2] = static_cast<uint8_t>(ns.port >> 8);  // sin_port / sin6_port, network order
+  addr[3] = static_cast<uint8_t>(ns.port & 0xff);
+  if (ns.family == 2) {
+    memcpy(addr + 4, ns.address, 4);
+    addr_len = 16;
+  } else {
+    memcpy(addr + 8, ns.address, 16);
+    addr_len = 28;
+  }
+  if (!Failed(r)) r = SRT_SYS(__NR_bind, fd, addr, addr_len);
+  if (!Failed(r) && ns.kind == wire::kNetTcpListen) r = SRT_SYS(__NR_listen, fd, 4096);
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, fd);
+    return r;
+  }
+  return fd;
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -252,6 +292,12 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   }
   long pidns = OpenNs(pid, "pid");
   long mntns = OpenNs(pid, "mnt");
+  long netns = plan.socket_count ? OpenNs(pid, "net") : 0;
+  if (Failed(netns)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, netns,
+                  "open the sandbox's network namespace");
+    return 1;
+  }
   if (Failed(pidns) || Failed(mntns)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, Failed(pidns) ? pidns : mntns,
                   "open the sandbox's namespaces");
@@ -302,6 +348,28 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
       return 1;
+    }
+  }
+  // The proxy's sockets: made inside the sandbox's network namespace and handed to srt, which
+  // serves them from the host side (no relay process runs inside the sandbox).
+  if (plan.socket_count) {
+    r = SRT_SYS(__NR_setns, netns, CLONE_NEWNET);
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageNetwork, r, "setns into the sandbox's network namespace");
+      return 1;
+    }
+    for (size_t i = 0; i < plan.socket_count; ++i) {
+      long fd = MakeNetSocket(plan.sockets[i]);
+      if (Failed(fd)) {
+        char what[48] = "socket for port ";
+        rt::FormatInt(plan.sockets[i].port, what + strlen(what));
+        ReportFailure(ctl, -1, wire::kStageNetwork, fd, what);
+        return 1;
+      }
+      int32_t index = static_cast<int32_t>(i);
+      r = SendMessage(ctl, wire::kMsgSocket, &index, sizeof index, static_cast<int>(fd));
+      SRT_SYS(__NR_close, fd);
+      if (Failed(r)) return 1;
     }
   }
   for (size_t i = 0; i < plan.op_count; ++i) {

@@ -134,6 +134,13 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
     rt::WriteAll(status_fd, report, sizeof report);
     rt::Exit(kExitSetupFailure);
   };
+  if (plan.set_nofile) {
+    // srt raised its own open-file limit for the proxy; the command gets the one srt was given
+    // (programs using select(2) break above 1024).
+    constexpr int kRlimitNofile = 7;
+    long rl = SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, plan.nofile, 0);
+    if (Failed(rl)) fail(wire::kStageNofile, rl);
+  }
   long r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
   // Seccomp is the last step before execve, so the filter never has to allow anything that only

@@ -5,17 +5,20 @@
 namespace srt::init {
 int RunInit(int argc, char** argv, char** envp);
 int RunAgent(int argc, char** argv);
+int RunConnect(int argc, char** argv, char** envp);
 }  // namespace srt::init
 
+namespace {
+bool Is(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+}  // namespace
+
 extern "C" int SrtInitMain(int argc, char** argv, char** envp) {
-  if (argc >= 2 && argv[1][0] == 'i' && argv[1][1] == 'n' && argv[1][2] == 'i' &&
-      argv[1][3] == 't' && argv[1][4] == 0) {
-    return srt::init::RunInit(argc, argv, envp);
-  }
-  if (argc >= 2 && argv[1][0] == 'a' && argv[1][1] == 'g' && argv[1][2] == 'e' &&
-      argv[1][3] == 'n' && argv[1][4] == 't' && argv[1][5] == 0) {
-    return srt::init::RunAgent(argc, argv);
-  }
+  if (argc >= 2 && Is(argv[1], "init")) return srt::init::RunInit(argc, argv, envp);
+  if (argc >= 2 && Is(argv[1], "agent")) return srt::init::RunAgent(argc, argv);
+  if (argc >= 2 && Is(argv[1], "connect")) return srt::init::RunConnect(argc, argv, envp);
   srt::rt::WriteStr(2,
                     "srt-init: this is srt's in-sandbox helper; it is started by srt, not by "
                     "hand\n");

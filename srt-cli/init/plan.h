@@ -19,6 +19,8 @@ struct InitPlan {
   size_t keep_count = 0;
   size_t argc = 0;              // number of kTagArg records
   const char** argv = nullptr;  // caller-provided array of argc + 1 entries (filled by pass 2)
+  bool set_nofile = false;      // kTagNofile given
+  uint64_t nofile[2] = {};      // soft, hard
 };
 
 enum class OpKind : uint8_t { kPin, kProtect };
@@ -27,9 +29,13 @@ struct AgentOp {
   const char* path;
 };
 
+inline constexpr size_t kMaxNetSockets = 256;
+
 struct AgentPlan {
   bool hide_pid = false;
   const char* tmpdir = nullptr;  // absolute; none when null
+  wire::NetSocket sockets[kMaxNetSockets] = {};
+  size_t socket_count = 0;
   size_t op_count = 0;
   AgentOp* ops = nullptr;  // caller-provided array of op_count entries (filled by pass 2)
 };
@@ -45,6 +51,7 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   size_t args = 0;
   uint32_t v = 0;
   plan.keep_count = 0;
+  plan.set_nofile = false;  // pass 2 reads the same records again
   while (r.Next(tag, payload, len)) {
     switch (tag) {
       case wire::kTagStderrFd:
@@ -57,6 +64,16 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
           return false;
         }
         plan.keep_fds[plan.keep_count++] = static_cast<int>(v);
+        break;
+      case wire::kTagNofile:
+        if (len != 16 || plan.set_nofile) return false;
+        for (int i = 0; i < 2; ++i) {
+          uint64_t x = 0;
+          for (int b = 7; b >= 0; --b) x = (x << 8) | payload[i * 8 + b];  // little-endian
+          plan.nofile[i] = x;
+        }
+        if (plan.nofile[0] > plan.nofile[1]) return false;
+        plan.set_nofile = true;
         break;
       case wire::kTagArg: {
         const char* s;
@@ -83,6 +100,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   const uint8_t* payload;
   uint32_t len;
   size_t ops = 0;
+  size_t sockets = 0;
   uint32_t v = 0;
   bool seen_tmpdir = false;
   while (r.Next(tag, payload, len)) {
@@ -98,6 +116,22 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         }
         seen_tmpdir = true;
         plan.tmpdir = t;
+        break;
+      }
+      case wire::kTagNetSocket: {
+        if (len != wire::kNetSocketBytes || sockets == kMaxNetSockets) return false;
+        wire::NetSocket ns;
+        uint32_t port = 0;
+        wire::PlanReader::AsU32(payload, 4, ns.kind);
+        wire::PlanReader::AsU32(payload + 4, 4, ns.family);
+        wire::PlanReader::AsU32(payload + 8, 4, port);
+        for (int b = 0; b < 16; ++b) ns.address[b] = payload[12 + b];
+        if (ns.kind < wire::kNetTcpListen || ns.kind > wire::kNetRoute || port > 65535 ||
+            (ns.kind != wire::kNetRoute && ns.family != 2 && ns.family != 10)) {
+          return false;
+        }
+        ns.port = port;
+        plan.sockets[sockets++] = ns;
         break;
       }
       case wire::kTagPin:
@@ -118,6 +152,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   }
   if (r.error()) return false;
   plan.op_count = ops;
+  plan.socket_count = sockets;
   return true;
 }
 

@@ -60,6 +60,12 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
   }
 }
 
+// Phase 2b: a resolv.conf pointing at srt's DNS stub, on top of everything else.
+void ResolvConf(const Policy& p, const Layout& l, std::vector<std::string>& a) {
+  if (p.resolv_conf.empty() || l.resolv_conf_fd < 0) return;
+  Add(a, {"--ro-bind-data", std::to_string(l.resolv_conf_fd), p.resolv_conf});
+}
+
 // Phase 3: where the command starts.
 void WorkingDirectory(const Policy& p, std::vector<std::string>& a) { Add(a, {"--chdir", p.cwd}); }
 
@@ -69,6 +75,7 @@ Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Invocation inv;
   Namespaces(policy, layout, inv.args);
   Filesystem(policy, inv.args);
+  ResolvConf(policy, layout, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",
               "--args",

@@ -16,6 +16,7 @@ struct Layout {
   int init_ctl_fd = -1;   // srt-init's control socket
   int init_plan_fd = -1;  // srt-init's plan
   bool caller_is_root = false;
+  int resolv_conf_fd = -1;  // contents for policy.resolv_conf (--ro-bind-data), or -1
 };
 
 struct Invocation {

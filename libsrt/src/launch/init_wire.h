@@ -21,12 +21,16 @@ enum Tag : uint16_t {
   kTagStderrFd = 2,  // u32: the caller's stderr (bwrap's own stderr is a diagnostics pipe)
   kTagKeepFd = 3,    // u32, repeated: caller fds the command inherits, by number
   kTagArg = 4,       // string, repeated: the command's argv
+  kTagNofile = 5,    // u64 soft, u64 hard: RLIMIT_NOFILE for the command (srt raises its own
+                     // for the proxy; the command gets the limit srt started with)
   // agent plan
-  kTagHidePid = 21,  // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
-  kTagPin = 22,      // string: bind a directory onto itself (rename/rmdir -> EBUSY)
-  kTagProtect = 23,  // string: make a path read-only recursively; block it if missing
-  kTagTmpdir = 24,   // string: create this directory, mount a private tmpfs on it inside the
-                     // sandbox, remove it when the sandbox is gone (the command's TMPDIR)
+  kTagHidePid = 21,    // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
+  kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
+  kTagProtect = 23,    // string: make a path read-only recursively; block it if missing
+  kTagTmpdir = 24,     // string: create this directory, mount a private tmpfs on it inside the
+                       // sandbox, remove it when the sandbox is gone (the command's TMPDIR)
+  kTagNetSocket = 25,  // NetSocket: create this socket inside the sandbox's network namespace
+                       // and send it to srt (kMsgSocket), in plan order
 };
 
 enum MessageType : uint32_t {
@@ -44,6 +48,7 @@ enum MessageType : uint32_t {
   // agent -> srt
   kMsgAgentReady = 20,    // namespaces joined, /proc remounted, protections in place
   kMsgAgentCleaned = 21,  // i32 placeholders removed, i32 placeholders left behind
+  kMsgSocket = 22,        // i32 index in the plan + SCM_RIGHTS: a socket of the sandbox's netns
 };
 
 // Stages named in kMsgFailed, so srt can say what went wrong.
@@ -61,6 +66,8 @@ enum Stage : int32_t {
   kStageProtect = 11,
   kStagePlaceholder = 12,
   kStageTmpdir = 13,
+  kStageNetwork = 14,
+  kStageNofile = 15,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;
@@ -72,6 +79,21 @@ inline constexpr size_t kMaxMessageBytes = 4096;
 // each agent holding a shared flock(2) on it while its sandbox runs, and only the last one out
 // (the one that gets the lock exclusively) removes it.
 inline constexpr unsigned kPlaceholderMode = 0400;
+
+// A socket srt-agent creates in the sandbox's network namespace (kTagNetSocket payload, 28 bytes,
+// little-endian). Listening sockets are bound and listening (backlog 4096) when srt gets them.
+enum NetSocketKind : uint32_t {
+  kNetTcpListen = 1,  // SOCK_STREAM, SO_REUSEADDR, IPV6_V6ONLY for AF_INET6, bind, listen
+  kNetUdp = 2,        // SOCK_DGRAM, bound
+  kNetRoute = 3,      // a NETLINK_ROUTE socket (family and address ignored)
+};
+struct NetSocket {
+  uint32_t kind = 0;
+  uint32_t family = 0;  // AF_INET (2) or AF_INET6 (10)
+  uint32_t port = 0;
+  uint8_t address[16] = {};  // network byte order; IPv4 in the first 4 bytes
+};
+inline constexpr uint32_t kNetSocketBytes = 28;
 
 // Bounds-checked reader over a plan; never reads past `size`.
 class PlanReader {

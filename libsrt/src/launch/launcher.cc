@@ -122,6 +122,12 @@ const char* StageName(int32_t stage) {
       return "protecting a path";
     case wire::kStagePlaceholder:
       return "creating a placeholder";
+    case wire::kStageTmpdir:
+      return "making the private TMPDIR";
+    case wire::kStageNetwork:
+      return "making the proxy's sockets in the sandbox";
+    case wire::kStageNofile:
+      return "restoring the open-file limit";
     default:
       return "set-up";
   }
@@ -211,10 +217,17 @@ Result<void> Launch::SpawnBwrap() {
   const int ctl_target = next++;
   const int exe_target = next++;
   const int args_target = next++;
+  const bool resolv = !spec_.resolv_conf.empty() && !spec_.policy.resolv_conf.empty();
+  const int resolv_target = resolv ? next++ : -1;
 
-  InitPlanSpec plan_spec{stderr_target, spec_.keep_fds, spec_.argv};
+  InitPlanSpec plan_spec{stderr_target, spec_.keep_fds, spec_.argv, spec_.command_nofile};
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
-  bwrap::Layout layout{args_target, exe_target, ctl_target, plan_target, geteuid() == 0};
+  bwrap::Layout layout{args_target, exe_target,     ctl_target,
+                       plan_target, geteuid() == 0, resolv_target};
+  UniqueFd resolv_fd;
+  if (resolv) {
+    SRT_ASSIGN_OR_RETURN(resolv_fd, sys::SealedMemfd("srt-resolv-conf", spec_.resolv_conf));
+  }
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
   SRT_ASSIGN_OR_RETURN(UniqueFd args,
                        sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
@@ -235,6 +248,7 @@ Result<void> Launch::SpawnBwrap() {
              {diag.second.get(), 2},        {spec_.stderr_fd, stderr_target},
              {plan.get(), plan_target},     {ctl.second.get(), ctl_target},
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
+  if (resolv_fd) req.fds.push_back({resolv_fd.get(), resolv_target});
   for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
   SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
   SRT_ASSIGN_OR_RETURN(bwrap_pidfd_, sys::PidfdOpen(bwrap_pid_));
@@ -289,8 +303,8 @@ Error Launch::BwrapFailure() {
 Result<void> Launch::SpawnAgent() {
   SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
   constexpr int kCtl = 3, kPlan = 4, kExe = 5;
-  std::string plan =
-      EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.tmpdir, spec_.policy.protections);
+  std::string plan = EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.tmpdir,
+                                     spec_.policy.protections, spec_.net_sockets);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
@@ -331,14 +345,32 @@ Result<void> Launch::AwaitHello() {
 
 Result<void> Launch::AwaitAgent() {
   SRT_RETURN_IF_ERROR(Send(agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
+  std::vector<UniqueFd> sockets;
   for (;;) {
     std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
     if (ev[0]) {
       SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
+      if (m.type == wire::kMsgSocket) {
+        int32_t index = IntAt(m, 0);
+        if (!m.fd || index < 0 || static_cast<size_t>(index) >= spec_.net_sockets.size()) {
+          return MakeError(Errc::kProtocol, "srt-agent sent an unexpected socket");
+        }
+        sockets.resize(spec_.net_sockets.size());
+        sockets[static_cast<size_t>(index)] = std::move(m.fd);
+        continue;
+      }
       if (m.type == wire::kMsgAgentReady) {
         Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
-              " protections applied");
+              " protections applied, " + std::to_string(spec_.net_sockets.size()) +
+              " sockets made in the sandbox's network namespace");
+        if (spec_.on_network && !spec_.net_sockets.empty()) {
+          if (sockets.size() != spec_.net_sockets.size() ||
+              std::any_of(sockets.begin(), sockets.end(), [](const UniqueFd& fd) { return !fd; })) {
+            return MakeError(Errc::kProtocol, "srt-agent did not make every socket");
+          }
+          SRT_RETURN_IF_ERROR(spec_.on_network(std::move(sockets)));
+        }
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
@@ -381,6 +413,8 @@ Result<void> Launch::AwaitStart() {
 }
 
 Result<void> Launch::Signal(int signal) {
+  // Another thread may be inside Wait(), which closes ctl_ when srt-init is done.
+  std::lock_guard<std::mutex> lock(ctl_mu_);
   if (finished_ || !ctl_) return Ok();
   return Send(ctl_.get(), wire::kMsgSignal, signal);
 }
@@ -406,6 +440,7 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       } else if (m.type == wire::kMsgFailed) {
         Debug(FailureFrom(m, "srt-init").message());
       } else if (m.type == 0) {
+        std::lock_guard<std::mutex> lock(ctl_mu_);
         ctl_.reset();
         init_done = true;
       }
@@ -439,7 +474,10 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       }
     }
   }
-  finished_ = true;
+  {
+    std::lock_guard<std::mutex> lock(ctl_mu_);
+    finished_ = true;
+  }
   if (!diagnostics_.empty()) {
     // bwrap spoke after the sandbox started; pass it on rather than swallow it.
     (void)!write(spec_.stderr_fd, diagnostics_.data(), diagnostics_.size());
@@ -460,6 +498,7 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
 
 void Launch::Abort() {
   if (bwrap_pidfd_) syscall(SYS_pidfd_send_signal, bwrap_pidfd_.get(), SIGKILL, nullptr, 0);
+  std::lock_guard<std::mutex> lock(ctl_mu_);
   ctl_.reset();        // srt-init exits on EOF if it is still waiting for its go-ahead
   agent_ctl_.reset();  // the agent removes its placeholders on EOF if it has no sandbox yet
   ReapBwrap();

@@ -7,11 +7,14 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "launch/init_wire.h"
 #include "policy/policy.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
@@ -29,7 +32,15 @@ struct LaunchSpec {
   int stdout_fd = 1;
   int stderr_fd = 2;
   std::vector<int> keep_fds;
-  std::string tmpdir;      // the private TMPDIR srt-agent creates and mounts ("" = none)
+  std::string tmpdir;  // the private TMPDIR srt-agent creates and mounts ("" = none)
+  // Sockets srt-agent makes inside the sandbox's network namespace, and what to do with them
+  // (called once they all exist, before the command starts; an error aborts the launch).
+  std::vector<wire::NetSocket> net_sockets;
+  std::function<Result<void>(std::vector<UniqueFd>)> on_network;
+  // The sandbox's /etc/resolv.conf when the policy points it at srt's DNS stub.
+  std::string resolv_conf;
+  // RLIMIT_NOFILE (soft, hard) for the command when srt raised its own.
+  std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
   std::string bwrap_path;  // absolute, checked
   std::string init_path;   // absolute, checked
   std::function<void(std::string_view)> debug;
@@ -61,8 +72,9 @@ class Launch {
   Error BwrapFailure();
 
   LaunchSpec spec_;
-  UniqueFd ctl_;   // our end of srt-init's control socket
-  UniqueFd diag_;  // bwrap's stderr
+  std::mutex ctl_mu_;  // Signal() may run on another thread than Wait()
+  UniqueFd ctl_;       // our end of srt-init's control socket
+  UniqueFd diag_;      // bwrap's stderr
   UniqueFd bwrap_pidfd_;
   pid_t bwrap_pid_ = -1;
   int bwrap_status_ = -1;  // wait status once reaped

@@ -42,15 +42,31 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
   std::string out = Header();
   RecordU32(out, wire::kTagStderrFd, static_cast<uint32_t>(spec.stderr_fd));
   for (int fd : spec.keep_fds) RecordU32(out, wire::kTagKeepFd, static_cast<uint32_t>(fd));
+  if (spec.nofile) {
+    std::string p;
+    for (uint64_t v : {spec.nofile->first, spec.nofile->second}) {
+      for (int b = 0; b < 8; ++b) p.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+    }
+    Record(out, wire::kTagNofile, p);
+  }
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
   return out;
 }
 
 std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
-                            const std::vector<policy::Protection>& protections) {
+                            const std::vector<policy::Protection>& protections,
+                            const std::vector<wire::NetSocket>& sockets) {
   std::string out = Header();
   RecordU32(out, wire::kTagHidePid, hide_pid ? 1 : 0);
   if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
+  for (const wire::NetSocket& ns : sockets) {
+    std::string p;
+    PutU32(p, ns.kind);
+    PutU32(p, ns.family);
+    PutU32(p, ns.port);
+    p.append(reinterpret_cast<const char*>(ns.address), sizeof ns.address);
+    Record(out, wire::kTagNetSocket, p);
+  }
   for (const policy::Protection& p : protections) {
     RecordString(out, p.kind == policy::ProtectKind::kPin ? wire::kTagPin : wire::kTagProtect,
                  p.path);

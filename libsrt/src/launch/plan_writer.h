@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "launch/init_wire.h"
 #include "policy/policy.h"
 
 namespace srt::launch {
@@ -14,11 +16,15 @@ struct InitPlanSpec {
   int stderr_fd = -1;
   std::vector<int> keep_fds;
   std::vector<std::string> argv;
+  // RLIMIT_NOFILE (soft, hard) for the command, when srt changed its own.
+  std::optional<std::pair<uint64_t, uint64_t>> nofile;
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
 // `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
+// `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
 std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
-                            const std::vector<policy::Protection>& protections);
+                            const std::vector<policy::Protection>& protections,
+                            const std::vector<wire::NetSocket>& sockets = {});
 
 }  // namespace srt::launch

@@ -76,6 +76,12 @@ class Resolver {
     policy_.network = settings_.network;
     SRT_ASSIGN_OR_RETURN(CanonicalPath cwd, Canonicalize(fs_, path::Normalize(env_.cwd)));
     policy_.cwd = cwd.path;
+    // Where srt's DNS stub is named, if the proxy runs with transparent capture (the facade
+    // decides); /etc/resolv.conf is often a symlink, and bwrap binds over the target.
+    if (Result<CanonicalPath> resolv = Canonicalize(fs_, "/etc/resolv.conf");
+        resolv && resolv->exists) {
+      policy_.resolv_conf = resolv->path;
+    }
 
     if (fss.disabled) {
       policy_.filesystem_disabled = true;

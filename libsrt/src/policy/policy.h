@@ -69,7 +69,10 @@ struct Policy {
   bool weaker_nested_sandbox = false;  // enableWeakerNestedSandbox: host /proc bound
   bool allow_nested_user_namespaces = false;
   bool allow_all_unix_sockets = false;
-  NetworkSettings network;         // enforced by the proxy (network issue)
+  NetworkSettings network;  // enforced by the proxy
+  // Where the sandbox's resolv.conf is (canonical; /etc/resolv.conf may be a symlink), replaced
+  // by one naming srt's DNS stub when the proxy captures traffic; "" when there is none.
+  std::string resolv_conf;
   std::vector<std::string> notes;  // every decision, for --debug
 };
 

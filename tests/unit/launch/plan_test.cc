@@ -31,6 +31,39 @@ TEST(PlanTest, InitPlanRoundTrips) {
   EXPECT_EQ(argv[4], nullptr);
 }
 
+TEST(PlanTest, InitPlanCarriesTheCommandsOpenFileLimit) {
+  launch::InitPlanSpec spec{8, {}, {"true"}, std::make_pair(1024ull, ~0ull)};
+  std::string bytes = launch::EncodeInitPlan(spec);
+  init::InitPlan plan;
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  std::vector<const char*> argv(plan.argc + 1);
+  plan.argv = argv.data();
+  // srt-init decodes twice (count, then fill): the record must pass both times.
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_TRUE(plan.set_nofile);
+  EXPECT_EQ(plan.nofile[0], 1024u);
+  EXPECT_EQ(plan.nofile[1], ~0ull);
+
+  launch::InitPlanSpec inverted{8, {}, {"true"}, std::make_pair(10ull, 5ull)};
+  bytes = launch::EncodeInitPlan(inverted);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+}
+
+TEST(PlanTest, AgentPlanCarriesTheNetworkSockets) {
+  wire::NetSocket tcp{wire::kNetTcpListen, 10, 3128, {}};
+  tcp.address[15] = 1;
+  wire::NetSocket route{wire::kNetRoute, 0, 0, {}};
+  std::string bytes = launch::EncodeAgentPlan(false, "", {}, {tcp, route});
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.socket_count, 2u);
+  EXPECT_EQ(plan.sockets[0].kind, wire::kNetTcpListen);
+  EXPECT_EQ(plan.sockets[0].family, 10u);
+  EXPECT_EQ(plan.sockets[0].port, 3128u);
+  EXPECT_EQ(plan.sockets[0].address[15], 1);
+  EXPECT_EQ(plan.sockets[1].kind, wire::kNetRoute);
+}
+
 TEST(PlanTest, AgentPlanRoundTrips) {
   std::vector<policy::Protection> ps = {{policy::ProtectKind::kPin, "/w/.git", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
