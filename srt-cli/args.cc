@@ -11,7 +11,7 @@ Error Usage(std::string message) {
   return MakeError(Errc::kInvalidArgument, std::move(message) + " (see 'srt --help')");
 }
 
-Result<int> ParseFd(std::string_view v) {
+Result<int> ParseFd(std::string_view option, std::string_view v) {
   int fd = 0;
   bool ok = !v.empty() && v.size() <= 9;
   for (char c : v) {
@@ -21,7 +21,9 @@ Result<int> ParseFd(std::string_view v) {
     for (char c : v) fd = fd * 10 + (c - '0');
   }
   if (!ok || fd < 3) {
-    return Usage("--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got " +
+    return Usage(std::string(option) +
+                 " needs a descriptor number of 3 or more (0-2 are stdin, stdout and stderr), "
+                 "got " +
                  strings::Quote(v));
   }
   return fd;
@@ -75,13 +77,24 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
       break;  // what follows are $0, $1, ... for the shell command
     } else if (name == "--pass-fd") {
       SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
-      SRT_ASSIGN_OR_RETURN(int fd, ParseFd(v));
+      SRT_ASSIGN_OR_RETURN(int fd, ParseFd(name, v));
       o.pass_fds.push_back(fd);
+    } else if (name == "--control-fd") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      SRT_ASSIGN_OR_RETURN(o.control_fd, ParseFd(name, v));
+    } else if (name == "--log-fd") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      SRT_ASSIGN_OR_RETURN(o.log_fd, ParseFd(name, v));
+    } else if (name == "--log-file") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      if (v.empty()) return Usage("option " + strings::Quote(name) + " needs a file name");
+      o.log_file = std::move(v);
     } else {
       return Usage("unknown option " + strings::Quote(a));
     }
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.log_fd && o.log_file) return Usage("--log-fd and --log-file cannot be used together");
   if (shell_command) {
     if (shell_command->empty()) return Usage("-c needs a non-empty command");
     o.argv = {"bash", "-c", *shell_command};
@@ -119,6 +132,12 @@ Options:
                        (also enabled by SRT_DEBUG=1)
       --pass-fd N      let the command inherit descriptor N (repeatable; by default only
                        stdin, stdout and stderr reach the sandbox)
+      --log-file FILE  append every network decision (allowed or denied) to FILE as one JSON
+                       line; --debug also prints a readable line for each on stderr
+      --log-fd N       the same, written to descriptor N
+      --control-fd N   read JSON lines from descriptor N, each a whole settings document whose
+                       network lists (allowedDomains, deniedDomains, deniedDomainReasons,
+                       deniedResolvedAddresses) replace the running ones for new connections
   -V, --version        print the version
   -h, --help           print this help
   --                   end of options

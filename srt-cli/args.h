@@ -17,6 +17,9 @@ struct CliOptions {
   std::optional<std::string> settings_path;  // -s/--settings
   bool debug = false;                        // -d/--debug
   std::vector<int> pass_fds;                 // --pass-fd N
+  std::optional<int> control_fd;             // --control-fd N: live network updates
+  std::optional<int> log_fd;                 // --log-fd N: the network decision log
+  std::optional<std::string> log_file;       // --log-file FILE
 };
 
 // `args` excludes argv[0]. Options end at the first word that is not one (or at `--`), so

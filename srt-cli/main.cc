@@ -1,5 +1,6 @@
 // `srt`: the command-line front end of libsrt. The only place in srt that prints to stderr,
 // exits, and catches exceptions.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <new>
 
 #include "args.h"
+#include "base/unique_fd.h"
+#include "control_channel.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
 #include "srt/settings.h"
@@ -67,6 +70,33 @@ int Run(int argc, char** argv) {
   }
   options.argv = std::move(cli.argv);
   options.inherit_fds = cli.pass_fds;
+
+  // The network decision log: JSON lines to a file or descriptor, readable lines with --debug.
+  srt::UniqueFd log_file;
+  int log_fd = cli.log_fd.value_or(-1);
+  if (cli.log_file) {
+    log_file =
+        srt::UniqueFd(open(cli.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+    if (!log_file) {
+      return Fail("--log-file " + *cli.log_file + ": " + std::strerror(errno));
+    }
+    log_fd = log_file.get();
+  } else if (cli.log_fd && fcntl(*cli.log_fd, F_GETFL) < 0) {
+    return Fail("--log-fd " + std::to_string(*cli.log_fd) + " is not open");
+  }
+  if (log_fd >= 0 || debug) {
+    options.on_connection = [log_fd, debug](const srt::ConnectionEvent& event) {
+      // O_APPEND (or a pipe) keeps each line whole: one write(2) per line.
+      if (log_fd >= 0) (void)!write(log_fd, event.json.data(), event.json.size());
+      if (debug) Print("srt: network: " + event.summary);
+    };
+  }
+  if (cli.control_fd) {
+    if (srt::Result<void> ok = srt::cli::ControlChannel::Check(*cli.control_fd); !ok) {
+      return Fail(ok.error().message());
+    }
+    options.network_updates = true;
+  }
   if (debug) {
     // Each line carries the time since srt started, to show where start-up time goes.
     options.debug = [start = std::chrono::steady_clock::now()](std::string_view line) {
@@ -90,8 +120,18 @@ int Run(int argc, char** argv) {
 
   srt::Result<srt::Sandbox> sandbox = srt::Sandbox::Start(std::move(options));
   if (!sandbox) return Fail(sandbox.error().message());
+  srt::cli::ControlChannel control;
+  if (cli.control_fd) {
+    if (srt::Result<void> ok = control.Start(*cli.control_fd, *sandbox, Print); !ok) {
+      (void)sandbox->Signal(SIGKILL);
+      (void)sandbox->Wait();
+      return Fail("--control-fd: " + ok.error().message());
+    }
+  }
   srt::Result<srt::ExitStatus> status = sandbox->Wait(sfd);
+  control.Stop();
   if (!status) return Fail(status.error().message());
+  if (control.failed()) return srt::kExitSetupFailure;
   if (status->exec_errno) {
     const std::string& name = args.empty() ? std::string() : std::string();
     (void)name;

@@ -4,15 +4,18 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 
 #include "base/path.h"
 #include "base/strings.h"
 #include "launch/launcher.h"
+#include "net/sandbox_network.h"
 #include "policy/policy.h"
 #include "seccomp/filter.h"
 #include "sys/real_fs_view.h"
@@ -24,6 +27,9 @@ namespace srt {
 namespace {
 
 using strings::Quote;
+
+// The soft RLIMIT_NOFILE srt wants while its proxy runs.
+constexpr rlim_t kProxyNofile = 65536;
 
 std::string CurrentDirectory() {
   char buf[PATH_MAX];
@@ -101,19 +107,33 @@ Result<std::string> FindBwrap(const Settings& settings, const std::vector<std::s
                    "the settings.");
 }
 
-// A fresh name for the sandbox's private TMPDIR below `parent`.
-Result<std::string> PrivateTmpdir(const std::string& parent) {
+// 16 random hex digits.
+Result<std::string> RandomName() {
   unsigned char bytes[8];
   if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
     return SysError("getrandom");
   }
-  std::string name = parent + "/srt-";
+  std::string name;
   static const char kHex[] = "0123456789abcdef";
   for (unsigned char b : bytes) {
     name += kHex[b >> 4];
     name += kHex[b & 15];
   }
   return name;
+}
+
+Result<std::string> SandboxId(const std::string& given) {
+  if (given.empty()) return RandomName();
+  const bool ok = given.size() <= 64 && std::all_of(given.begin(), given.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+                  });
+  if (!ok) {
+    return MakeError(
+        Errc::kInvalidArgument,
+        "sandbox id " + Quote(given) + " must be 1 to 64 letters, digits, '.', '_' or '-'");
+  }
+  return given;
 }
 
 Result<std::string> FindInit(const std::optional<std::string>& configured) {
@@ -137,7 +157,9 @@ Result<std::string> FindInit(const std::optional<std::string>& configured) {
 
 std::string_view Version() { return SRT_VERSION; }
 
-Sandbox::Sandbox(std::unique_ptr<launch::Launch> launch) : launch_(std::move(launch)) {}
+Sandbox::Sandbox(std::unique_ptr<net::SandboxNetwork> network,
+                 std::unique_ptr<launch::Launch> launch)
+    : network_(std::move(network)), launch_(std::move(launch)) {}
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 Sandbox::~Sandbox() = default;
@@ -187,7 +209,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   set_env("SANDBOX_RUNTIME", "1");
   std::string tmpdir;
   if (!policy.tmpdir_parent.empty()) {
-    SRT_ASSIGN_OR_RETURN(tmpdir, PrivateTmpdir(policy.tmpdir_parent));
+    SRT_ASSIGN_OR_RETURN(std::string name, RandomName());
+    tmpdir = policy.tmpdir_parent + "/srt-" + name;
     set_env("TMPDIR", tmpdir);
     debug("TMPDIR " + tmpdir + ": a private tmpfs, removed afterwards");
   }
@@ -197,6 +220,20 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
   SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", policy.write_roots));
   debug("bwrap: " + bwrap + ", srt-init: " + init);
+
+  // The network: without a proxy the sandbox has none at all (its own empty namespace).
+  std::unique_ptr<net::SandboxNetwork> network;
+  const bool proxy =
+      !policy.network.allowed_domains.empty() || options.on_connection || options.network_updates;
+  if (proxy) {
+    SRT_ASSIGN_OR_RETURN(std::string id, SandboxId(options.id));
+    SRT_ASSIGN_OR_RETURN(
+        network, net::SandboxNetwork::Start(
+                     policy.network, {id, init, std::move(options.on_connection), options.debug}));
+    for (auto& [name, value] : network->Environment(environment)) set_env(name, value);
+  } else {
+    debug("network: none (network.allowedDomains is empty)");
+  }
 
   launch::LaunchSpec spec;
   spec.policy = std::move(policy);
@@ -211,9 +248,28 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.debug = options.debug;
+  if (network) {
+    // The proxy holds two descriptors per connection; 1024 (the usual soft limit) would cap it
+    // near 500. srt raises its own soft limit and the command gets the original back.
+    rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < kProxyNofile &&
+        nofile.rlim_cur < nofile.rlim_max) {
+      rlimit raised = nofile;
+      raised.rlim_cur = std::min<rlim_t>(nofile.rlim_max, kProxyNofile);
+      if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+        spec.command_nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
+                                             static_cast<uint64_t>(nofile.rlim_max));
+      }
+    }
+    spec.net_sockets = network->sockets();
+    spec.resolv_conf = network->resolv_conf();
+    spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
+      return net->Attach(std::move(sockets));
+    };
+  }
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
                        launch::Launch::Start(std::move(spec)));
-  return Sandbox(std::move(launch));
+  return Sandbox(std::move(network), std::move(launch));
 }
 
 Result<void> Sandbox::Signal(int signal) {
@@ -223,7 +279,18 @@ Result<void> Sandbox::Signal(int signal) {
 
 Result<ExitStatus> Sandbox::Wait(int forward_signals_fd) {
   if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
+  // The proxy stays up until the Sandbox is destroyed (UpdateNetwork may race with this call;
+  // connections of the ended command close with its sockets).
   return launch_->Wait(forward_signals_fd);
+}
+
+Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
+  if (!network_) {
+    return MakeError(Errc::kInvalidArgument,
+                     "the sandbox's proxy is not running (start it with network_updates, or "
+                     "allow some domain)");
+  }
+  return network_->Update(network);
 }
 
 Result<ExitStatus> RunSandboxed(SandboxOptions options) {

@@ -36,6 +36,9 @@ namespace srt {
 namespace launch {
 class Launch;
 }
+namespace net {
+class SandboxNetwork;
+}
 
 struct ExitStatus {
   // What a shell would report: the exit code 0..255, 128+N when killed by signal N, 126/127 when
@@ -45,6 +48,16 @@ struct ExitStatus {
   int exec_errno = 0;  // execve's errno when the command could not be started, or 0
   // The first signal relayed to the command from the `forward_signals_fd` given to Wait().
   int relayed_signal = 0;
+};
+
+// One decision of the sandbox's network proxy: a connection (or a DNS query) allowed or denied.
+struct ConnectionEvent {
+  // One JSON object and '\n': time, sandbox, protocol, host, port, address, via, decision,
+  // reason, entry, bytes_up, bytes_down, duration_ms, end, error (docs/network.md).
+  std::string json;
+  // "allow connect example.com:443 -> 93.184.216.34:443 (517 B up, 4.0 KiB down, 12 ms, closed)"
+  std::string summary;
+  bool allowed = false;
 };
 
 struct SandboxOptions {
@@ -63,6 +76,19 @@ struct SandboxOptions {
   std::optional<std::string> init_path;
   // Receives one line per decision (settings, paths, mounts, the bwrap command) when set.
   std::function<void(std::string_view)> debug;
+
+  // --- Network ----------------------------------------------------------------------------------
+  // The sandbox reaches the network only through srt's proxy, which runs when
+  // network.allowedDomains is not empty, when `on_connection` is set or when
+  // `network_updates` is true; otherwise the sandbox has no network at all.
+  // Names this sandbox in the connection log and the proxy's user name; default: random.
+  // Letters, digits, '.', '_' and '-', at most 64.
+  std::string id;
+  // Every connection the proxy decides, allowed or denied; called on the proxy's thread, so it
+  // must be quick and thread-safe.
+  std::function<void(const ConnectionEvent&)> on_connection;
+  // The network lists will change while the command runs (Sandbox::UpdateNetwork).
+  bool network_updates = false;
 };
 
 class Sandbox {
@@ -80,8 +106,16 @@ class Sandbox {
   // SIGTERM and SIGHUP).
   [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd = -1);
 
+  // Replaces the network lists for new connections: allowedDomains, deniedDomains,
+  // deniedDomainReasons, deniedResolvedAddresses (other keys keep their start-up values, and
+  // ports first named here are reached through the proxy variables, not captured).
+  // Thread-safe. Fails if the proxy is not running or `network` is invalid.
+  [[nodiscard]] Result<void> UpdateNetwork(const NetworkSettings& network);
+
  private:
-  explicit Sandbox(std::unique_ptr<launch::Launch> launch);
+  Sandbox(std::unique_ptr<net::SandboxNetwork> network, std::unique_ptr<launch::Launch> launch);
+  // Declared first so that it is destroyed last: the proxy outlives the command.
+  std::unique_ptr<net::SandboxNetwork> network_;
   std::unique_ptr<launch::Launch> launch_;
 };
 

@@ -34,7 +34,7 @@ struct ParentProxySettings {
   bool operator==(const ParentProxySettings&) const = default;
 };
 
-// `network.*`. Validated now; enforced by the proxy (network issue).
+// `network.*`, enforced by srt's proxy.
 struct NetworkSettings {
   std::vector<std::string> allowed_domains;                  // patterns, upstream grammar (§1.6)
   std::vector<std::string> denied_domains;                   // same, plus "*" and "*:port"
@@ -47,6 +47,13 @@ struct NetworkSettings {
   std::optional<ParentProxySettings> parent_proxy;
   bool refuse_opaque_tunnels = false;
   bool require_host_match = false;
+  // srt's own keys (upstream has neither):
+  // Programs that ignore the proxy variables are still served: every address the sandbox
+  // connects to lands on srt's proxy, and names resolve through srt's DNS stub.
+  bool transparent_capture = true;
+  // The DNS servers the proxy resolves names with ("ip", "ip:port", "[v6]:port"); empty: the
+  // host's resolv.conf.
+  std::vector<std::string> dns_servers;
   bool operator==(const NetworkSettings&) const = default;
 };
 

@@ -557,6 +557,10 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.refuse_opaque_tunnels, Bool(value));
       } else if (key == "requireHostMatch") {
         SRT_ASSIGN_OR_RETURN(net.require_host_match, Bool(value));
+      } else if (key == "transparentCapture") {
+        SRT_ASSIGN_OR_RETURN(net.transparent_capture, Bool(value));
+      } else if (key == "dnsServers") {
+        SRT_ASSIGN_OR_RETURN(net.dns_servers, DnsServers(value));
       } else {
         SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, key));
       }
@@ -668,9 +672,9 @@ class Decoder {
     return proxy;
   }
 
+  // A parent proxy srt chains to: plain HTTP (the proxy speaks CONNECT and absolute-form to it).
+  // The URL's details (host, port, credentials) are checked where it is used; here only its form.
   Result<std::string> ProxyUrl(const Json& j) const {
-    static constexpr std::string_view kSchemes[] = {"http://", "https://", "socks5://",
-                                                    "socks5h://"};
     if (!j.is_string()) {
       return Expected("a proxy URL string", j);
     }
@@ -681,16 +685,68 @@ class Decoder {
         c = static_cast<char>(c - 'A' + 'a');
       }
     }
+    constexpr std::string_view kScheme = "http://";
     bool ok = !HasControlCharacter(url) && url.find(' ') == std::string::npos &&
-              std::any_of(std::begin(kSchemes), std::end(kSchemes), [&](std::string_view s) {
-                return lower.starts_with(s) && lower.size() > s.size();
-              });
+              lower.starts_with(kScheme) && lower.size() > kScheme.size();
     if (!ok) {
       return Fail(strings::Quote(url) +
-                  " is not a proxy URL; expected http://, https://, socks5:// or socks5h:// "
-                  "followed by a host");
+                  " is not a proxy URL srt can chain to; expected http://[user:password@]host"
+                  "[:port] (srt speaks plain HTTP to a parent proxy: https:// and socks5:// "
+                  "parents are not supported)");
     }
     return url;
+  }
+
+  // network.dnsServers: "ip", "ip:port", "[v6]" or "[v6]:port".
+  Result<std::vector<std::string>> DnsServers(const Json& j) {
+    if (!j.is_array()) {
+      return Expected("an array of DNS server addresses", j);
+    }
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      if (!j[i].is_string()) {
+        return Expected("a DNS server address string", j[i]);
+      }
+      const std::string& text = j[i].get_ref<const std::string&>();
+      std::string_view host = text;
+      std::optional<std::string_view> port;
+      bool well_formed = true;
+      if (host.starts_with('[')) {
+        const size_t close = host.find(']');
+        well_formed = close != std::string_view::npos;
+        if (well_formed) {
+          std::string_view rest = host.substr(close + 1);
+          host = host.substr(1, close - 1);
+          if (!rest.empty()) {
+            well_formed = rest.front() == ':';
+            port = rest.substr(1);
+          }
+        }
+      } else if (std::count(host.begin(), host.end(), ':') == 1) {
+        const size_t colon = host.find(':');
+        port = host.substr(colon + 1);
+        host = host.substr(0, colon);
+      }
+      bool port_ok = true;
+      if (port) {
+        unsigned value = 0;
+        port_ok = !port->empty() && port->size() <= 5;
+        for (char c : *port) {
+          port_ok = port_ok && c >= '0' && c <= '9';
+          value = value * 10 + static_cast<unsigned>(c - '0');
+        }
+        port_ok = port_ok && value >= 1 && value <= 65535;
+      }
+      port_ok = port_ok && well_formed;
+      if (!port_ok || !config::ParseIpAddress(host)) {
+        return Fail(strings::Quote(text) +
+                    " is not a DNS server address; expected an IP literal with an optional port, "
+                    "e.g. \"127.0.0.1\", \"127.0.0.1:5353\", \"[::1]:53\"");
+      }
+      out.push_back(text);
+    }
+    return out;
   }
 
   std::string_view origin_;

@@ -52,11 +52,32 @@ TEST(ArgsTest, PassFd) {
   EXPECT_EQ(Parse({"--pass-fd", "5", "--pass-fd=7", "cat", "x"}).pass_fds,
             (std::vector<int>{5, 7}));
   EXPECT_EQ(ErrorOf({"--pass-fd", "2", "cat", "x"}),
-            "--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got '2' "
-            "(see 'srt --help')");
+            "--pass-fd needs a descriptor number of 3 or more (0-2 are stdin, stdout and stderr), "
+            "got '2' (see 'srt --help')");
   EXPECT_EQ(ErrorOf({"--pass-fd", "x1", "cat", "x"}),
-            "--pass-fd needs a descriptor number of 3 or more (0-2 are always passed), got 'x1' "
-            "(see 'srt --help')");
+            "--pass-fd needs a descriptor number of 3 or more (0-2 are stdin, stdout and stderr), "
+            "got 'x1' (see 'srt --help')");
+}
+
+TEST(ArgsTest, NetworkOptions) {
+  CliOptions o = Parse({"--control-fd", "3", "--log-file=/tmp/l.jsonl", "true", "x"});
+  EXPECT_EQ(o.control_fd, 3);
+  EXPECT_EQ(o.log_file, "/tmp/l.jsonl");
+  EXPECT_EQ(o.log_fd, std::nullopt);
+  EXPECT_EQ(Parse({"--log-fd", "9", "true", "x"}).log_fd, 9);
+  // Upstream's rule: decimal digits only, 3 or more.
+  for (const char* bad : {"2", "0x10", "-3", "", "3a"}) {
+    EXPECT_EQ(ErrorOf({"--control-fd", bad, "true", "x"})
+                  .rfind("--control-fd needs a descriptor "
+                         "number of 3 or more",
+                         0),
+              0u)
+        << bad;
+  }
+  EXPECT_EQ(ErrorOf({"--log-fd", "4", "--log-file", "f", "true", "x"}),
+            "--log-fd and --log-file cannot be used together (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"--log-file=", "true", "x"}),
+            "option '--log-file' needs a value (see 'srt --help')");
 }
 
 TEST(ArgsTest, HelpAndVersion) {

@@ -63,7 +63,7 @@ TEST(SettingsTest, FullDocument) {
       "allowAllUnixSockets": true,
       "httpProxyPort": 3128,
       "socksProxyPort": 1080,
-      "parentProxy": {"http": "http://proxy:3128", "https": "HTTPS://proxy:3129",
+      "parentProxy": {"http": "http://proxy:3128", "https": "HTTP://proxy:3129",
                       "noProxy": "localhost,.corp"},
       "refuseOpaqueTunnels": true,
       "requireHostMatch": true
@@ -92,7 +92,7 @@ TEST(SettingsTest, FullDocument) {
   want.network.http_proxy_port = 3128;
   want.network.socks_proxy_port = 1080;
   want.network.parent_proxy =
-      ParentProxySettings{"http://proxy:3128", "HTTPS://proxy:3129", "localhost,.corp"};
+      ParentProxySettings{"http://proxy:3128", "HTTP://proxy:3129", "localhost,.corp"};
   want.network.refuse_opaque_tunnels = true;
   want.network.require_host_match = true;
   want.filesystem.deny_read = {{"~/.ssh", false}, {"/data/[x]", true}};
@@ -564,21 +564,53 @@ TEST(SettingsTest, DeniedResolvedAddresses) {
 }
 
 TEST(SettingsTest, ParentProxyUrls) {
-  LoadedSettings s = Parse(R"({"network": {"parentProxy": {"http": "socks5://p:1080",
-                                                           "https": "socks5h://p:1080"}}})");
+  LoadedSettings s = Parse(R"({"network": {"parentProxy": {"http": "http://u:p@proxy:3128",
+                                                           "https": "HTTP://proxy"}}})");
   ASSERT_TRUE(s.settings.network.parent_proxy.has_value());
-  EXPECT_EQ(s.settings.network.parent_proxy->http, "socks5://p:1080");
+  EXPECT_EQ(s.settings.network.parent_proxy->http, "http://u:p@proxy:3128");
+  EXPECT_EQ(s.settings.network.parent_proxy->https, "HTTP://proxy");
   EXPECT_EQ(s.settings.network.parent_proxy->no_proxy, std::nullopt);
   const std::string tail =
-      " is not a proxy URL; expected http://, https://, socks5:// or socks5h:// followed by a host";
+      " is not a proxy URL srt can chain to; expected http://[user:password@]host[:port] (srt "
+      "speaks plain HTTP to a parent proxy: https:// and socks5:// parents are not supported)";
   EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "ftp://p:21"}}})"),
             "settings.json: /network/parentProxy/http: 'ftp://p:21'" + tail);
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "socks5://p:1080"}}})"),
+            "settings.json: /network/parentProxy/http: 'socks5://p:1080'" + tail);
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"https": "https://p:3128"}}})"),
+            "settings.json: /network/parentProxy/https: 'https://p:3128'" + tail);
   EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"https": "proxy:3128"}}})"),
             "settings.json: /network/parentProxy/https: 'proxy:3128'" + tail);
   EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"https": "http://"}}})"),
             "settings.json: /network/parentProxy/https: 'http://'" + tail);
   EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "http://p\n:1"}}})"),
             "settings.json: /network/parentProxy/http: 'http://p\\x0a:1'" + tail);
+}
+
+TEST(SettingsTest, SrtNetworkKeys) {
+  LoadedSettings defaults = Parse(R"({"network": {"allowedDomains": ["a.com"]}})");
+  EXPECT_TRUE(defaults.settings.network.transparent_capture);
+  EXPECT_TRUE(defaults.settings.network.dns_servers.empty());
+  LoadedSettings s = Parse(R"({"network": {"transparentCapture": false,
+      "dnsServers": ["127.0.0.1", "127.0.0.1:5353", "::1", "[::1]", "[::1]:53"]}})");
+  EXPECT_FALSE(s.settings.network.transparent_capture);
+  EXPECT_EQ(s.settings.network.dns_servers,
+            (std::vector<std::string>{"127.0.0.1", "127.0.0.1:5353", "::1", "[::1]", "[::1]:53"}));
+  EXPECT_TRUE(s.warnings.empty());
+  const std::string tail =
+      " is not a DNS server address; expected an IP literal with an optional port, e.g. "
+      "\"127.0.0.1\", \"127.0.0.1:5353\", \"[::1]:53\"";
+  for (const char* bad : {"dns.example", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "[::1",
+                          "[::1]53", "[::1]:", "1.2.3", ""}) {
+    EXPECT_EQ(ErrorOf(std::string(R"({"network": {"dnsServers": [")") + bad + R"("]}})"),
+              std::string("settings.json: /network/dnsServers/0: '") + bad + "'" + tail)
+        << bad;
+  }
+  EXPECT_EQ(ErrorOf(R"({"network": {"dnsServers": "127.0.0.1"}})"),
+            "settings.json: /network/dnsServers: expected an array of DNS server addresses, got "
+            "a string");
+  EXPECT_EQ(ErrorOf(R"({"network": {"transparentCapture": "yes"}})"),
+            "settings.json: /network/transparentCapture: expected a boolean, got a string");
 }
 
 TEST(SettingsTest, OriginIsUsedVerbatim) {

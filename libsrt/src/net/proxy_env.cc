@@ -1,0 +1,81 @@
+#include "net/proxy_env.h"
+
+#include "base/strings.h"
+
+namespace srt::net {
+
+std::string PercentEncode(std::string_view text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> ProxyEnvironment(const ProxyEnvSpec& spec) {
+  const std::string credentials =
+      spec.token.empty() ? "" : PercentEncode(spec.user) + ":" + PercentEncode(spec.token) + "@";
+  const std::string userinfo = spec.http_external ? "" : credentials;
+  const std::string http = "http://" + userinfo + "localhost:" + std::to_string(spec.http_port);
+  const std::string socks = "socks5h://" + (spec.socks_external ? "" : credentials) +
+                            "localhost:" + std::to_string(spec.socks_port);
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* name :
+       {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy",
+        "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY"}) {
+    env.emplace_back(name, http);
+  }
+  env.emplace_back("FTP_PROXY", socks);
+  env.emplace_back("ftp_proxy", socks);
+  // rsync speaks HTTP CONNECT to RSYNC_PROXY ("[user:pass@]host:port").
+  env.emplace_back("RSYNC_PROXY", userinfo + "localhost:" + std::to_string(spec.http_port));
+  env.emplace_back("NO_PROXY", kNoProxyList);
+  env.emplace_back("no_proxy", kNoProxyList);
+  // Node 24+ reads the proxy variables for fetch/http only when asked to.
+  env.emplace_back("NODE_USE_ENV_PROXY", "1");
+
+  // The JVM ignores the variables; these properties are what java.net and most Java HTTP
+  // clients read. (Credentials reach only clients that honour http.proxyUser, e.g. Gradle and
+  // Apache HttpClient; others get 407 from the proxy.)
+  std::string java =
+      "-Dhttp.proxyHost=localhost -Dhttp.proxyPort=" + std::to_string(spec.http_port) +
+      " -Dhttps.proxyHost=localhost -Dhttps.proxyPort=" + std::to_string(spec.http_port) +
+      " -Dhttp.nonProxyHosts=localhost|127.*|[::1]";
+  if (!userinfo.empty()) {
+    java += " -Dhttp.proxyUser=" + spec.user + " -Dhttp.proxyPassword=" + spec.token +
+            " -Dhttps.proxyUser=" + spec.user + " -Dhttps.proxyPassword=" + spec.token +
+            " -Djdk.http.auth.tunneling.disabledSchemes= -Djdk.http.auth.proxying.disabledSchemes=";
+  }
+  if (!spec.java_tool_options.empty()) java += " " + spec.java_tool_options;
+  env.emplace_back("JAVA_TOOL_OPTIONS", java);
+
+  if (!userinfo.empty()) {
+    // git sends Basic credentials to the proxy up front instead of waiting for a 407.
+    std::string git = "'http.proxyAuthMethod=basic'";
+    if (!spec.git_config_parameters.empty()) git = spec.git_config_parameters + " " + git;
+    env.emplace_back("GIT_CONFIG_PARAMETERS", git);
+    env.emplace_back("CLOUDSDK_PROXY_TYPE", "http");
+    env.emplace_back("CLOUDSDK_PROXY_ADDRESS", "localhost");
+    env.emplace_back("CLOUDSDK_PROXY_PORT", std::to_string(spec.http_port));
+    env.emplace_back("CLOUDSDK_PROXY_USERNAME", spec.user);
+    env.emplace_back("CLOUDSDK_PROXY_PASSWORD", spec.token);
+  }
+  // ssh (git over ssh) through an authenticated CONNECT, by srt's own helper.
+  env.emplace_back(
+      "GIT_SSH_COMMAND",
+      "ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand=" +
+          strings::ShellQuote(strings::ShellQuote(spec.connect_helper) + " connect %h %p"));
+  return env;
+}
+
+}  // namespace srt::net

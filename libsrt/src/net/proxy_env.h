@@ -1,0 +1,38 @@
+// net/proxy_env.h: the environment variables that point a sandboxed command at srt's proxy
+// (upstream-srt.md §4.4, with srt's connect helper instead of socat). Pure.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace srt::net {
+
+struct ProxyEnvSpec {
+  std::string user;   // "srt.<sandbox id>"
+  std::string token;  // the per-sandbox secret ("" : no credentials anywhere)
+  // The port is the user's own proxy (httpProxyPort / socksProxyPort): no credentials in its URLs.
+  bool http_external = false;
+  bool socks_external = false;
+  int http_port = 3128;
+  int socks_port = 1080;
+  // srt-init as the command sees it: `<path> connect %h %p` is ssh's ProxyCommand.
+  std::string connect_helper;
+  // The values the command would otherwise get (appended to, not replaced); "" if unset.
+  std::string java_tool_options;
+  std::string git_config_parameters;
+};
+
+// NO_PROXY as upstream sets it: loopback and the private ranges go direct (and, inside the
+// sandbox, are then captured and judged by the policy like everything else).
+inline constexpr const char* kNoProxyList =
+    "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
+
+// NAME -> value, in a stable order.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> ProxyEnvironment(
+    const ProxyEnvSpec& spec);
+
+// `text` with every byte outside RFC 3986 unreserved percent-encoded (for URL userinfo).
+[[nodiscard]] std::string PercentEncode(std::string_view text);
+
+}  // namespace srt::net

@@ -1,0 +1,82 @@
+// net/sandbox_network.h: one sandbox's network side in srt's process: the proxy on its own
+// event-loop thread, the sockets srt-agent makes for it inside the sandbox, the routes for
+// transparent capture, and the environment and resolv.conf that point the command at it.
+//
+// Usage protocol (the facade, sandbox.cc):
+//   1. SandboxNetwork::Start(settings.network, options): builds the rules (errors name the
+//      network key at fault), starts the loop thread and creates the proxy on it in the
+//      background, so that overlaps with bubblewrap's start.
+//   2. Pass sockets() to the launch (LaunchSpec::net_sockets), apply Environment() to the
+//      command's environment and put resolv_conf() over the sandbox's /etc/resolv.conf.
+//   3. Attach(fds) from LaunchSpec::on_network, before the command starts: installs the routes
+//      and hands the sockets to the proxy; when it returns, the proxy serves them.
+//   4. Update(network) any time (any thread) for live allow/deny changes.
+//   5. Destroying it stops the proxy (open connections are logged with end "shutdown").
+#pragma once
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "launch/init_wire.h"
+#include "net/socket_plan.h"
+#include "srt/result.h"
+#include "srt/sandbox.h"
+#include "srt/settings.h"
+
+namespace srt::proxy {
+class LoopThread;
+class ProxyServer;
+}  // namespace srt::proxy
+
+namespace srt::net {
+
+struct NetworkOptions {
+  std::string sandbox_id;
+  // srt-init's path as the sandbox sees it (GIT_SSH_COMMAND's ProxyCommand).
+  std::string connect_helper;
+  std::function<void(const ConnectionEvent&)> on_connection;
+  std::function<void(std::string_view)> debug;
+};
+
+class SandboxNetwork {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<SandboxNetwork>> Start(const NetworkSettings& network,
+                                                                     NetworkOptions options);
+  ~SandboxNetwork();
+  SandboxNetwork(const SandboxNetwork&) = delete;
+  SandboxNetwork& operator=(const SandboxNetwork&) = delete;
+
+  [[nodiscard]] std::vector<wire::NetSocket> sockets() const;
+  // NAME -> value for the command; `inherited` is the environment it would otherwise get
+  // (JAVA_TOOL_OPTIONS and GIT_CONFIG_PARAMETERS are extended, not replaced).
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> Environment(
+      const std::vector<std::string>& inherited) const;
+  // The sandbox's /etc/resolv.conf, or "" to leave it alone (no capture).
+  [[nodiscard]] std::string resolv_conf() const;
+
+  [[nodiscard]] Result<void> Attach(std::vector<UniqueFd> sockets);
+  [[nodiscard]] Result<void> Update(const NetworkSettings& network);
+
+ private:
+  SandboxNetwork() = default;
+
+  NetworkOptions options_;
+  bool capture_ = true;
+  bool ipv6_ = true;
+  bool http_external_ = false;   // httpProxyPort: 3128 relays to the user's own proxy
+  bool socks_external_ = false;  // socksProxyPort: 1080 does
+  std::string token_;
+  std::vector<PlannedSocket> plan_;
+  std::unique_ptr<proxy::LoopThread> thread_;
+  // Lives on the loop thread; created there by Start() (ready_ says how that went).
+  std::unique_ptr<proxy::ProxyServer> server_;
+  std::future<Result<void>> ready_;
+};
+
+}  // namespace srt::net
