@@ -146,7 +146,8 @@ std::vector<std::string> Runner::Wrap(const std::vector<std::string>& argv) cons
 }
 
 pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd,
-                    const std::vector<std::string>& extra_env, int out_fd, int err_fd) const {
+                    const std::vector<std::string>& extra_env, int out_fd, int err_fd,
+                    const std::vector<std::pair<int, int>>& fds) const {
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
                                   "LANG=C.UTF-8"};
   env.insert(env.end(), extra_env.begin(), extra_env.end());
@@ -163,6 +164,7 @@ pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  for (const auto& [child_fd, here] : fds) posix_spawn_file_actions_adddup2(&fa, here, child_fd);
   posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -181,11 +183,17 @@ pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd
 
 pid_t Runner::Start(const std::string& settings, const std::vector<std::string>& args,
                     const std::string& cwd) const {
+  return StartWithFds(settings, args, {}, cwd);
+}
+
+pid_t Runner::StartWithFds(const std::string& settings, const std::vector<std::string>& args,
+                           const std::vector<std::pair<int, int>>& fds,
+                           const std::string& cwd) const {
   std::vector<std::string> argv = {SrtBinary(), "-s", SettingsFile(settings)};
   argv.insert(argv.end(), args.begin(), args.end());
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-  pid_t pid = Spawn(argv, cwd, {}, out[1], err[1]);
+  pid_t pid = Spawn(argv, cwd, {}, out[1], err[1], fds);
   close(out[1]);
   close(err[1]);
   running_.push_back({pid, {out[0], err[0]}});

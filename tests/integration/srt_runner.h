@@ -51,13 +51,19 @@ class Runner {
   pid_t Start(const std::string& settings, const std::vector<std::string>& args,
               const std::string& cwd = "") const;
   RunResult Finish(pid_t pid, std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+  // Start, and srt also gets descriptors: each pair is {fd number in srt, fd here}. The numbers
+  // in srt must not be 0-2 nor equal to the fd here (so dup2 clears CLOEXEC).
+  pid_t StartWithFds(const std::string& settings, const std::vector<std::string>& args,
+                     const std::vector<std::pair<int, int>>& fds,
+                     const std::string& cwd = "") const;
 
   std::string SettingsFile(const std::string& settings) const;
 
  private:
   std::vector<std::string> Wrap(const std::vector<std::string>& argv) const;
   pid_t Spawn(const std::vector<std::string>& argv, const std::string& cwd,
-              const std::vector<std::string>& extra_env, int out_fd, int err_fd) const;
+              const std::vector<std::string>& extra_env, int out_fd, int err_fd,
+              const std::vector<std::pair<int, int>>& fds = {}) const;
   void Chown(const std::string& path) const;
 
   Identity who_;

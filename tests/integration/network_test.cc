@@ -1,0 +1,895 @@
+// Network access through the real srt: every client path (HTTP proxy, CONNECT, SOCKS5,
+// transparent capture with the DNS stub, raw sockets, TLS SNI, git over ssh), every refusal a
+// sandboxed client can see, the decision log (--log-file, --log-fd, -d), live updates through
+// --control-fd, and no network at all when nothing is allowed.
+//
+// Names resolve through a dnsmasq started for this binary (origin.test, denied.test and
+// blocked.test are all 127.0.0.1), the origin is an HTTP server in this process on
+// 127.0.0.1:<ephemeral>, and the settings carve that address out of the loopback refusal.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "network_support.h"
+#include "srt_fixture.h"
+#include "support/dnsmasq.h"
+
+namespace srt::it {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr char kCurl[] = "curl -sS --max-time 5 ";
+constexpr char kBlockedReason[] = "blocked by the network test";
+constexpr char kNotAllowed[] = "host is not on the allow list";
+constexpr char kBlockedBody[] = "Connection blocked by network allowlist\n";
+// Port that no allow entry or carve-out names: nothing is ever dialed on it.
+constexpr int kUnlistedPort = 9;
+
+// Helpers the sandboxed commands run (python3 is on every host that has these tools).
+constexpr char kConnectPy[] = R"(# CONNECT <target> with srt's credentials; prints the status line.
+import base64, os, socket, sys, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+cred = urllib.parse.unquote(u.username) + ":" + urllib.parse.unquote(u.password)
+s = socket.create_connection((u.hostname, u.port), timeout=5)
+s.sendall(("CONNECT " + sys.argv[1] + " HTTP/1.1\r\nProxy-Authorization: Basic " +
+           base64.b64encode(cred.encode()).decode() + "\r\n\r\n").encode())
+print(s.recv(4096).decode(errors="replace").split("\r\n")[0])
+)";
+constexpr char kRawPy[] = R"(# A plain TCP client: connect, send GET, print what came back.
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+try:
+    s = socket.create_connection((host, port), timeout=5)
+    s.sendall(b"GET /raw HTTP/1.0\r\nHost: " + host.encode() + b"\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    print("data" if data else "closed")
+    print(data.decode(errors="replace").split("\r\n\r\n", 1)[-1], end="")
+except OSError as e:
+    print("error", type(e).__name__)
+)";
+constexpr char kUdpPy[] =
+    R"(# One DNS query to 8.8.8.8:53 over UDP; says whether anything answered within 0.5 s.
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+query = bytes.fromhex("5e1101000001000000000000076578616d706c6503636f6d0000010001")
+try:
+    s.sendto(query, ("8.8.8.8", 53))
+    s.recvfrom(512)
+    print("answer")
+except OSError as e:
+    print("no answer", type(e).__name__)
+)";
+constexpr char kUrllibPy[] = R"(# urllib with every proxy variable removed: DNS stub + capture.
+import os, sys, urllib.request
+for k in list(os.environ):
+    if k.lower().endswith("_proxy"):
+        del os.environ[k]
+print("proxies:", urllib.request.getproxies())
+print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")
+)";
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Resources shared by every test in this binary, started once on the main thread (dnsmasq's
+// parent-death signal follows the thread that started it).
+class NetworkEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    auto dns = srt::testing::Dnsmasq::Start(
+        {.args = {"--address=/origin.test/127.0.0.1", "--address=/denied.test/127.0.0.1",
+                  "--address=/blocked.test/127.0.0.1", "--address=/other.test/127.0.0.1"}});
+    if (!dns) {
+      problem_ = "dnsmasq: " + dns.error().message();
+      missing_tool_ = dns.error().code() == Errc::kNotFound;
+      return;
+    }
+    dns_ = std::move(*dns);
+    for (const char* tool : {"curl", "python3", "getent"}) {
+      if (FindTool({std::string("/usr/bin/") + tool, std::string("/bin/") + tool}).empty()) {
+        problem_ = std::string(tool) + " is not installed in /usr/bin";
+        missing_tool_ = true;
+        return;
+      }
+    }
+    origin_ = std::make_unique<OriginServer>();
+    dead_port_ = FreeTcpPort();
+  }
+  void TearDown() override {
+    pid_t dns_pid = dns_ ? dns_->pid() : 0;
+    dns_.reset();
+    origin_.reset();
+    if (dns_pid > 0) {
+      EXPECT_NE(::kill(dns_pid, 0), 0) << "dnsmasq " << dns_pid << " is still there";
+    }
+  }
+
+  // "" when everything started; else why not.
+  const std::string& problem() const { return problem_; }
+  bool missing_tool() const { return missing_tool_; }
+  std::string dns() const { return dns_->address(); }
+  OriginServer& origin() { return *origin_; }
+  uint16_t port() const { return origin_->port(); }
+  // Allowed by a carve-out, but nothing listens there.
+  uint16_t dead_port() const { return dead_port_; }
+
+ private:
+  std::string problem_;
+  bool missing_tool_ = false;
+  std::unique_ptr<srt::testing::Dnsmasq> dns_;
+  std::unique_ptr<OriginServer> origin_;
+  uint16_t dead_port_ = 0;
+};
+
+NetworkEnvironment* const g_net =
+    static_cast<NetworkEnvironment*>(::testing::AddGlobalTestEnvironment(new NetworkEnvironment));
+
+std::string Carve(int port) { return "127.0.0.1:" + std::to_string(port); }
+// http://origin.test:<origin port><path>
+std::string Origin(const std::string& path) {
+  return "http://origin.test:" + std::to_string(g_net->port()) + path;
+}
+
+// A settings document with these allow entries and the shared deny list and resolver.
+json NetworkSettings(const std::vector<std::string>& allowed) {
+  json s;
+  s["network"]["allowedDomains"] = allowed;
+  s["network"]["deniedDomains"] = {"blocked.test"};
+  s["network"]["deniedDomainReasons"] = {{"blocked.test", kBlockedReason}};
+  s["network"]["dnsServers"] = {g_net->dns()};
+  s["filesystem"]["allowWrite"] = {"."};
+  return s;
+}
+json DefaultSettings() {
+  return NetworkSettings({"origin.test", Carve(g_net->port()), Carve(g_net->dead_port())});
+}
+
+// Skips (or fails under SRT_MUST_WORK=1) when the shared resources could not start.
+#define SRT_REQUIRE_NETWORK_ENVIRONMENT()                                                 \
+  do {                                                                                    \
+    if (!g_net->problem().empty()) {                                                      \
+      if (!g_net->missing_tool() || srt::testing::MustWork()) FAIL() << g_net->problem(); \
+      GTEST_SKIP() << g_net->problem() << " (set SRT_MUST_WORK=1 to fail instead)";       \
+    }                                                                                     \
+  } while (0)
+
+// Runs srt with a decision log and reads it back; shared by the fixtures below.
+class LoggedRun {
+ public:
+  explicit LoggedRun(Runner& runner) : runner_(runner) {}
+
+  // srt -s SETTINGS --log-file LOG [extra] -c SCRIPT, from the scratch root.
+  RunResult Sh(const std::string& script, const json& settings = DefaultSettings(),
+               const std::vector<std::string>& extra = {}) {
+    std::string log = runner_.Path("decisions-" + std::to_string(counter_++) + ".jsonl");
+    std::vector<std::string> args = {"--log-file", log};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"-c", script});
+    RunResult r = runner_.Srt(settings.dump(), args);
+    log_text_ = runner_.ReadFile(log.substr(runner_.root().size() + 1));
+    records_ = Parse(log_text_);
+    return r;
+  }
+
+  // The JSON lines of `text`; a line that is not a JSON object fails the test.
+  static std::vector<json> Parse(const std::string& text) {
+    std::vector<json> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      EXPECT_TRUE(j.is_object()) << "not a JSON object: " << line;
+      if (j.is_object()) out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  // The records whose fields equal every field of `want`.
+  std::vector<json> Matching(const json& want) const {
+    std::vector<json> out;
+    for (const json& r : records_) {
+      bool all = true;
+      for (const auto& [key, value] : want.items()) {
+        all = all && r.contains(key) && r[key] == value;
+      }
+      if (all) out.push_back(r);
+    }
+    return out;
+  }
+  // The one record that matches `want` (an empty object, and a test failure, if not exactly one).
+  json One(const json& want) const {
+    std::vector<json> found = Matching(want);
+    EXPECT_EQ(found.size(), 1u) << "records matching " << want.dump() << " in:\n" << log_text_;
+    return found.size() == 1 ? found[0] : json::object();
+  }
+
+  const std::vector<json>& records() const { return records_; }
+  const std::string& log_text() const { return log_text_; }
+
+ private:
+  Runner& runner_;
+  int counter_ = 0;
+  std::string log_text_;
+  std::vector<json> records_;
+};
+
+// Every process of one scratch tree (srt's command line names its settings file there) is gone.
+void ExpectNothingLeftBehind(const Runner& runner) {
+  const std::string base = runner.root().substr(0, runner.root().rfind('/'));
+  EXPECT_TRUE(Eventually([&] { return ProcessesMatching(base).empty(); }))
+      << ProcessesMatching(base).size() << " processes of " << base << " are still running";
+}
+
+class NetworkTest : public SrtTest {
+ protected:
+  void SetUp() override {
+    SrtTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    SRT_REQUIRE_NETWORK_ENVIRONMENT();
+    run().WriteFile("connect.py", kConnectPy);
+    run().WriteFile("raw.py", kRawPy);
+    run().WriteFile("udp.py", kUdpPy);
+    run().WriteFile("fetch_urllib.py", kUrllibPy);
+    log_ = std::make_unique<LoggedRun>(run());
+  }
+  void TearDown() override {
+    if (log_) ExpectNothingLeftBehind(run());
+  }
+
+  RunResult Sh(const std::string& script, const json& settings = DefaultSettings(),
+               const std::vector<std::string>& extra = {}) {
+    return log_->Sh(script, settings, extra);
+  }
+  json One(const json& want) const { return log_->One(want); }
+  int port() const { return g_net->port(); }
+
+  // An allowed connection to the origin that carried `target`, with its log record checked.
+  void ExpectReachedOrigin(const RunResult& r, const std::string& protocol,
+                           const std::string& target) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "origin: GET " + target + "\n") << r.err;
+    json rec = One({{"protocol", protocol}, {"host", "origin.test"}, {"decision", "allow"}});
+    if (rec.empty()) return;
+    EXPECT_EQ(rec["port"], port());
+    EXPECT_EQ(rec["address"], Carve(port()));
+    EXPECT_EQ(rec["via"], "direct");
+    EXPECT_NE(rec["entry"], "");
+    EXPECT_EQ(rec["end"], "closed");
+    EXPECT_EQ(rec["error"], "");
+    EXPECT_GT(rec["bytes_up"].get<int64_t>(), 0);
+    EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+  }
+
+  std::unique_ptr<LoggedRun> log_;
+};
+
+// --- Allowed traffic, one client path per test ---------------------------------------------
+
+TEST_P(NetworkTest, CurlThroughHttpProxyReachesAnAllowedName) {
+  RunResult r = Sh(kCurl + Origin("/via-http-proxy"));
+  ExpectReachedOrigin(r, "http", "/via-http-proxy");
+  // The proxy forwards origin-form with the Host header and keeps its credentials to itself.
+  std::vector<std::string> heads = g_net->origin().requests();
+  ASSERT_FALSE(heads.empty());
+  const std::string& head = heads.back();
+  EXPECT_TRUE(Contains(head, "GET /via-http-proxy HTTP/1.1\r\n")) << head;
+  EXPECT_TRUE(Contains(head, "\r\nHost: origin.test:" + std::to_string(port()))) << head;
+  EXPECT_FALSE(Contains(head, "Proxy-Authorization")) << head;
+}
+
+TEST_P(NetworkTest, CurlWithoutProxyIsCapturedTransparently) {
+  ExpectReachedOrigin(Sh(kCurl + std::string("--noproxy '*' ") + Origin("/captured")), "capture",
+                      "/captured");
+}
+
+TEST_P(NetworkTest, CurlThroughSocks5hReachesAnAllowedName) {
+  ExpectReachedOrigin(Sh(kCurl + std::string("-x \"$FTP_PROXY\" ") + Origin("/via-socks5")),
+                      "socks5", "/via-socks5");
+}
+
+TEST_P(NetworkTest, CurlConnectTunnelReachesAnAllowedName) {
+  ExpectReachedOrigin(Sh(kCurl + std::string("-p ") + Origin("/via-connect")), "connect",
+                      "/via-connect");
+}
+
+TEST_P(NetworkTest, PythonUrllibWithoutProxyVariablesUsesTheDnsStubAndCapture) {
+  RunResult r = Sh("python3 fetch_urllib.py " + Origin("/via-urllib"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "proxies: {}\norigin: GET /via-urllib\n") << r.err;
+  One({{"protocol", "capture"}, {"host", "origin.test"}, {"decision", "allow"}});
+}
+
+TEST_P(NetworkTest, RawSocketReachesAnAllowedName) {
+  RunResult r = Sh("python3 raw.py origin.test " + std::to_string(port()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "data\norigin: GET /raw\n") << r.err;
+  json rec = One({{"protocol", "capture"}, {"host", "origin.test"}, {"decision", "allow"}});
+  EXPECT_EQ(rec["address"], Carve(port()));
+}
+
+TEST_P(NetworkTest, AllowedNamesResolveToSyntheticAddressesAndTheEnvironmentPointsAtTheProxy) {
+  RunResult r =
+      Sh("getent ahosts origin.test | head -1; cat /etc/resolv.conf; "
+         "for v in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy FTP_PROXY "
+         "NO_PROXY GIT_SSH_COMMAND NODE_USE_ENV_PROXY SANDBOX_RUNTIME JAVA_TOOL_OPTIONS; "
+         "do printf '%s=%s\\n' \"$v\" \"$(printenv $v)\"; done");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // RFC 2544's benchmarking range 198.18.0.0/15 holds the synthetic addresses.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^198\.1[89]\.\d+\.\d+ +STREAM origin\.test)")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nnameserver 127\.0\.0\.1\n)"))) << r.out;
+  const std::string http = R"(http://srt\.[^:@/]+:[0-9a-zA-Z%._~-]+@localhost:3128)";
+  for (const char* v :
+       {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}) {
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\n" + std::string(v) + "=" + http + "\n")))
+        << v << " in\n"
+        << r.out;
+  }
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\nFTP_PROXY=socks5h://srt\.[^:@/]+:[^@]+@localhost:1080\n)")))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nNO_PROXY=localhost,127.0.0.1,::1,")) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\nGIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o )"
+                        R"(ProxyCommand='[^']*srt-init connect %h %p'\n)")))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nNODE_USE_ENV_PROXY=1\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nSANDBOX_RUNTIME=1\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\nJAVA_TOOL_OPTIONS=-Dhttp.proxyHost=localhost")) << r.out;
+}
+
+// glibc's getaddrinfo(AF_INET, AI_ADDRCONFIG) answers only when an IPv4 address other than
+// 127.0.0.1 is configured (check_pf.c); getent ahostsv4 and many daemons ask exactly that.
+TEST_P(NetworkTest, Ipv4LookupWithAddrconfigFindsAllowedNames) {
+  RunResult r =
+      Sh("a=$(getent ahostsv4 origin.test); echo getent=$?; printf '%s\\n' \"$a\" | head -1; "
+         "python3 -c 'import socket; print(socket.getaddrinfo(\"origin.test\", 80, socket.AF_INET, "
+         "socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)[0][4][0])'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(
+      r.out,
+      std::regex(R"(getent=0\n198\.1[89]\.\d+\.\d+ +STREAM origin\.test\n198\.1[89]\.\d+\.\d+\n)")))
+      << r.out << r.err;
+}
+
+// --- What a refused client sees ----------------------------------------------------------
+
+TEST_P(NetworkTest, DeniedNameGetsPlain403FromTheHttpProxy) {
+  RunResult r = Sh(kCurl + std::string("-i http://denied.test/"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "HTTP/1.1 403 Forbidden\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\r\nX-Proxy-Error: blocked-by-allowlist\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\r\nContent-Type: text/plain\r\n")) << r.out;
+  EXPECT_EQ(r.out.substr(r.out.find("\r\n\r\n") + 4), kBlockedBody);
+  json rec = One({{"protocol", "http"}, {"host", "denied.test"}, {"decision", "deny"}});
+  EXPECT_EQ(rec["reason"], kNotAllowed);
+  EXPECT_EQ(rec["port"], 80);
+  EXPECT_EQ(rec["address"], "");
+}
+
+TEST_P(NetworkTest, DeniedConnectCarriesTheReasonInTheStatusLine) {
+  RunResult r = Sh(kCurl + std::string("-v -p http://denied.test/; echo rc=$?; ") + kCurl +
+                   "-v -p http://blocked.test/; echo rc=$?");
+  EXPECT_TRUE(Contains(r.err, "< HTTP/1.1 403 host is not on the allow list\r\n")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "< X-Proxy-Error: blocked-by-allowlist\r\n")) << r.err;
+  // deniedDomainReasons: the configured text is the reason phrase.
+  EXPECT_TRUE(Contains(r.err, "< HTTP/1.1 403 blocked by the network test\r\n")) << r.err;
+  EXPECT_EQ(r.out, "rc=56\nrc=56\n") << r.err;  // CURLE_RECV_ERROR: the tunnel was refused
+  EXPECT_EQ(One({{"protocol", "connect"}, {"host", "denied.test"}})["reason"], kNotAllowed);
+  EXPECT_EQ(One({{"protocol", "connect"}, {"host", "blocked.test"}})["reason"], kBlockedReason);
+}
+
+TEST_P(NetworkTest, DeniedDomainReasonIsNotShownToPlainHttpClients) {
+  RunResult r = Sh(kCurl + std::string("-i http://blocked.test/"));
+  EXPECT_TRUE(Contains(r.out, "HTTP/1.1 403 Forbidden\r\n")) << r.out;
+  EXPECT_EQ(r.out.substr(r.out.find("\r\n\r\n") + 4), kBlockedBody);
+  json rec = One({{"protocol", "http"}, {"host", "blocked.test"}, {"decision", "deny"}});
+  EXPECT_EQ(rec["reason"], kBlockedReason);
+  EXPECT_EQ(rec["entry"], "blocked.test");
+}
+
+TEST_P(NetworkTest, NameResolvingToLoopbackWithoutCarveOutIsRefused) {
+  const std::string url = "http://origin.test:" + std::to_string(kUnlistedPort) + "/";
+  RunResult r = Sh(kCurl + ("-i " + url + "; ") + kCurl + "-v -p " + url);
+  EXPECT_TRUE(Contains(r.out, "HTTP/1.1 403 Forbidden\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n")) << r.out;
+  EXPECT_TRUE(Contains(
+      r.out, "\r\n\r\nConnection to origin.test blocked: resolved to a loopback address\n"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.err, "< HTTP/1.1 403 resolved to a loopback address\r\n")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "< X-Proxy-Error: blocked-by-sandbox-runtime\r\n")) << r.err;
+  for (const char* protocol : {"http", "connect"}) {
+    json rec = One({{"protocol", protocol}, {"host", "origin.test"}, {"port", kUnlistedPort}});
+    EXPECT_EQ(rec["decision"], "deny");
+    EXPECT_EQ(rec["reason"], "resolved to a loopback address");
+  }
+}
+
+TEST_P(NetworkTest, DialFailureIs502OrSocksRep4) {
+  const std::string url = "http://origin.test:" + std::to_string(g_net->dead_port()) + "/";
+  RunResult r = Sh(kCurl + ("-i " + url + "; ") + kCurl + "-v -p " + url + "; " + kCurl +
+                   "-x \"$FTP_PROXY\" " + url + "; echo rc=$?");
+  EXPECT_TRUE(Contains(r.out, "HTTP/1.1 502 Bad Gateway\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\r\n\r\nBad Gateway")) << r.out;
+  EXPECT_TRUE(Contains(r.err, "< HTTP/1.1 502 Bad Gateway\r\n")) << r.err;
+  // RFC 1928 §6: REP 0x04 host unreachable.
+  EXPECT_TRUE(Contains(r.err, "Can't complete SOCKS5 connection to origin.test. (4)")) << r.err;
+  EXPECT_TRUE(Contains(r.out, "rc=97\n")) << r.out;
+  for (const char* protocol : {"http", "connect", "socks5"}) {
+    json rec = One({{"protocol", protocol}, {"port", g_net->dead_port()}});
+    EXPECT_EQ(rec["decision"], "allow");
+    EXPECT_EQ(rec["end"], "dial-failed");
+    EXPECT_TRUE(Contains(rec.value("error", ""), "Connection refused")) << rec.dump();
+  }
+}
+
+TEST_P(NetworkTest, BadConnectTargetIs400) {
+  RunResult r =
+      Sh("python3 connect.py no-port-here; python3 connect.py origin.test:99999; "
+         "python3 connect.py 'a b:80'");
+  EXPECT_EQ(r.out, "HTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request\n")
+      << r.err;
+  std::vector<json> recs = log_->Matching({{"protocol", "connect"}, {"decision", "deny"}});
+  ASSERT_EQ(recs.size(), 3u) << log_->log_text();
+  EXPECT_TRUE(Contains(recs[0].value("reason", ""), "a port is required")) << recs[0].dump();
+  EXPECT_TRUE(Contains(recs[1].value("reason", ""), "port out of range")) << recs[1].dump();
+}
+
+// decision_log.h: "host" is "the raw text (as the client sent it) when malformed".
+TEST_P(NetworkTest, MalformedConnectTargetIsLoggedAsTheClientSentIt) {
+  RunResult r = Sh("python3 connect.py no-port-here");
+  EXPECT_EQ(r.out, "HTTP/1.1 400 Bad Request\n") << r.err;
+  json rec = One({{"protocol", "connect"}, {"decision", "deny"}});
+  EXPECT_EQ(rec["host"], std::string("no-port-here")) << rec.dump();
+}
+
+TEST_P(NetworkTest, MissingCredentialsGet407OrSocksRefusal) {
+  const std::string url = Origin("/no-credentials");
+  RunResult r = Sh(kCurl + ("-i -x http://localhost:3128 " + url + "; ") + kCurl +
+                   "-v -p -x http://localhost:3128 " + url + "; " + kCurl +
+                   "-x socks5h://localhost:1080 " + url + "; echo rc=$?; " + kCurl +
+                   "-x socks5h://srt.nobody:wrong@localhost:1080 " + url + "; echo rc=$?");
+  EXPECT_TRUE(Contains(r.out, "HTTP/1.1 407 Proxy Authentication Required\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\r\nProxy-Authenticate: Basic realm=\"srt\"\r\n")) << r.out;
+  EXPECT_TRUE(Contains(r.err, "< HTTP/1.1 407 Proxy Authentication Required\r\n")) << r.err;
+  // No credentials offered: the request is refused with REP 0x02; wrong ones fail RFC 1929.
+  EXPECT_TRUE(Contains(r.err, "Can't complete SOCKS5 connection to origin.test. (2)")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "User was rejected by the SOCKS5 server (1 1).")) << r.err;
+  EXPECT_TRUE(Contains(r.out, "rc=97\nrc=97\n")) << r.out;
+  for (const char* protocol : {"http", "connect", "socks5"}) {
+    json rec = One({{"protocol", protocol}, {"reason", "missing proxy credentials"}});
+    EXPECT_EQ(rec["decision"], "deny");
+  }
+  One({{"protocol", "socks5"}, {"reason", "wrong proxy credentials"}});
+  for (const std::string& head : g_net->origin().requests()) {
+    EXPECT_FALSE(Contains(head, "/no-credentials")) << head;
+  }
+}
+
+TEST_P(NetworkTest, DeniedNameGetsSocksRep2) {
+  RunResult r = Sh(kCurl + std::string("-x \"$FTP_PROXY\" http://denied.test/; echo rc=$?"));
+  EXPECT_TRUE(Contains(r.err, "Can't complete SOCKS5 connection to denied.test. (2)")) << r.err;
+  EXPECT_EQ(r.out, "rc=97\n");
+  EXPECT_EQ(One({{"protocol", "socks5"}, {"host", "denied.test"}})["reason"], kNotAllowed);
+}
+
+// --- Names and addresses that lead nowhere -----------------------------------------------
+
+TEST_P(NetworkTest, DeniedNameDoesNotResolve) {
+  RunResult r = Sh("getent hosts denied.test; echo getent=$?; " + std::string(kCurl) +
+                   "--noproxy '*' http://denied.test/; echo curl=$?");
+  EXPECT_EQ(r.out, "getent=2\ncurl=6\n") << r.err;  // NXDOMAIN; CURLE_COULDNT_RESOLVE_HOST
+  EXPECT_TRUE(Contains(r.err, "Could not resolve host: denied.test")) << r.err;
+  std::vector<json> dns = log_->Matching({{"protocol", "dns"}, {"host", "denied.test"}});
+  ASSERT_FALSE(dns.empty()) << log_->log_text();
+  for (const json& rec : dns) {
+    EXPECT_EQ(rec["decision"], "deny");
+    EXPECT_EQ(rec["reason"], kNotAllowed);
+    EXPECT_EQ(rec["port"], 53);
+  }
+}
+
+TEST_P(NetworkTest, ConnectionToAnArbitraryAddressIsRefusedAndLogged) {
+  // TEST-NET-1 (RFC 5737): every address is local in the sandbox, so this reaches the capture.
+  RunResult r = Sh("python3 raw.py 192.0.2.1 80");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out == "error ConnectionResetError\n" || r.out == "closed\n" ||
+              r.out == "error ConnectionRefusedError\n")
+      << r.out;
+  json rec = One({{"protocol", "capture"}, {"host", "192.0.2.1"}});
+  EXPECT_EQ(rec["decision"], "deny");
+  EXPECT_EQ(rec["port"], 80);
+  EXPECT_EQ(rec["reason"], kNotAllowed);
+}
+
+TEST_P(NetworkTest, UdpGetsNothingOut) {
+  RunResult r = Sh("python3 udp.py");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "no answer")) << r.out;
+}
+
+TEST_P(NetworkTest, NoNetworkWhenNothingIsAllowed) {
+  // No allow entries and no log, control or debug option: no proxy, no stub, no variables.
+  RunResult r = run().Srt(R"({"filesystem": {"allowWrite": ["."]}})",
+                          {"-c", "env | grep -ci _proxy; " + std::string(kCurl) + Origin("/") +
+                                     "; echo curl=$?; " + kCurl + "http://" + Carve(port()) +
+                                     "/; echo curl=$?; getent hosts origin.test; echo getent=$?"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // CURLE_COULDNT_RESOLVE_HOST, then CURLE_COULDNT_CONNECT (the sandbox's own loopback).
+  EXPECT_EQ(r.out, "0\ncurl=6\ncurl=7\ngetent=2\n") << r.err;
+  EXPECT_FALSE(Contains(r.err, "srt: network:")) << r.err;
+}
+
+TEST_P(NetworkTest, WithoutTransparentCaptureOnlyTheProxyReachesTheOrigin) {
+  json settings = DefaultSettings();
+  settings["network"]["transparentCapture"] = false;
+  RunResult r =
+      Sh(kCurl + Origin("/proxied") + "; " + kCurl + "--noproxy '*' " + Origin("/direct") +
+             "; echo rc=$?; " + kCurl + "--noproxy '*' http://192.0.2.1/; echo rc=$?",
+         settings);
+  // No DNS stub (CURLE_COULDNT_RESOLVE_HOST) and no routes (CURLE_COULDNT_CONNECT).
+  EXPECT_EQ(r.out, "origin: GET /proxied\nrc=6\nrc=7\n") << r.err;
+  EXPECT_EQ(log_->records().size(), 1u) << log_->log_text();
+  One({{"protocol", "http"}, {"host", "origin.test"}, {"decision", "allow"}});
+}
+
+// --- TLS on the captured port 443 -------------------------------------------------------
+
+TEST_P(NetworkTest, TlsServerNameMustMatchTheCapturedName) {
+  RunResult r =
+      Sh(kCurl + std::string("-k --noproxy '*' --connect-to other.test:443:origin.test:443 "
+                             "https://other.test/; echo rc=$?"));
+  EXPECT_NE(r.out, "rc=0\n") << r.err;
+  json rec = One({{"protocol", "capture"}, {"port", 443}});
+  EXPECT_EQ(rec["decision"], "deny");
+  EXPECT_TRUE(Contains(rec.value("reason", ""), "TLS server name 'other.test' does not match"))
+      << rec.dump();
+}
+
+// --- The decision log ----------------------------------------------------------------------
+
+TEST_P(NetworkTest, LogFileHasOneJsonLinePerConnection) {
+  RunResult r = Sh(kCurl + Origin("/one") + "; " + kCurl + "--noproxy '*' " + Origin("/two") +
+                   "; " + kCurl + "-o /dev/null http://denied.test/; getent hosts denied.test");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::string& text = log_->log_text();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+
+  const std::vector<std::string> keys = {
+      "time",   "sandbox", "protocol", "host",       "port",        "address", "via",  "decision",
+      "reason", "entry",   "bytes_up", "bytes_down", "duration_ms", "end",     "error"};
+  std::istringstream in(text);
+  std::string sandbox;
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    ordered_json j = ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << line;
+    std::vector<std::string> got;
+    for (const auto& [key, value] : j.items()) got.push_back(key);
+    EXPECT_EQ(got, keys) << line;
+    EXPECT_TRUE(std::regex_match(j.value("time", ""),
+                                 std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
+        << line;
+    if (sandbox.empty()) sandbox = j.value("sandbox", "");
+    EXPECT_EQ(j["sandbox"], sandbox) << line;
+    EXPECT_TRUE(j["port"].is_number_unsigned()) << line;
+    EXPECT_TRUE(j["bytes_up"].is_number_unsigned()) << line;
+    EXPECT_TRUE(j["bytes_down"].is_number_unsigned()) << line;
+    EXPECT_TRUE(j["duration_ms"].is_number() && j["duration_ms"].get<double>() >= 0) << line;
+    EXPECT_EQ(j["via"], "direct") << line;
+  }
+  EXPECT_FALSE(sandbox.empty());
+
+  One({{"protocol", "http"}, {"host", "origin.test"}, {"decision", "allow"}});
+  json capture = One({{"protocol", "capture"}, {"host", "origin.test"}, {"decision", "allow"}});
+  json denied = One({{"protocol", "http"}, {"host", "denied.test"}, {"decision", "deny"}});
+  size_t dns = log_->Matching({{"protocol", "dns"}, {"host", "denied.test"}}).size();
+  EXPECT_GE(dns, 1u);
+  EXPECT_EQ(static_cast<size_t>(lines), 3 + dns) << text;
+
+  // The capture relays bytes untouched, so its counts are exact.
+  std::string head;
+  for (const std::string& h : g_net->origin().requests()) {
+    if (Contains(h, "GET /two ")) head = h;
+  }
+  ASSERT_FALSE(head.empty());
+  EXPECT_EQ(capture["bytes_up"], head.size() + 4);  // + the blank line
+  EXPECT_EQ(capture["bytes_down"], OriginServer::Response("GET", "/two").size());
+  EXPECT_EQ(denied["bytes_up"], 0);
+  EXPECT_EQ(denied["bytes_down"], 0);
+  EXPECT_EQ(denied["address"], "");
+}
+
+TEST_P(NetworkTest, LogFdWritesTheSameLinesToAPipe) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  pid_t pid =
+      run().StartWithFds(DefaultSettings().dump(),
+                         {"--log-fd", "50", "-c",
+                          kCurl + Origin("/logged") +
+                              "; [ -e /proc/self/fd/50 ] && echo fd50-open || echo fd50-closed"},
+                         {{50, write_end.get()}});
+  write_end.reset();
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "origin: GET /logged\nfd50-closed\n") << r.err;
+  // srt has exited, so the pipe reaches EOF unless something else kept the write end.
+  std::string text;
+  ASSERT_EQ(fcntl(read_end.get(), F_SETFL, O_NONBLOCK), 0);
+  pollfd pfd{read_end.get(), POLLIN, 0};
+  for (;;) {
+    ASSERT_EQ(poll(&pfd, 1, 5000), 1) << "the log pipe never reached EOF";
+    char buf[4096];
+    ssize_t n = read(read_end.get(), buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  std::vector<json> recs = LoggedRun::Parse(text);
+  ASSERT_EQ(recs.size(), 1u) << text;
+  EXPECT_EQ(recs[0]["protocol"], "http");
+  EXPECT_EQ(recs[0]["host"], "origin.test");
+  EXPECT_EQ(recs[0]["decision"], "allow");
+}
+
+TEST_P(NetworkTest, DebugPrintsOneSummaryPerDecision) {
+  RunResult r = Sh(kCurl + Origin("/debug") + "; " + kCurl +
+                       "-o /dev/null http://denied.test/; getent hosts denied.test",
+                   DefaultSettings(), {"-d"});
+  const std::string p = std::to_string(port());
+  EXPECT_TRUE(
+      Contains(r.err, "\nsrt: network: allow http origin.test:" + p + " -> 127.0.0.1:" + p + " ("))
+      << r.err;
+  EXPECT_TRUE(Contains(
+      r.err, "\nsrt: network: deny http denied.test:80 (" + std::string(kNotAllowed) + ")\n"))
+      << r.err;
+  EXPECT_TRUE(Contains(
+      r.err, "\nsrt: network: deny dns denied.test:53 (" + std::string(kNotAllowed) + ")\n"))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err,
+      std::regex(R"(srt: network: allow http [^\n]*\(\d+ B up, \d+ B down, \d+ ms, closed\))")))
+      << r.err;
+}
+
+// --- --control-fd --------------------------------------------------------------------------
+
+// The command waits for `go` between its two phases; the test changes the config in between.
+TEST_P(NetworkTest, ControlFdUpdateAppliesToNewConnections) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  const std::string script =
+      kCurl + Origin("/before") +
+      "; : > step1; i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; "
+      "sleep 0.05; done; "
+      // Updates apply asynchronously: poll (bounded) until the new lists are in force.
+      "i=0; until [ \"$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' " +
+      Origin("/after") +
+      ")\" = 403 ]; do i=$((i+1)); [ $i -gt 100 ] && { echo still-allowed; exit 4; }; "
+      "sleep 0.05; done; echo denied-after-update";
+  const std::string log = run().Path("control.jsonl");
+  pid_t pid = run().StartWithFds(DefaultSettings().dump(),
+                                 {"--log-file", log, "--control-fd", "50", "-c", script},
+                                 {{50, read_end.get()}});
+  read_end.reset();
+  ASSERT_TRUE(Eventually([&] { return run().Exists("step1"); }, std::chrono::seconds(10)))
+      << run().Finish(pid).err;
+  json update = NetworkSettings({Carve(port())});  // origin.test is no longer allowed
+  const std::string lines = "this is not json\n" + update.dump() + "\n";
+  ASSERT_EQ(write(write_end.get(), lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  write_end.reset();  // EOF: the command keeps running under the last config
+  run().WriteFile("go", "");
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "origin: GET /before\ndenied-after-update\n") << r.err;
+  EXPECT_TRUE(Contains(r.err,
+                       "srt: invalid config on control fd 50: ignored, previous config still in "
+                       "force ("))
+      << r.err;
+  std::vector<json> recs = LoggedRun::Parse(run().ReadFile("control.jsonl"));
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.front()["decision"], "allow");
+  EXPECT_EQ(recs.back()["decision"], "deny");
+  EXPECT_EQ(recs.back()["reason"], kNotAllowed);
+}
+
+TEST_P(NetworkTest, ControlFdThatCannotBeReadStopsSrtBeforeTheCommand) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  pid_t pid = run().StartWithFds(DefaultSettings().dump(), {"--control-fd", "50", "-c", ": > ran"},
+                                 {{50, write_end.get()}});
+  RunResult write_only = run().Finish(pid);
+  EXPECT_EQ(write_only.exit_code, 125);
+  EXPECT_TRUE(Contains(write_only.err, "--control-fd 50 is not usable: ")) << write_only.err;
+  RunResult closed = run().Srt(DefaultSettings().dump(), {"--control-fd", "57", "-c", ": > ran"});
+  EXPECT_EQ(closed.exit_code, 125);
+  EXPECT_TRUE(Contains(closed.err, "--control-fd 57 is not usable: Bad file descriptor"))
+      << closed.err;
+  EXPECT_FALSE(run().Exists("ran"));
+}
+
+TEST_P(NetworkTest, ControlFdAtEofKeepsTheStartingConfig) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  write_end.reset();
+  pid_t pid = run().StartWithFds(DefaultSettings().dump(),
+                                 {"--control-fd", "50", "-c", kCurl + Origin("/after-eof")},
+                                 {{50, read_end.get()}});
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "origin: GET /after-eof\n") << r.err;
+  EXPECT_FALSE(Contains(r.err, "control fd")) << r.err;
+}
+
+SRT_INSTANTIATE(NetworkTest);
+
+// --- Root only: services on privileged ports and an sshd for root ---------------------------
+
+class NetworkRootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!SandboxingWorks()) {
+      if (srt::testing::MustWork()) FAIL() << "bwrap sandboxes do not work on this host";
+      GTEST_SKIP() << "bwrap sandboxes do not work on this host (set SRT_MUST_WORK=1 to fail)";
+    }
+    SRT_REQUIRE_NETWORK_ENVIRONMENT();
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (binds port 443, runs sshd)";
+    run_ = std::make_unique<Runner>(Identity::kRoot);
+    log_ = std::make_unique<LoggedRun>(*run_);
+  }
+  void TearDown() override {
+    if (run_) ExpectNothingLeftBehind(*run_);
+  }
+  // Skips for a missing tool, or fails under SRT_MUST_WORK=1.
+  std::string Tool(const std::vector<std::string>& candidates) {
+    std::string found = FindTool(candidates);
+    if (found.empty()) {
+      missing_ = candidates.front() + " is not installed";
+    }
+    return found;
+  }
+  std::string missing_;
+  std::unique_ptr<Runner> run_;
+  std::unique_ptr<LoggedRun> log_;
+};
+
+#define SRT_SKIP_IF_MISSING(test)                                                   \
+  do {                                                                              \
+    if (!(test)->missing_.empty()) {                                                \
+      if (srt::testing::MustWork()) FAIL() << (test)->missing_;                     \
+      GTEST_SKIP() << (test)->missing_ << " (set SRT_MUST_WORK=1 to fail instead)"; \
+    }                                                                               \
+  } while (0)
+
+TEST_F(NetworkRootTest, TlsWithTheRightServerNameReachesAnOriginOn443) {
+  const std::string openssl = Tool({"/usr/bin/openssl", "/bin/openssl"});
+  SRT_SKIP_IF_MISSING(this);
+  if (!TcpPortIsFree(443)) GTEST_SKIP() << "127.0.0.1:443 is in use on this host";
+  Runner& run = *run_;
+  run.MakeDir("tls");
+  const std::string dir = run.Path("tls");
+  ToolResult cert =
+      RunTool({openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+               "-nodes", "-subj", "/CN=origin.test", "-addext", "subjectAltName=DNS:origin.test",
+               "-days", "2", "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"});
+  ASSERT_EQ(cert.status, 0) << cert.output;
+  // s_server -HTTP sends the file as is, so the file is the whole response.
+  run.WriteFile("tls/hello.txt",
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello over tls\n");
+  Daemon server({openssl, "s_server", "-accept", "127.0.0.1:443", "-cert", dir + "/cert.pem",
+                 "-key", dir + "/key.pem", "-HTTP", "-quiet"},
+                dir);
+  ASSERT_TRUE(WaitForTcp(443, std::chrono::seconds(5))) << server.log();
+  json settings = NetworkSettings({"origin.test", "127.0.0.1:443"});
+  RunResult r = log_->Sh(kCurl + std::string("--noproxy '*' --cacert tls/cert.pem "
+                                             "https://origin.test/hello.txt"),
+                         settings);
+  EXPECT_EQ(r.exit_code, 0) << r.err << server.log();
+  EXPECT_EQ(r.out, "hello over tls\n") << r.err;
+  json rec = log_->One({{"protocol", "capture"}, {"host", "origin.test"}, {"port", 443}});
+  EXPECT_EQ(rec["decision"], "allow");
+  EXPECT_EQ(rec["address"], "127.0.0.1:443");
+  EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+}
+
+// git clone over ssh through srt's own GIT_SSH_COMMAND (srt-init connect -> CONNECT).
+TEST_F(NetworkRootTest, GitCloneOverSshThroughTheProxy) {
+  const std::string sshd = Tool({"/usr/sbin/sshd", "/sbin/sshd"});
+  const std::string keygen = Tool({"/usr/bin/ssh-keygen", "/bin/ssh-keygen"});
+  const std::string git = Tool({"/usr/bin/git", "/bin/git"});
+  Tool({"/usr/bin/ssh", "/bin/ssh"});
+  SRT_SKIP_IF_MISSING(this);
+  Runner& run = *run_;
+  run.MakeDir("ssh");
+  const std::string dir = run.Path("ssh");
+  for (const char* key : {"host_key", "client_key"}) {
+    ToolResult made =
+        RunTool({keygen, "-q", "-t", "ed25519", "-N", "", "-C", key, "-f", dir + "/" + key});
+    ASSERT_EQ(made.status, 0) << made.output;
+  }
+  run.WriteFile("ssh/authorized_keys", run.ReadFile("ssh/client_key.pub"));
+  const uint16_t port = FreeTcpPort();
+  run.WriteFile("ssh/sshd_config", "Port " + std::to_string(port) +
+                                       "\nListenAddress 127.0.0.1\nHostKey " + dir +
+                                       "/host_key\nAuthorizedKeysFile " + dir +
+                                       "/authorized_keys\nPidFile none\nUsePAM no\n"
+                                       "StrictModes no\nPermitRootLogin prohibit-password\n"
+                                       "PasswordAuthentication no\n"
+                                       "KbdInteractiveAuthentication no\nLogLevel VERBOSE\n");
+  // sshd insists on its privilege-separation directory.
+  bool made_run_sshd = ::mkdir("/run/sshd", 0755) == 0;
+  struct RemoveRunSshd {
+    bool made;
+    ~RemoveRunSshd() {
+      if (made) ::rmdir("/run/sshd");
+    }
+  } remove_run_sshd{made_run_sshd};
+
+  // The repository: one commit, cloned bare.
+  const std::string src = run.Path("src");
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{git, "init", "-q", src},
+        {git, "-C", src, "-c", "user.name=srt", "-c", "user.email=srt@origin.test", "commit", "-q",
+         "--allow-empty", "-m", "hello over ssh"},
+        {git, "clone", "-q", "--bare", src, run.Path("repo.git")}}) {
+    ToolResult done = RunTool(step);
+    ASSERT_EQ(done.status, 0) << step[1] << ": " << done.output;
+  }
+
+  Daemon server({sshd, "-D", "-e", "-f", dir + "/sshd_config"});
+  ASSERT_TRUE(WaitForTcp(port, std::chrono::seconds(5))) << server.log();
+
+  const std::string p = std::to_string(port);
+  // srt's GIT_SSH_COMMAND with client options appended (ssh reads ~/.ssh from the passwd entry,
+  // not $HOME, so a config file is no option).
+  const std::string ssh_options =
+      "GIT_SSH_COMMAND=\"$GIT_SSH_COMMAND -F /dev/null -i " + dir +
+      "/client_key -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no "
+      "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR\" ";
+  json settings = NetworkSettings({"origin.test:" + p, "127.0.0.1:" + p});
+  RunResult r = log_->Sh(ssh_options + "git clone -q ssh://root@origin.test:" + p + run.root() +
+                             "/repo.git clone && git -C clone log -1 --format=%s; " + ssh_options +
+                             "git ls-remote ssh://root@denied.test:" + p + run.root() +
+                             "/repo.git; echo ls-remote=$?",
+                         settings);
+  EXPECT_EQ(r.exit_code, 0) << r.err << server.log();
+  EXPECT_EQ(r.out, "hello over ssh\nls-remote=128\n") << r.err << server.log();
+  EXPECT_TRUE(Contains(r.err, "srt-init connect: the proxy refused the tunnel: HTTP/1.1 403 " +
+                                  std::string(kNotAllowed)))
+      << r.err;
+  json rec = log_->One({{"protocol", "connect"}, {"host", "origin.test"}});
+  EXPECT_EQ(rec["decision"], "allow");
+  EXPECT_EQ(rec["port"], port);
+  EXPECT_EQ(rec["address"], "127.0.0.1:" + p);
+  EXPECT_GT(rec["bytes_up"].get<int64_t>(), 0);
+  EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+  EXPECT_EQ(log_->One({{"protocol", "connect"}, {"host", "denied.test"}})["decision"], "deny");
+}
+
+}  // namespace
+}  // namespace srt::it
