@@ -14,6 +14,8 @@
 
 #include "base/path.h"
 #include "base/strings.h"
+#include "cgroup/cgroup.h"
+#include "cgroup/plan.h"
 #include "launch/launcher.h"
 #include "net/sandbox_network.h"
 #include "policy/policy.h"
@@ -184,7 +186,11 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
 
   policy::Environment env{options.home ? *options.home : HomeDirectory(),
-                          options.cwd ? *options.cwd : CurrentDirectory()};
+                          options.cwd ? *options.cwd : CurrentDirectory(),
+                          {}};
+  for (const BindMount& b : options.binds) {
+    env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable});
+  }
   sys::RealFsView fs;
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
   for (const std::string& note : policy.notes) debug(note);
@@ -215,10 +221,32 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     debug("TMPDIR " + tmpdir + ": a private tmpfs, removed afterwards");
   }
 
+  // Whatever the sandbox may modify: the write roots and the sources of writable binds.
+  std::vector<std::string> writable = policy.write_roots;
+  writable.insert(writable.end(), policy.writable_bind_sources.begin(),
+                  policy.writable_bind_sources.end());
   SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, environment));
-  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", policy.write_roots));
+  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", writable));
   SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
-  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", policy.write_roots));
+  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", writable));
+
+  // Resource limits: the sandbox's cgroups exist, limits written, before bwrap is spawned.
+  std::unique_ptr<cgroup::Cgroups> cgroups;
+  if (options.limits) {
+    const ResourceLimits& l = *options.limits;
+    SRT_ASSIGN_OR_RETURN(std::string suffix, RandomName());
+    const std::string name =
+        (options.id.empty() ? std::string("sandbox") : options.id) + "-" + suffix.substr(0, 8);
+    if (!options.id.empty()) SRT_RETURN_IF_ERROR(SandboxId(options.id));
+    SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
+    Result<cgroup::Plan> plan =
+        cgroup::PlanCgroups(host, {l.memory_bytes, l.cpu_millis, l.pids}, name);
+    if (!plan) return std::move(plan).error().Wrap("limits");
+    for (const std::string& note : plan->notes) debug(note);
+    if (!plan->leaves.empty()) {
+      SRT_ASSIGN_OR_RETURN(cgroups, cgroup::Cgroups::Create(std::move(plan).value()));
+    }
+  }
   debug("bwrap: " + bwrap + ", srt-init: " + init);
 
   // The network: without a proxy the sandbox has none at all (its own empty namespace).
@@ -245,6 +273,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.stderr_fd = options.stderr_fd;
   spec.keep_fds = std::move(options.inherit_fds);
   spec.tmpdir = std::move(tmpdir);
+  spec.cgroups = std::move(cgroups);
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.debug = options.debug;

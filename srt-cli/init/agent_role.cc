@@ -474,7 +474,8 @@ int RunAgent(int argc, char** argv) {
   int32_t removed = 0, left = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind != OpKind::kProtect) continue;
-    long r = Prepare(plan.ops[i].path, euid, placeholders[held], names + held * 256);
+    // On the host: inside a bind, the placeholder goes in the bind's source and shows at `path`.
+    long r = Prepare(plan.ops[i].host_path, euid, placeholders[held], names + held * 256);
     if (r == static_cast<long>(Found::kPlaceholder)) ++held;
     skip[i] = r == static_cast<long>(Found::kCannotExist);
     if (Failed(r)) {

@@ -26,7 +26,8 @@ struct InitPlan {
 enum class OpKind : uint8_t { kPin, kProtect };
 struct AgentOp {
   OpKind kind;
-  const char* path;
+  const char* path;       // in the sandbox
+  const char* host_path;  // on the host (kProtect: where a placeholder goes); usually `path`
 };
 
 inline constexpr size_t kMaxNetSockets = 256;
@@ -103,7 +104,10 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   size_t sockets = 0;
   uint32_t v = 0;
   bool seen_tmpdir = false;
+  bool host_path_allowed = false;  // the previous record was a kTagProtect
   while (r.Next(tag, payload, len)) {
+    const bool follows_protect = host_path_allowed;
+    host_path_allowed = false;
     switch (tag) {
       case wire::kTagHidePid:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > 1) return false;
@@ -141,9 +145,20 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
           return false;
         }
         if (plan.ops) {
-          plan.ops[ops] = AgentOp{tag == wire::kTagPin ? OpKind::kPin : OpKind::kProtect, s};
+          plan.ops[ops] = AgentOp{tag == wire::kTagPin ? OpKind::kPin : OpKind::kProtect, s, s};
         }
         ++ops;
+        host_path_allowed = tag == wire::kTagProtect;
+        break;
+      }
+      case wire::kTagHostPath: {
+        // Only once, right after a kTagProtect.
+        const char* s;
+        if (!follows_protect || !wire::PlanReader::AsString(payload, len, s) || s[0] != '/') {
+          return false;
+        }
+        if (plan.ops) plan.ops[ops - 1].host_path = s;
+        host_path_allowed = false;
         break;
       }
       default:

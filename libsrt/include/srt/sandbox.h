@@ -21,6 +21,7 @@
 // *thread* that called Start(); call it from a thread that outlives the sandbox.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,6 +49,33 @@ struct ExitStatus {
   int exec_errno = 0;  // execve's errno when the command could not be started, or 0
   // The first signal relayed to the command from the `forward_signals_fd` given to Wait().
   int relayed_signal = 0;
+  // The kernel's OOM killer killed a process of the sandbox because of `limits.memory_bytes`
+  // (the command itself, or one of its children). Always false without a memory limit.
+  bool oom_killed = false;
+};
+
+// A host file or directory shown at another path in the sandbox.
+struct BindMount {
+  // Host path; must exist, a directory or a regular file (symlinks are resolved).
+  std::string source;
+  // Absolute, normalised path in the sandbox; not "/", not under /proc, /dev or /sys. It need not
+  // exist on the host: srt then rebuilds its (read-only) parent as a read-only tmpfs holding
+  // the host's entries, and never creates anything on the host. A missing target whose parent
+  // is writable in the sandbox (a write root) is refused: bwrap would create it on the host.
+  std::string target;
+  // Writable only when true (and no denyWrite covers the source). A writable directory is a
+  // write root at `target`: the mandatory denies (.git/hooks, .bashrc, ...) and the settings'
+  // denyWrite/denyRead rules inside the source apply there too.
+  bool writable = false;
+};
+
+// Resource limits for everything in the sandbox (bwrap, srt-init, the command and its
+// children), enforced by a cgroup srt creates for the sandbox and removes after Wait(). 0 leaves
+// that limit unset.
+struct ResourceLimits {
+  uint64_t memory_bytes = 0;  // memory (and no swap where the kernel accounts it)
+  uint32_t cpu_millis = 0;    // CPU time per period: 1000 = one CPU; at least 10
+  uint32_t pids = 0;          // processes and threads
 };
 
 // One decision of the sandbox's network proxy: a connection (or a DNS query) allowed or denied.
@@ -89,6 +117,15 @@ struct SandboxOptions {
   std::function<void(const ConnectionEvent&)> on_connection;
   // The network lists will change while the command runs (Sandbox::UpdateNetwork).
   bool network_updates = false;
+
+  // --- Mounts and limits ------------------------------------------------------------------------
+  // Mounted after every settings rule, shallow targets first; each target at most once.
+  std::vector<BindMount> binds;
+  // Start() fails, naming what is missing, when a limit cannot be enforced: no cgroup v2 with
+  // the controller nor a v1 hierarchy of it, or no permission to create cgroups there. The cgroup
+  // is <own cgroup>/srt/<id>-<random> (v2: when the caller's cgroup delegates the controllers,
+  // else <cgroup2 root>/srt/...; v1: in each controller's hierarchy); `id` may be empty.
+  std::optional<ResourceLimits> limits;
 };
 
 class Sandbox {

@@ -28,11 +28,15 @@ void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
 }
 
 // Phase 2: the root, then bwrap's own /dev and /proc (no host device nodes, a /proc of the
-// sandbox's pid namespace), then the policy's mounts shallow-first so that a deeper rule is
-// mounted on top of the one it refines.
+// sandbox's pid namespace), then the policy's mounts in policy order: shallow-first so that a
+// deeper rule is mounted on top of the one it refines, the binds last.
 void Filesystem(const Policy& p, std::vector<std::string>& a) {
   if (p.filesystem_disabled) {
     Add(a, {"--bind", "/", "/"});
+  } else if (p.synthetic_root) {
+    // The host's top-level entries come as mounts: a bind target needs a new one, and bwrap
+    // can create it only in a root of its own (made read-only by Phase 2c).
+    Add(a, {"--tmpfs", "/"});
   } else {
     Add(a, {"--ro-bind", "/", "/"});
   }
@@ -43,18 +47,23 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
     Add(a, {"--proc", "/proc"});
   }
   for (const policy::MountRule& m : p.mounts) {
+    const std::string& source = m.source.empty() ? m.path : m.source;
     switch (m.view) {
       case View::kHostReadOnly:
-        Add(a, {"--ro-bind", m.path, m.path});
+        Add(a, {"--ro-bind", source, m.path});
         break;
       case View::kHostWritable:
-        Add(a, {"--bind", m.path, m.path});
+        Add(a, {"--bind", source, m.path});
         break;
       case View::kHiddenDir:
+      case View::kSyntheticDir:
         Add(a, {"--tmpfs", m.path});
         break;
       case View::kHiddenFile:
         Add(a, {"--ro-bind", "/dev/null", m.path});
+        break;
+      case View::kSymlink:
+        Add(a, {"--symlink", m.source, m.path});
         break;
     }
   }
@@ -64,6 +73,12 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
 void ResolvConf(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   if (p.resolv_conf.empty() || l.resolv_conf_fd < 0) return;
   Add(a, {"--ro-bind-data", std::to_string(l.resolv_conf_fd), p.resolv_conf});
+}
+
+// Phase 2c: srt's synthetic directories become read-only once every mount point in them exists
+// (--remount-ro is not recursive: the mounts inside keep their own flags).
+void RemountReadOnly(const Policy& p, std::vector<std::string>& a) {
+  for (const std::string& dir : p.remount_read_only) Add(a, {"--remount-ro", dir});
 }
 
 // Phase 3: where the command starts.
@@ -76,6 +91,7 @@ Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Namespaces(policy, layout, inv.args);
   Filesystem(policy, inv.args);
   ResolvConf(policy, layout, inv.args);
+  RemountReadOnly(policy, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",
               "--args",

@@ -31,6 +31,8 @@ enum Tag : uint16_t {
                        // sandbox, remove it when the sandbox is gone (the command's TMPDIR)
   kTagNetSocket = 25,  // NetSocket: create this socket inside the sandbox's network namespace
                        // and send it to srt (kMsgSocket), in plan order
+  kTagHostPath = 26,   // string: where the path of the kTagProtect record just before is on the
+                       // host, when that differs (a path inside a bind): placeholders go there
 };
 
 enum MessageType : uint32_t {

@@ -250,6 +250,9 @@ Result<void> Launch::SpawnBwrap() {
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   if (resolv_fd) req.fds.push_back({resolv_fd.get(), resolv_target});
   for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
+  // bwrap joins the sandbox's cgroups before it executes, so every process it forks (srt-init,
+  // the command) is born inside: moving it afterwards would leave early children behind.
+  if (spec_.cgroups) req.join_cgroup_fds = spec_.cgroups->procs_fds();
   SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
   SRT_ASSIGN_OR_RETURN(bwrap_pidfd_, sys::PidfdOpen(bwrap_pid_));
   ctl_ = std::move(ctl.first);
@@ -493,6 +496,12 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     status.code = WEXITSTATUS(st);
   }
   if (!init_reported_exit_ && status.code == 0) status.code = kExitSetupFailure;
+  if (spec_.cgroups) {
+    status.oom_killed = spec_.cgroups->OomKilled();
+    if (status.oom_killed) Debug("the OOM killer killed a process of the sandbox (memory limit)");
+    Result<void> removed = spec_.cgroups->Destroy();
+    if (!removed) Debug(removed.error().message() + ", ignoring");
+  }
   return status;
 }
 
@@ -504,6 +513,7 @@ void Launch::Abort() {
   ReapBwrap();
   ReapAgent();  // it removes its placeholders once the sandbox's PID 1 is gone
   finished_ = true;
+  if (spec_.cgroups) (void)spec_.cgroups->Destroy();
 }
 
 Launch::~Launch() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "cgroup/cgroup.h"
 #include "launch/init_wire.h"
 #include "policy/policy.h"
 #include "srt/result.h"
@@ -41,6 +42,9 @@ struct LaunchSpec {
   std::string resolv_conf;
   // RLIMIT_NOFILE (soft, hard) for the command when srt raised its own.
   std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
+  // The sandbox's cgroups (resource limits): bwrap is spawned into them; they are emptied and
+  // removed once the sandbox has ended (Wait, or an aborted start). Null = no limits.
+  std::unique_ptr<cgroup::Cgroups> cgroups;
   std::string bwrap_path;  // absolute, checked
   std::string init_path;   // absolute, checked
   std::function<void(std::string_view)> debug;

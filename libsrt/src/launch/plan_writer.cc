@@ -68,8 +68,11 @@ std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
     Record(out, wire::kTagNetSocket, p);
   }
   for (const policy::Protection& p : protections) {
-    RecordString(out, p.kind == policy::ProtectKind::kPin ? wire::kTagPin : wire::kTagProtect,
-                 p.path);
+    const bool pin = p.kind == policy::ProtectKind::kPin;
+    RecordString(out, pin ? wire::kTagPin : wire::kTagProtect, p.path);
+    if (!pin && !p.host_path.empty() && p.host_path != p.path) {
+      RecordString(out, wire::kTagHostPath, p.host_path);
+    }
   }
   return out;
 }

@@ -2,8 +2,10 @@
 #include "policy/policy.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "base/path.h"
 #include "base/strings.h"
@@ -23,6 +25,10 @@ const char* ViewName(View v) {
       return "hidden (empty tmpfs)";
     case View::kHiddenFile:
       return "hidden (/dev/null)";
+    case View::kSyntheticDir:
+      return "srt's read-only tmpfs holding the host's entries";
+    case View::kSymlink:
+      return "a symlink";
   }
   return "?";
 }
@@ -37,6 +43,16 @@ struct Resolved {
   bool exists = false;
   std::string origin;  // e.g. "denyRead '~/.ssh'"
   std::vector<std::string> symlinks;
+};
+
+// A bind (Environment::binds) after validation.
+struct Bind {
+  std::string source;  // canonical host path
+  std::string target;  // normalised sandbox path
+  bool writable = false;
+  bool is_dir = false;
+  bool mountpoint_exists = false;  // on the host, or in the source of an enclosing bind
+  std::string origin;              // "bind '/src' -> '/target'"
 };
 
 // A read rule: hides (deny) or re-opens (reopen) a path and everything below it.
@@ -86,6 +102,8 @@ class Resolver {
     if (fss.disabled) {
       policy_.filesystem_disabled = true;
       Note("filesystem.disabled: the host filesystem is writable, no filesystem rules apply");
+      SRT_RETURN_IF_ERROR(ResolveBinds({}));
+      SRT_RETURN_IF_ERROR(BuildBindMounts());
       return std::move(policy_);
     }
 
@@ -95,8 +113,10 @@ class Resolver {
     SRT_ASSIGN_OR_RETURN(std::vector<Resolved> allow_reads, Expand(fss.allow_read, "allowRead"));
 
     SRT_RETURN_IF_ERROR(ResolveWriteRoots(writes, deny_writes));
+    SRT_RETURN_IF_ERROR(ResolveBinds(deny_writes));
     BuildReadRules(deny_reads, allow_reads);
     SRT_RETURN_IF_ERROR(BuildMounts());
+    SRT_RETURN_IF_ERROR(BuildBindMounts());
     SRT_RETURN_IF_ERROR(BuildProtections(deny_writes));
     return std::move(policy_);
   }
@@ -218,6 +238,315 @@ class Resolver {
     }
     std::sort(policy_.write_roots.begin(), policy_.write_roots.end());
     for (const std::string& root : policy_.write_roots) Note("write root " + Quote(root));
+    return Ok();
+  }
+
+  // Validates the binds and resolves their sources. Runs after the write roots are known (a source
+  // reached through a symlink in a write root is refused, as for allowWrite).
+  Result<void> ResolveBinds(const std::vector<Resolved>& deny_writes) {
+    for (const BindRequest& request : env_.binds) {
+      SRT_ASSIGN_OR_RETURN(Bind b, ResolveBind(request, deny_writes));
+      binds_.push_back(std::move(b));
+    }
+    std::sort(binds_.begin(), binds_.end(), [](const Bind& a, const Bind& b) {
+      size_t da = path::Depth(a.target), db = path::Depth(b.target);
+      return da != db ? da < db : a.target < b.target;
+    });
+    // A target inside another bind's target is mounted in that bind's source: bwrap would create a
+    // missing mount point there, on the host, so it must exist already.
+    for (Bind& b : binds_) {
+      const Bind* outer = EnclosingBind(b.target);
+      if (!outer) continue;
+      std::string host = MapToHost(*outer, b.target);
+      FileType t = fs_.TypeOf(host);
+      if (t == FileType::kMissing || (t == FileType::kDirectory) != b.is_dir) {
+        return MakeError(Errc::kInvalidArgument,
+                         b.origin + ": the target lies inside " + outer->origin + ", so " +
+                             Quote(host) + " must exist as a " + (b.is_dir ? "directory" : "file") +
+                             " (bwrap would otherwise create it in the source, on the host)");
+      }
+      b.mountpoint_exists = true;
+    }
+    for (const Bind& b : binds_) {
+      Note(b.origin + ": " + (b.writable ? "writable" : "read-only") +
+           (b.mountpoint_exists ? "" : " (the target does not exist on the host)"));
+      if (b.writable) policy_.writable_bind_sources.push_back(b.source);
+    }
+    return Ok();
+  }
+
+  Result<Bind> ResolveBind(const BindRequest& request, const std::vector<Resolved>& deny_writes) {
+    Bind b;
+    b.origin = "bind " + Quote(request.source) + " -> " + Quote(request.target);
+    auto invalid = [&](const std::string& why) {
+      return MakeError(Errc::kInvalidArgument, b.origin + ": " + why);
+    };
+    const std::string& target = request.target;
+    if (target.find('\0') != std::string::npos || request.source.find('\0') != std::string::npos) {
+      return invalid("a path contains a NUL byte");
+    }
+    if (!path::IsAbsolute(target)) {
+      return invalid("the target " + Quote(target) + " is not an absolute path");
+    }
+    if (path::Normalize(target) != target) {
+      return invalid("the target " + Quote(target) + " is not normalised (write " +
+                     Quote(path::Normalize(target)) + ")");
+    }
+    if (target == "/") return invalid("the target cannot be the sandbox's root '/'");
+    for (std::string_view managed : {"/proc", "/dev", "/sys"}) {
+      if (path::IsWithin(target, managed)) {
+        return invalid("the target " + Quote(target) + " is under " + std::string(managed) +
+                       ", which the sandbox gets from the kernel");
+      }
+    }
+    for (const Bind& other : binds_) {
+      if (other.target == target) {
+        return invalid("the target " + Quote(target) + " is already the target of " + other.origin);
+      }
+    }
+    if (!path::IsAbsolute(request.source)) {
+      return invalid("the source " + Quote(request.source) + " is not an absolute path");
+    }
+    Result<CanonicalPath> source = Canonicalize(fs_, path::Normalize(request.source));
+    if (!source) return std::move(source).error().Wrap(b.origin);
+    if (!source->exists) return invalid("the source " + Quote(request.source) + " does not exist");
+    const FileType type = fs_.TypeOf(source->path);
+    if (type != FileType::kDirectory && type != FileType::kRegular) {
+      return invalid("the source " + Quote(source->path) +
+                     " is neither a directory nor a regular file");
+    }
+    if (UnderManagedTree(source->path)) {
+      return invalid("the source " + Quote(source->path) +
+                     " is under /dev or /proc, which srt builds itself");
+    }
+    for (const std::string& link : source->symlinks) {
+      if (const std::string* root = RootContaining(link)) {
+        return invalid("the source resolves through the symlink " + Quote(link) +
+                       ", which lies in the write root " + Quote(*root) +
+                       " and could have been planted by a sandboxed command; name " +
+                       Quote(source->path) + " itself instead");
+      }
+    }
+    // bwrap resolves the target inside the new root while that is being built, through the
+    // host's symlinks: a target must name real directories.
+    Result<CanonicalPath> resolved = Canonicalize(fs_, target);
+    if (!resolved) return std::move(resolved).error().Wrap(b.origin);
+    if (!resolved->symlinks.empty()) {
+      return invalid("the target " + Quote(target) + " passes through the host's symlink " +
+                     Quote(resolved->symlinks.front()) + "; name the path it resolves to, " +
+                     Quote(resolved->path));
+    }
+    b.source = source->path;
+    b.target = target;
+    b.is_dir = type == FileType::kDirectory;
+    b.writable = request.writable;
+    b.mountpoint_exists = resolved->exists && !fs_.IsPlaceholder(target);
+    if (b.mountpoint_exists) {
+      const bool target_is_dir = fs_.TypeOf(target) == FileType::kDirectory;
+      if (target_is_dir != b.is_dir) {
+        return invalid(std::string("the source is a ") + (b.is_dir ? "directory" : "file") +
+                       " but the target " + Quote(target) + " exists on the host as " +
+                       (target_is_dir ? "a directory" : "something else"));
+      }
+    }
+    if (b.writable) {
+      auto denied = std::find_if(deny_writes.begin(), deny_writes.end(), [&](const Resolved& d) {
+        return path::IsWithin(b.source, d.path);
+      });
+      if (denied != deny_writes.end()) {
+        Note(b.origin + ": stays read-only because of " + denied->origin);
+        b.writable = false;
+      }
+    }
+    return b;
+  }
+
+  // The deepest bind whose target strictly contains `p` (binds_ is sorted shallow first).
+  const Bind* EnclosingBind(std::string_view p) const {
+    const Bind* best = nullptr;
+    for (const Bind& b : binds_) {
+      if (b.target != p && path::IsWithin(p, b.target)) best = &b;
+    }
+    return best;
+  }
+  // True if `p` (in the sandbox, inside b's target) is covered by a deeper bind.
+  bool InDeeperBind(const Bind& b, std::string_view p) const {
+    const Bind* deepest = nullptr;
+    for (const Bind& o : binds_) {
+      if (path::IsWithin(p, o.target)) deepest = &o;
+    }
+    return deepest && deepest != &b && path::IsWithin(deepest->target, b.target);
+  }
+  bool UnderBindTarget(std::string_view p) const {
+    return std::any_of(binds_.begin(), binds_.end(),
+                       [&](const Bind& b) { return path::IsWithin(p, b.target); });
+  }
+  static std::string MapToTarget(const Bind& b, std::string_view host) {
+    if (host == b.source) return b.target;
+    std::string_view rest = b.source == "/" ? host : host.substr(b.source.size());
+    return b.target + std::string(rest);
+  }
+  static std::string MapToHost(const Bind& b, std::string_view in_sandbox) {
+    if (in_sandbox == b.target) return b.source;
+    std::string_view rest = in_sandbox.substr(b.target.size());
+    return b.source == "/" ? std::string(rest) : b.source + std::string(rest);
+  }
+  // The settings' deepest read rule strictly inside the bind's source, at or above `host`.
+  const ReadRule* DeepestRuleInBind(const Bind& b, std::string_view host) const {
+    const ReadRule* best = nullptr;
+    for (const ReadRule& r : rules_) {
+      if (r.path == b.source || !path::IsWithin(r.path, b.source) ||
+          !path::IsWithin(host, r.path)) {
+        continue;
+      }
+      if (!best || r.path.size() > best->path.size() ||
+          (r.path.size() == best->path.size() && r.reopen)) {
+        best = &r;
+      }
+    }
+    return best;
+  }
+  bool HiddenInBind(const Bind& b, std::string_view host) const {
+    const ReadRule* r = DeepestRuleInBind(b, host);
+    return r && !r->reopen;
+  }
+
+  // The binds' mounts. A bind shows its source at its target whatever the settings say about the
+  // source's own path (like allowRead), writable only when asked; the settings' read rules
+  // inside the source apply inside the target too. A target missing on the host is created by
+  // bwrap in its parent, which must then be writable while bwrap sets up: a hidden directory (a
+  // tmpfs) already is; a read-only host directory is replaced by a synthetic one (View::
+  // kSyntheticDir), never written on the host.
+  Result<void> BuildBindMounts() {
+    if (binds_.empty()) return Ok();
+    std::set<std::string> synthetic;
+    for (const Bind& b : binds_) {
+      if (b.mountpoint_exists) continue;
+      std::string parent(path::Parent(b.target));
+      while (fs_.TypeOf(parent) == FileType::kMissing || fs_.IsPlaceholder(parent)) {
+        parent = std::string(path::Parent(parent));
+      }
+      if (fs_.TypeOf(parent) != FileType::kDirectory) {
+        return MakeError(Errc::kInvalidArgument, b.origin + ": the target's parent " +
+                                                     Quote(parent) +
+                                                     " is not a directory on the host");
+      }
+      const View view = policy_.filesystem_disabled ? View::kHostWritable : ViewOf(parent);
+      if (view == View::kHiddenDir) {
+        Note(b.origin + ": the target is created in the hidden (empty) " + Quote(parent));
+        continue;
+      }
+      if (view != View::kHostReadOnly) {
+        return MakeError(Errc::kInvalidArgument,
+                         b.origin + ": the target does not exist and its parent " + Quote(parent) +
+                             " is " + ViewName(view) +
+                             " in the sandbox, so bwrap would create it on the host; create " +
+                             Quote(b.target) + " first or choose a target outside the write roots");
+      }
+      synthetic.insert(parent);
+    }
+    std::vector<std::string> dirs(synthetic.begin(), synthetic.end());
+    std::stable_sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
+      return path::Depth(a) < path::Depth(b);
+    });
+    // The synthetic directories go after every settings' rule at or above them (which they
+    // replace) and before the deeper ones (which refine what they hold).
+    std::vector<MountRule> regular = std::move(policy_.mounts);
+    policy_.mounts.clear();
+    size_t next = 0;
+    auto synthesize_above = [&](size_t depth) -> Result<void> {
+      for (; next < dirs.size() && path::Depth(dirs[next]) < depth; ++next) {
+        SRT_RETURN_IF_ERROR(AddSyntheticDir(dirs[next]));
+      }
+      return Ok();
+    };
+    for (MountRule& m : regular) {
+      SRT_RETURN_IF_ERROR(synthesize_above(path::Depth(m.path)));
+      policy_.mounts.push_back(std::move(m));
+    }
+    SRT_RETURN_IF_ERROR(synthesize_above(SIZE_MAX));
+
+    // Then the binds, each followed by the settings' rules mirrored into it; a deeper bind goes
+    // on top of a shallower one.
+    std::vector<MountRule> bind_mounts;
+    for (const Bind& b : binds_) {
+      const View base = b.writable ? View::kHostWritable : View::kHostReadOnly;
+      bind_mounts.push_back(MountRule{b.target, base, b.origin, b.source});
+      if (!b.is_dir) continue;
+      std::map<std::pair<size_t, std::string>, bool> inside;  // (depth, host path)
+      for (const ReadRule& r : rules_) {
+        if (r.path != b.source && path::IsWithin(r.path, b.source) && !UnderManagedTree(r.path)) {
+          inside.emplace(std::make_pair(path::Depth(r.path), r.path), true);
+        }
+      }
+      std::vector<std::pair<std::string, View>> mirrored;  // (host path, view)
+      for (const auto& [key, unused] : inside) {
+        const std::string& host = key.second;
+        const ReadRule* decider = DeepestRuleInBind(b, host);
+        View view = base;
+        if (decider && !decider->reopen) {
+          view = fs_.TypeOf(host) == FileType::kDirectory ? View::kHiddenDir : View::kHiddenFile;
+        }
+        View inherited = base;
+        for (auto it = mirrored.rbegin(); it != mirrored.rend(); ++it) {
+          if (it->first != host && path::IsWithin(host, it->first)) {
+            inherited = it->second;
+            break;
+          }
+        }
+        const bool hidden = view == View::kHiddenDir || view == View::kHiddenFile;
+        const bool inherited_hidden =
+            inherited == View::kHiddenDir || inherited == View::kHiddenFile;
+        if (view == inherited || (hidden && inherited_hidden)) continue;
+        mirrored.emplace_back(host, view);
+        std::string p = MapToTarget(b, host);
+        if (InDeeperBind(b, p)) continue;
+        bind_mounts.push_back(MountRule{p, view, b.origin + " (" + decider->reason + ")",
+                                        hidden ? std::string() : host});
+        Note(decider->reason + " inside " + b.origin + ": " + Quote(p) + " is " + ViewName(view));
+      }
+    }
+    std::stable_sort(bind_mounts.begin(), bind_mounts.end(),
+                     [](const MountRule& a, const MountRule& b) {
+                       return path::Depth(a.path) < path::Depth(b.path);
+                     });
+    for (MountRule& m : bind_mounts) policy_.mounts.push_back(std::move(m));
+    return Ok();
+  }
+
+  // Replaces the read-only host directory `dir` with a tmpfs holding its entries, so that bwrap
+  // can create a bind target in it without touching the host (and `dir` is read-only again once
+  // every mount is in place). Entries created on the host later do not show.
+  Result<void> AddSyntheticDir(const std::string& dir) {
+    Result<std::vector<DirEntry>> listed = fs_.List(dir);
+    if (!listed) {
+      return std::move(listed).error().Wrap("list " + Quote(dir) +
+                                            " to create a bind target in it");
+    }
+    std::vector<DirEntry> entries = std::move(listed).value();
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    const std::string reason = "synthetic " + Quote(dir) + " (parent of a new bind target)";
+    if (dir == "/") {
+      policy_.synthetic_root = true;
+    } else {
+      policy_.mounts.push_back(MountRule{dir, View::kSyntheticDir, reason});
+    }
+    for (const DirEntry& e : entries) {
+      // bwrap builds /dev and /proc itself.
+      if (dir == "/" && (e.name == "dev" || e.name == "proc")) continue;
+      std::string p = path::Join(dir, e.name);
+      if (e.type == FileType::kSymlink) {
+        Result<std::string> text = fs_.ReadLink(p);
+        if (!text) return std::move(text).error().Wrap(reason);
+        policy_.mounts.push_back(MountRule{p, View::kSymlink, reason, *text});
+      } else {
+        policy_.mounts.push_back(MountRule{p, View::kHostReadOnly, reason});
+      }
+    }
+    policy_.remount_read_only.push_back(dir);
+    Note(reason + ": a read-only tmpfs with the host's " + std::to_string(entries.size()) +
+         " entries");
     return Ok();
   }
 
@@ -361,7 +690,74 @@ class Resolver {
       SRT_RETURN_IF_ERROR(AddProtection(target, d.exists || target != d.path,
                                         fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
     }
+    // A writable bind's source is a write root seen at another path: the same protections, at
+    // the target (srt-agent makes placeholders at the host path, they show through the bind).
+    for (const Bind& b : binds_) {
+      if (!b.writable || !b.is_dir) continue;
+      Result<std::vector<ProtectTarget>> found = DiscoverMandatoryDenies(fs_, b.source, options);
+      if (!found) return std::move(found).error().Wrap(b.origin);
+      for (ProtectTarget& t : *found) {
+        SRT_RETURN_IF_ERROR(
+            AddBindProtection(b, t.path, t.exists, t.is_symlink, !t.canonical, t.reason));
+      }
+      for (const Resolved& d : deny_writes) {
+        if (d.path == b.source || !path::IsWithin(d.path, b.source)) continue;
+        std::string target = d.path;
+        if (!d.exists) {
+          target = b.source;
+          const std::string below = d.path.substr(b.source == "/" ? 0 : b.source.size());
+          for (std::string_view part : path::Components(below)) {
+            target = path::Join(target, part);
+            if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
+          }
+        }
+        SRT_RETURN_IF_ERROR(AddBindProtection(b, target, d.exists || target != d.path,
+                                              fs_.TypeOf(target) == FileType::kSymlink, false,
+                                              d.origin + " inside " + b.origin));
+      }
+    }
     Finish();
+    return Ok();
+  }
+
+  // Protects the host path `host` (inside b's source) where the sandbox sees it, in b's target.
+  Result<void> AddBindProtection(const Bind& b, std::string host, bool exists, bool is_symlink,
+                                 bool resolve, const std::string& reason) {
+    if (resolve) {
+      SRT_ASSIGN_OR_RETURN(CanonicalPath c, Canonicalize(fs_, host));
+      host = c.path;
+      exists = c.exists;
+      is_symlink = false;
+    }
+    if (!path::IsWithin(host, b.source)) {
+      // A worktree's git directory elsewhere: protected where the sandbox may write it.
+      return AddProtection(host, exists, is_symlink, false, reason);
+    }
+    std::string p = MapToTarget(b, host);
+    if (InDeeperBind(b, p)) return Ok();
+    if (HiddenInBind(b, host)) {
+      Note(reason + ": " + Quote(p) + " is hidden, so writes there never reach the host");
+      return Ok();
+    }
+    protections_.push_back(
+        Protection{ProtectKind::kProtect, p, exists, reason, host == p ? "" : host});
+    for (std::string a(path::Parent(p)); a.size() > b.target.size() && path::IsWithin(a, b.target);
+         a = std::string(path::Parent(a))) {
+      pins_.push_back(Protection{ProtectKind::kPin, a, true, "holds " + Quote(p)});
+    }
+    if (is_symlink) {
+      // TODO(srt): a relative link that climbs out of the source resolves differently in the
+      // sandbox; only its host resolution is protected.
+      SRT_ASSIGN_OR_RETURN(CanonicalPath target, Canonicalize(fs_, host));
+      if (target.exists && target.path != host) {
+        const std::string why = reason + " (target of " + Quote(p) + ")";
+        if (path::IsWithin(target.path, b.source)) {
+          SRT_RETURN_IF_ERROR(AddBindProtection(b, target.path, true, false, false, why));
+        } else {
+          SRT_RETURN_IF_ERROR(AddProtection(target.path, true, false, false, why));
+        }
+      }
+    }
     return Ok();
   }
 
@@ -375,6 +771,10 @@ class Resolver {
     }
     const std::string* root = RootContaining(p);
     if (!root) return Ok();  // outside every write root: read-only already
+    if (UnderBindTarget(p)) {
+      Note(reason + ": " + Quote(p) + " is covered by a bind, which shows something else there");
+      return Ok();
+    }
     if (Hidden(p)) {
       Note(reason + ": " + Quote(p) + " is hidden, so writes there never reach the host");
       return Ok();
@@ -433,6 +833,7 @@ class Resolver {
   const FsView& fs_;
   Policy policy_;
   std::vector<ReadRule> rules_;
+  std::vector<Bind> binds_;  // shallow targets first
   std::vector<Protection> protections_;
   std::vector<Protection> pins_;
 };

@@ -21,6 +21,11 @@ enum class View {
   kHostWritable,  // the host's file or directory, writable
   kHiddenDir,     // an empty, private tmpfs in place of a directory
   kHiddenFile,    // /dev/null in place of a file (open fails with EACCES)
+  // An empty tmpfs that srt fills with the host's entries (bound read-only, symlinks copied) and
+  // makes read-only at the end (Policy::remount_read_only): the parent of a bind target that does
+  // not exist on the host, which bwrap could not create on the read-only root.
+  kSyntheticDir,
+  kSymlink,  // a symlink whose target is MountRule::source (an entry of a kSyntheticDir)
 };
 const char* ViewName(View v);
 
@@ -28,11 +33,15 @@ struct MountRule {
   std::string path;  // canonical, absolute
   View view;
   std::string reason;  // the rule that asked for it, for --debug
+  // kHostReadOnly/kHostWritable: the host path shown at `path` when it is not `path` itself (a
+  // bind, SandboxOptions::binds); kSymlink: the link's target. "" otherwise.
+  std::string source;
   bool operator==(const MountRule&) const = default;
 };
-// For test failure messages: {path, view, reason}.
+// For test failure messages: {path, view, reason} or {path <- source, view, reason}.
 inline std::string ToString(const MountRule& m) {
-  return "{" + m.path + ", " + ViewName(m.view) + ", " + m.reason + "}";
+  return "{" + m.path + (m.source.empty() ? "" : " <- " + m.source) + ", " + ViewName(m.view) +
+         ", " + m.reason + "}";
 }
 
 enum class ProtectKind {
@@ -43,22 +52,42 @@ enum class ProtectKind {
 
 struct Protection {
   ProtectKind kind;
-  std::string path;    // canonical, absolute, inside a write root
+  std::string path;    // canonical, absolute, inside a write root (or a writable bind's target)
   bool exists = true;  // as seen during resolution (srt-agent re-checks)
   std::string reason;
+  // Where `path` is on the host when that differs (a path inside a bind: srt-agent makes its
+  // placeholder there, and it shows through the bind at `path`); "" = `path` itself.
+  std::string host_path;
   bool operator==(const Protection&) const = default;
+};
+
+// A host file or directory shown at another path in the sandbox (SandboxOptions::binds).
+struct BindRequest {
+  std::string source;  // host path; must exist
+  std::string target;  // absolute, normalised path in the sandbox; need not exist on the host
+  bool writable = false;
 };
 
 // Inputs from the caller's process that resolution depends on.
 struct Environment {
   std::string home;  // absolute
   std::string cwd;   // absolute
+  std::vector<BindRequest> binds;
 };
 
 struct Policy {
   bool filesystem_disabled = false;  // filesystem.disabled: the host root, writable
-  // Mounts on top of the read-only root, shallow first; equal depth sorted by path.
+  // The root is srt's tmpfs holding the host's top-level entries (see View::kSyntheticDir)
+  // instead of the host's root bound read-only: a bind target needs a new top-level directory.
+  bool synthetic_root = false;
+  // Mounts on top of the root, in order: the settings' rules shallow first (equal depth sorted
+  // by path) with the synthetic directories among them, then the binds and the settings' rules
+  // mirrored into them, shallow first.
   std::vector<MountRule> mounts;
+  // kSyntheticDir paths (and "/" for a synthetic root), made read-only after every mount.
+  std::vector<std::string> remount_read_only;
+  // The canonical host sources of writable binds: like write_roots, what the command may modify.
+  std::vector<std::string> writable_bind_sources;
   // Applied by srt-agent after bwrap's own setup: pins first, then protections, shallow first.
   std::vector<Protection> protections;
   std::vector<std::string> write_roots;  // canonical; what the command may modify

@@ -23,9 +23,15 @@ struct SpawnRequest {
   std::vector<std::string> env;  // "NAME=value"
   std::vector<FdMapping> fds;    // every other descriptor is closed in the child
   bool new_session = false;      // setsid() in the child
+  // Open cgroup.procs files (v1 or v2) the child writes "0" to before
+  // it executes `path`, so that it and everything it starts belong to those cgroups from the
+  // start. Non-empty selects a clone(CLONE_VM | CLONE_VFORK) spawn (posix_spawn has no hook
+  // for this in glibc 2.36).
+  std::vector<int> join_cgroup_fds;
 };
 
-// Starts the child and returns its pid. Errors name the executable.
+// Starts the child and returns its pid. Errors name the executable (or the cgroup it could not
+// join: the child is then reaped and nothing runs).
 [[nodiscard]] Result<pid_t> Spawn(const SpawnRequest& request);
 
 }  // namespace srt::sys

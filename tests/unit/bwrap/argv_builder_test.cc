@@ -142,5 +142,113 @@ TEST(ArgvBuilderTest, GoldenFromSettings) {
                      "--ro-bind", "/dev/null", "/home/u/proj/.env", "--chdir", "/home/u/proj"}}));
 }
 
+// A bind whose target is missing on the host: the root becomes srt's tmpfs holding the host's
+// top-level entries (symlinks copied), the bind goes last, and the root is made read-only after
+// every mount point exists.
+TEST(ArgvBuilderTest, GoldenBindToANewTopLevelDirectory) {
+  using namespace policy::fakefs;
+  policy::FakeFsView fs({{"/tmp", kDir},
+                         {"/usr/bin", kDir},
+                         {"/bin", Symlink("usr/bin")},
+                         {"/dev/null", kSpecial},
+                         {"/proc/1", kDir},
+                         {"/srv/sessions/s1/.git/hooks", kDir},
+                         {"/srv/ro", kDir}});
+  Settings s;
+  policy::Environment env{"/root", "/workspace", {}};
+  env.binds = {{"/srv/sessions/s1", "/workspace", true}, {"/srv/ro", "/data/ro", false}};
+  Result<Policy> p = policy::ResolvePolicy(s, env, fs);
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ(BuildInvocation(*p, kLayout).args, Concat({Namespaces(),
+                                                       {"--disable-userns",
+                                                        "--tmpfs",
+                                                        "/",
+                                                        "--dev",
+                                                        "/dev",
+                                                        "--proc",
+                                                        "/proc",
+                                                        "--symlink",
+                                                        "usr/bin",
+                                                        "/bin",
+                                                        "--ro-bind",
+                                                        "/srv",
+                                                        "/srv",
+                                                        "--ro-bind",
+                                                        "/tmp",
+                                                        "/tmp",
+                                                        "--ro-bind",
+                                                        "/usr",
+                                                        "/usr",
+                                                        "--bind",
+                                                        "/srv/sessions/s1",
+                                                        "/workspace",
+                                                        "--ro-bind",
+                                                        "/srv/ro",
+                                                        "/data/ro",
+                                                        "--remount-ro",
+                                                        "/",
+                                                        "--chdir",
+                                                        "/workspace"}}));
+}
+
+// A target whose parent exists: only that parent is rebuilt, after the settings' rules at or
+// above it and before the deeper ones; a read rule inside the source is mirrored into the target.
+TEST(ArgvBuilderTest, GoldenBindIntoAnExistingDirectoryWithMirroredDeny) {
+  using namespace policy::fakefs;
+  policy::FakeFsView fs({{"/tmp", kDir},
+                         {"/opt/tool", kDir},
+                         {"/opt/link", Symlink("tool")},
+                         {"/opt/tool/secret", kDir},
+                         {"/src/s1/.env", kFile}});
+  Settings s;
+  s.filesystem.deny_read = {{"/opt/tool/secret", false}, {"/src/s1/.env", false}};
+  policy::Environment env{"/root", "/", {}};
+  env.binds = {{"/src/s1", "/opt/work", false}};
+  Result<Policy> p = policy::ResolvePolicy(s, env, fs);
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ(BuildInvocation(*p, kLayout).args, Concat({Namespaces(),
+                                                       {"--disable-userns",
+                                                        "--ro-bind",
+                                                        "/",
+                                                        "/",
+                                                        "--dev",
+                                                        "/dev",
+                                                        "--proc",
+                                                        "/proc",
+                                                        "--tmpfs",
+                                                        "/opt",
+                                                        "--symlink",
+                                                        "tool",
+                                                        "/opt/link",
+                                                        "--ro-bind",
+                                                        "/opt/tool",
+                                                        "/opt/tool",
+                                                        "--tmpfs",
+                                                        "/opt/tool/secret",
+                                                        "--ro-bind",
+                                                        "/dev/null",
+                                                        "/src/s1/.env",
+                                                        "--ro-bind",
+                                                        "/src/s1",
+                                                        "/opt/work",
+                                                        "--ro-bind",
+                                                        "/dev/null",
+                                                        "/opt/work/.env",
+                                                        "--remount-ro",
+                                                        "/opt",
+                                                        "--chdir",
+                                                        "/"}}));
+}
+
+// An existing target needs no synthetic directory: the bind simply goes on top.
+TEST(ArgvBuilderTest, BindOntoAnExistingTarget) {
+  Policy p = Base();
+  p.mounts = {MountRule{"/mnt/x", View::kHostWritable, "bind", "/srv/x"}};
+  EXPECT_EQ(BuildInvocation(p, kLayout).args,
+            Concat({Namespaces(),
+                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--bind", "/srv/x", "/mnt/x", "--chdir", "/w"}}));
+}
+
 }  // namespace
 }  // namespace srt::bwrap

@@ -83,6 +83,37 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   EXPECT_STREQ(ops[2].path, "/w/.bashrc");
 }
 
+// A protection inside a bind carries its host path (where srt-agent puts a placeholder).
+TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
+  std::vector<policy::Protection> ps = {
+      {policy::ProtectKind::kPin, "/workspace/sub", true, ""},
+      {policy::ProtectKind::kProtect, "/workspace/.bashrc", false, "", "/srv/s1/.bashrc"},
+      {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
+  std::string bytes = launch::EncodeAgentPlan(false, "", ps);
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.op_count, 3u);
+  std::vector<init::AgentOp> ops(plan.op_count);
+  plan.ops = ops.data();
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_STREQ(ops[0].host_path, "/workspace/sub");
+  EXPECT_STREQ(ops[1].path, "/workspace/.bashrc");
+  EXPECT_STREQ(ops[1].host_path, "/srv/s1/.bashrc");
+  EXPECT_STREQ(ops[2].host_path, "/w/.bashrc");
+}
+
+// A host path must follow a protection directly, once.
+TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
+  std::string bytes =
+      launch::EncodeAgentPlan(false, "", {{policy::ProtectKind::kProtect, "/a", true, "", "/h/a"}});
+  // Turn the protect record (tag 23) into a pin (tag 22): the host path then follows a pin.
+  size_t at = bytes.find("/a");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at - 8] = static_cast<char>(wire::kTagPin);
+  init::AgentPlan plan;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+}
+
 TEST(PlanTest, AgentPlanWithTwoTmpdirsIsRejected) {
   std::string bytes = launch::EncodeAgentPlan(false, "/tmp/a", {});
   std::string second = launch::EncodeAgentPlan(false, "/tmp/b", {});

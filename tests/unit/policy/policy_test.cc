@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/path.h"
 #include "fake_fs_view.h"
 
 namespace srt::policy {
@@ -342,6 +343,121 @@ TEST(PolicyTest, CarriesTheOtherSwitches) {
   EXPECT_TRUE(p.allow_nested_user_namespaces);
   EXPECT_TRUE(p.allow_all_unix_sockets);
   EXPECT_EQ(p.network.allowed_domains, std::vector<std::string>{"example.com"});
+}
+
+// --- Binds (Environment::binds) --------------------------------------------------------------
+
+Environment WithBinds(std::vector<BindRequest> binds) {
+  Environment env{"/home/u", "/w", {}};
+  env.binds = std::move(binds);
+  return env;
+}
+
+FakeFsView BindHost() {
+  return FakeFsView({{"/tmp", kDir},
+                     {"/srv/s1/.git/hooks", kDir},
+                     {"/srv/s1/.git/config", kFile},
+                     {"/srv/s1/src/main.c", kFile},
+                     {"/srv/file.txt", kFile},
+                     {"/srv/link", Symlink("s1")},
+                     {"/w/src", kDir},
+                     {"/etc/hosts", kFile}});
+}
+
+TEST(PolicyBindTest, InvalidBindsAreRefusedNamingTheValue) {
+  Settings s;
+  FakeFsView fs = BindHost();
+  auto error = [&](std::vector<BindRequest> b) { return ErrorOf(s, fs, WithBinds(std::move(b))); };
+  EXPECT_EQ(error({{"/srv/s1", "workspace", true}}),
+            "bind '/srv/s1' -> 'workspace': the target 'workspace' is not an absolute path");
+  EXPECT_EQ(error({{"/srv/s1", "/workspace/../x", true}}),
+            "bind '/srv/s1' -> '/workspace/../x': the target '/workspace/../x' is not normalised "
+            "(write '/x')");
+  EXPECT_EQ(error({{"/srv/s1", "/", true}}),
+            "bind '/srv/s1' -> '/': the target cannot be the sandbox's root '/'");
+  EXPECT_EQ(error({{"/srv/s1", "/proc/x", true}}),
+            "bind '/srv/s1' -> '/proc/x': the target '/proc/x' is under /proc, which the sandbox "
+            "gets from the kernel");
+  EXPECT_THAT(error({{"/srv/s1", "/sys", true}}), HasSubstr("is under /sys"));
+  EXPECT_EQ(error({{"/srv/s1", "/a", true}, {"/srv/file.txt", "/a", false}}),
+            "bind '/srv/file.txt' -> '/a': the target '/a' is already the target of bind "
+            "'/srv/s1' -> '/a'");
+  EXPECT_EQ(error({{"/srv/nope", "/a", true}}),
+            "bind '/srv/nope' -> '/a': the source '/srv/nope' does not exist");
+  EXPECT_EQ(error({{"/srv/file.txt", "/etc", false}}),
+            "bind '/srv/file.txt' -> '/etc': the source is a file but the target '/etc' exists on "
+            "the host as a directory");
+  EXPECT_THAT(error({{"/srv/s1", "/srv/link/x", false}}),
+              HasSubstr("passes through the host's symlink '/srv/link'"));
+  // A missing target whose parent is writable would be created on the host by bwrap.
+  s.filesystem.allow_write = {{"/w", false}};
+  EXPECT_THAT(error({{"/srv/s1", "/w/new", true}}),
+              HasSubstr("the target does not exist and its parent '/w' is writable in the "
+                        "sandbox, so bwrap would create it on the host"));
+}
+
+TEST(PolicyBindTest, WritableBindIsWritableAndProtectedAtTheTarget) {
+  Settings s;
+  Policy p = Resolve(s, BindHost(), WithBinds({{"/srv/s1", "/workspace", true}}));
+  const MountRule* m = Find(p, "/workspace");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(*m, (MountRule{"/workspace", View::kHostWritable, "bind '/srv/s1' -> '/workspace'",
+                           "/srv/s1"}));
+  EXPECT_TRUE(p.synthetic_root);
+  EXPECT_EQ(p.remount_read_only, std::vector<std::string>{"/"});
+  EXPECT_EQ(p.writable_bind_sources, std::vector<std::string>{"/srv/s1"});
+  EXPECT_TRUE(p.write_roots.empty());
+  // Mandatory denies of the source apply at the target, with the host path for placeholders.
+  const std::vector<std::string> protects = ProtectedPaths(p, ProtectKind::kProtect);
+  EXPECT_THAT(protects, ::testing::Contains("/workspace/.git/hooks"));
+  EXPECT_THAT(protects, ::testing::Contains("/workspace/.git/config"));
+  EXPECT_THAT(protects, ::testing::Contains("/workspace/.bashrc"));
+  for (const Protection& x : p.protections) {
+    if (x.path == "/workspace/.bashrc") {
+      EXPECT_EQ(x.host_path, "/srv/s1/.bashrc");
+      EXPECT_FALSE(x.exists);
+    }
+    EXPECT_TRUE(path::IsWithin(x.path, "/workspace")) << x.path;
+  }
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), ElementsAre("/workspace/.git"));
+}
+
+TEST(PolicyBindTest, ReadOnlyBindGetsNoProtectionsAndDenyWriteMakesAWritableBindReadOnly) {
+  Settings s;
+  Policy ro = Resolve(s, BindHost(), WithBinds({{"/srv/s1", "/workspace", false}}));
+  EXPECT_EQ(Find(ro, "/workspace")->view, View::kHostReadOnly);
+  EXPECT_TRUE(ro.protections.empty());
+  EXPECT_TRUE(ro.writable_bind_sources.empty());
+
+  s.filesystem.deny_write = {{"/srv", false}};
+  Policy denied = Resolve(s, BindHost(), WithBinds({{"/srv/s1", "/workspace", true}}));
+  EXPECT_EQ(Find(denied, "/workspace")->view, View::kHostReadOnly);
+}
+
+TEST(PolicyBindTest, DenyWriteInsideAWritableBindIsProtectedAtTheTarget) {
+  Settings s;
+  s.filesystem.deny_write = {{"/srv/s1/src", false}};
+  Policy p = Resolve(s, BindHost(), WithBinds({{"/srv/s1", "/workspace", true}}));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), ::testing::Contains("/workspace/src"));
+}
+
+TEST(PolicyBindTest, ExistingTargetNeedsNoSyntheticDirectory) {
+  Settings s;
+  Policy p = Resolve(s, BindHost(), WithBinds({{"/srv/file.txt", "/etc/hosts", false}}));
+  EXPECT_FALSE(p.synthetic_root);
+  EXPECT_TRUE(p.remount_read_only.empty());
+  EXPECT_EQ(p.mounts.back(), (MountRule{"/etc/hosts", View::kHostReadOnly,
+                                        "bind '/srv/file.txt' -> '/etc/hosts'", "/srv/file.txt"}));
+}
+
+TEST(PolicyBindTest, NestedBindTargetMustExistInTheOuterSource) {
+  Settings s;
+  EXPECT_THAT(ErrorOf(s, BindHost(),
+                      WithBinds({{"/srv/s1", "/workspace", true}, {"/w", "/workspace/out", true}})),
+              HasSubstr("so '/srv/s1/out' must exist as a directory"));
+  Policy p = Resolve(s, BindHost(),
+                     WithBinds({{"/srv/s1", "/workspace", true}, {"/w", "/workspace/src", true}}));
+  EXPECT_GT(IndexOf(p, "/workspace/src"), IndexOf(p, "/workspace"));
 }
 
 }  // namespace

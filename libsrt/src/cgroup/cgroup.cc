@@ -1,0 +1,160 @@
+// Cgroup side effects: mkdir, limit writes, cgroup.procs descriptors, kill and rmdir.
+#include "cgroup/cgroup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "base/strings.h"
+
+namespace srt::cgroup {
+
+namespace {
+
+using strings::Quote;
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<void> WriteFile(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return SysError("open " + Quote(path));
+  UniqueFd owned(fd);
+  if (write(fd, value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+    return SysError("write " + Quote(value) + " to " + Quote(path));
+  }
+  return Ok();
+}
+
+std::string Hint(int err) {
+  if (err == EACCES || err == EPERM || err == EROFS) {
+    return " (creating cgroups needs root, or a delegated cgroup: run srt as root or under a "
+           "service manager that delegates the controllers to it)";
+  }
+  return "";
+}
+
+std::vector<int> PidsIn(const std::string& dir) {
+  std::vector<int> pids;
+  std::optional<std::string> text = ReadFile(dir + "/cgroup.procs");
+  if (!text) return pids;
+  std::stringstream ss(*text);
+  int pid;
+  while (ss >> pid) pids.push_back(pid);
+  return pids;
+}
+
+}  // namespace
+
+Result<HostCgroups> ReadHostCgroups() {
+  HostCgroups host;
+  std::optional<std::string> cg = ReadFile("/proc/self/cgroup");
+  if (!cg) return SysError("read '/proc/self/cgroup'");
+  std::optional<std::string> mi = ReadFile("/proc/self/mountinfo");
+  if (!mi) return SysError("read '/proc/self/mountinfo'");
+  host.proc_self_cgroup = std::move(*cg);
+  host.mountinfo = std::move(*mi);
+  host.read_file = ReadFile;
+  return host;
+}
+
+Result<std::unique_ptr<Cgroups>> Cgroups::Create(Plan plan) {
+  std::unique_ptr<Cgroups> cg(new Cgroups(std::move(plan)));
+  const Plan& p = cg->plan_;
+  for (const std::string& dir : p.mkdirs) {
+    const bool leaf = std::find(p.leaves.begin(), p.leaves.end(), dir) != p.leaves.end();
+    if (mkdir(dir.c_str(), 0755) < 0) {
+      if (errno == EEXIST && !leaf) continue;
+      const int err = errno;
+      Error e = SysError("create the sandbox's cgroup " + Quote(dir)).Wrap("limits");
+      return Error(err == EACCES || err == EPERM ? Errc::kPermissionDenied : e.code(),
+                   e.message() + Hint(err), err);
+    }
+    if (leaf) cg->created_.push_back(dir);
+  }
+  for (const FileWrite& w : p.writes) {
+    struct stat st;
+    if (w.if_exists && stat(w.path.c_str(), &st) < 0 && errno == ENOENT) continue;
+    Result<void> r = WriteFile(w.path, w.value);
+    if (!r) {
+      const int err = r.error().sys_errno();
+      Error e = std::move(r).error().Wrap("limits");
+      return Error(err == EACCES || err == EPERM ? Errc::kPermissionDenied : e.code(),
+                   e.message() + Hint(err), err);
+    }
+  }
+  for (const std::string& procs : p.procs_files) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return SysError("open " + Quote(procs)).Wrap("limits");
+    cg->procs_.emplace_back(fd);
+  }
+  return cg;
+}
+
+std::vector<int> Cgroups::procs_fds() const {
+  std::vector<int> fds;
+  for (const UniqueFd& fd : procs_) fds.push_back(fd.get());
+  return fds;
+}
+
+bool Cgroups::OomKilled() const {
+  if (plan_.oom_events.empty()) return false;
+  std::optional<std::string> text = ReadFile(plan_.oom_events);
+  if (!text) return false;
+  std::stringstream ss(*text);
+  std::string key;
+  long long value = 0;
+  while (ss >> key >> value) {
+    if (key == "oom_kill" && value > 0) return true;
+  }
+  return false;
+}
+
+Result<void> Cgroups::Destroy() {
+  if (destroyed_) return Ok();
+  destroyed_ = true;
+  procs_.clear();
+  Result<void> result = Ok();
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    const std::string& dir = *it;
+    // cgroup.kill (v2, Linux 5.14) kills atomically, also processes forking meanwhile; elsewhere
+    // SIGKILL every member until none is left.
+    struct stat st;
+    const bool has_kill = stat((dir + "/cgroup.kill").c_str(), &st) == 0;
+    bool removed = false;
+    for (int attempt = 0; attempt < 500 && !removed; ++attempt) {
+      if (has_kill) {
+        (void)WriteFile(dir + "/cgroup.kill", "1");
+      } else {
+        for (int pid : PidsIn(dir)) kill(pid, SIGKILL);
+      }
+      if (rmdir(dir.c_str()) == 0 || errno == ENOENT) {
+        removed = true;
+      } else if (errno != EBUSY) {
+        break;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    if (!removed && result) result = SysError("remove the sandbox's cgroup " + Quote(dir));
+  }
+  created_.clear();
+  return result;
+}
+
+Cgroups::~Cgroups() { (void)Destroy(); }
+
+}  // namespace srt::cgroup

@@ -1,0 +1,46 @@
+// cgroup/cgroup: carries out a cgroup Plan - creates a sandbox's cgroups and writes its limits,
+// holds the cgroup.procs descriptors the spawned child joins through, and after the sandbox
+// ends reads the OOM kill count, kills what is left and removes the cgroups.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "cgroup/plan.h"
+#include "srt/result.h"
+
+namespace srt::cgroup {
+
+// The host's view for planning: /proc/self/cgroup, /proc/self/mountinfo and real file reads.
+[[nodiscard]] Result<HostCgroups> ReadHostCgroups();
+
+class Cgroups {
+ public:
+  // Creates the plan's cgroups and writes its limits; on failure nothing is left behind.
+  // Errors name the file and suggest what is missing (root, delegation).
+  [[nodiscard]] static Result<std::unique_ptr<Cgroups>> Create(Plan plan);
+  ~Cgroups();  // Destroy() if not done yet
+  Cgroups(const Cgroups&) = delete;
+  Cgroups& operator=(const Cgroups&) = delete;
+
+  // Write-only descriptors of every leaf's cgroup.procs (CLOEXEC): a child writing "0" to each
+  // joins the sandbox's cgroups.
+  std::vector<int> procs_fds() const;
+  const Plan& plan() const { return plan_; }
+
+  // True if the OOM killer killed something in the sandbox's memory cgroup.
+  bool OomKilled() const;
+  // Kills every process left in the cgroups and removes them. Idempotent.
+  [[nodiscard]] Result<void> Destroy();
+
+ private:
+  explicit Cgroups(Plan plan) : plan_(std::move(plan)) {}
+  Plan plan_;
+  std::vector<std::string> created_;  // leaves (and new parents are shared: never removed)
+  std::vector<UniqueFd> procs_;
+  bool destroyed_ = false;
+};
+
+}  // namespace srt::cgroup

@@ -1,0 +1,296 @@
+// Cgroup planning: /proc/self/cgroup + mountinfo -> the directories and files of a sandbox's
+// cgroups.
+#include "cgroup/plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/path.h"
+#include "base/strings.h"
+
+namespace srt::cgroup {
+
+namespace {
+
+using strings::Quote;
+
+// CFS period: 100 ms, the kernel's default; a quota of cpu_millis * 100 us per period.
+constexpr uint64_t kCpuPeriodUs = 100000;
+constexpr uint32_t kMinCpuMillis = 10;  // the kernel refuses quotas below 1 ms
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::string_view line : Split(text, '\n')) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// mountinfo escapes space, tab, newline and backslash as \ooo (octal).
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() &&
+        std::all_of(s.begin() + static_cast<long>(i) + 1, s.begin() + static_cast<long>(i) + 4,
+                    [](char c) { return c >= '0' && c <= '7'; })) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& words, std::string_view sep) {
+  std::string out;
+  for (const std::string& w : words) {
+    if (!out.empty()) out += sep;
+    out += w;
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& v, std::string_view x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::vector<std::string> Words(std::string_view s) {
+  std::vector<std::string> out;
+  for (std::string_view w : Split(s, ' ')) {
+    while (!w.empty() && (w.back() == '\n' || w.back() == '\t')) w.remove_suffix(1);
+    if (!w.empty()) out.emplace_back(w);
+  }
+  return out;
+}
+
+// The directory of a cgroup `path` (from /proc/self/cgroup) under a mount of the hierarchy. The
+// path is relative to the cgroup namespace's root; a mount whose root is a sub-cgroup (a
+// container without a cgroup namespace) shows the part below that root.
+std::string DirOf(const CgroupMount& m, const std::string& cgroup_path) {
+  std::string rel = cgroup_path;
+  if (m.root != "/" && path::IsWithin(cgroup_path, m.root)) rel = cgroup_path.substr(m.root.size());
+  rel = path::Normalize(rel.empty() ? "/" : rel);
+  return rel == "/" ? m.mount_point : m.mount_point + rel;
+}
+
+const char* LimitName(std::string_view controller) {
+  if (controller == "memory") return "memory";
+  if (controller == "cpu") return "CPU";
+  return "process-count";
+}
+
+}  // namespace
+
+Result<std::vector<ProcCgroupEntry>> ParseProcCgroup(std::string_view text) {
+  std::vector<ProcCgroupEntry> out;
+  for (std::string_view line : Lines(text)) {
+    size_t first = line.find(':');
+    size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) {
+      return MakeError(Errc::kProtocol, "/proc/self/cgroup: malformed line " + Quote(line));
+    }
+    ProcCgroupEntry e;
+    std::string_view id = line.substr(0, first);
+    if (id.empty() ||
+        !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return MakeError(Errc::kProtocol, "/proc/self/cgroup: malformed line " + Quote(line));
+    }
+    e.id = std::stoi(std::string(id));
+    std::string_view controllers = line.substr(first + 1, second - first - 1);
+    if (!controllers.empty()) {
+      for (std::string_view c : Split(controllers, ',')) e.controllers.emplace_back(c);
+    }
+    e.path = std::string(line.substr(second + 1));
+    if (!path::IsAbsolute(e.path)) {
+      return MakeError(Errc::kProtocol, "/proc/self/cgroup: malformed line " + Quote(line));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<CgroupMount>> ParseMountinfo(std::string_view text) {
+  std::vector<CgroupMount> out;
+  for (std::string_view line : Lines(text)) {
+    std::vector<std::string_view> f = Split(line, ' ');
+    auto dash = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 10 || dash == f.end() || dash - f.begin() < 6 || f.end() - dash < 4) {
+      return MakeError(Errc::kProtocol, "/proc/self/mountinfo: malformed line " + Quote(line));
+    }
+    std::string_view fstype = *(dash + 1);
+    if (fstype != "cgroup" && fstype != "cgroup2") continue;
+    CgroupMount m;
+    m.v2 = fstype == "cgroup2";
+    m.root = Unescape(f[3]);
+    m.mount_point = Unescape(f[4]);
+    if (!m.v2) {
+      for (std::string_view opt : Split(*(dash + 3), ',')) {
+        if (opt != "rw" && opt != "ro" && opt.find('=') == std::string_view::npos &&
+            opt != "relatime" && opt != "noprefix" && opt != "clone_children" && opt != "xattr" &&
+            opt != "cpuset_v2_mode" && opt != "none") {
+          m.controllers.emplace_back(opt);
+        }
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::string_view name) {
+  Plan plan;
+  std::vector<std::string> needed;
+  if (limits.memory_bytes) needed.emplace_back("memory");
+  if (limits.cpu_millis) needed.emplace_back("cpu");
+  if (limits.pids) needed.emplace_back("pids");
+  if (needed.empty()) return plan;
+  if (limits.cpu_millis && limits.cpu_millis < kMinCpuMillis) {
+    return MakeError(Errc::kInvalidArgument,
+                     "limits.cpu_millis " + std::to_string(limits.cpu_millis) +
+                         " is below the smallest CPU quota the kernel takes (" +
+                         std::to_string(kMinCpuMillis) + ", 1% of a CPU)");
+  }
+  SRT_ASSIGN_OR_RETURN(std::vector<ProcCgroupEntry> entries,
+                       ParseProcCgroup(host.proc_self_cgroup));
+  SRT_ASSIGN_OR_RETURN(std::vector<CgroupMount> mounts, ParseMountinfo(host.mountinfo));
+  auto read = [&](const std::string& p) -> std::optional<std::string> {
+    return host.read_file ? host.read_file(p) : std::nullopt;
+  };
+
+  const CgroupMount* v2 = nullptr;
+  for (const CgroupMount& m : mounts) {
+    if (m.v2) {
+      v2 = &m;
+      break;
+    }
+  }
+  const ProcCgroupEntry* own_v2 = nullptr;
+  for (const ProcCgroupEntry& e : entries) {
+    if (e.id == 0 && e.controllers.empty()) own_v2 = &e;
+  }
+  std::vector<std::string> v2_offers;
+  if (v2 && own_v2) {
+    if (auto c = read(v2->mount_point + "/cgroup.controllers")) v2_offers = Words(*c);
+  }
+
+  std::vector<std::string> on_v2;
+  std::map<size_t, std::vector<std::string>> on_v1;  // by index of the hierarchy's mount
+  std::map<size_t, const ProcCgroupEntry*> v1_entry;
+  for (const std::string& c : needed) {
+    if (Contains(v2_offers, c)) {
+      on_v2.push_back(c);
+      continue;
+    }
+    const CgroupMount* mount = nullptr;
+    size_t index = 0;
+    for (size_t i = 0; i < mounts.size(); ++i) {
+      if (!mounts[i].v2 && Contains(mounts[i].controllers, c)) {
+        mount = &mounts[i];
+        index = i;
+        break;
+      }
+    }
+    const ProcCgroupEntry* entry = nullptr;
+    for (const ProcCgroupEntry& e : entries) {
+      if (e.id != 0 && Contains(e.controllers, c)) entry = &e;
+    }
+    if (!mount || !entry) {
+      std::string offered =
+          v2 ? "cgroup v2 at " + Quote(v2->mount_point) + " offers " +
+                   (v2_offers.empty() ? std::string("no controllers") : Quote(Join(v2_offers, " ")))
+             : std::string("no cgroup v2 hierarchy is mounted");
+      return MakeError(Errc::kUnsupported,
+                       std::string("cannot enforce the ") + LimitName(c) +
+                           " limit: no cgroup hierarchy offers the '" + c + "' controller (" +
+                           offered + ", and no cgroup v1 '" + c + "' hierarchy is " +
+                           (mount ? "joined by this process" : "mounted") + ")");
+    }
+    on_v1[index].push_back(c);
+    v1_entry[index] = entry;
+  }
+
+  auto add_limits = [&](const std::string& leaf, const std::vector<std::string>& controllers,
+                        bool is_v2) {
+    for (const std::string& c : controllers) {
+      if (c == "memory") {
+        const std::string bytes = std::to_string(limits.memory_bytes);
+        if (is_v2) {
+          plan.writes.push_back({leaf + "/memory.max", bytes});
+          plan.writes.push_back({leaf + "/memory.swap.max", "0", /*if_exists=*/true});
+          plan.oom_events = leaf + "/memory.events";
+        } else {
+          plan.writes.push_back({leaf + "/memory.limit_in_bytes", bytes});
+          // memory+swap: no swap on top of the memory limit (needs swap accounting).
+          plan.writes.push_back({leaf + "/memory.memsw.limit_in_bytes", bytes, true});
+          plan.oom_events = leaf + "/memory.oom_control";
+        }
+      } else if (c == "cpu") {
+        const std::string quota = std::to_string(uint64_t{limits.cpu_millis} * kCpuPeriodUs / 1000);
+        if (is_v2) {
+          plan.writes.push_back({leaf + "/cpu.max", quota + " " + std::to_string(kCpuPeriodUs)});
+        } else {
+          plan.writes.push_back({leaf + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)});
+          plan.writes.push_back({leaf + "/cpu.cfs_quota_us", quota});
+        }
+      } else if (c == "pids") {
+        plan.writes.push_back({leaf + "/pids.max", std::to_string(limits.pids)});
+      }
+    }
+    plan.procs_files.push_back(leaf + "/cgroup.procs");
+    plan.leaves.push_back(leaf);
+    plan.notes.push_back(std::string("cgroup ") + (is_v2 ? "v2 " : "v1 ") + Quote(leaf) + ": " +
+                         Join(controllers, ", "));
+  };
+
+  if (!on_v2.empty()) {
+    const std::string own = DirOf(*v2, own_v2->path);
+    std::vector<std::string> own_enabled;
+    if (auto s = read(own + "/cgroup.subtree_control")) own_enabled = Words(*s);
+    const bool delegated = own != v2->mount_point &&
+                           std::all_of(on_v2.begin(), on_v2.end(),
+                                       [&](const auto& c) { return Contains(own_enabled, c); });
+    std::string parent = v2->mount_point;
+    if (delegated) {
+      parent = own;
+    } else {
+      // The root may hold processes and still hand controllers to its children.
+      std::vector<std::string> root_enabled;
+      if (auto s = read(v2->mount_point + "/cgroup.subtree_control")) root_enabled = Words(*s);
+      for (const std::string& c : on_v2) {
+        if (!Contains(root_enabled, c)) {
+          plan.writes.push_back({v2->mount_point + "/cgroup.subtree_control", "+" + c});
+        }
+      }
+    }
+    const std::string srt = parent + "/srt";
+    const std::string leaf = srt + "/" + std::string(name);
+    plan.mkdirs.push_back(srt);
+    plan.mkdirs.push_back(leaf);
+    for (const std::string& c : on_v2) {
+      plan.writes.push_back({srt + "/cgroup.subtree_control", "+" + c});
+    }
+    add_limits(leaf, on_v2, true);
+  }
+  for (const auto& [index, controllers] : on_v1) {
+    const std::string srt = DirOf(mounts[index], v1_entry[index]->path) + "/srt";
+    const std::string leaf = srt + "/" + std::string(name);
+    plan.mkdirs.push_back(srt);
+    plan.mkdirs.push_back(leaf);
+    add_limits(leaf, controllers, false);
+  }
+  return plan;
+}
+
+}  // namespace srt::cgroup

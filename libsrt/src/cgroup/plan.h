@@ -1,0 +1,88 @@
+// cgroup/plan: which cgroups a sandbox with resource limits gets and what srt writes in them.
+// Pure: the host's /proc/self/cgroup, /proc/self/mountinfo and cgroup files come in as text
+// (HostCgroups); cgroup/cgroup.h carries the plan out.
+//
+// Placement, per controller: cgroup v2 when the unified hierarchy offers the controller, else
+// the controller's v1 hierarchy. v2: <own cgroup>/srt/<name> when the caller's own cgroup already
+// delegates the controllers (its cgroup.subtree_control lists them), else <v2 root>/srt/<name>
+// (the root may hold processes and enable controllers for its children). v1: <own cgroup in that
+// hierarchy>/srt/<name>, so the sandbox stays inside whatever limits the caller is under.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+
+namespace srt::cgroup {
+
+struct Limits {
+  uint64_t memory_bytes = 0;
+  uint32_t cpu_millis = 0;
+  uint32_t pids = 0;
+};
+
+// One line of /proc/<pid>/cgroup: "ID:CONTROLLERS:PATH" (cgroups(7)). v2 is ID 0 with no
+// controllers; "name=systemd" style entries are kept as controllers.
+struct ProcCgroupEntry {
+  int id = 0;
+  std::vector<std::string> controllers;
+  std::string path;
+  bool operator==(const ProcCgroupEntry&) const = default;
+};
+[[nodiscard]] Result<std::vector<ProcCgroupEntry>> ParseProcCgroup(std::string_view text);
+
+// A cgroup or cgroup2 mount from /proc/self/mountinfo (proc(5)): its mount point, the root of the
+// hierarchy it shows, and (v1) the controllers named in its super options.
+struct CgroupMount {
+  bool v2 = false;
+  std::string mount_point;
+  std::string root;
+  std::vector<std::string> controllers;  // v1 only
+  bool operator==(const CgroupMount&) const = default;
+};
+[[nodiscard]] Result<std::vector<CgroupMount>> ParseMountinfo(std::string_view text);
+
+// What planning reads from the host.
+struct HostCgroups {
+  std::string proc_self_cgroup;
+  std::string mountinfo;
+  // The content of a cgroup file (cgroup.controllers, cgroup.subtree_control), or nullopt when it
+  // cannot be read.
+  std::function<std::optional<std::string>(const std::string& path)> read_file;
+};
+
+struct FileWrite {
+  std::string path;
+  std::string value;
+  bool if_exists = false;  // skipped when the file does not exist (swap accounting is optional)
+  bool operator==(const FileWrite&) const = default;
+};
+
+struct Plan {
+  // Created in order; the "srt" parents may exist already (shared by every sandbox), the leaves
+  // must not.
+  std::vector<std::string> mkdirs;
+  // Written in order, after the mkdirs: controller delegation, then the limits.
+  std::vector<FileWrite> writes;
+  // The spawned child writes "0" to each before it executes bwrap, so bwrap and everything it
+  // starts are inside from the first instruction.
+  std::vector<std::string> procs_files;
+  // The sandbox's own cgroups: emptied (SIGKILL) and removed after the sandbox ends.
+  std::vector<std::string> leaves;
+  // Where the OOM kill count is ("oom_kill N"): memory.events (v2) or memory.oom_control (v1).
+  std::string oom_events;
+  // One line per cgroup, for --debug.
+  std::vector<std::string> notes;
+};
+
+// `name` is the leaf directory's name (letters, digits, '.', '_', '-'). Errors name the missing
+// controller and what the host offers.
+[[nodiscard]] Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits,
+                                       std::string_view name);
+
+}  // namespace srt::cgroup

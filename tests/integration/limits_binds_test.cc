@@ -1,0 +1,190 @@
+// SandboxOptions::binds and ::limits through the library, with the real bwrap and srt-init: the
+// probes' exit status is the errno of their operation (srt-probe, srt-limits-probe).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "srt/sandbox.h"
+#include "srt_runner.h"
+
+namespace srt::it {
+namespace {
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return lstat(p.c_str(), &st) == 0;
+}
+
+class LimitsBindsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* must = std::getenv("SRT_MUST_WORK");
+    const bool must_work = must && std::string(must) == "1";
+    if (geteuid() != 0 || !SandboxingWorks()) {
+      if (must_work) FAIL() << "needs root and working bwrap sandboxes";
+      GTEST_SKIP() << "needs root and working bwrap sandboxes (set SRT_MUST_WORK=1 to fail)";
+    }
+    std::string base = "/var/tmp/srt-lb-XXXXXX";
+    ASSERT_NE(mkdtemp(base.data()), nullptr);
+    scratch_ = base;
+  }
+  void TearDown() override {
+    if (!scratch_.empty()) std::system(("rm -rf '" + scratch_ + "'").c_str());
+  }
+
+  SandboxOptions Options(std::vector<std::string> argv) {
+    SandboxOptions o;
+    o.argv = std::move(argv);
+    o.init_path = SRT_INIT;
+    o.cwd = "/";
+    o.debug = [this](std::string_view line) { debug_.emplace_back(line); };
+    return o;
+  }
+  // Runs the sandbox to the end; the exit status, or a failed expectation.
+  ExitStatus Run(SandboxOptions o) {
+    Result<ExitStatus> r = RunSandboxed(std::move(o));
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+    return r ? *r : ExitStatus{-1};
+  }
+  // The sandbox's cgroup directories, from the debug notes ("cgroup v1 '<dir>': ...").
+  std::vector<std::string> CgroupDirs() const {
+    std::vector<std::string> dirs;
+    std::regex note("^cgroup v[12] '([^']+)': ");
+    for (const std::string& line : debug_) {
+      std::smatch m;
+      if (std::regex_search(line, m, note)) dirs.push_back(m[1]);
+    }
+    return dirs;
+  }
+
+  std::string scratch_;
+  std::vector<std::string> debug_;
+};
+
+TEST_F(LimitsBindsTest, PidsLimitMakesForkFailWithEagain) {
+  SandboxOptions o = Options({SRT_LIMITS_PROBE, "fork-until-fail"});
+  o.limits = ResourceLimits{0, 0, 16};
+  ExitStatus st = Run(std::move(o));
+  EXPECT_EQ(st.code, EAGAIN);
+  EXPECT_FALSE(st.oom_killed);
+  ASSERT_FALSE(CgroupDirs().empty());
+  for (const std::string& dir : CgroupDirs()) EXPECT_FALSE(Exists(dir)) << dir << " is left";
+}
+
+TEST_F(LimitsBindsTest, MemoryLimitOomKillsAndIsReported) {
+  SandboxOptions o = Options({SRT_LIMITS_PROBE, "alloc", "256"});
+  o.limits = ResourceLimits{64u << 20, 0, 0};
+  ExitStatus st = Run(std::move(o));
+  EXPECT_EQ(st.signal, SIGKILL);
+  EXPECT_EQ(st.code, 128 + SIGKILL);
+  EXPECT_TRUE(st.oom_killed);
+  for (const std::string& dir : CgroupDirs()) EXPECT_FALSE(Exists(dir)) << dir << " is left";
+
+  // Below the limit nothing is killed.
+  SandboxOptions small = Options({SRT_LIMITS_PROBE, "alloc", "16"});
+  small.limits = ResourceLimits{64u << 20, 0, 0};
+  ExitStatus ok = Run(std::move(small));
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_FALSE(ok.oom_killed);
+}
+
+TEST_F(LimitsBindsTest, CpuQuotaIsWrittenWhileTheCommandRunsAndTheCgroupIsGoneAfter) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+  SandboxOptions o = Options({"cat"});
+  o.stdin_fd = pipe_fds[0];
+  o.stdout_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  o.limits = ResourceLimits{0, 250, 0};
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  close(pipe_fds[0]);
+  ASSERT_TRUE(sb.has_value()) << sb.error().message();
+  std::vector<std::string> dirs = CgroupDirs();
+  ASSERT_EQ(dirs.size(), 1u);
+  const std::string& dir = dirs[0];
+  std::string quota;
+  if (Exists(dir + "/cpu.max")) {
+    std::getline(std::ifstream(dir + "/cpu.max"), quota);
+    EXPECT_EQ(quota, "25000 100000");
+  } else {
+    std::getline(std::ifstream(dir + "/cpu.cfs_quota_us"), quota);
+    EXPECT_EQ(quota, "25000");
+  }
+  // bwrap, srt-init and the command are all inside.
+  std::ifstream procs(dir + "/cgroup.procs");
+  int n = 0;
+  for (std::string line; std::getline(procs, line);) ++n;
+  EXPECT_GE(n, 3);
+  close(pipe_fds[1]);
+  Result<ExitStatus> st = sb->Wait();
+  ASSERT_TRUE(st.has_value()) << st.error().message();
+  EXPECT_EQ(st->code, 0);
+  EXPECT_FALSE(Exists(dir));
+}
+
+TEST_F(LimitsBindsTest, UnenforceableLimitFailsStartNamingIt) {
+  SandboxOptions o = Options({"true"});
+  o.limits = ResourceLimits{0, 5, 0};
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  ASSERT_FALSE(sb.has_value());
+  EXPECT_NE(sb.error().message().find("cpu_millis 5"), std::string::npos) << sb.error().message();
+}
+
+TEST_F(LimitsBindsTest, BindToAMissingTargetIsWritableAndProtected) {
+  if (Exists("/workspace") || Exists("/data")) GTEST_SKIP() << "/workspace or /data exists";
+  const std::string src = scratch_ + "/session";
+  const std::string ro = scratch_ + "/ro";
+  ASSERT_EQ(mkdir(src.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((src + "/.git").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((src + "/.git/hooks").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(ro.c_str(), 0755), 0);
+  std::ofstream(ro + "/file") << "RO";
+  auto probe = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), ProbeBinary());
+    SandboxOptions o = Options(std::move(args));
+    o.binds = {{src, "/workspace", true}, {ro, "/data/ro", false}};
+    return Run(std::move(o)).code;
+  };
+  EXPECT_EQ(probe({"create", "/workspace/new.txt", "hello"}), 0);
+  std::string text;
+  std::getline(std::ifstream(src + "/new.txt"), text);
+  EXPECT_EQ(text, "hello");
+  EXPECT_EQ(probe({"read", "/data/ro/file"}), 0);
+  EXPECT_EQ(probe({"create", "/data/ro/x"}), EROFS);
+  EXPECT_EQ(probe({"write", "/data/ro/file"}), EROFS);
+  // Mandatory denies inside the writable bind.
+  EXPECT_EQ(probe({"create", "/workspace/.git/hooks/pre-commit"}), EROFS);
+  EXPECT_NE(probe({"create", "/workspace/.bashrc"}), 0);
+  // The root around the new mount point is read-only, and nothing was created on the host.
+  EXPECT_EQ(probe({"mkdir", "/newdir"}), EROFS);
+  EXPECT_EQ(probe({"create", "/etc/srt-lb-test"}), EROFS);
+  EXPECT_FALSE(Exists("/workspace"));
+  EXPECT_FALSE(Exists("/data"));
+  EXPECT_FALSE(Exists(src + "/.bashrc")) << "placeholder left behind";
+  EXPECT_FALSE(Exists(src + "/.git/hooks/pre-commit"));
+  // The command can start in the new directory.
+  SandboxOptions o = Options({ProbeBinary(), "create", "rel.txt", "x"});
+  o.cwd = "/workspace";
+  o.binds = {{src, "/workspace", true}};
+  EXPECT_EQ(Run(std::move(o)).code, 0);
+  EXPECT_TRUE(Exists(src + "/rel.txt"));
+}
+
+TEST_F(LimitsBindsTest, InvalidBindFailsStartNamingTheValue) {
+  SandboxOptions o = Options({"true"});
+  o.binds = {{scratch_, "/proc/x", true}};
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  ASSERT_FALSE(sb.has_value());
+  EXPECT_NE(sb.error().message().find("'/proc/x'"), std::string::npos) << sb.error().message();
+}
+
+}  // namespace
+}  // namespace srt::it

@@ -1,0 +1,154 @@
+// cgroup planning from /proc/self/cgroup and mountinfo text: placement, files, errors.
+#include "cgroup/plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace srt::cgroup {
+
+void PrintTo(const FileWrite& w, std::ostream* os) {
+  *os << "{" << w.path << " = " << w.value << (w.if_exists ? ", if it exists" : "") << "}";
+}
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// This build host: v1 controllers, each in its own hierarchy, plus a cgroup2 mount without
+// controllers; the memory cgroup is a sub-cgroup.
+constexpr const char* kHybridCgroup =
+    "9:name=systemd:/\n8:pids:/\n7:blkio:/\n4:memory:/process_api/abc\n1:cpu:/\n2:cpuacct:/\n0::/"
+    "\n";
+constexpr const char* kHybridMountinfo =
+    "22 1 0:20 / / rw,relatime - ext4 /dev/root rw\n"
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+    "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+HostCgroups Host(std::string cgroup, std::string mountinfo,
+                 std::map<std::string, std::string> files) {
+  HostCgroups h;
+  h.proc_self_cgroup = std::move(cgroup);
+  h.mountinfo = std::move(mountinfo);
+  h.read_file = [files](const std::string& p) -> std::optional<std::string> {
+    auto it = files.find(p);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  };
+  return h;
+}
+
+TEST(CgroupPlanTest, ParsesProcCgroup) {
+  auto e = ParseProcCgroup("2:cpu,cpuacct:/a b\n0::/user.slice\n");
+  ASSERT_TRUE(e.has_value()) << e.error().message();
+  EXPECT_THAT(*e, ElementsAre(ProcCgroupEntry{2, {"cpu", "cpuacct"}, "/a b"},
+                              ProcCgroupEntry{0, {}, "/user.slice"}));
+  EXPECT_FALSE(ParseProcCgroup("garbage\n").has_value());
+  EXPECT_FALSE(ParseProcCgroup("x:cpu:/\n").has_value());
+}
+
+TEST(CgroupPlanTest, ParsesMountinfoCgroupMountsOnly) {
+  auto m = ParseMountinfo(std::string(kHybridMountinfo) +
+                          "50 31 0:40 /docker/x /sys/fs/cgroup/cpu\\040set rw - cgroup cgroup "
+                          "rw,cpu,cpuacct,clone_children\n");
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  ASSERT_EQ(m->size(), 7u);
+  EXPECT_EQ((*m)[0], (CgroupMount{false, "/sys/fs/cgroup/cpu", "/", {"cpu"}}));
+  EXPECT_EQ((*m)[4], (CgroupMount{false, "/sys/fs/cgroup/systemd", "/", {}}));
+  EXPECT_EQ((*m)[5], (CgroupMount{true, "/sys/fs/cgroup/unified", "/", {}}));
+  EXPECT_EQ((*m)[6],
+            (CgroupMount{false, "/sys/fs/cgroup/cpu set", "/docker/x", {"cpu", "cpuacct"}}));
+  EXPECT_FALSE(ParseMountinfo("1 2 3\n").has_value());
+}
+
+TEST(CgroupPlanTest, NoLimitsNoCgroups) {
+  auto p = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}), {}, "s-1");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->mkdirs.empty());
+  EXPECT_TRUE(p->leaves.empty());
+}
+
+TEST(CgroupPlanTest, HybridHostUsesV1HierarchiesUnderTheOwnCgroup) {
+  auto p = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo,
+                            {{"/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n"}}),
+                       {256u << 20, 500, 32}, "s-1");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  const std::string mem = "/sys/fs/cgroup/memory/process_api/abc/srt/s-1";
+  const std::string cpu = "/sys/fs/cgroup/cpu/srt/s-1";
+  const std::string pids = "/sys/fs/cgroup/pids/srt/s-1";
+  EXPECT_THAT(p->mkdirs, ElementsAre("/sys/fs/cgroup/cpu/srt", cpu,
+                                     "/sys/fs/cgroup/memory/process_api/abc/srt", mem,
+                                     "/sys/fs/cgroup/pids/srt", pids));
+  EXPECT_THAT(p->writes,
+              ElementsAre(FileWrite{cpu + "/cpu.cfs_period_us", "100000"},
+                          FileWrite{cpu + "/cpu.cfs_quota_us", "50000"},
+                          FileWrite{mem + "/memory.limit_in_bytes", "268435456"},
+                          FileWrite{mem + "/memory.memsw.limit_in_bytes", "268435456", true},
+                          FileWrite{pids + "/pids.max", "32"}));
+  EXPECT_THAT(p->procs_files,
+              ElementsAre(cpu + "/cgroup.procs", mem + "/cgroup.procs", pids + "/cgroup.procs"));
+  EXPECT_THAT(p->leaves, ElementsAre(cpu, mem, pids));
+  EXPECT_EQ(p->oom_events, mem + "/memory.oom_control");
+}
+
+constexpr const char* kV2Mountinfo =
+    "22 1 0:20 / / rw,relatime - ext4 /dev/root rw\n"
+    "30 22 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n";
+
+TEST(CgroupPlanTest, PureV2AtTheRootEnablesControllersForSrt) {
+  auto p = PlanCgroups(Host("0::/\n", kV2Mountinfo,
+                            {{"/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"},
+                             {"/sys/fs/cgroup/cgroup.subtree_control", "memory\n"}}),
+                       {1 << 20, 1000, 0}, "x");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  const std::string leaf = "/sys/fs/cgroup/srt/x";
+  EXPECT_THAT(p->mkdirs, ElementsAre("/sys/fs/cgroup/srt", leaf));
+  EXPECT_THAT(p->writes,
+              ElementsAre(FileWrite{"/sys/fs/cgroup/cgroup.subtree_control", "+cpu"},
+                          FileWrite{"/sys/fs/cgroup/srt/cgroup.subtree_control", "+memory"},
+                          FileWrite{"/sys/fs/cgroup/srt/cgroup.subtree_control", "+cpu"},
+                          FileWrite{leaf + "/memory.max", "1048576"},
+                          FileWrite{leaf + "/memory.swap.max", "0", true},
+                          FileWrite{leaf + "/cpu.max", "100000 100000"}));
+  EXPECT_THAT(p->procs_files, ElementsAre(leaf + "/cgroup.procs"));
+  EXPECT_EQ(p->oom_events, leaf + "/memory.events");
+}
+
+TEST(CgroupPlanTest, V2DelegatedOwnCgroupHoldsSrt) {
+  const std::string own = "/sys/fs/cgroup/system.slice/poller.service";
+  auto p = PlanCgroups(Host("0::/system.slice/poller.service\n", kV2Mountinfo,
+                            {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n"},
+                             {own + "/cgroup.subtree_control", "cpu memory pids\n"}}),
+                       {0, 0, 10}, "x");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_THAT(p->mkdirs, ElementsAre(own + "/srt", own + "/srt/x"));
+  EXPECT_THAT(p->writes, ElementsAre(FileWrite{own + "/srt/cgroup.subtree_control", "+pids"},
+                                     FileWrite{own + "/srt/x/pids.max", "10"}));
+}
+
+TEST(CgroupPlanTest, MissingControllerIsAClearError) {
+  auto p = PlanCgroups(
+      Host("0::/\n", kV2Mountinfo, {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory\n"}}),
+      {0, 0, 10}, "x");
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error().message(),
+            "cannot enforce the process-count limit: no cgroup hierarchy offers the 'pids' "
+            "controller (cgroup v2 at '/sys/fs/cgroup' offers 'cpu memory', and no cgroup v1 "
+            "'pids' hierarchy is mounted)");
+}
+
+TEST(CgroupPlanTest, TinyCpuQuotaIsRefused) {
+  auto p = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}), {0, 5, 0}, "x");
+  ASSERT_FALSE(p.has_value());
+  EXPECT_THAT(p.error().message(), HasSubstr("limits.cpu_millis 5"));
+}
+
+}  // namespace
+}  // namespace srt::cgroup
