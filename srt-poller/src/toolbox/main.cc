@@ -1,0 +1,60 @@
+// srt-toolbox: runs the agent_toolset_20260401 tools for one session, INSIDE its srt sandbox,
+// speaking the toolbox protocol (toolbox/server.h) on stdin/stdout.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "toolbox/server.h"
+#include "toolbox/toolbox.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: srt-toolbox [--root DIR]\n"
+    "Runs bash, read, write, edit, glob and grep for one session; the file tools are confined\n"
+    "to DIR (default /workspace). Speaks one JSON object per line on stdin/stdout.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    srt::poller::toolbox::ToolboxOptions options;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--root" && i + 1 < argc) {
+        options.root = argv[++i];
+      } else if (a.rfind("--root=", 0) == 0) {
+        options.root = a.substr(7);
+      } else if (a == "-h" || a == "--help") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else {
+        std::fprintf(stderr, "srt-toolbox: unknown argument '%s'\n%s", argv[i], kUsage);
+        return 2;
+      }
+    }
+    // A runner that goes away must surface as EPIPE on write, not kill us mid-cleanup.
+    signal(SIGPIPE, SIG_IGN);
+    auto toolbox = srt::poller::toolbox::Toolbox::Create(options);
+    if (!toolbox) {
+      std::fprintf(stderr, "srt-toolbox: %s\n", toolbox.error().message().c_str());
+      return 1;
+    }
+    auto served = srt::poller::toolbox::Serve(0, 1, **toolbox);
+    if (!served) {
+      std::fprintf(stderr, "srt-toolbox: %s\n", served.error().message().c_str());
+      return 1;
+    }
+    return 0;
+  } catch (const std::bad_alloc&) {
+    std::fputs("srt-toolbox: out of memory\n", stderr);
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "srt-toolbox: %s\n", e.what());
+    return 1;
+  }
+}

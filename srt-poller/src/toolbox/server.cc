@@ -1,0 +1,218 @@
+// The toolbox protocol server (see server.h).
+#include "toolbox/server.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <deque>
+
+#include "toolbox/interrupt.h"
+
+namespace srt::poller::toolbox {
+namespace {
+
+constexpr char kCancelled[] = "tool cancelled";
+
+class Server final : public Interrupt {
+ public:
+  Server(int in_fd, int out_fd, Toolbox& toolbox, const ServeOptions& options)
+      : in_fd_(in_fd), out_fd_(out_fd), toolbox_(toolbox), options_(options) {}
+
+  Result<void> Run() {
+    Send(nlohmann::json{{"ready", true}, {"version", kProtocolVersion}}.dump());
+    while (!eof_ && !broken_) {
+      if (queue_.empty()) {
+        ReadSome();
+        continue;
+      }
+      Message call = std::move(queue_.front());
+      queue_.pop_front();
+      current_ = call.id;
+      stop_ = false;
+      ToolResult r =
+          toolbox_.Run(call.tool, call.input, std::chrono::milliseconds(call.timeout_ms), *this);
+      current_.reset();
+      if (eof_) break;
+      if (r.interrupted) {
+        Respond(call.id, kCancelled, true);
+      } else {
+        Respond(call.id, r.text, r.is_error);
+      }
+    }
+    toolbox_.ResetShell();
+    if (broken_) return MakeError(Errc::kSystem, "write to the runner: broken pipe");
+    return Ok();
+  }
+
+  // Interrupt: the running tool polls stdin and calls us when a line (or EOF) arrives.
+  int fd() const override { return eof_ ? -1 : in_fd_; }
+  bool Check() override {
+    ReadSome();
+    return stop_ || eof_;
+  }
+
+ private:
+  // One read(2) of stdin; complete lines are handled at once.
+  void ReadSome() {
+    char chunk[65536];
+    ssize_t n = read(in_fd_, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      eof_ = true;
+      return;
+    }
+    std::string_view data(chunk, static_cast<size_t>(n));
+    while (!data.empty()) {
+      size_t nl = data.find('\n');
+      std::string_view piece = data.substr(0, nl);
+      if (skipping_) {
+        // The rest of an oversized line: dropped.
+      } else if (buf_.size() + piece.size() > options_.max_line_bytes) {
+        buf_.clear();
+        skipping_ = true;
+        Respond(nullptr,
+                "invalid request: line exceeds " + std::to_string(options_.max_line_bytes) +
+                    " bytes, ignoring",
+                true);
+      } else {
+        buf_.append(piece);
+      }
+      if (nl == std::string_view::npos) break;
+      if (!skipping_) Handle(buf_);
+      buf_.clear();
+      skipping_ = false;
+      data.remove_prefix(nl + 1);
+    }
+  }
+
+  void Handle(std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
+    Message m = ParseMessage(line);
+    switch (m.kind) {
+      case Message::Kind::kBad:
+        Respond(m.id, "invalid request: " + m.error, true);
+        return;
+      case Message::Kind::kCancel:
+        if (current_ && *current_ == m.id) {
+          stop_ = true;
+          return;
+        }
+        for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+          if (it->id == m.id) {
+            queue_.erase(it);
+            Respond(m.id, kCancelled, true);
+            return;
+          }
+        }
+        return;  // already answered or unknown: nothing to stop
+      case Message::Kind::kCall:
+        if (queue_.size() >= options_.max_queued) {
+          Respond(
+              m.id,
+              "invalid request: more than " + std::to_string(options_.max_queued) + " calls queued",
+              true);
+          return;
+        }
+        queue_.push_back(std::move(m));
+        return;
+    }
+  }
+
+  void Respond(const nlohmann::json& id, const std::string& text, bool is_error) {
+    Send(FormatResponse(id, text, is_error));
+  }
+
+  void Send(std::string line) {
+    if (broken_) return;
+    line += '\n';
+    size_t done = 0;
+    while (done < line.size()) {
+      ssize_t n = write(out_fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        pollfd p{out_fd_, POLLOUT, 0};
+        poll(&p, 1, -1);
+        continue;
+      }
+      if (n <= 0) {
+        broken_ = true;
+        return;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+
+  int in_fd_;
+  int out_fd_;
+  Toolbox& toolbox_;
+  ServeOptions options_;
+  std::string buf_;
+  bool skipping_ = false;
+  bool eof_ = false;
+  bool broken_ = false;
+  bool stop_ = false;
+  std::optional<nlohmann::json> current_;
+  std::deque<Message> queue_;
+};
+
+}  // namespace
+
+Message ParseMessage(std::string_view line) {
+  Message m;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    m.error = "not a JSON object";
+    return m;
+  }
+  if (!j.is_object()) {
+    m.error = "not a JSON object";
+    return m;
+  }
+  auto valid_id = [](const nlohmann::json& v) { return v.is_number_integer() || v.is_string(); };
+  if (auto c = j.find("cancel"); c != j.end()) {
+    if (!valid_id(*c)) {
+      m.error = "cancel must be an integer or a string";
+      return m;
+    }
+    m.kind = Message::Kind::kCancel;
+    m.id = *c;
+    return m;
+  }
+  auto id = j.find("id");
+  if (id == j.end() || !valid_id(*id)) {
+    m.error = "id must be an integer or a string";
+    return m;
+  }
+  m.id = *id;
+  auto tool = j.find("tool");
+  if (tool == j.end() || !tool->is_string() || tool->get_ref<const std::string&>().empty()) {
+    m.error = "tool must be a non-empty string";
+    return m;
+  }
+  m.tool = tool->get<std::string>();
+  if (auto in = j.find("input"); in != j.end()) m.input = std::move(*in);
+  if (auto t = j.find("timeout_ms"); t != j.end() && !t->is_null()) {
+    if (!t->is_number_integer() || t->get<long long>() < 0 ||
+        (t->is_number_unsigned() && t->get<unsigned long long>() > 0x7fffffffffffffffULL)) {
+      m.error = "timeout_ms must be a non-negative integer";
+      return m;
+    }
+    m.timeout_ms = t->get<long long>();
+  }
+  m.kind = Message::Kind::kCall;
+  return m;
+}
+
+std::string FormatResponse(const nlohmann::json& id, const std::string& text, bool is_error) {
+  nlohmann::json r = {{"id", id},
+                      {"is_error", is_error},
+                      {"content", nlohmann::json::array({{{"type", "text"}, {"text", text}}})}};
+  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<void> Serve(int in_fd, int out_fd, Toolbox& toolbox, const ServeOptions& options) {
+  return Server(in_fd, out_fd, toolbox, options).Run();
+}
+
+}  // namespace srt::poller::toolbox

@@ -1,0 +1,132 @@
+// Toolbox: dispatch of agent_toolset_20260401 calls, and the bash tool (see toolbox.h).
+#include "toolbox/toolbox.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "toolbox/limits.h"
+#include "toolbox/text.h"
+#include "toolbox/tools.h"
+
+namespace srt::poller::toolbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ToolResult Fail(std::string text) { return {std::move(text), true, false}; }
+
+// exec.LookPath("rg"): the first executable regular `rg` on PATH, or "".
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view p = path ? path : "";
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find(':', i);
+    if (j == std::string_view::npos) j = p.size();
+    std::string dir(p.substr(i, j - i));
+    if (!dir.empty() && dir[0] == '/') {
+      std::string candidate = dir + "/" + name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    i = j + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Toolbox>> Toolbox::Create(ToolboxOptions options) {
+  SRT_ASSIGN_OR_RETURN(ConfinedRoot root, ConfinedRoot::Open(options.root));
+  if (!options.rg) options.rg = FindInPath("rg");
+  return std::unique_ptr<Toolbox>(new Toolbox(std::move(options), std::move(root)));
+}
+
+Toolbox::~Toolbox() = default;
+
+ToolResult Toolbox::Run(std::string_view tool, const nlohmann::json& input,
+                        std::chrono::milliseconds tool_timeout, Interrupt& interrupt) {
+  if (tool_timeout <= std::chrono::milliseconds::zero()) tool_timeout = kDefaultToolTimeout;
+  tool_timeout = std::min(tool_timeout, kMaxTimeout);
+  const Clock::time_point deadline = Clock::now() + tool_timeout;
+  // The runner's deadline message (GO-SDK betasessiontoolrunner.go).
+  const std::string timed_out_text =
+      "tool " + GoQuote(tool) + " timed out after " + GoDuration(tool_timeout);
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  const nlohmann::json& in = input.is_null() ? kEmpty : input;
+  if (!in.is_object()) {
+    return Fail("invalid " + std::string(tool) + " input: input must be a JSON object");
+  }
+  try {
+    if (tool == "bash") return Bash(in, deadline, tool_timeout, interrupt);
+    if (tool == "read") return ReadTool(root_, in);
+    if (tool == "write") return WriteTool(root_, in);
+    if (tool == "edit") return EditTool(root_, in);
+    if (tool == "glob") return GlobTool(root_, in);
+    if (tool == "grep") {
+      ToolResult r = GrepTool(root_, in, GrepContext{*options_.rg, deadline, &interrupt});
+      if (r.timed_out) return Fail(timed_out_text);
+      return r;
+    }
+  } catch (const std::bad_alloc&) {
+    throw;  // OOM is fatal (house style §2.3)
+  } catch (const std::exception& e) {
+    return Fail(std::string(tool) + ": internal error: " + e.what());
+  }
+  return Fail("unknown tool " + GoQuote(tool));
+}
+
+ToolResult Toolbox::Bash(const nlohmann::json& in, Clock::time_point deadline,
+                         std::chrono::milliseconds tool_timeout, Interrupt& interrupt) {
+  auto command = InputString(in, "command");
+  if (!command) return Fail("invalid bash input: " + command.error().message());
+  auto restart = InputBool(in, "restart");
+  if (!restart) return Fail("invalid bash input: " + restart.error().message());
+  auto timeout_ms = InputInt(in, "timeout_ms");
+  if (!timeout_ms) return Fail("invalid bash input: " + timeout_ms.error().message());
+  if (*restart) {
+    shell_.reset();
+    if (command->empty()) return {"bash session restarted", false, false};
+  }
+  if (command->empty()) return Fail("bash: command is required");
+  if (command->size() > kMaxBashCommandBytes) {
+    return Fail("bash: command is " + std::to_string(command->size()) + " bytes, exceeds " +
+                std::to_string(kMaxBashCommandBytes) + "-byte limit");
+  }
+  if (!shell_) {
+    BashOptions options;
+    options.shell = options_.shell;
+    options.cwd = root_.path();
+    options.env = options_.shell_env ? *options_.shell_env : ShellEnvironment();
+    auto started = BashSession::Start(options);
+    if (!started) return Fail("bash: " + started.error().message());
+    shell_ = std::move(*started);
+  }
+  std::chrono::milliseconds timeout = kBashDefaultTimeout;
+  if (*timeout_ms > 0)
+    timeout = std::chrono::milliseconds(std::min<long long>(*timeout_ms, kMaxTimeout.count()));
+
+  BashSession::Outcome o = shell_->Exec(*command, timeout, deadline, interrupt);
+  if (o.status == BashSession::Status::kDone) {
+    if (o.exit_code != 0) {
+      return Fail(o.output + "\nexit code: " + std::to_string(o.exit_code));
+    }
+    return {std::move(o.output), false, false};
+  }
+  // Any other outcome leaves the shell in an unknown state (a command may still run on the
+  // other side of the PTY and its marker would land in the next call): always restart.
+  shell_.reset();
+  switch (o.status) {
+    case BashSession::Status::kTimedOut:
+      return Fail(o.output + "\nsession restarted after timeout");
+    case BashSession::Status::kDeadline:
+      return Fail("tool \"bash\" timed out after " + GoDuration(tool_timeout));
+    case BashSession::Status::kInterrupted:
+      return {"", true, true};
+    default:
+      return Fail("bash: " + o.error);
+  }
+}
+
+}  // namespace srt::poller::toolbox

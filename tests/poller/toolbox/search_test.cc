@@ -1,0 +1,159 @@
+// glob and grep: the Go toolset's output, limits, and no escape through symlinks.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "toolbox/glob_match.h"
+#include "toolbox/limits.h"
+#include "toolbox_test_support.h"
+
+namespace srt::poller::toolbox::testing {
+namespace {
+
+void SetMtime(const std::string& path, time_t sec) {
+  timespec t[2] = {{sec, 0}, {sec, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), t, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+TEST(GlobMatchTest, Segments) {
+  EXPECT_TRUE(GlobMatch("*.go", "a.go"));
+  EXPECT_FALSE(GlobMatch("*.go", "d/a.go"));
+  EXPECT_TRUE(GlobMatch("**/*.go", "a.go"));
+  EXPECT_TRUE(GlobMatch("**/*.go", "d/e/a.go"));
+  EXPECT_TRUE(GlobMatch("d/**", "d/e/f"));
+  EXPECT_TRUE(GlobMatch("d/**/f", "d/f"));
+  EXPECT_FALSE(GlobMatch("d/**/f", "e/f"));
+  EXPECT_TRUE(GlobMatch("?.[ch]", "x.h"));
+  EXPECT_TRUE(GlobMatch("*", ".hidden"));
+  EXPECT_TRUE(GlobMatch("**/**/**/**/**/**/**/**/z", "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/z"));
+  EXPECT_FALSE(GlobMatch("**/**/**/**/**/**/**/**/z", "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/y"));
+  EXPECT_TRUE(HasParentDirSegment("a/../b"));
+  EXPECT_FALSE(HasParentDirSegment("a/..b"));
+}
+
+using GlobToolTest = ToolboxTest;
+
+TEST_F(GlobToolTest, NewestFirstWithAbsolutePaths) {
+  WriteFile(In("old.go"), "");
+  WriteFile(In("d/mid.go"), "");
+  WriteFile(In("d/e/new.go"), "");
+  WriteFile(In("d/e/skip.txt"), "");
+  SetMtime(In("old.go"), 1000);
+  SetMtime(In("d/mid.go"), 2000);
+  SetMtime(In("d/e/new.go"), 3000);
+  ToolResult r = Call("glob", {{"pattern", "**/*.go"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, In("d/e/new.go") + "\n" + In("d/mid.go") + "\n" + In("old.go"));
+  EXPECT_EQ(Call("glob", {{"pattern", "*.go"}, {"path", "d"}}).text, In("d/mid.go"));
+  EXPECT_EQ(Call("glob", {{"pattern", "*.rs"}}).text, "no matches");
+  EXPECT_EQ(Call("glob", {{"pattern", "*"}, {"path", "nonexistent"}}).text, "no matches");
+}
+
+TEST_F(GlobToolTest, Refusals) {
+  EXPECT_EQ(Call("glob", nlohmann::json::object()).text, "glob: pattern is required");
+  EXPECT_EQ(Call("glob", {{"pattern", "/etc/*"}}).text, "glob: absolute pattern not permitted");
+  EXPECT_EQ(Call("glob", {{"pattern", "../*"}}).text,
+            "glob: pattern \"../*\" must not contain a \"..\" segment");
+  EXPECT_EQ(Call("glob", {{"pattern", "*"}, {"path", "../outside"}}).text,
+            "glob: path \"../outside\" escapes workdir");
+}
+
+TEST_F(GlobToolTest, DoesNotDescendSymlinks) {
+  WriteFile(In("a.txt"), "");
+  ASSERT_EQ(symlink(outside_.c_str(), In("out").c_str()), 0);
+  ToolResult r = Call("glob", {{"pattern", "**"}});
+  // The link itself is listed (like Go's WalkDir); nothing beneath it is.
+  EXPECT_NE(r.text.find(In("out")), std::string::npos);
+  EXPECT_EQ(r.text.find("secret"), std::string::npos) << r.text;
+}
+
+TEST_F(GlobToolTest, ResultsAreCapped) {
+  for (int i = 0; i < 250; ++i) WriteFile(In("f" + std::to_string(i)), "");
+  ToolResult r = Call("glob", {{"pattern", "f*"}});
+  EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n') + 1,
+            static_cast<long>(kGlobResultLimit));
+}
+
+using GrepWalkerTest = ToolboxTest;
+
+TEST_F(GrepWalkerTest, FindsLinesWithAbsolutePaths) {
+  WriteFile(In("a.txt"), "alpha\nbeta 42\ngamma\n");
+  WriteFile(In("d/b.txt"), "beta\n");
+  WriteFile(In(".git/config"), "beta\n");
+  WriteFile(In("node_modules/x"), "beta\n");
+  WriteFile(In("bin"), std::string("beta\0\0", 6));
+  ToolResult r = Call("grep", {{"pattern", "beta"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, In("a.txt") + ":2:beta 42\n" + In("d/b.txt") + ":1:beta");
+  EXPECT_EQ(Call("grep", {{"pattern", "beta \\d+"}}).text, In("a.txt") + ":2:beta 42");
+  EXPECT_EQ(Call("grep", {{"pattern", "beta"}, {"path", "d"}}).text, In("d/b.txt") + ":1:beta");
+  EXPECT_EQ(Call("grep", {{"pattern", "alpha"}, {"path", "a.txt"}}).text, In("a.txt") + ":1:alpha");
+  EXPECT_EQ(Call("grep", {{"pattern", "zeta"}}).text, "no matches");
+  r = Call("grep", {{"pattern", "(unclosed"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text.rfind("grep: invalid regex: ", 0), 0u) << r.text;
+  EXPECT_EQ(Call("grep", nlohmann::json::object()).text, "grep: pattern is required");
+}
+
+TEST_F(GrepWalkerTest, SkipsSymlinksAndFifos) {
+  ASSERT_EQ(symlink((outside_ + "/secret").c_str(), In("link").c_str()), 0);
+  ASSERT_EQ(symlink(outside_.c_str(), In("dirlink").c_str()), 0);
+  ASSERT_EQ(mkfifo(In("fifo").c_str(), 0644), 0);
+  EXPECT_EQ(Call("grep", {{"pattern", "secret"}}).text, "no matches");
+}
+
+TEST_F(GrepWalkerTest, OutputIsCapped) {
+  std::string line(1000, 'x');
+  std::string content;
+  for (int i = 0; i < 200; ++i) content += line + "\n";
+  WriteFile(In("big.txt"), content);
+  ToolResult r = Call("grep", {{"pattern", "x"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_LE(r.text.size(), kGrepOutputLimit + 32);
+  EXPECT_EQ(r.text.substr(r.text.size() - 19), "\n[output truncated]");
+}
+
+TEST_F(GrepWalkerTest, TheCallDeadlineStopsTheWalk) {
+  for (int i = 0; i < 3000; ++i)
+    WriteFile(In("d" + std::to_string(i % 30) + "/f" + std::to_string(i)), "x\n");
+  ToolResult r = Call("grep", {{"pattern", "x"}}, std::chrono::milliseconds(1));
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "tool \"grep\" timed out after 1ms");
+}
+
+class GrepRipgrepTest : public ToolboxTest {
+ protected:
+  void SetUp() override {
+    for (const char* p : {"/usr/bin/rg", "/usr/local/bin/rg", "/bin/rg"}) {
+      if (access(p, X_OK) == 0) rg_ = p;
+    }
+    if (rg_.empty()) GTEST_SKIP() << "ripgrep is not installed";
+    ToolboxTest::SetUp();
+  }
+};
+
+TEST_F(GrepRipgrepTest, FindsLinesAndStaysInTheRoot) {
+  WriteFile(In("a.txt"), "alpha\nbeta 42\n");
+  ASSERT_EQ(symlink((outside_ + "/secret").c_str(), In("link").c_str()), 0);
+  ASSERT_EQ(symlink(outside_.c_str(), In("dirlink").c_str()), 0);
+  EXPECT_EQ(Call("grep", {{"pattern", "beta \\d+"}}).text, In("a.txt") + ":2:beta 42\n");
+  EXPECT_EQ(Call("grep", {{"pattern", "secret"}}).text, "no matches");
+  ToolResult r = Call("grep", {{"pattern", "("}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text.rfind("grep: rg failed: exit status 2: ", 0), 0u) << r.text;
+}
+
+TEST_F(GrepRipgrepTest, OutputIsCapped) {
+  std::string content;
+  for (int i = 0; i < 300; ++i) content += std::string(1000, 'x') + "\n";
+  WriteFile(In("big.txt"), content);
+  ToolResult r = Call("grep", {{"pattern", "x"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text.size(), kGrepOutputLimit + 19);
+  EXPECT_EQ(r.text.substr(r.text.size() - 19), "\n[output truncated]");
+}
+
+}  // namespace
+}  // namespace srt::poller::toolbox::testing
