@@ -1,0 +1,543 @@
+#include "poller/config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "base/unique_fd.h"
+
+namespace srt::poller {
+namespace {
+
+constexpr int kMaxConcurrency = 256;
+constexpr size_t kMaxKeyBytes = 4096;
+
+Error Bad(std::string message) { return MakeError(Errc::kInvalidArgument, std::move(message)); }
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// Every option, once: its flag, its environment variable (when `ant` has one) and its
+// config-file key (the flag without dashes).
+enum class Opt {
+  kEnvironmentId,
+  kEnvironmentKeyFile,
+  kBaseUrl,
+  kWorkerId,
+  kSessionsDir,
+  kConcurrency,
+  kPolicy,
+  kMaxIdle,
+  kOnWork,
+  kLogFormat,
+  kMemory,
+  kCpus,
+  kPids,
+  kNoLimits,
+  kWorkspaceCleanup,
+  kScriptGetsKey,
+  kCaFile,
+  kToolbox,
+};
+
+struct OptSpec {
+  Opt opt;
+  std::string_view flag;  // without "--"; also the config file's key
+  std::string_view env;   // "" = none
+  bool takes_value;
+};
+
+constexpr OptSpec kOpts[] = {
+    {Opt::kEnvironmentId, "environment-id", "ANTHROPIC_ENVIRONMENT_ID", true},
+    {Opt::kEnvironmentKeyFile, "environment-key-file", "", true},
+    {Opt::kBaseUrl, "base-url", "ANTHROPIC_BASE_URL", true},
+    {Opt::kWorkerId, "worker-id", "ANTHROPIC_WORKER_ID", true},
+    {Opt::kSessionsDir, "sessions-dir", "", true},
+    {Opt::kConcurrency, "concurrency", "", true},
+    {Opt::kPolicy, "policy", "", true},
+    {Opt::kMaxIdle, "max-idle", "", true},
+    {Opt::kOnWork, "on-work", "", true},
+    {Opt::kLogFormat, "log-format", "", true},
+    {Opt::kMemory, "memory", "", true},
+    {Opt::kCpus, "cpus", "", true},
+    {Opt::kPids, "pids", "", true},
+    {Opt::kNoLimits, "no-limits", "", false},
+    {Opt::kWorkspaceCleanup, "workspace-cleanup", "", true},
+    {Opt::kScriptGetsKey, "script-gets-environment-key", "", false},
+    {Opt::kCaFile, "ca-file", "", true},
+    {Opt::kToolbox, "toolbox", "", true},
+};
+
+const OptSpec* FindOpt(std::string_view flag) {
+  for (const auto& o : kOpts) {
+    if (o.flag == flag) return &o;
+  }
+  return nullptr;
+}
+
+bool SafeId(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32_t min,
+                            uint32_t max) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < min || v > max) {
+    return Bad(std::string(what) + ": " + Quote(text) + " is not a whole number from " +
+               std::to_string(min) + " to " + std::to_string(max));
+  }
+  return v;
+}
+
+// Applies one option's value (`origin` says where it came from, for messages).
+Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::string_view origin) {
+  auto fail = [&](const std::string& why) {
+    return Bad(std::string(origin) + ": " + Quote(value) + ": " + why);
+  };
+  switch (opt) {
+    case Opt::kEnvironmentId:
+      if (!SafeId(value)) return fail("not an environment id (letters, digits, '_', '-', '.')");
+      c.environment_id = value;
+      return {};
+    case Opt::kEnvironmentKeyFile:
+      if (value.empty()) return fail("empty path");
+      c.environment_key_file = value;
+      return {};
+    case Opt::kBaseUrl: {
+      if (!value.starts_with("https://") && !value.starts_with("http://")) {
+        return fail("the base URL must start with https:// (or http:// for a local test server)");
+      }
+      std::string v = value;
+      while (v.ends_with('/')) v.pop_back();
+      if (v.find_first_of(" \t\r\n?#") != std::string::npos) return fail("not a base URL");
+      c.base_url = v;
+      return {};
+    }
+    case Opt::kWorkerId:
+      if (!SafeId(value)) return fail("not a worker id (letters, digits, '_', '-', '.')");
+      c.worker_id = value;
+      return {};
+    case Opt::kSessionsDir:
+      if (!value.starts_with('/')) return fail("the sessions directory must be an absolute path");
+      c.sessions_dir = value;
+      return {};
+    case Opt::kConcurrency: {
+      auto n = ParseCount(origin, value, 1, kMaxConcurrency);
+      if (!n) return n.error();
+      c.concurrency = static_cast<int>(*n);
+      return {};
+    }
+    case Opt::kPolicy:
+      if (value.empty()) return fail("empty path");
+      c.policy_path = value;
+      return {};
+    case Opt::kMaxIdle: {
+      auto d = ParseGoDuration(value);
+      if (!d) return fail(d.error().message());
+      c.max_idle = *d;
+      return {};
+    }
+    case Opt::kOnWork:
+      if (value.empty()) return fail("empty path");
+      c.on_work = value;
+      return {};
+    case Opt::kLogFormat:
+      if (value == "text") {
+        c.log_format = LogFormat::kText;
+      } else if (value == "json") {
+        c.log_format = LogFormat::kJson;
+      } else {
+        return fail("expected text or json");
+      }
+      return {};
+    case Opt::kMemory: {
+      auto b = ParseByteSize(value);
+      if (!b) return fail(b.error().message());
+      if (*b < (uint64_t{16} << 20)) return fail("below the 16 MiB floor");
+      if (c.limits) c.limits->memory_bytes = *b;
+      return {};
+    }
+    case Opt::kCpus: {
+      auto m = ParseCpus(value);
+      if (!m) return fail(m.error().message());
+      if (c.limits) c.limits->cpu_millis = *m;
+      return {};
+    }
+    case Opt::kPids: {
+      auto n = ParseCount(origin, value, 16, 1 << 22);
+      if (!n) return n.error();
+      if (c.limits) c.limits->pids = *n;
+      return {};
+    }
+    case Opt::kNoLimits:
+      c.limits.reset();
+      return {};
+    case Opt::kWorkspaceCleanup:
+      if (value == "keep") {
+        c.workspace_cleanup = WorkspaceCleanup::kKeep;
+      } else if (value == "terminated") {
+        c.workspace_cleanup = WorkspaceCleanup::kTerminated;
+      } else {
+        return fail("expected keep or terminated");
+      }
+      return {};
+    case Opt::kScriptGetsKey:
+      c.script_gets_environment_key = true;
+      return {};
+    case Opt::kCaFile:
+      if (value.empty()) return fail("empty path");
+      c.ca_file = value;
+      return {};
+    case Opt::kToolbox:
+      if (value.empty()) return fail("empty path");
+      c.toolbox_path = value;
+      return {};
+  }
+  return {};
+}
+
+// A flag value seen on the command line, kept to apply after the config file and environment.
+struct FlagValue {
+  Opt opt;
+  std::string value;
+  std::string flag;
+};
+
+Result<void> ApplyConfigFile(PollerConfig& c, const std::string& path, const FileReader& read) {
+  auto text = read(path);
+  if (!text) return text.error().Wrap("config file '" + path + "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Bad("config file '" + path + "': not JSON: " + e.what());
+  }
+  if (!j.is_object()) return Bad("config file '" + path + "': expected a JSON object");
+  // Limits are applied after no-limits so that the order of keys does not matter.
+  std::vector<std::pair<const OptSpec*, std::string>> values;
+  for (auto& [key, v] : j.items()) {
+    const OptSpec* spec = FindOpt(key);
+    std::string origin = "config file '" + path + "': key '" + key + "'";
+    if (spec == nullptr) return Bad(origin + ": unknown key (keys are the long flag names)");
+    if (!spec->takes_value) {
+      if (!v.is_boolean()) return Bad(origin + ": expected true or false");
+      if (v.get<bool>()) values.emplace_back(spec, "");
+      continue;
+    }
+    std::string s;
+    if (v.is_string()) {
+      s = v.get<std::string>();
+    } else if (v.is_number_unsigned()) {
+      s = std::to_string(v.get<uint64_t>());
+    } else if (v.is_number_float() &&
+               (spec->opt == Opt::kCpus)) {  // "cpus": 0.5 is natural in JSON
+      s = v.dump();
+    } else {
+      return Bad(origin + ": expected a string, got " + v.dump());
+    }
+    values.emplace_back(spec, s);
+  }
+  for (auto& [spec, s] : values) {
+    if (spec->opt != Opt::kNoLimits) continue;
+    if (auto r = Apply(c, spec->opt, s, "config file '" + path + "'"); !r) return r;
+  }
+  for (auto& [spec, s] : values) {
+    if (spec->opt == Opt::kNoLimits) continue;
+    if (auto r = Apply(c, spec->opt, s,
+                       "config file '" + path + "': key '" + std::string(spec->flag) + "'");
+        !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
+                                 const std::map<std::string, std::string>& env,
+                                 const FileReader& read_file) {
+  PollerConfig c;
+  std::vector<FlagValue> flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "-h" || a == "--help") {
+      c.action = PollerConfig::Action::kHelp;
+      return c;
+    }
+    if (a == "-V" || a == "--version") {
+      c.action = PollerConfig::Action::kVersion;
+      return c;
+    }
+    if (a == "--check") {
+      c.action = PollerConfig::Action::kCheck;
+      continue;
+    }
+    if (!a.starts_with("--")) {
+      return Bad("unexpected argument " + Quote(a) +
+                 " (srt-poller takes options only; see --help)");
+    }
+    std::string_view name = a.substr(2);
+    std::optional<std::string> value;
+    if (size_t eq = name.find('='); eq != std::string_view::npos) {
+      value = std::string(name.substr(eq + 1));
+      name = name.substr(0, eq);
+    }
+    if (name == "config") {
+      if (!value) {
+        if (i + 1 >= args.size()) return Bad("--config needs a file");
+        value = std::string(args[++i]);
+      }
+      c.config_path = *value;
+      continue;
+    }
+    const OptSpec* spec = FindOpt(name);
+    if (spec == nullptr) return Bad("unknown option " + Quote(a) + " (see --help)");
+    if (!spec->takes_value) {
+      if (value) return Bad("--" + std::string(name) + " takes no value");
+      flags.push_back({spec->opt, "", "--" + std::string(name)});
+      continue;
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) return Bad("--" + std::string(name) + " needs a value");
+      value = std::string(args[++i]);
+    }
+    flags.push_back({spec->opt, *value, "--" + std::string(name)});
+  }
+
+  if (c.config_path) {
+    if (auto r = ApplyConfigFile(c, *c.config_path, read_file); !r) return r.error();
+  }
+  for (const auto& o : kOpts) {
+    if (o.env.empty()) continue;
+    auto it = env.find(std::string(o.env));
+    if (it == env.end() || it->second.empty()) continue;
+    if (auto r = Apply(c, o.opt, it->second, "environment variable " + std::string(o.env)); !r) {
+      return r.error();
+    }
+  }
+  // --no-limits first, so `--memory 1G --no-limits` and `--no-limits --memory 1G` agree.
+  for (const auto& f : flags) {
+    if (f.opt == Opt::kNoLimits) c.limits.reset();
+  }
+  for (const auto& f : flags) {
+    if (f.opt == Opt::kNoLimits) continue;
+    if (auto r = Apply(c, f.opt, f.value, f.flag); !r) return r.error();
+  }
+  if (auto it = env.find("ANTHROPIC_ENVIRONMENT_KEY"); it != env.end() && !it->second.empty()) {
+    c.environment_key_from_env = true;
+  }
+
+  if (c.environment_id.empty()) {
+    return Bad("no environment id: pass --environment-id or set ANTHROPIC_ENVIRONMENT_ID");
+  }
+  if (!c.environment_key_file && !c.environment_key_from_env) {
+    return Bad(
+        "no environment key: pass --environment-key-file FILE (mode 0600) or set "
+        "ANTHROPIC_ENVIRONMENT_KEY");
+  }
+  if (c.script_gets_environment_key && !c.on_work) {
+    return Bad("--script-gets-environment-key needs --on-work");
+  }
+  return c;
+}
+
+Result<std::chrono::milliseconds> ParseGoDuration(std::string_view text) {
+  std::string_view s = text;
+  if (s.empty()) return Bad("empty duration");
+  if (s == "0") return std::chrono::milliseconds(0);
+  if (s.front() == '-') return Bad("negative duration " + Quote(text));
+  if (s.front() == '+') s.remove_prefix(1);
+  long double total_ns = 0;
+  bool any = false;
+  while (!s.empty()) {
+    size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0) return Bad("invalid duration " + Quote(text) + " (e.g. 60s, 1m30s, 500ms)");
+    std::string number(s.substr(0, i));
+    if (std::count(number.begin(), number.end(), '.') > 1 || number == ".") {
+      return Bad("invalid duration " + Quote(text));
+    }
+    s.remove_prefix(i);
+    size_t u = 0;
+    while (u < s.size() && !((s[u] >= '0' && s[u] <= '9') || s[u] == '.')) ++u;
+    std::string_view unit = s.substr(0, u);
+    s.remove_prefix(u);
+    long double scale = 0;
+    if (unit == "ns") {
+      scale = 1;
+    } else if (unit == "us" || unit == "\xc2\xb5s" || unit == "\xce\xbcs") {
+      scale = 1e3;
+    } else if (unit == "ms") {
+      scale = 1e6;
+    } else if (unit == "s") {
+      scale = 1e9;
+    } else if (unit == "m") {
+      scale = 60e9;
+    } else if (unit == "h") {
+      scale = 3600e9;
+    } else {
+      return Bad("invalid duration " + Quote(text) +
+                 (unit.empty() ? std::string(": missing unit") : ": unknown unit " + Quote(unit)) +
+                 " (units: ns, us, ms, s, m, h)");
+    }
+    total_ns += std::strtold(number.c_str(), nullptr) * scale;
+    any = true;
+  }
+  if (!any) return Bad("invalid duration " + Quote(text));
+  // Go's limit is ~292 years; a week is plenty for anything srt-poller times.
+  if (total_ns > 7.0L * 24 * 3600e9) return Bad("duration " + Quote(text) + " is over 168h");
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(total_ns / 1e6L)));
+}
+
+Result<uint64_t> ParseByteSize(std::string_view text) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p == text.data()) return Bad("invalid size " + Quote(text));
+  std::string_view unit = text.substr(static_cast<size_t>(p - text.data()));
+  int shift = 0;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (unit == "K" || unit == "KiB" || unit == "k") {
+    shift = 10;
+  } else if (unit == "M" || unit == "MiB") {
+    shift = 20;
+  } else if (unit == "G" || unit == "GiB") {
+    shift = 30;
+  } else if (unit == "T" || unit == "TiB") {
+    shift = 40;
+  } else {
+    return Bad("invalid size " + Quote(text) + " (units: K, M, G, T, powers of 1024)");
+  }
+  if (shift > 0 && v > (UINT64_MAX >> shift)) return Bad("size " + Quote(text) + " is too large");
+  return v << shift;
+}
+
+Result<uint32_t> ParseCpus(std::string_view text) {
+  std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !(v >= 0.01) || v > 4096) {
+    return Bad("invalid CPU count " + Quote(text) + " (e.g. 2 or 0.5)");
+  }
+  return static_cast<uint32_t>(std::lround(v * 1000));
+}
+
+Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
+                                       const std::optional<std::string>& env_value) {
+  std::string key;
+  if (path) {
+    UniqueFd fd(open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (!fd) return SysError("environment key file '" + *path + "'");
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) return SysError("fstat '" + *path + "'");
+    if (!S_ISREG(st.st_mode)) {
+      return Bad("environment key file '" + *path + "' is not a regular file");
+    }
+    if ((st.st_mode & 077) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+      return Bad("environment key file '" + *path + "' has mode " + mode +
+                 ": it must not be readable or writable by group or others (chmod 600 '" + *path +
+                 "')");
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+      return Bad("environment key file '" + *path + "' belongs to uid " +
+                 std::to_string(st.st_uid) + ", not to this user or root");
+    }
+    if (st.st_size > static_cast<off_t>(kMaxKeyBytes)) {
+      return Bad("environment key file '" + *path + "' is larger than 4 KiB: not a key");
+    }
+    key.resize(kMaxKeyBytes);
+    ssize_t n = read(fd.get(), key.data(), key.size());
+    if (n < 0) return SysError("read '" + *path + "'");
+    key.resize(static_cast<size_t>(n));
+  } else if (env_value) {
+    key = *env_value;
+  }
+  // Trim surrounding whitespace (a trailing newline from `echo key > file`).
+  while (!key.empty() &&
+         (key.back() == '\n' || key.back() == '\r' || key.back() == ' ' || key.back() == '\t')) {
+    key.pop_back();
+  }
+  size_t start = key.find_first_not_of(" \t\r\n");
+  key.erase(0, start == std::string::npos ? key.size() : start);
+  std::string_view origin =
+      path ? std::string_view("the environment key file") : "ANTHROPIC_ENVIRONMENT_KEY";
+  if (key.empty()) return Bad(std::string(origin) + " is empty");
+  for (char c : key) {
+    auto ch = static_cast<unsigned char>(c);
+    if (ch <= 0x20 || ch >= 0x7f) {
+      return Bad(std::string(origin) + " holds a control, space or non-ASCII character: not a key");
+    }
+  }
+  return key;
+}
+
+std::string HelpText() {
+  return R"(Usage: srt-poller [OPTIONS]
+
+Claims Claude Managed Agents work items from a self-hosted environment's queue and serves every
+session in its own srt sandbox (bubblewrap, seccomp, the allowlist proxy, cgroup limits).
+The environment key stays in srt-poller: it never enters a sandbox.
+
+Options (flag > environment variable > --config file > default):
+  --environment-id ID        (ANTHROPIC_ENVIRONMENT_ID) required
+  --environment-key-file F   the environment key, a file of mode 0600; else the variable
+                             ANTHROPIC_ENVIRONMENT_KEY, which srt-poller removes from its
+                             environment at start
+  --base-url URL             (ANTHROPIC_BASE_URL) default https://api.anthropic.com
+  --worker-id ID             (ANTHROPIC_WORKER_ID) default: hostname-<16 hex>
+  --sessions-dir DIR         where each session's /workspace lives, as DIR/<session id>
+                             (default /var/lib/srt-poller/sessions)
+  --concurrency N            sessions served at once (default 1)
+  --policy FILE              srt settings for session sandboxes (default: the built-in
+                             policies/poller-session.json); re-read on SIGHUP
+  --max-idle DURATION        end a session this long after the agent's end_turn (default 60s;
+                             0 = never); Go syntax: 90s, 1m30s, 500ms
+  --on-work SCRIPT           run SCRIPT in the session's sandbox for every item instead of the
+                             built-in runner (the `ant beta:worker poll --on-work` contract:
+                             work JSON with `secret` on stdin, ANTHROPIC_WORK_ID,
+                             ANTHROPIC_SESSION_ID, ANTHROPIC_ENVIRONMENT_ID, ANTHROPIC_BASE_URL)
+  --script-gets-environment-key
+                             --on-work only: also set ANTHROPIC_ENVIRONMENT_KEY for the script
+  --log-format text|json     (default text) logs go to stderr
+  --memory SIZE              per-session memory limit (default 3G)
+  --cpus N                   per-session CPU limit (default 2)
+  --pids N                   per-session process limit (default 512)
+  --no-limits                run sessions without cgroup limits (otherwise srt-poller refuses
+                             to start where they cannot be enforced)
+  --workspace-cleanup keep|terminated
+                             keep workspaces (default), or remove one when its session is
+                             terminated or deleted
+  --ca-file FILE             extra CA certificates for HTTPS
+  --toolbox PATH             srt-toolbox (default: next to srt-poller)
+  --config FILE              JSON object whose keys are the long flag names, e.g.
+                             {"environment-id": "env_1", "concurrency": 4, "max-idle": "90s"}
+  --check                    validate the configuration, the key file's permissions and that a
+                             session sandbox starts here, then exit (0 = ready)
+  -h, --help                 this text
+  -V, --version              srt-poller's version
+
+Signals: SIGTERM/SIGINT cancel the running tools, post their error results, stop the work items
+and exit within 30 s. SIGHUP re-reads --policy for new sessions (running sessions get its network
+lists at once).
+)";
+}
+
+}  // namespace srt::poller

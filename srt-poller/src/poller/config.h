@@ -1,0 +1,84 @@
+// srt-poller/poller/config: the command line, the environment and the optional config file ->
+// PollerConfig. Pure: the caller passes the environment and a file reader, so every rule is
+// unit-tested without touching the host. Precedence: flag > environment > config file > default.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+
+namespace srt::poller {
+
+enum class LogFormat { kText, kJson };
+
+// What happens to <sessions>/<session_id> (the session's /workspace).
+enum class WorkspaceCleanup {
+  kKeep,        // never removed by srt-poller (the operator's job); the default, as the quickstart
+  kTerminated,  // removed once the session is terminated or deleted (not after an idle exit:
+                // the session's next message brings a new work item that needs the files)
+};
+
+struct SessionLimits {
+  uint64_t memory_bytes = uint64_t{3} << 30;  // 3 GiB
+  uint32_t cpu_millis = 2000;                 // 2 CPUs
+  uint32_t pids = 512;
+};
+
+struct PollerConfig {
+  enum class Action { kRun, kCheck, kHelp, kVersion };
+  Action action = Action::kRun;
+
+  std::string environment_id;
+  // The environment key itself is not part of the configuration: LoadEnvironmentKey reads it.
+  std::optional<std::string> environment_key_file;
+  bool environment_key_from_env = false;  // ANTHROPIC_ENVIRONMENT_KEY was set
+
+  std::string base_url = "https://api.anthropic.com";
+  std::string worker_id;  // default: hostname + "-" + 16 hex (filled by the caller)
+  std::string sessions_dir = "/var/lib/srt-poller/sessions";
+  int concurrency = 1;
+  std::optional<std::string> policy_path;      // default: the built-in poller-session policy
+  std::chrono::milliseconds max_idle{60'000};  // 0 = no idle timeout
+  std::optional<std::string> on_work;          // external runner mode
+  LogFormat log_format = LogFormat::kText;
+  std::optional<SessionLimits> limits = SessionLimits{};  // nullopt: --no-limits
+  WorkspaceCleanup workspace_cleanup = WorkspaceCleanup::kKeep;
+  // --on-work only: also give the script ANTHROPIC_ENVIRONMENT_KEY (off: it gets the item's
+  // secret only).
+  bool script_gets_environment_key = false;
+  std::optional<std::string> ca_file;       // extra CA bundle for HTTPS (tests, corporate CAs)
+  std::optional<std::string> config_path;   // --config
+  std::optional<std::string> toolbox_path;  // srt-toolbox; default: next to srt-poller
+};
+
+// Reads a file's contents: the config file. Returns an Error naming the file when it cannot.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
+// `args` excludes argv[0]; `env` is the process environment.
+[[nodiscard]] Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
+                                               const std::map<std::string, std::string>& env,
+                                               const FileReader& read_file);
+
+// Go's time.ParseDuration grammar ("60s", "1m30s", "1.5h", "250ms", "0"); no negative values.
+[[nodiscard]] Result<std::chrono::milliseconds> ParseGoDuration(std::string_view text);
+// "3G", "3GiB", "512M", "1048576" (bytes; K/M/G/T are powers of 1024).
+[[nodiscard]] Result<uint64_t> ParseByteSize(std::string_view text);
+// "2", "0.5" -> milli-CPUs.
+[[nodiscard]] Result<uint32_t> ParseCpus(std::string_view text);
+
+// The environment key: from `path` (refused unless a regular file, owned by this user or root,
+// with no group or other permission bits) or, without a path, from `env_value`. Side effects:
+// reads the file.
+[[nodiscard]] Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
+                                                     const std::optional<std::string>& env_value);
+
+std::string HelpText();
+
+}  // namespace srt::poller

@@ -1,0 +1,85 @@
+#include "poller/lease.h"
+
+#include <algorithm>
+
+namespace srt::poller {
+
+std::string_view LeaseEndName(LeaseEnd e) {
+  switch (e) {
+    case LeaseEnd::kLost:
+      return "lease reclaimed by another worker (412)";
+    case LeaseEnd::kStopping:
+      return "work item is stopping";
+    case LeaseEnd::kNotExtended:
+      return "lease not extended";
+    case LeaseEnd::kFatal:
+      return "permanent heartbeat failure";
+    case LeaseEnd::kStale:
+      return "heartbeats failing for longer than the lease TTL";
+  }
+  return "lease ended";
+}
+
+std::optional<LeaseEnd> LeaseState::OnReply(const HeartbeatReply& r, Clock::time_point now) {
+  switch (r.kind) {
+    case HeartbeatReply::Kind::kPreconditionFailed:
+      return LeaseEnd::kLost;
+    case HeartbeatReply::Kind::kFatal:
+      return LeaseEnd::kFatal;
+    case HeartbeatReply::Kind::kTransient:
+      if (now - last_success_ > ttl_) return LeaseEnd::kStale;
+      return std::nullopt;
+    case HeartbeatReply::Kind::kOk:
+      break;
+  }
+  last_ = r.last_heartbeat;
+  last_success_ = now;
+  if (r.ttl_seconds > 0) {
+    // Bound the server's TTL: a week is plenty and keeps the arithmetic far from overflow.
+    int64_t ttl_s = std::min<int64_t>(r.ttl_seconds, 7 * 24 * 3600);
+    ttl_ = std::max<std::chrono::milliseconds>(std::chrono::seconds(ttl_s), kFloor);
+    interval_ = std::clamp<std::chrono::milliseconds>(ttl_ / 2, kFloor, kDefault);
+  }
+  if (r.state == "stopping" || r.state == "stopped") return LeaseEnd::kStopping;
+  if (!r.lease_extended) return LeaseEnd::kNotExtended;
+  return std::nullopt;
+}
+
+LeaseKeeper::LeaseKeeper(Beat beat, OnEnd on_end, OnBeat on_beat)
+    : beat_(std::move(beat)), on_end_(std::move(on_end)), on_beat_(std::move(on_beat)) {}
+
+LeaseKeeper::~LeaseKeeper() { Stop(); }
+
+void LeaseKeeper::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void LeaseKeeper::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cancel_ = true;
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaseKeeper::Loop() {
+  LeaseState state(Clock::now());
+  for (;;) {
+    HeartbeatReply reply = beat_(state.expected(), state.interval(), cancel_);
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+    }
+    if (on_beat_) on_beat_(reply);
+    if (auto end = state.OnReply(reply, Clock::now())) {
+      on_end_(*end, reply.kind == HeartbeatReply::Kind::kOk ? reply.state : reply.error);
+      return;
+    }
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, state.interval(), [this] { return stop_; })) return;
+  }
+}
+
+}  // namespace srt::poller

@@ -1,0 +1,94 @@
+#include "poller/log.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace srt::poller {
+namespace {
+
+std::string_view LevelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug:
+      return "DEBUG";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kError:
+      return "ERROR";
+  }
+  return "INFO";
+}
+
+std::string NowRfc3339() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t{};
+  gmtime_r(&ts.tv_sec, &t);
+  char buf[64];
+  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &t);
+  std::snprintf(buf + n, sizeof buf - n, ".%03ldZ", ts.tv_nsec / 1000000);
+  return buf;
+}
+
+// slog's text handler quotes a value when it is empty or holds a space, '=', '"' or a
+// non-printing character.
+void AppendTextValue(std::string& out, std::string_view v) {
+  bool quote = v.empty();
+  for (char ch : v) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= ' ' || c == '=' || c == '"' || c == 0x7f) quote = true;
+  }
+  if (!quote) {
+    out += v;
+    return;
+  }
+  out +=
+      nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string Logger::Format(LogFormat format, std::string_view time, LogLevel level,
+                           std::string_view msg, const LogFields& fields) {
+  if (format == LogFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["time"] = time;
+    j["level"] = LevelName(level);
+    j["msg"] = msg;
+    for (const auto& [k, v] : fields) j[k] = v;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string out = "time=";
+  out += time;
+  out += " level=";
+  out += LevelName(level);
+  out += " msg=";
+  AppendTextValue(out, msg);
+  for (const auto& [k, v] : fields) {
+    out += ' ';
+    out += k;
+    out += '=';
+    AppendTextValue(out, v);
+  }
+  return out;
+}
+
+void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) const {
+  std::string line = Format(format_, NowRfc3339(), level, msg, fields);
+  line += '\n';
+  std::lock_guard lock(mu_);
+  size_t off = 0;
+  while (off < line.size()) {
+    ssize_t n = write(fd_, line.data() + off, line.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere to report a failing stderr
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace srt::poller

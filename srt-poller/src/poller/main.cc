@@ -1,0 +1,250 @@
+// srt-poller: claims Claude Managed Agents work from a self-hosted environment's queue and serves
+// every session in its own srt sandbox. The only place that prints usage, exits and catches.
+#include <limits.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "api/client.h"
+#include "poller/config.h"
+#include "poller/log.h"
+#include "poller/poller.h"
+#include "poller/session.h"
+#include "srt/sandbox.h"
+
+extern char** environ;
+
+namespace srt::poller {
+namespace {
+
+// Variables a session must never inherit from the poller's environment (§1.2): the key itself,
+// and organisation credentials that have no business on a worker host.
+constexpr const char* kSecretVars[] = {"ANTHROPIC_ENVIRONMENT_KEY", "ANTHROPIC_API_KEY",
+                                       "ANTHROPIC_AUTH_TOKEN"};
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return SysError("open '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (size_t{1} << 20)) {
+    return MakeError(Errc::kInvalidArgument, "'" + path + "' is over 1 MiB");
+  }
+  return ss.str();
+}
+
+std::string DefaultWorkerId() {
+  char host[HOST_NAME_MAX + 1] = {};
+  gethostname(host, sizeof host - 1);
+  std::string h;
+  for (char c : std::string(host)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    h += ok ? c : '-';
+  }
+  if (h.empty()) h = "worker";
+  unsigned char r[8];
+  if (getrandom(r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+    for (auto& b : r) b = static_cast<unsigned char>(std::rand());
+  }
+  char hex[17];
+  for (size_t i = 0; i < sizeof r; ++i) std::snprintf(hex + 2 * i, 3, "%02x", r[i]);
+  return h.substr(0, 100) + "-" + hex;
+}
+
+std::string FindToolbox(const PollerConfig& c) {
+  if (c.toolbox_path) return *c.toolbox_path;
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir.erase(dir.rfind('/'));
+    std::string next = dir + "/srt-toolbox";
+    if (access(next.c_str(), X_OK) == 0) return next;
+  }
+  return SRT_TOOLBOX_INSTALL_PATH;
+}
+
+int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& toolbox) {
+  int failures = 0;
+  auto line = [&](bool ok, const std::string& what, const std::string& detail) {
+    std::printf("%s %s%s%s\n", ok ? "ok  " : "FAIL", what.c_str(), detail.empty() ? "" : ": ",
+                detail.c_str());
+    failures += ok ? 0 : 1;
+  };
+  line(true, "configuration", "environment " + c.environment_id + ", base URL " + c.base_url);
+  auto key = LoadEnvironmentKey(c.environment_key_file, std::nullopt);
+  if (c.environment_key_file) {
+    line(static_cast<bool>(key), "environment key file '" + *c.environment_key_file + "'",
+         key ? "mode and owner fine" : key.error().message());
+  } else {
+    line(true, "environment key", "from ANTHROPIC_ENVIRONMENT_KEY (prefer --environment-key-file)");
+  }
+  line(access(toolbox.c_str(), X_OK) == 0, "srt-toolbox '" + toolbox + "'",
+       access(toolbox.c_str(), X_OK) == 0 ? "" : std::strerror(errno));
+  if (c.on_work) {
+    bool ok = access(c.on_work->c_str(), X_OK) == 0;
+    line(ok, "--on-work script '" + *c.on_work + "'", ok ? "" : std::strerror(errno));
+  }
+  line(true, "session policy", c.policy_path.value_or("built-in policies/poller-session.json"));
+  auto probe = ProbeSessionSandbox(c, *policy.Current());
+  std::string limits = c.limits ? "with limits " + std::to_string(c.limits->memory_bytes >> 20) +
+                                      " MiB, " + std::to_string(c.limits->cpu_millis) +
+                                      " milli-CPUs, " + std::to_string(c.limits->pids) + " pids"
+                                : "without limits (--no-limits)";
+  line(static_cast<bool>(probe), "a session sandbox starts here " + limits,
+       probe ? "" : probe.error().message());
+  std::printf(failures == 0 ? "srt-poller is ready\n" : "srt-poller is NOT ready\n");
+  return failures == 0 ? 0 : 1;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::map<std::string, std::string> env = Environment();
+  auto parsed = ParseConfig(args, env, ReadFile);
+  if (!parsed) {
+    std::fprintf(stderr, "srt-poller: %s\n", parsed.error().message().c_str());
+    return 2;
+  }
+  PollerConfig config = std::move(*parsed);
+  if (config.action == PollerConfig::Action::kHelp) {
+    std::fputs(HelpText().c_str(), stdout);
+    return 0;
+  }
+  if (config.action == PollerConfig::Action::kVersion) {
+    std::printf("srt-poller %s\n", std::string(Version()).c_str());
+    return 0;
+  }
+
+  // The key leaves the process environment before anything else can copy it (threads, children).
+  std::optional<std::string> env_key;
+  if (auto it = env.find("ANTHROPIC_ENVIRONMENT_KEY"); it != env.end()) env_key = it->second;
+  Logger log(config.log_format);
+  for (const char* v : kSecretVars) {
+    if (getenv(v) != nullptr && std::string_view(v) != "ANTHROPIC_ENVIRONMENT_KEY") {
+      log.Warn("removed an organisation credential from the environment: sessions never see it",
+               {{"variable", v}});
+    }
+    unsetenv(v);
+  }
+  auto key = LoadEnvironmentKey(config.environment_key_file,
+                                config.environment_key_file ? std::nullopt : env_key);
+  env_key.reset();
+  if (!key && config.action != PollerConfig::Action::kCheck) {
+    log.Error("environment key", {{"error", key.error().message()}});
+    return 2;
+  }
+  if (config.worker_id.empty()) config.worker_id = DefaultWorkerId();
+
+  PolicyStore policy;
+  if (auto r = policy.Load(config.policy_path); !r) {
+    std::fprintf(stderr, "srt-poller: %s\n", r.error().message().c_str());
+    return 2;
+  }
+  std::string toolbox = FindToolbox(config);
+  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox);
+
+  if (config.on_work && access(config.on_work->c_str(), X_OK) != 0) {
+    log.Error("--on-work script is not executable",
+              {{"script", *config.on_work}, {"error", std::strerror(errno)}});
+    return 2;
+  }
+  if (!config.on_work && access(toolbox.c_str(), X_OK) != 0) {
+    log.Error("srt-toolbox not found", {{"path", toolbox}, {"error", std::strerror(errno)}});
+    return 2;
+  }
+  // Sessions must be able to start, with their limits, before we claim anything.
+  if (auto r = ProbeSessionSandbox(config, *policy.Current()); !r) {
+    log.Error(
+        "a session sandbox cannot start here (srt-poller --check explains; --no-limits "
+        "runs without cgroup limits)",
+        {{"error", r.error().message()}});
+    return 2;
+  }
+
+  // Signals go to one thread; every other thread (sessions, leases, proxies) inherits the mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  PollerContext ctx;
+  ctx.config = &config;
+  ctx.environment_key = *key;
+  ctx.worker_id = config.worker_id;
+  ctx.log = &log;
+  ctx.toolbox_path = toolbox;
+  ctx.policy = &policy;
+  for (char** e = environ; *e != nullptr; ++e) ctx.script_env.emplace_back(*e);
+
+  auto cancel = std::make_shared<CancelToken>();
+  ClientOptions copts;
+  if (config.ca_file) copts.ca_file = *config.ca_file;
+  copts.cancel = cancel;
+  auto queue = WorkQueueClient::Create(
+      {config.base_url, config.environment_id, *key, config.worker_id, copts});
+  if (!queue) {
+    log.Error("work queue client", {{"error", queue.error().message()}});
+    return 2;
+  }
+  Poller poller(ctx, policy, std::move(*queue), cancel);
+
+  std::thread signals([&] {
+    int count = 0;
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGHUP) {
+        poller.Reload();
+        continue;
+      }
+      if (sig == 0) return;  // our own wake-up at exit
+      if (++count == 1) {
+        poller.Shutdown(std::string("signal ") + sigabbrev_np(sig));
+      } else {
+        log.Warn("second signal: exiting now (sandboxes die with us)", {});
+        _exit(128 + sig);
+      }
+    }
+  });
+  int code = poller.Run();
+  // Wake the signal thread to end it: SIGTERM to ourselves would be read as a request, so
+  // detach it instead; the process is about to exit.
+  signals.detach();
+  log.Info("srt-poller exiting", {{"code", std::to_string(code)}});
+  return code;
+}
+
+}  // namespace
+}  // namespace srt::poller
+
+int main(int argc, char** argv) {
+  try {
+    return srt::poller::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "srt-poller: %s\n", e.what());
+    return 1;
+  }
+}

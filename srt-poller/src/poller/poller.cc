@@ -1,0 +1,241 @@
+#include "poller/poller.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "api/retry.h"
+#include "base/unique_fd.h"
+
+namespace srt::poller {
+
+Poller::Poller(const PollerContext& ctx, PolicyStore& policy, WorkQueueClient queue,
+               std::shared_ptr<CancelToken> cancel)
+    : ctx_(ctx), policy_(policy), queue_(std::move(queue)), cancel_(std::move(cancel)) {}
+
+Poller::~Poller() {
+  Shutdown("poller destroyed");
+  std::unique_lock lock(mu_);
+  for (auto& [id, slot] : slots_) {
+    if (slot.thread.joinable()) {
+      lock.unlock();
+      slot.thread.join();
+      lock.lock();
+    }
+  }
+}
+
+void Poller::Shutdown(const std::string& reason) {
+  std::vector<SessionWorker*> workers;
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    for (auto& [id, slot] : slots_) {
+      if (!slot.finished) workers.push_back(slot.worker.get());
+    }
+  }
+  ctx_.log->Info("shutting down",
+                 {{"reason", reason}, {"sessions", std::to_string(workers.size())}});
+  cancel_->Cancel();
+  cv_.notify_all();
+  for (SessionWorker* w : workers) w->Stop(reason);
+}
+
+void Poller::Reload() {
+  auto r = policy_.Load(ctx_.config->policy_path);
+  if (!r) {
+    ctx_.log->Error("policy reload failed; keeping the current policy",
+                    {{"error", r.error().message()}});
+    return;
+  }
+  auto current = policy_.Current();
+  std::lock_guard lock(mu_);
+  for (auto& [id, slot] : slots_) {
+    if (!slot.finished) slot.worker->UpdateNetwork(current->network);
+  }
+  ctx_.log->Info("session policy reloaded",
+                 {{"policy", ctx_.config->policy_path.value_or("built-in")}});
+}
+
+void Poller::StopItem(const std::string& work_id, bool force) {
+  if (auto r = queue_.Stop(work_id, force); !r) {
+    ctx_.log->Warn("stop failed", {{"work_id", work_id}, {"error", r.error().message()}});
+  }
+}
+
+void Poller::ReapFinished() {
+  std::vector<std::thread> done;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      if (it->second.finished) {
+        done.push_back(std::move(it->second.thread));
+        it = slots_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& t : done) t.join();
+}
+
+void Poller::StartSession(Work work) {
+  std::string sid = work.data_id;
+  auto worker = std::make_unique<SessionWorker>(ctx_, std::move(work));
+  SessionWorker* w = worker.get();
+  std::lock_guard lock(mu_);
+  Slot& slot = slots_[sid];
+  slot.worker = std::move(worker);
+  slot.thread = std::thread([this, w, sid] {
+    SessionEnd end = w->Run();
+    ctx_.log->Info("session item finished", {{"work_id", w->work_id()},
+                                             {"session_id", sid},
+                                             {"outcome", end.outcome},
+                                             {"message", end.message}});
+    if (end.session_over && ctx_.config->workspace_cleanup == WorkspaceCleanup::kTerminated) {
+      std::error_code ec;
+      std::filesystem::remove_all(ctx_.config->sessions_dir + "/" + sid, ec);
+      if (ec) {
+        ctx_.log->Warn("workspace cleanup failed", {{"session_id", sid}, {"error", ec.message()}});
+      } else {
+        ctx_.log->Info("workspace removed (session over)", {{"session_id", sid}});
+      }
+    }
+    if (end.fatal_script) {
+      ctx_.log->Error("on-work script cannot run; stopping", {{"error", end.message}});
+      {
+        std::lock_guard l(mu_);
+        fatal_ = true;
+      }
+      Shutdown("on-work script cannot run");
+    }
+    std::lock_guard l(mu_);
+    slots_[sid].finished = true;
+    cv_.notify_all();
+  });
+}
+
+int Poller::Run() {
+  Backoff backoff;  // 1 s doubling to 60 s, jitter [b/2, b)
+  auto uniform = DefaultUniform();
+  ctx_.log->Info("polling for work", {{"environment_id", ctx_.config->environment_id},
+                                      {"worker_id", ctx_.worker_id},
+                                      {"concurrency", std::to_string(ctx_.config->concurrency)},
+                                      {"mode", ctx_.config->on_work ? "on-work" : "native"}});
+  for (;;) {
+    ReapFinished();
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] {
+        if (shutdown_) return true;
+        size_t live = 0;
+        for (auto& [id, s] : slots_) live += s.finished ? 0 : 1;
+        return live < static_cast<size_t>(ctx_.config->concurrency);
+      });
+      if (shutdown_) break;
+    }
+    ReapFinished();
+
+    auto polled = queue_.Poll();
+    if (!polled) {
+      const ApiError& e = polled.error();
+      if (e.kind() == ApiErrorKind::kCancelled) break;
+      if (e.kind() == ApiErrorKind::kFatal || e.kind() == ApiErrorKind::kInvalidArgument) {
+        // A bad key or a missing environment never recovers.
+        ctx_.log->Error("poll hit permanent 4xx; stopping", {{"error", e.message()}});
+        std::lock_guard lock(mu_);
+        fatal_ = true;
+        break;
+      }
+      Millis d = backoff.Next(uniform());
+      ctx_.log->Warn("poll failed, backing off",
+                     {{"error", e.message()}, {"sleep", std::to_string(d.count()) + "ms"}});
+      cancel_->WaitFor(d);
+      continue;
+    }
+    backoff.Reset();
+    if (!polled->has_value()) {
+      cancel_->WaitFor(PollEmptySleep(uniform()));
+      continue;
+    }
+    Work work = std::move(**polled);
+    LogFields f = {{"work_id", work.id}, {"work_type", work.data_type}};
+    if (auto acked = queue_.Ack(work.id); !acked) {
+      f.emplace_back("error", acked.error().message());
+      ctx_.log->Error("ack failed, discarding work item", f);
+      StopItem(work.id, /*force=*/true);
+      cancel_->WaitFor(backoff.Next(uniform()));
+      continue;
+    }
+    ctx_.log->Info("claimed work", f);
+    if (!work.is_session()) {
+      // `ant` skips other item types (health checks) with a warning; the stop releases them.
+      ctx_.log->Warn("skipping non-session work item", f);
+      StopItem(work.id, /*force=*/false);
+      continue;
+    }
+    bool duplicate = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = slots_.find(work.data_id);
+      duplicate = it != slots_.end() && !it->second.finished;
+    }
+    if (duplicate) {
+      // Reclaim or lease loss can hand us a session we already serve (QS duplicate guard).
+      f.emplace_back("session_id", work.data_id);
+      ctx_.log->Warn("session already running on this host; skipping the duplicate item", f);
+      StopItem(work.id, /*force=*/false);
+      continue;
+    }
+    StartSession(std::move(work));
+  }
+
+  // Wind down: every session stops (its tool is cancelled and answered), then we wait.
+  Shutdown(fatal_ ? "fatal error" : "stopped");
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, s] : slots_) {
+      if (s.thread.joinable()) threads.push_back(std::move(s.thread));
+    }
+  }
+  for (auto& t : threads) t.join();
+  std::lock_guard lock(mu_);
+  slots_.clear();
+  return fatal_ ? 1 : 0;
+}
+
+Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy) {
+  std::error_code ec;
+  std::filesystem::create_directories(config.sessions_dir, ec);
+  if (ec) {
+    return MakeError(Errc::kSystem,
+                     "sessions directory '" + config.sessions_dir + "': " + ec.message());
+  }
+  std::string probe = config.sessions_dir + "/.srt-poller-probe-" + std::to_string(getpid());
+  std::filesystem::create_directories(probe, ec);
+  if (ec) return MakeError(Errc::kSystem, "create '" + probe + "': " + ec.message());
+  SandboxOptions o =
+      SessionSandboxOptions(policy, config, "probe", probe,
+                            {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
+  o.network_updates = false;
+  // The probe checks the workspace bind and that bash (which the bash tool runs) works.
+  o.argv = {"/bin/bash", "-c", "test -w /workspace && touch /workspace/.probe"};
+  UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null) return SysError("open /dev/null");
+  o.stdin_fd = null.get();
+  o.stdout_fd = null.get();
+  auto status = RunSandboxed(std::move(o));
+  std::filesystem::remove_all(probe, ec);
+  if (!status) return status.error();
+  if (status->code != 0) {
+    return MakeError(Errc::kSystem, "the probe sandbox exited with " +
+                                        std::to_string(status->code) +
+                                        " (expected a writable /workspace and /bin/bash)");
+  }
+  return {};
+}
+
+}  // namespace srt::poller

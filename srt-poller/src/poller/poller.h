@@ -1,0 +1,59 @@
+// srt-poller/poller/poller: the poll loop (protocol §2.4, Go WorkPoller): claim, ack, hand each
+// session item to a SessionWorker thread (at most --concurrency at once), back off on errors,
+// stop on a fatal 4xx, and wind everything down on Shutdown().
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "api/client.h"
+#include "poller/session.h"
+
+namespace srt::poller {
+
+class Poller {
+ public:
+  Poller(const PollerContext& ctx, PolicyStore& policy, WorkQueueClient queue,
+         std::shared_ptr<CancelToken> cancel);
+  ~Poller();
+
+  // Polls until Shutdown() or a fatal error; then stops every session and waits for them.
+  // Returns the process exit code: 0 after a shutdown, 1 after a fatal error.
+  int Run();
+  // Thread-safe; the first reason is logged.
+  void Shutdown(const std::string& reason);
+  // SIGHUP: re-reads the session policy; running sessions get its network lists.
+  void Reload();
+
+ private:
+  struct Slot {
+    std::unique_ptr<SessionWorker> worker;
+    std::thread thread;
+    bool finished = false;
+  };
+
+  void StartSession(Work work);
+  void ReapFinished();
+  void StopItem(const std::string& work_id, bool force);
+
+  const PollerContext& ctx_;
+  PolicyStore& policy_;
+  WorkQueueClient queue_;
+  std::shared_ptr<CancelToken> cancel_;  // the queue client's: cancels a poll in flight
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutdown_ = false;
+  bool fatal_ = false;
+  std::map<std::string, Slot> slots_;  // by session id: one live worker per session here
+};
+
+// Starts a sandbox with the session policy, the limits and a workspace bind, running
+// /bin/true: proves that sessions can run on this host. Used at start and by --check.
+[[nodiscard]] Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy);
+
+}  // namespace srt::poller

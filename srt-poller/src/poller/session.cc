@@ -1,0 +1,606 @@
+#include "poller/session.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "base/unique_fd.h"
+#include "poller/lease.h"
+#include "poller/poller_session_policy.h"
+#include "poller/toolbox_client.h"
+#include "runner/runner.h"
+#include "runner/skills.h"
+
+namespace srt::poller {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kToolboxReady{30'000};
+constexpr milliseconds kScriptGrace{30'000};  // SIGTERM -> SIGKILL, as `ant`'s WaitDelay
+constexpr milliseconds kStopTimeout{10'000};
+
+// --- The runner's view of the API (runner/session_api.h) over api/client.h ---------------------
+
+// Maps an API failure onto the Errc classes runner/session_api.h expects.
+Error ToRunnerError(const ApiError& e) {
+  if (e.kind() == ApiErrorKind::kFatal || e.kind() == ApiErrorKind::kInvalidArgument) {
+    int s = e.status();
+    Errc c = (s == 401 || s == 403)                         ? Errc::kPermissionDenied
+             : (s == 404 || s == 410)                       ? Errc::kNotFound
+             : (s == 400 || s == 413 || s == 422 || s == 0) ? Errc::kInvalidArgument
+                                                            : Errc::kDenied;
+    return MakeError(c, e.message());
+  }
+  return MakeError(Errc::kSystem, e.message());
+}
+
+class ApiSession final : public SessionApi {
+ public:
+  // `reader` may retry on its own; `poster` must not (the runner does the §2.5 retries).
+  ApiSession(SessionClient reader, SessionClient poster, std::string session_id)
+      : reader_(std::move(reader)), poster_(std::move(poster)), id_(std::move(session_id)) {}
+
+  Result<std::vector<Event>> ListHistory() override {
+    auto events = reader_.ListEvents(id_);
+    if (!events) return ToRunnerError(events.error());
+    std::vector<Event> out;
+    out.reserve(events->size());
+    for (auto& e : *events) out.push_back(std::move(e));
+    return out;
+  }
+
+  Result<void> Stream(const std::function<void()>& on_open,
+                      const std::function<bool(const Event&)>& on_event,
+                      const std::atomic<bool>& cancel) override {
+    CancelToken token;
+    // The runner's cancel is an atomic flag; the client's is a token. Bridge them.
+    std::atomic<bool> done{false};
+    std::thread bridge([&] {
+      while (!done && !cancel) std::this_thread::sleep_for(milliseconds(20));
+      if (cancel) token.Cancel();
+    });
+    StreamHandlers h;
+    h.on_open = on_open;
+    h.on_event = [&](SessionEvent&& e) { return on_event(e); };
+    auto r = reader_.StreamEvents(id_, h, &token);
+    done = true;
+    bridge.join();
+    if (!r) {
+      if (r.error().kind() == ApiErrorKind::kCancelled) return {};
+      return ToRunnerError(r.error());
+    }
+    return {};
+  }
+
+  Result<void> PostEvents(std::string events_json_array) override {
+    auto r =
+        poster_.PostEvents(id_, "{\"events\":" + events_json_array + "}", milliseconds(15'000));
+    if (!r) return ToRunnerError(r.error());
+    return {};
+  }
+
+ private:
+  SessionClient reader_;
+  SessionClient poster_;
+  std::string id_;
+};
+
+class ApiSkills final : public SkillsApi {
+ public:
+  explicit ApiSkills(SessionClient client) : c_(std::move(client)) {}
+  Result<std::vector<std::string>> ListVersions(const std::string& skill_id) override {
+    auto v = c_.ListSkillVersions(skill_id);
+    if (!v) return v.error().ToError();
+    std::vector<std::string> out;
+    for (const auto& s : *v) out.push_back(s.version);
+    return out;
+  }
+  Result<std::string> GetVersionName(const std::string& skill_id,
+                                     const std::string& version) override {
+    auto v = c_.GetSkillVersion(skill_id, version);
+    if (!v) return v.error().ToError();
+    return v->name;
+  }
+  Result<std::string> Download(const std::string& skill_id, const std::string& version) override {
+    auto v = c_.DownloadSkillContent(skill_id, version);
+    if (!v) return v.error().ToError();
+    return std::move(*v);
+  }
+
+ private:
+  SessionClient c_;
+};
+
+HeartbeatReply ToReply(const ApiResult<HeartbeatResponse>& r) {
+  HeartbeatReply out;
+  if (r) {
+    out.last_heartbeat = r->last_heartbeat;
+    out.ttl_seconds = r->ttl_seconds.value_or(0);
+    out.state = r->state;
+    out.lease_extended = r->lease_extended;
+    return out;
+  }
+  out.error = r.error().message();
+  switch (r.error().kind()) {
+    case ApiErrorKind::kLeaseLost:
+      out.kind = HeartbeatReply::Kind::kPreconditionFailed;
+      break;
+    case ApiErrorKind::kFatal:
+    case ApiErrorKind::kConflict:
+    case ApiErrorKind::kInvalidArgument:
+      out.kind = HeartbeatReply::Kind::kFatal;
+      break;
+    default:
+      out.kind = HeartbeatReply::Kind::kTransient;
+  }
+  return out;
+}
+
+Result<void> MakeDirs(const std::string& path, mode_t mode) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return MakeError(Errc::kSystem, "create '" + path + "': " + ec.message());
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return SysError("stat '" + path + "'");
+  if (!S_ISDIR(st.st_mode)) return MakeError(Errc::kSystem, "'" + path + "' is not a directory");
+  if ((st.st_mode & 07777) != mode) chmod(path.c_str(), mode);
+  return {};
+}
+
+std::vector<std::string> BaseEnv() {
+  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/workspace",
+          "LANG=C.UTF-8", "USER=agent", "SHELL=/bin/bash"};
+}
+
+// Pipes for the toolbox's stdin and stdout (CLOEXEC on our ends: only the sandbox's copies
+// stay open in the child, as its fds 0 and 1).
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+Result<Pipe> MakePipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return SysError("pipe2");
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+}  // namespace
+
+// --- PolicyStore ---------------------------------------------------------------------------------
+
+Result<void> PolicyStore::Load(const std::optional<std::string>& path) {
+  Result<LoadedSettings> loaded =
+      path ? LoadSettingsFile(*path)
+           : ParseSettings(kPollerSessionPolicy, "built-in policies/poller-session.json");
+  if (!loaded) return loaded.error().Wrap("session policy");
+  auto s = std::make_shared<const Settings>(std::move(loaded->settings));
+  std::lock_guard lock(mu_);
+  current_ = std::move(s);
+  return {};
+}
+
+std::shared_ptr<const Settings> PolicyStore::Current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+// --- Sandbox options -----------------------------------------------------------------------------
+
+std::string UrlHostPort(std::string_view url) {
+  bool https = url.starts_with("https://");
+  if (!https && !url.starts_with("http://")) return "";
+  std::string_view rest = url.substr(https ? 8 : 7);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  if (rest.empty()) return "";
+  // A port is present when the last ':' follows the host (after ']' for IPv6 literals).
+  size_t colon = rest.rfind(':');
+  size_t bracket = rest.rfind(']');
+  bool has_port =
+      colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket);
+  if (has_port) return std::string(rest);
+  return std::string(rest) + (https ? ":443" : ":80");
+}
+
+SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
+                                     const std::string& session_id, const std::string& workspace,
+                                     const std::vector<std::string>& env) {
+  SandboxOptions o;
+  o.settings = policy;
+  // The poller's own files are never readable in a session: every session's workspace (this
+  // one comes back through the bind), the key, the configuration.
+  auto deny = [&](const std::string& p) {
+    if (!p.empty() && p.starts_with('/')) o.settings.filesystem.deny_read.push_back({p, true});
+  };
+  deny(config.sessions_dir);
+  if (config.environment_key_file) deny(*config.environment_key_file);
+  if (config.config_path) deny(*config.config_path);
+  o.binds.push_back({workspace, "/workspace", true});
+  o.cwd = "/workspace";
+  o.env = env;
+  if (config.limits) {
+    o.limits =
+        ResourceLimits{config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids};
+  }
+  // A proxy from the start, so that SIGHUP can widen (or narrow) a running session's network.
+  o.network_updates = true;
+  // Letters, digits, '.', '_', '-'; at most 64.
+  o.id = "s-" + session_id.substr(0, 60);
+  return o;
+}
+
+// --- SessionWorker -------------------------------------------------------------------------------
+
+SessionWorker::SessionWorker(const PollerContext& ctx, Work work)
+    : ctx_(ctx), work_(std::move(work)) {}
+
+SessionWorker::~SessionWorker() = default;
+
+LogFields SessionWorker::Fields(LogFields extra) const {
+  LogFields f = {{"work_id", work_.id}, {"session_id", work_.data_id}};
+  for (auto& kv : extra) f.push_back(std::move(kv));
+  return f;
+}
+
+void SessionWorker::Stop(std::string reason) {
+  std::lock_guard hook_lock(hook_mu_);
+  std::function<void(const std::string&)> hook;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    stop_reason_ = reason;
+    hook = stop_hook_;
+  }
+  if (hook) hook(reason);
+}
+
+void SessionWorker::UpdateNetwork(const NetworkSettings& network) {
+  std::lock_guard lock(mu_);
+  if (sandbox_ == nullptr) return;
+  if (auto r = sandbox_->UpdateNetwork(network); !r) {
+    ctx_.log->Warn("could not update the session's network",
+                   Fields({{"error", r.error().message()}}));
+  }
+}
+
+SessionEnd SessionWorker::Run() {
+  if (work_.secret) {
+    auto s = DecodeWorkSecret(*work_.secret);
+    if (s) {
+      secret_ = std::move(*s);
+    } else {
+      ctx_.log->Warn("work item secret unusable", Fields({{"error", s.error().message()}}));
+    }
+  }
+  return ctx_.config->on_work ? RunScript() : RunNative();
+}
+
+SessionEnd SessionWorker::RunNative() {
+  const PollerConfig& cfg = *ctx_.config;
+  const std::string base = secret_ && secret_->api_base_url ? *secret_->api_base_url : cfg.base_url;
+  // Per-item calls use the item's sessions token when there is one (TS SDK #handleItem); the
+  // environment key otherwise. Both stay in this process.
+  const std::string& bearer = secret_ ? secret_->sessions_token : ctx_.environment_key;
+  ClientOptions copts;
+  if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
+
+  auto item_queue = WorkQueueClient::Create(
+      {base, work_.environment_id.empty() ? cfg.environment_id : work_.environment_id, bearer,
+       ctx_.worker_id, copts});
+  auto reader = SessionClient::Create({base, bearer, copts});
+  ClientOptions post_opts = copts;
+  post_opts.max_retries = 0;
+  auto poster = SessionClient::Create({base, bearer, post_opts});
+  auto skills_client = SessionClient::Create({cfg.base_url, ctx_.environment_key, copts});
+  if (!item_queue || !reader || !poster || !skills_client) {
+    std::string why = !item_queue ? item_queue.error().message()
+                      : !reader   ? reader.error().message()
+                      : !poster   ? poster.error().message()
+                                  : skills_client.error().message();
+    return {"fatal", "API client: " + why};
+  }
+
+  // The runner, once it exists, is what Stop() and the lease talk to.
+  std::mutex runner_mu;
+  SessionRunner* runner = nullptr;
+  std::atomic<bool> lease_lost{false};
+  std::string early_stop;
+  auto stop_runner = [&](StopReason why, const std::string& msg) {
+    std::lock_guard lock(runner_mu);
+    if (runner != nullptr) {
+      runner->Stop(why, msg);
+    } else if (early_stop.empty()) {
+      early_stop = msg;
+    }
+  };
+
+  LeaseKeeper lease(
+      [&](const std::string& expected, milliseconds timeout, const std::atomic<bool>&) {
+        return ToReply(item_queue->Heartbeat(work_.id, expected, std::nullopt, timeout));
+      },
+      [&](LeaseEnd end, const std::string& detail) {
+        ctx_.log->Warn("lease ended",
+                       Fields({{"reason", std::string(LeaseEndName(end))}, {"detail", detail}}));
+        if (end == LeaseEnd::kLost) {
+          lease_lost = true;
+          stop_runner(StopReason::kLeaseLost, std::string(LeaseEndName(end)));
+        } else {
+          stop_runner(StopReason::kShutdown, std::string(LeaseEndName(end)));
+        }
+      });
+  lease.Start();
+  {
+    std::lock_guard lock(mu_);
+    stop_hook_ = [&](const std::string& reason) { stop_runner(StopReason::kShutdown, reason); };
+    if (stopping_) stop_runner(StopReason::kShutdown, stop_reason_);
+  }
+
+  SessionEnd end;
+  const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
+  auto finish = [&](SessionEnd e) {
+    lease.Stop();
+    {
+      std::lock_guard hook_lock(hook_mu_);
+      std::lock_guard lock(mu_);
+      stop_hook_ = nullptr;
+    }
+    if (auto r = CleanupSkills(workspace); !r) {
+      ctx_.log->Warn("skill cleanup failed", Fields({{"error", r.error().message()}}));
+    }
+    if (!lease_lost) {
+      if (auto r = item_queue->Stop(work_.id, /*force=*/true, kStopTimeout); !r) {
+        ctx_.log->Warn("force-stop on exit failed", Fields({{"error", r.error().message()}}));
+      }
+    }
+    return e;
+  };
+
+  if (auto r = MakeDirs(cfg.sessions_dir, 0700); !r) return finish({"fatal", r.error().message()});
+  if (auto r = MakeDirs(workspace, 0755); !r) return finish({"fatal", r.error().message()});
+
+  // Skills: with the environment key, on the host, before the sandbox starts (§2.6).
+  if (auto session = skills_client->GetSession(work_.data_id); session) {
+    std::vector<SkillRef> refs;
+    for (const auto& s : session->skills) refs.push_back(s);
+    if (!refs.empty()) {
+      ApiSkills api(*skills_client);
+      auto outcomes = SetupSkills(api, refs, workspace);
+      if (!outcomes) {
+        ctx_.log->Warn("skill setup failed", Fields({{"error", outcomes.error().message()}}));
+      } else {
+        for (const auto& o : *outcomes) {
+          if (o.ok) {
+            ctx_.log->Info("skill ready", Fields({{"skill_id", o.skill_id},
+                                                  {"version", o.resolved_version},
+                                                  {"directory", o.directory}}));
+          } else {
+            ctx_.log->Warn("skill failed", Fields({{"skill_id", o.skill_id}, {"error", o.error}}));
+          }
+        }
+      }
+    }
+  } else {
+    ctx_.log->Warn("could not read the session (skills skipped)",
+                   Fields({{"error", session.error().message()}}));
+  }
+
+  // The session's sandbox: srt-toolbox on two pipes.
+  auto to_tb = MakePipe();
+  auto from_tb = MakePipe();
+  if (!to_tb || !from_tb) return finish({"fatal", "pipes for srt-toolbox"});
+  auto policy = ctx_.policy->Current();
+  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, BaseEnv());
+  so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
+  so.stdin_fd = to_tb->read.get();
+  so.stdout_fd = from_tb->write.get();
+  auto sandbox = Sandbox::Start(std::move(so));
+  // Our copies of the sandbox's ends must go, or EOF never arrives.
+  to_tb->read.reset();
+  from_tb->write.reset();
+  if (!sandbox) {
+    ctx_.log->Error("session sandbox did not start",
+                    Fields({{"error", sandbox.error().message()}}));
+    return finish({"fatal", "sandbox: " + sandbox.error().message()});
+  }
+  {
+    std::lock_guard lock(mu_);
+    sandbox_ = &*sandbox;
+  }
+  ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
+  auto ready = toolbox.WaitReady(kToolboxReady);
+
+  RunResult result{RunOutcome::kFatal, ""};
+  if (!ready) {
+    result.message = ready.error().message();
+    ctx_.log->Error("srt-toolbox did not start", Fields({{"error", result.message}}));
+  } else {
+    SessionRunnerOptions ropts;
+    ropts.max_idle = cfg.max_idle;
+    ropts.on_dispatch = [&](const DispatchReport& d) {
+      ctx_.log->Info("dispatched tool", Fields({{"tool", d.call.name},
+                                                {"tool_use_id", d.call.id},
+                                                {"is_error", d.is_error ? "true" : "false"},
+                                                {"posted", d.posted ? "true" : "false"},
+                                                {"timed_out", d.timed_out ? "true" : "false"}}));
+    };
+    ropts.log = [&](std::string_view line) { ctx_.log->Info(line, Fields()); };
+    ApiSession api(*reader, *poster, work_.data_id);
+    SessionRunner r(api, toolbox, ropts);
+    {
+      std::lock_guard lock(runner_mu);
+      runner = &r;
+      if (!early_stop.empty()) r.Stop(StopReason::kShutdown, early_stop);
+    }
+    result = r.Run();
+    std::lock_guard lock(runner_mu);
+    runner = nullptr;
+  }
+
+  // The toolbox exits on EOF; a sandbox that lingers is killed by the Sandbox's destructor.
+  toolbox.Close();
+  auto status = sandbox->Wait();
+  {
+    std::lock_guard lock(mu_);
+    sandbox_ = nullptr;
+  }
+  if (status && status->oom_killed) {
+    ctx_.log->Warn("the session's sandbox hit its memory limit", Fields());
+  }
+
+  switch (result.outcome) {
+    case RunOutcome::kTerminated:
+      end = {"terminated", result.message, true};
+      break;
+    case RunOutcome::kIdleTimeout:
+      end = {"idle", result.message};
+      break;
+    case RunOutcome::kStopped:
+      end = {"stopped", result.message};
+      break;
+    case RunOutcome::kLeaseLost:
+      end = {"lease_lost", result.message};
+      break;
+    case RunOutcome::kFatal:
+      end = {"fatal", result.message};
+      break;
+  }
+  return finish(end);
+}
+
+SessionEnd SessionWorker::RunScript() {
+  const PollerConfig& cfg = *ctx_.config;
+  const std::string& script = *cfg.on_work;
+  const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
+  if (auto r = MakeDirs(cfg.sessions_dir, 0700); !r) return {"fatal", r.error().message()};
+  if (auto r = MakeDirs(workspace, 0755); !r) return {"fatal", r.error().message()};
+
+  std::vector<std::string> env = ctx_.script_env;
+  env.push_back("ANTHROPIC_WORK_ID=" + work_.id);
+  env.push_back("ANTHROPIC_ENVIRONMENT_ID=" + cfg.environment_id);
+  env.push_back("ANTHROPIC_SESSION_ID=" + work_.data_id);
+  if (cfg.script_gets_environment_key) {
+    env.push_back("ANTHROPIC_ENVIRONMENT_KEY=" + ctx_.environment_key);
+  }
+  auto policy = ctx_.policy->Current();
+  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, env);
+  // The script talks to the API itself: allow its host (and the secret's, if different).
+  for (const std::string& url :
+       {cfg.base_url, secret_ && secret_->api_base_url ? *secret_->api_base_url : std::string()}) {
+    std::string hp = UrlHostPort(url);
+    if (!hp.empty()) so.settings.network.allowed_domains.push_back(hp);
+  }
+  so.argv = {script};
+  auto in = MakePipe();
+  if (!in) return {"fatal", "pipe for the script's stdin"};
+  so.stdin_fd = in->read.get();
+  so.stdout_fd = 2;  // both streams to the poller's stderr: its stdout stays clean
+  so.stderr_fd = 2;
+  auto sandbox = Sandbox::Start(std::move(so));
+  in->read.reset();
+  if (!sandbox) {
+    ctx_.log->Error("session sandbox did not start",
+                    Fields({{"error", sandbox.error().message()}}));
+    return {"fatal", "sandbox: " + sandbox.error().message()};
+  }
+  {
+    std::lock_guard lock(mu_);
+    sandbox_ = &*sandbox;
+  }
+  // The work JSON, secret included, on stdin; then EOF. A script that never reads it must not
+  // block us: write from a thread and give up when the sandbox ends.
+  std::thread feeder([fd = std::move(in->write), json = work_.raw_json + "\n"]() mutable {
+    signal(SIGPIPE, SIG_IGN);
+    size_t off = 0;
+    while (off < json.size()) {
+      ssize_t n = write(fd.get(), json.data() + off, json.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+  });
+
+  // Stop(): SIGTERM now, SIGKILL after the grace period (`ant`: exec.CommandContext's cancel,
+  // then WaitDelay). One watcher thread does both, so nothing races the end of the script.
+  std::mutex kill_mu;
+  std::condition_variable kill_cv;
+  bool done = false;
+  std::optional<std::string> stop_request;
+  std::thread watcher([&] {
+    std::unique_lock kl(kill_mu);
+    kill_cv.wait(kl, [&] { return done || stop_request.has_value(); });
+    if (done) return;
+    ctx_.log->Info("stopping the on-work script (SIGTERM)", Fields({{"reason", *stop_request}}));
+    {
+      std::lock_guard lock(mu_);
+      if (sandbox_ != nullptr) (void)sandbox_->Signal(SIGTERM);
+    }
+    if (kill_cv.wait_for(kl, kScriptGrace, [&] { return done; })) return;
+    ctx_.log->Warn("on-work script outlived its grace period: SIGKILL", Fields());
+    std::lock_guard lock(mu_);
+    if (sandbox_ != nullptr) (void)sandbox_->Signal(SIGKILL);
+  });
+  auto request_stop = [&](const std::string& reason) {
+    {
+      std::lock_guard kl(kill_mu);
+      if (!stop_request) stop_request = reason;
+    }
+    kill_cv.notify_all();
+  };
+  {
+    // Stop() reads stopping_ and the hook under mu_: a Stop before this point is applied here.
+    std::lock_guard lock(mu_);
+    stop_hook_ = request_stop;
+    if (stopping_) request_stop(stop_reason_);
+  }
+
+  auto status = sandbox->Wait();
+  {
+    std::lock_guard hook_lock(hook_mu_);
+    std::lock_guard lock(mu_);
+    stop_hook_ = nullptr;
+    sandbox_ = nullptr;
+  }
+  {
+    std::lock_guard kl(kill_mu);
+    done = true;
+  }
+  kill_cv.notify_all();
+  watcher.join();
+  feeder.join();
+
+  SessionEnd end{"script_exit", ""};
+  if (!status) {
+    end.message = status.error().message();
+  } else if (status->exec_errno != 0) {
+    // `ant` treats an exec.Error (missing or not executable) as fatal: do not burn the queue.
+    end = {"fatal", "--on-work script '" + script +
+                        "' could not be executed: " + std::string(strerror(status->exec_errno))};
+    end.fatal_script = true;
+  } else if (status->code != 0) {
+    ctx_.log->Warn("on-work script failed", Fields({{"exit_code", std::to_string(status->code)}}));
+    end.message = "exit code " + std::to_string(status->code);
+  }
+  // The CLI's WorkPoller stops the item gracefully once its consumer returns; 409 is fine.
+  ClientOptions copts;
+  if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
+  auto queue = WorkQueueClient::Create(
+      {cfg.base_url, cfg.environment_id, ctx_.environment_key, ctx_.worker_id, copts});
+  if (queue) {
+    if (auto r = queue->Stop(work_.id, /*force=*/false, kStopTimeout); !r) {
+      ctx_.log->Warn("stop after the script failed", Fields({{"error", r.error().message()}}));
+    }
+  }
+  return end;
+}
+
+}  // namespace srt::poller

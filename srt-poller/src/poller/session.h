@@ -1,0 +1,114 @@
+// srt-poller/poller/session: serves one claimed work item, in its own thread, inside its own
+// sandbox.
+//
+// Native mode (the default), per protocol §2.4-§2.6 and the Go EnvironmentWorker:
+//   heartbeat thread first (the lease must be ours before slow work) -> skills into the
+//   workspace -> the session's sandbox running srt-toolbox -> SessionRunner until the session
+//   ends -> force-stop the item (not after a 412) -> remove skills.
+// --on-work mode, per the `ant beta:worker poll --on-work` contract: the script runs in the
+//   session's sandbox with the work JSON (and its `secret`) on stdin; the poller does not
+//   heartbeat (the script's own worker does) and stops the item gracefully once the script exits.
+//
+// The environment key is used here, on the host, for skills and (without a sessions token)
+// for the API; it is never put in a sandbox's environment, files or arguments.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "api/client.h"
+#include "api/work.h"
+#include "poller/config.h"
+#include "poller/log.h"
+#include "srt/sandbox.h"
+#include "srt/settings.h"
+
+namespace srt::poller {
+
+// The current session policy; SIGHUP replaces it. Thread-safe.
+class PolicyStore {
+ public:
+  // Loads `path`, or the built-in policies/poller-session.json when empty.
+  [[nodiscard]] Result<void> Load(const std::optional<std::string>& path);
+  std::shared_ptr<const Settings> Current() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Settings> current_;
+};
+
+// What every session shares; outlives the sessions.
+struct PollerContext {
+  const PollerConfig* config = nullptr;
+  std::string environment_key;
+  std::string worker_id;
+  const Logger* log = nullptr;
+  std::string toolbox_path;
+  const PolicyStore* policy = nullptr;
+  // Extra environment for --on-work scripts (the poller's own environment, already without
+  // ANTHROPIC_ENVIRONMENT_KEY / ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN).
+  std::vector<std::string> script_env;
+};
+
+// How a served item ended, for the poller's log and the workspace cleanup.
+struct SessionEnd {
+  std::string
+      outcome;  // "terminated", "idle", "stopped", "lease_lost", "fatal", "script_exit", ...
+  std::string message;
+  bool session_over = false;  // terminated or deleted: the workspace may be cleaned up
+  bool fatal_script = false;  // --on-work script missing or not executable: the poller stops
+};
+
+// The sandbox options for a session (pure): the policy plus the workspace bind at /workspace,
+// denyRead for the poller's own files, limits, the curated environment and the network for
+// --on-work. `argv` and the standard descriptors are the caller's.
+SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
+                                     const std::string& session_id, const std::string& workspace,
+                                     const std::vector<std::string>& env);
+
+// "host:port" of an http(s) URL for allowedDomains ("api.anthropic.com:443"), or "" if unusable.
+std::string UrlHostPort(std::string_view url);
+
+class SessionWorker {
+ public:
+  SessionWorker(const PollerContext& ctx, Work work);
+  ~SessionWorker();
+  SessionWorker(const SessionWorker&) = delete;
+  SessionWorker& operator=(const SessionWorker&) = delete;
+
+  // Serves the item; returns when it is over and everything is cleaned up. Call once, on a
+  // thread that lives until it returns (the sandbox is tied to it).
+  SessionEnd Run();
+  // Asks Run to finish: cancels the running tool and posts its result (native) or sends the
+  // script SIGTERM, then SIGKILL after `grace` (--on-work). Thread-safe; idempotent.
+  void Stop(std::string reason);
+  // Gives a running sandbox new network lists (SIGHUP).
+  void UpdateNetwork(const NetworkSettings& network);
+
+  const std::string& session_id() const { return work_.data_id; }
+  const std::string& work_id() const { return work_.id; }
+
+ private:
+  SessionEnd RunNative();
+  SessionEnd RunScript();
+  LogFields Fields(LogFields extra = {}) const;
+
+  const PollerContext& ctx_;
+  Work work_;
+  std::optional<WorkSecret> secret_;
+
+  // Held while a stop hook runs and while one is removed, so a hook never outlives what it
+  // refers to. Taken before mu_.
+  std::mutex hook_mu_;
+  std::mutex mu_;
+  bool stopping_ = false;
+  std::string stop_reason_;
+  std::function<void(const std::string&)> stop_hook_;  // set while something can be stopped
+  Sandbox* sandbox_ = nullptr;                         // guarded by mu_
+};
+
+}  // namespace srt::poller

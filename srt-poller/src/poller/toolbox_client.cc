@@ -1,0 +1,134 @@
+#include "poller/toolbox_client.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+namespace srt::poller {
+namespace {
+
+ToolResult ErrorResult(const std::string& text) {
+  ToolResult r;
+  r.is_error = true;
+  nlohmann::json content = nlohmann::json::array({{{"type", "text"}, {"text", text}}});
+  r.content_json = content.dump();
+  return r;
+}
+
+}  // namespace
+
+ToolboxClient::ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox)
+    : to_(std::move(to_toolbox)), from_(std::move(from_toolbox)) {}
+
+bool ToolboxClient::WriteLine(const std::string& line) {
+  std::lock_guard lock(write_mu_);
+  if (!to_) return false;
+  std::string data = line + "\n";
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = write(to_.get(), data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    if (size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    if (buffer_.size() > kMaxLine) {
+      return MakeError(Errc::kProtocol, "srt-toolbox sent a line over 64 MiB");
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return MakeError(Errc::kSystem, "srt-toolbox did not answer in time");
+    pollfd p{from_.get(), POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return SysError("poll srt-toolbox");
+    if (r == 0) continue;
+    char chunk[65536];
+    ssize_t n = read(from_.get(), chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return SysError("read srt-toolbox");
+    if (n == 0) return MakeError(Errc::kProtocol, "srt-toolbox exited");
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+Result<void> ToolboxClient::WaitReady(std::chrono::milliseconds timeout) {
+  auto line = ReadLine(std::chrono::steady_clock::now() + timeout);
+  if (!line) {
+    healthy_ = false;
+    return line.error().Wrap("waiting for srt-toolbox to start");
+  }
+  auto j = nlohmann::json::parse(*line, nullptr, false);
+  if (!j.is_object() || !j.value("ready", false)) {
+    healthy_ = false;
+    return MakeError(Errc::kProtocol,
+                     "srt-toolbox's first line is not {\"ready\":true}: " + line->substr(0, 200));
+  }
+  return {};
+}
+
+ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds timeout) {
+  if (!healthy_) return ErrorResult("the session's sandbox is gone; the tool did not run");
+  uint64_t id = next_id_++;
+  nlohmann::json input = nlohmann::json::parse(call.input_json, nullptr, false);
+  if (input.is_discarded() || !input.is_object()) {
+    return ErrorResult("tool input is not a JSON object");
+  }
+  nlohmann::json req = {{"id", id},
+                        {"tool", call.name},
+                        {"input", std::move(input)},
+                        {"timeout_ms", timeout.count()}};
+  running_id_ = id;
+  if (!WriteLine(req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+    running_id_ = 0;
+    healthy_ = false;
+    return ErrorResult("could not send the tool call to the session's sandbox");
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout + kAnswerGrace;
+  for (;;) {
+    auto line = ReadLine(deadline);
+    if (!line) {
+      running_id_ = 0;
+      healthy_ = false;
+      ToolResult r = ErrorResult("tool \"" + call.name + "\" failed: " + line.error().message());
+      r.timed_out = std::chrono::steady_clock::now() >= deadline;
+      return r;
+    }
+    auto j = nlohmann::json::parse(*line, nullptr, false);
+    if (!j.is_object() || !j.contains("id") || !j["id"].is_number_unsigned()) continue;
+    if (j["id"].get<uint64_t>() != id) continue;  // a late answer to a cancelled call
+    running_id_ = 0;
+    ToolResult r;
+    r.is_error = j.value("is_error", false);
+    r.timed_out = j.value("timed_out", false);
+    if (j.contains("content") && j["content"].is_array()) {
+      r.content_json = j["content"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    return r;
+  }
+}
+
+void ToolboxClient::Cancel() {
+  uint64_t id = running_id_;
+  if (id == 0) return;
+  nlohmann::json c = {{"cancel", id}};
+  WriteLine(c.dump());
+}
+
+void ToolboxClient::Close() {
+  std::lock_guard lock(write_mu_);
+  to_.reset();
+}
+
+}  // namespace srt::poller

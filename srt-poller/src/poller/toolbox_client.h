@@ -1,0 +1,52 @@
+// srt-poller/poller/toolbox_client: the session runner's ToolExecutor, backed by srt-toolbox
+// running inside the session's sandbox. It speaks the toolbox protocol
+// (docs/poller-design.md): one JSON request per line on the toolbox's stdin, one JSON response
+// per line on its stdout, `{"cancel": id}` to stop the running tool.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "base/unique_fd.h"
+#include "runner/tool_executor.h"
+#include "srt/result.h"
+
+namespace srt::poller {
+
+class ToolboxClient final : public ToolExecutor {
+ public:
+  // Grace after a tool's own timeout before the client gives up on the toolbox's answer.
+  static constexpr std::chrono::milliseconds kAnswerGrace{10'000};
+  static constexpr size_t kMaxLine = size_t{64} << 20;
+
+  // `to_toolbox` is the write end of its stdin, `from_toolbox` the read end of its stdout.
+  ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox);
+
+  // Waits for the toolbox's `{"ready": true}` line.
+  [[nodiscard]] Result<void> WaitReady(std::chrono::milliseconds timeout);
+
+  ToolResult Run(const ToolCall& call, std::chrono::milliseconds timeout) override;
+  void Cancel() override;
+
+  // Closes the toolbox's stdin: it kills its shell and exits.
+  void Close();
+  // False once the toolbox stopped answering (it died, or broke the protocol).
+  bool healthy() const { return healthy_; }
+
+ private:
+  // Reads one line (without '\n') before `deadline`; Error on EOF, timeout or an oversize line.
+  Result<std::string> ReadLine(std::chrono::steady_clock::time_point deadline);
+  bool WriteLine(const std::string& line);
+
+  std::mutex write_mu_;
+  UniqueFd to_;
+  UniqueFd from_;
+  std::string buffer_;
+  uint64_t next_id_ = 1;
+  std::atomic<uint64_t> running_id_{0};
+  std::atomic<bool> healthy_{true};
+};
+
+}  // namespace srt::poller

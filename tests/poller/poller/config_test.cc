@@ -1,0 +1,237 @@
+#include "poller/config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "poller/log.h"
+
+namespace srt::poller {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+std::map<std::string, std::string> Env(std::map<std::string, std::string> extra = {}) {
+  std::map<std::string, std::string> e = {{"ANTHROPIC_ENVIRONMENT_KEY", "sk-ant-oat01-x"}};
+  for (auto& [k, v] : extra) e[k] = v;
+  return e;
+}
+
+FileReader Files(std::map<std::string, std::string> files) {
+  return [files](const std::string& path) -> Result<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) return MakeError(Errc::kNotFound, "no such file");
+    return it->second;
+  };
+}
+
+Result<PollerConfig> Parse(std::vector<std::string_view> args,
+                           std::map<std::string, std::string> env = Env(),
+                           std::map<std::string, std::string> files = {}) {
+  return ParseConfig(args, env, Files(files));
+}
+
+TEST(PollerConfig, DefaultsMatchTheIssue) {
+  auto c = Parse({"--environment-id", "env_1"});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->environment_id, "env_1");
+  EXPECT_EQ(c->base_url, "https://api.anthropic.com");
+  EXPECT_EQ(c->sessions_dir, "/var/lib/srt-poller/sessions");
+  EXPECT_EQ(c->concurrency, 1);
+  EXPECT_EQ(c->max_idle, milliseconds(60'000));
+  ASSERT_TRUE(c->limits);
+  EXPECT_EQ(c->limits->memory_bytes, uint64_t{3} << 30);
+  EXPECT_EQ(c->limits->cpu_millis, 2000u);
+  EXPECT_EQ(c->limits->pids, 512u);
+  EXPECT_TRUE(c->environment_key_from_env);
+  EXPECT_EQ(c->log_format, LogFormat::kText);
+  EXPECT_EQ(c->workspace_cleanup, WorkspaceCleanup::kKeep);
+}
+
+TEST(PollerConfig, AntNamesFromTheEnvironmentAndFlagsWin) {
+  auto c = Parse({"--base-url=http://127.0.0.1:9/", "--worker-id", "w-2"},
+                 Env({{"ANTHROPIC_ENVIRONMENT_ID", "env_e"},
+                      {"ANTHROPIC_BASE_URL", "https://example.test"},
+                      {"ANTHROPIC_WORKER_ID", "w-1"}}));
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->environment_id, "env_e");
+  EXPECT_EQ(c->base_url, "http://127.0.0.1:9");  // trailing slash dropped
+  EXPECT_EQ(c->worker_id, "w-2");
+}
+
+TEST(PollerConfig, ConfigFileSitsBelowEnvironmentAndFlags) {
+  std::map<std::string, std::string> files = {
+      {"/etc/p.json",
+       R"({"environment-id": "env_f", "concurrency": 4, "max-idle": "90s", "cpus": 0.5,
+           "memory": "1G", "log-format": "json", "workspace-cleanup": "terminated"})"}};
+  auto c = Parse({"--config", "/etc/p.json", "--concurrency", "2"}, Env(), files);
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->environment_id, "env_f");
+  EXPECT_EQ(c->concurrency, 2);
+  EXPECT_EQ(c->max_idle, milliseconds(90'000));
+  EXPECT_EQ(c->limits->cpu_millis, 500u);
+  EXPECT_EQ(c->limits->memory_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(c->log_format, LogFormat::kJson);
+  EXPECT_EQ(c->workspace_cleanup, WorkspaceCleanup::kTerminated);
+}
+
+TEST(PollerConfig, ErrorsNameTheFileKeyOrValue) {
+  std::map<std::string, std::string> files = {
+      {"/c.json", R"({"concurrency": 0})"}, {"/u.json", R"({"colour": "red"})"}, {"/j.json", "{"}};
+  auto e = Parse({"--config", "/c.json", "--environment-id", "e"}, Env(), files);
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("'/c.json'"));
+  EXPECT_THAT(e.error().message(), HasSubstr("concurrency"));
+  e = Parse({"--config", "/u.json", "--environment-id", "e"}, Env(), files);
+  EXPECT_THAT(e.error().message(), HasSubstr("key 'colour': unknown key"));
+  e = Parse({"--config", "/j.json", "--environment-id", "e"}, Env(), files);
+  EXPECT_THAT(e.error().message(), HasSubstr("not JSON"));
+  e = Parse({"--config", "/missing.json", "--environment-id", "e"}, Env(), files);
+  EXPECT_THAT(e.error().message(), HasSubstr("'/missing.json'"));
+  e = Parse({"--environment-id", "e", "--max-idle", "10 parsecs"});
+  EXPECT_THAT(e.error().message(), HasSubstr("--max-idle: '10 parsecs'"));
+  e = Parse({"--environment-id", "e", "--log-format", "xml"});
+  EXPECT_THAT(e.error().message(), HasSubstr("expected text or json"));
+  e = Parse({"--environment-id", "e", "--bogus"});
+  EXPECT_THAT(e.error().message(), HasSubstr("unknown option '--bogus'"));
+  e = Parse({"--environment-id", "e/../x"});
+  EXPECT_THAT(e.error().message(), HasSubstr("not an environment id"));
+  e = Parse({"--environment-id", "e", "--base-url", "ftp://x"});
+  EXPECT_THAT(e.error().message(), HasSubstr("https://"));
+}
+
+TEST(PollerConfig, RequiresIdAndKey) {
+  auto e = Parse({}, Env());
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--environment-id"));
+  e = Parse({"--environment-id", "e"}, {});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--environment-key-file"));
+  auto c = Parse({"--environment-id", "e", "--environment-key-file", "/k"}, {});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(*c->environment_key_file, "/k");
+}
+
+TEST(PollerConfig, NoLimitsWhateverTheOrder) {
+  auto c = Parse({"--environment-id", "e", "--memory", "1G", "--no-limits"});
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->limits);
+  c = Parse({"--environment-id", "e", "--no-limits", "--pids", "64"});
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->limits);
+  auto e = Parse({"--environment-id", "e", "--memory", "1M"});
+  EXPECT_THAT(e.error().message(), HasSubstr("16 MiB"));
+}
+
+TEST(PollerConfig, ScriptKeyNeedsOnWork) {
+  auto e = Parse({"--environment-id", "e", "--script-gets-environment-key"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--on-work"));
+  auto c =
+      Parse({"--environment-id", "e", "--on-work", "/bin/true", "--script-gets-environment-key"});
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->script_gets_environment_key);
+}
+
+TEST(PollerConfig, HelpVersionCheck) {
+  EXPECT_EQ(Parse({"--help"}, {})->action, PollerConfig::Action::kHelp);
+  EXPECT_EQ(Parse({"-V"}, {})->action, PollerConfig::Action::kVersion);
+  EXPECT_EQ(Parse({"--check", "--environment-id", "e"})->action, PollerConfig::Action::kCheck);
+}
+
+TEST(GoDuration, Grammar) {
+  EXPECT_EQ(*ParseGoDuration("60s"), milliseconds(60'000));
+  EXPECT_EQ(*ParseGoDuration("1m30s"), milliseconds(90'000));
+  EXPECT_EQ(*ParseGoDuration("1.5h"), milliseconds(5'400'000));
+  EXPECT_EQ(*ParseGoDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(*ParseGoDuration("0"), milliseconds(0));
+  EXPECT_EQ(*ParseGoDuration("0s"), milliseconds(0));
+  EXPECT_EQ(*ParseGoDuration("1500us"), milliseconds(2));  // rounded up: never shorter
+  EXPECT_FALSE(ParseGoDuration(""));
+  EXPECT_FALSE(ParseGoDuration("60"));
+  EXPECT_FALSE(ParseGoDuration("-1s"));
+  EXPECT_FALSE(ParseGoDuration("1d"));
+  EXPECT_FALSE(ParseGoDuration("1..2s"));
+  EXPECT_FALSE(ParseGoDuration("200h"));
+}
+
+TEST(ByteSize, Units) {
+  EXPECT_EQ(*ParseByteSize("3G"), uint64_t{3} << 30);
+  EXPECT_EQ(*ParseByteSize("512MiB"), uint64_t{512} << 20);
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_FALSE(ParseByteSize("3GB"));
+  EXPECT_FALSE(ParseByteSize("G"));
+  EXPECT_FALSE(ParseByteSize("99999999999999999T"));
+  EXPECT_EQ(*ParseCpus("2"), 2000u);
+  EXPECT_EQ(*ParseCpus("0.25"), 250u);
+  EXPECT_FALSE(ParseCpus("0"));
+  EXPECT_FALSE(ParseCpus("two"));
+}
+
+class KeyFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/srt-poller-key-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& content, mode_t mode) {
+    std::string p = dir_ + "/" + name;
+    std::ofstream(p) << content;
+    chmod(p.c_str(), mode);
+    return p;
+  }
+  std::string dir_;
+};
+
+TEST_F(KeyFile, ReadsAndTrimsA0600File) {
+  auto k = LoadEnvironmentKey(Write("k", "sk-ant-oat01-abc\n", 0600), std::nullopt);
+  ASSERT_TRUE(k) << k.error().message();
+  EXPECT_EQ(*k, "sk-ant-oat01-abc");
+}
+
+TEST_F(KeyFile, RefusesGroupOrWorldAccess) {
+  for (mode_t m : {0640u, 0604u, 0620u, 0660u, 0644u}) {
+    std::string p = Write("k" + std::to_string(m), "sk", m);
+    auto k = LoadEnvironmentKey(p, std::nullopt);
+    ASSERT_FALSE(k) << std::oct << m;
+    EXPECT_THAT(k.error().message(), HasSubstr("'" + p + "'"));
+    EXPECT_THAT(k.error().message(), HasSubstr("chmod 600"));
+  }
+}
+
+TEST_F(KeyFile, RefusesSymlinksDirectoriesEmptyAndBinary) {
+  std::string real = Write("real", "sk", 0600);
+  std::string link = dir_ + "/link";
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(LoadEnvironmentKey(link, std::nullopt));
+  EXPECT_FALSE(LoadEnvironmentKey(dir_, std::nullopt));
+  EXPECT_THAT(LoadEnvironmentKey(Write("e", "\n", 0600), std::nullopt).error().message(),
+              HasSubstr("empty"));
+  EXPECT_FALSE(LoadEnvironmentKey(Write("b", std::string("sk\0x", 4), 0600), std::nullopt));
+  EXPECT_FALSE(LoadEnvironmentKey(dir_ + "/missing", std::nullopt));
+}
+
+TEST_F(KeyFile, FromTheEnvironmentWithoutAFile) {
+  EXPECT_EQ(*LoadEnvironmentKey(std::nullopt, std::string("sk-env")), "sk-env");
+  EXPECT_FALSE(LoadEnvironmentKey(std::nullopt, std::nullopt));
+}
+
+TEST(Logger, TextAndJsonLikeSlog) {
+  LogFields f = {{"work_id", "work_1"}, {"error", "a b=c"}};
+  EXPECT_EQ(Logger::Format(LogFormat::kText, "T", LogLevel::kInfo, "claimed", f),
+            "time=T level=INFO msg=claimed work_id=work_1 error=\"a b=c\"");
+  EXPECT_EQ(Logger::Format(LogFormat::kJson, "T", LogLevel::kWarn, "x \"y\"", f),
+            R"({"time":"T","level":"WARN","msg":"x \"y\"","work_id":"work_1","error":"a b=c"})");
+}
+
+}  // namespace
+}  // namespace srt::poller
