@@ -650,8 +650,12 @@ class Resolver {
       }
     }
     // The sandbox's TMPDIR is a private tmpfs in a directory srt-agent creates below the host's
-    // /tmp (and removes afterwards); /tmp itself stays as the policy has it.
-    if (fs_.TypeOf("/tmp") == FileType::kDirectory) {
+    // /tmp (and removes afterwards); /tmp itself stays as the policy has it. When the policy
+    // hides /tmp, the sandbox's /tmp is already an empty private tmpfs of its own: TMPDIR is
+    // left unset, so programs use that /tmp (srt-agent could not make its directory there).
+    if (fs_.TypeOf("/tmp") == FileType::kDirectory && Hidden("/tmp")) {
+      Note("/tmp is hidden: the sandbox's /tmp is a private tmpfs, and TMPDIR is left unset");
+    } else if (fs_.TypeOf("/tmp") == FileType::kDirectory) {
       policy_.tmpdir_parent = "/tmp";
     } else {
       Note("/tmp does not exist on this host, so TMPDIR is left unset");

@@ -287,6 +287,16 @@ TEST(PolicyTest, HostTmpIsReadOnlyLikeTheRestAndWriteRootsBelowItAreWritable) {
   EXPECT_EQ(p.tmpdir_parent, "/tmp");
 }
 
+TEST(PolicyTest, AHiddenTmpIsThePrivateTmpAndNoTmpdirIsMade) {
+  // srt-poller's sessions hide the host's /tmp: the sandbox's /tmp is then an empty tmpfs of
+  // its own, and a TMPDIR below the host's /tmp could not exist inside it.
+  FakeFsView fs = Host();
+  fs.Add("/tmp/other-users-file", kDir);
+  Policy p = Resolve(WithFs({.deny_read = Paths({"/tmp"})}), fs);
+  EXPECT_THAT(p.mounts, testing::Contains(M("/tmp", View::kHiddenDir, "denyRead '/tmp'")));
+  EXPECT_EQ(p.tmpdir_parent, "");
+}
+
 TEST(PolicyTest, GlobsAreExpandedAtResolution) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.deny_read = Paths({"**/.env", "~/.aws/**"})}), fs);
