@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "api/retry.h"
 #include "base/unique_fd.h"
@@ -27,20 +29,21 @@ Poller::~Poller() {
 }
 
 void Poller::Shutdown(const std::string& reason) {
+  // Workers are stopped under mu_: a worker that finishes meanwhile cannot be reaped (and
+  // destroyed) by Run while we still call into it. SessionWorker::Stop only flags the worker and
+  // its runner; it never takes mu_.
+  std::lock_guard lock(mu_);
+  if (shutdown_) return;
+  shutdown_ = true;
   std::vector<SessionWorker*> workers;
-  {
-    std::lock_guard lock(mu_);
-    if (shutdown_) return;
-    shutdown_ = true;
-    for (auto& [id, slot] : slots_) {
-      if (!slot.finished) workers.push_back(slot.worker.get());
-    }
+  for (auto& [id, slot] : slots_) {
+    if (!slot.finished) workers.push_back(slot.worker.get());
   }
   ctx_.log->Info("shutting down",
                  {{"reason", reason}, {"sessions", std::to_string(workers.size())}});
   cancel_->Cancel();
-  cv_.notify_all();
   for (SessionWorker* w : workers) w->Stop(reason);
+  cv_.notify_all();
 }
 
 void Poller::Reload() {
@@ -83,6 +86,19 @@ void Poller::ReapFinished() {
 
 void Poller::StartSession(Work work) {
   std::string sid = work.data_id;
+  // The session's previous worker may have finished while we polled (the caller saw `finished`)
+  // without having been reaped: join it first, or moving a new thread into its joinable
+  // std::thread would std::terminate.
+  std::optional<Slot> previous;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = slots_.find(sid); it != slots_.end()) {
+      previous.emplace(std::move(it->second));
+      slots_.erase(it);
+    }
+  }
+  if (previous && previous->thread.joinable()) previous->thread.join();
+  previous.reset();
   auto worker = std::make_unique<SessionWorker>(ctx_, std::move(work));
   SessionWorker* w = worker.get();
   std::lock_guard lock(mu_);
