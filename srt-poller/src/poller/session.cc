@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "base/unique_fd.h"
@@ -24,7 +25,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr milliseconds kToolboxReady{30'000};
 constexpr milliseconds kScriptGrace{30'000};  // SIGTERM -> SIGKILL, as `ant`'s WaitDelay
 constexpr milliseconds kStopTimeout{10'000};
 
@@ -294,6 +294,14 @@ SessionEnd SessionWorker::RunNative() {
   ClientOptions copts;
   if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
 
+  // Heartbeats get a client of their own whose calls the lease's end cancels, so a slow
+  // server cannot hold up the end of the item (the force-stop below must not be cancelled).
+  auto hb_cancel = std::make_shared<CancelToken>();
+  ClientOptions hb_opts = copts;
+  hb_opts.cancel = hb_cancel;
+  auto hb_queue = WorkQueueClient::Create(
+      {base, work_.environment_id.empty() ? cfg.environment_id : work_.environment_id, bearer,
+       ctx_.worker_id, hb_opts});
   auto item_queue = WorkQueueClient::Create(
       {base, work_.environment_id.empty() ? cfg.environment_id : work_.environment_id, bearer,
        ctx_.worker_id, copts});
@@ -302,7 +310,7 @@ SessionEnd SessionWorker::RunNative() {
   post_opts.max_retries = 0;
   auto poster = SessionClient::Create({base, bearer, post_opts});
   auto skills_client = SessionClient::Create({cfg.base_url, ctx_.environment_key, copts});
-  if (!item_queue || !reader || !poster || !skills_client) {
+  if (!item_queue || !hb_queue || !reader || !poster || !skills_client) {
     std::string why = !item_queue ? item_queue.error().message()
                       : !reader   ? reader.error().message()
                       : !poster   ? poster.error().message()
@@ -326,7 +334,7 @@ SessionEnd SessionWorker::RunNative() {
 
   LeaseKeeper lease(
       [&](const std::string& expected, milliseconds timeout, const std::atomic<bool>&) {
-        return ToReply(item_queue->Heartbeat(work_.id, expected, std::nullopt, timeout));
+        return ToReply(hb_queue->Heartbeat(work_.id, expected, std::nullopt, timeout));
       },
       [&](LeaseEnd end, const std::string& detail) {
         ctx_.log->Warn("lease ended",
@@ -348,6 +356,7 @@ SessionEnd SessionWorker::RunNative() {
   SessionEnd end;
   const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
   auto finish = [&](SessionEnd e) {
+    hb_cancel->Cancel();
     lease.Stop();
     {
       std::lock_guard hook_lock(hook_mu_);
@@ -368,7 +377,31 @@ SessionEnd SessionWorker::RunNative() {
   if (auto r = MakeDirs(cfg.sessions_dir, 0700); !r) return finish({"fatal", r.error().message()});
   if (auto r = MakeDirs(workspace, 0755); !r) return finish({"fatal", r.error().message()});
 
-  // Skills: with the environment key, on the host, before the sandbox starts (§2.6).
+  // The session's sandbox: srt-toolbox on two pipes.
+  auto to_tb = MakePipe();
+  auto from_tb = MakePipe();
+  if (!to_tb || !from_tb) return finish({"fatal", "pipes for srt-toolbox"});
+  auto policy = ctx_.policy->Current();
+  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, BaseEnv());
+  so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
+  so.stdin_fd = to_tb->read.get();
+  so.stdout_fd = from_tb->write.get();
+  auto sandbox = Sandbox::Start(std::move(so));
+  // Our copies of the sandbox's ends must go, or EOF never arrives.
+  to_tb->read.reset();
+  from_tb->write.reset();
+  if (!sandbox) {
+    ctx_.log->Error("session sandbox did not start",
+                    Fields({{"error", sandbox.error().message()}}));
+    return finish({"fatal", "sandbox: " + sandbox.error().message()});
+  }
+  {
+    std::lock_guard lock(mu_);
+    sandbox_ = &*sandbox;
+  }
+  // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
+  // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
+  // and so every tool, starts only after this.
   if (auto session = skills_client->GetSession(work_.data_id); session) {
     std::vector<SkillRef> refs;
     for (const auto& s : session->skills) refs.push_back(s);
@@ -394,38 +427,14 @@ SessionEnd SessionWorker::RunNative() {
                    Fields({{"error", session.error().message()}}));
   }
 
-  // The session's sandbox: srt-toolbox on two pipes.
-  auto to_tb = MakePipe();
-  auto from_tb = MakePipe();
-  if (!to_tb || !from_tb) return finish({"fatal", "pipes for srt-toolbox"});
-  auto policy = ctx_.policy->Current();
-  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, BaseEnv());
-  so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
-  so.stdin_fd = to_tb->read.get();
-  so.stdout_fd = from_tb->write.get();
-  auto sandbox = Sandbox::Start(std::move(so));
-  // Our copies of the sandbox's ends must go, or EOF never arrives.
-  to_tb->read.reset();
-  from_tb->write.reset();
-  if (!sandbox) {
-    ctx_.log->Error("session sandbox did not start",
-                    Fields({{"error", sandbox.error().message()}}));
-    return finish({"fatal", "sandbox: " + sandbox.error().message()});
-  }
-  {
-    std::lock_guard lock(mu_);
-    sandbox_ = &*sandbox;
-  }
   ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
-  auto ready = toolbox.WaitReady(kToolboxReady);
-
   RunResult result{RunOutcome::kFatal, ""};
-  if (!ready) {
-    result.message = ready.error().message();
-    ctx_.log->Error("srt-toolbox did not start", Fields({{"error", result.message}}));
-  } else {
+  {
     SessionRunnerOptions ropts;
     ropts.max_idle = cfg.max_idle;
+    // The built-in toolset srt-toolbox serves; a tool_use for any other name belongs to another
+    // client of the session and is left pending for it (Go: unowned names post nothing).
+    ropts.served_tools = std::set<std::string>{"bash", "read", "write", "edit", "glob", "grep"};
     ropts.on_dispatch = [&](const DispatchReport& d) {
       ctx_.log->Info("dispatched tool", Fields({{"tool", d.call.name},
                                                 {"tool_use_id", d.call.id},
@@ -435,6 +444,13 @@ SessionEnd SessionWorker::RunNative() {
     };
     ropts.log = [&](std::string_view line) { ctx_.log->Info(line, Fields()); };
     ApiSession api(*reader, *poster, work_.data_id);
+    // srt-toolbox's readiness is awaited by the first tool call, so the runner opens the event
+    // stream and reads the history while the toolbox (and its shell) start. A toolbox that
+    // never comes up ends the item.
+    toolbox.OnBroken([&](const std::string& why) {
+      ctx_.log->Error("srt-toolbox failed", Fields({{"error", why}}));
+      stop_runner(StopReason::kShutdown, "srt-toolbox failed: " + why);
+    });
     SessionRunner r(api, toolbox, ropts);
     {
       std::lock_guard lock(runner_mu);
@@ -488,6 +504,10 @@ SessionEnd SessionWorker::RunScript() {
   env.push_back("ANTHROPIC_WORK_ID=" + work_.id);
   env.push_back("ANTHROPIC_ENVIRONMENT_ID=" + cfg.environment_id);
   env.push_back("ANTHROPIC_SESSION_ID=" + work_.data_id);
+  // The script's worker talks to the same API as we do (ant passes ANTHROPIC_BASE_URL through
+  // when set; ours may come from --base-url or the config file).
+  std::erase_if(env, [](const std::string& e) { return e.starts_with("ANTHROPIC_BASE_URL="); });
+  env.push_back("ANTHROPIC_BASE_URL=" + cfg.base_url);
   if (cfg.script_gets_environment_key) {
     env.push_back("ANTHROPIC_ENVIRONMENT_KEY=" + ctx_.environment_key);
   }
@@ -500,6 +520,9 @@ SessionEnd SessionWorker::RunScript() {
     if (!hp.empty()) so.settings.network.allowed_domains.push_back(hp);
   }
   so.argv = {script};
+  // The script itself is shown read-only at its own path, whatever the policy hides (it may
+  // live in a hidden directory such as /tmp or /root): the operator chose to run it.
+  so.binds.push_back({script, script, false});
   auto in = MakePipe();
   if (!in) return {"fatal", "pipe for the script's stdin"};
   so.stdin_fd = in->read.get();

@@ -63,23 +63,30 @@ Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_poin
   }
 }
 
+void ToolboxClient::MarkBroken(const std::string& why) {
+  bool was = healthy_.exchange(false);
+  if (was && on_broken_) on_broken_(why);
+}
+
 Result<void> ToolboxClient::WaitReady(std::chrono::milliseconds timeout) {
+  if (ready_) return {};
   auto line = ReadLine(std::chrono::steady_clock::now() + timeout);
-  if (!line) {
-    healthy_ = false;
-    return line.error().Wrap("waiting for srt-toolbox to start");
-  }
+  if (!line) return line.error().Wrap("waiting for srt-toolbox to start");
   auto j = nlohmann::json::parse(*line, nullptr, false);
   if (!j.is_object() || !j.value("ready", false)) {
-    healthy_ = false;
     return MakeError(Errc::kProtocol,
                      "srt-toolbox's first line is not {\"ready\":true}: " + line->substr(0, 200));
   }
+  ready_ = true;
   return {};
 }
 
 ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds timeout) {
   if (!healthy_) return ErrorResult("the session's sandbox is gone; the tool did not run");
+  if (auto r = WaitReady(kReadyTimeout); !r) {
+    MarkBroken(r.error().message());
+    return ErrorResult("the session's sandbox did not start: " + r.error().message());
+  }
   uint64_t id = next_id_++;
   nlohmann::json input = nlohmann::json::parse(call.input_json, nullptr, false);
   if (input.is_discarded() || !input.is_object()) {
@@ -92,7 +99,7 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
   running_id_ = id;
   if (!WriteLine(req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
     running_id_ = 0;
-    healthy_ = false;
+    MarkBroken("could not write to srt-toolbox");
     return ErrorResult("could not send the tool call to the session's sandbox");
   }
   auto deadline = std::chrono::steady_clock::now() + timeout + kAnswerGrace;
@@ -100,7 +107,7 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
     auto line = ReadLine(deadline);
     if (!line) {
       running_id_ = 0;
-      healthy_ = false;
+      MarkBroken(line.error().message());
       ToolResult r = ErrorResult("tool \"" + call.name + "\" failed: " + line.error().message());
       r.timed_out = std::chrono::steady_clock::now() >= deadline;
       return r;

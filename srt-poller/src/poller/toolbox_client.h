@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -24,8 +25,15 @@ class ToolboxClient final : public ToolExecutor {
   // `to_toolbox` is the write end of its stdin, `from_toolbox` the read end of its stdout.
   ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox);
 
-  // Waits for the toolbox's `{"ready": true}` line.
+  // How long the first call waits for the toolbox's `{"ready": true}` line.
+  static constexpr std::chrono::milliseconds kReadyTimeout{30'000};
+
+  // Waits for the toolbox's `{"ready": true}` line; Run() does this itself on its first call.
   [[nodiscard]] Result<void> WaitReady(std::chrono::milliseconds timeout);
+  // Called once (from Run's thread) when the toolbox stops answering or never starts.
+  void OnBroken(std::function<void(const std::string&)> callback) {
+    on_broken_ = std::move(callback);
+  }
 
   ToolResult Run(const ToolCall& call, std::chrono::milliseconds timeout) override;
   void Cancel() override;
@@ -46,7 +54,11 @@ class ToolboxClient final : public ToolExecutor {
   std::string buffer_;
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> running_id_{0};
+  void MarkBroken(const std::string& why);
+
   std::atomic<bool> healthy_{true};
+  bool ready_ = false;
+  std::function<void(const std::string&)> on_broken_;
 };
 
 }  // namespace srt::poller

@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "srt-toolbox: %s\n", toolbox.error().message().c_str());
       return 1;
     }
+    // The shell starts before we report ready, while the poller is still opening the session's
+    // event stream: the first bash call then finds it running. A failure here is reported by
+    // that call (it tries again).
+    (void)(*toolbox)->StartShell();
     auto served = srt::poller::toolbox::Serve(0, 1, **toolbox);
     if (!served) {
       std::fprintf(stderr, "srt-toolbox: %s\n", served.error().message().c_str());

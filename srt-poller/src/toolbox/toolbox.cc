@@ -45,6 +45,16 @@ Result<std::unique_ptr<Toolbox>> Toolbox::Create(ToolboxOptions options) {
 
 Toolbox::~Toolbox() = default;
 
+Result<void> Toolbox::StartShell() {
+  if (shell_) return {};
+  BashOptions options;
+  options.shell = options_.shell;
+  options.cwd = root_.path();
+  options.env = options_.shell_env ? *options_.shell_env : ShellEnvironment();
+  SRT_ASSIGN_OR_RETURN(shell_, BashSession::Start(options));
+  return {};
+}
+
 ToolResult Toolbox::Run(std::string_view tool, const nlohmann::json& input,
                         std::chrono::milliseconds tool_timeout, Interrupt& interrupt) {
   if (tool_timeout <= std::chrono::milliseconds::zero()) tool_timeout = kDefaultToolTimeout;
@@ -94,15 +104,7 @@ ToolResult Toolbox::Bash(const nlohmann::json& in, Clock::time_point deadline,
     return Fail("bash: command is " + std::to_string(command->size()) + " bytes, exceeds " +
                 std::to_string(kMaxBashCommandBytes) + "-byte limit");
   }
-  if (!shell_) {
-    BashOptions options;
-    options.shell = options_.shell;
-    options.cwd = root_.path();
-    options.env = options_.shell_env ? *options_.shell_env : ShellEnvironment();
-    auto started = BashSession::Start(options);
-    if (!started) return Fail("bash: " + started.error().message());
-    shell_ = std::move(*started);
-  }
+  if (auto started = StartShell(); !started) return Fail("bash: " + started.error().message());
   std::chrono::milliseconds timeout = kBashDefaultTimeout;
   if (*timeout_ms > 0)
     timeout = std::chrono::milliseconds(std::min<long long>(*timeout_ms, kMaxTimeout.count()));

@@ -49,6 +49,9 @@ class Toolbox {
                  std::chrono::milliseconds tool_timeout, Interrupt& interrupt);
 
   // Kills the shell (if any); the next bash call starts a fresh one.
+  // Starts the persistent shell now rather than at the first bash call (srt-toolbox does this
+  // before it reports ready, so the first call does not pay for it). No-op if it runs.
+  [[nodiscard]] Result<void> StartShell();
   void ResetShell() { shell_.reset(); }
   const ConfinedRoot& root() const { return root_; }
   // The shell's pid, or -1 when none is running (for tests).

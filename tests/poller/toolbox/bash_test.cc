@@ -56,6 +56,14 @@ TEST_F(BashToolTest, CwdAndExportedVariablesPersist) {
   EXPECT_EQ(r.text, "bar\n" + root_ + "/d/e\n\n");
 }
 
+TEST_F(BashToolTest, HistoryExpansionIsOff) {
+  // The shell is interactive (a PTY), where bash expands `!x` by default: "!x: event not found".
+  ToolResult r = Call("bash", {{"command", "echo \"hi!x\"; echo a!!b; set -o | grep histexpand"}});
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text.substr(0, r.text.find("histexpand")), "hi!x\na!!b\n");
+  EXPECT_NE(r.text.find("histexpand     \toff"), std::string::npos) << r.text;
+}
+
 TEST_F(BashToolTest, RestartGivesAFreshShell) {
   Call("bash", {{"command", "export GONE=1"}});
   ToolResult r = Call("bash", {{"restart", true}, {"command", "echo [$GONE]"}});
