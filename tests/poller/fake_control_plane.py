@@ -56,7 +56,8 @@ Control API (JSON, no auth; with TLS also on the plain control port):
                                            resources, tools, status}
   GET  /_fake/sessions/{id}               session + streams (live count), events, results
   GET|POST /_fake/sessions/{id}/events    history / append {"events": [...]} (or one event)
-  GET  /_fake/sessions/{id}/results       [{time, event, duplicate, auth, request_seq}]
+  GET  /_fake/sessions/{id}/results       [{time, event, duplicate, auth, request_seq}];
+                                          ?wait_count=N&timeout_ms=T waits for N results
   POST /_fake/sessions/{id}/drop_streams  {abrupt} end live streams now
   POST /_fake/sessions/{id}/stream_error  {error?} send an SSE error event
   GET|DELETE /_fake/requests              recorded /v1 requests; filters endpoint, method,
@@ -1208,6 +1209,13 @@ class Handler(BaseHTTPRequestHandler):
                         evs = [evs]
                     return self.send_json(200, {"data": append_events(st, s, evs)})
                 if len(parts) == 3 and parts[2] == "results" and m == "GET":
+                    # ?wait_count=N&timeout_ms=T: wait (up to T, at most 30 s) until the session
+                    # has N results; a benchmark's agent loop reacts at once without polling.
+                    want = int(q1(query, "wait_count", 0))
+                    limit = min(int(q1(query, "timeout_ms", 0)), 30000) / 1000.0
+                    deadline = time.monotonic() + limit
+                    while len(s["results"]) < want and deadline > time.monotonic():
+                        st.lock.wait(deadline - time.monotonic())
                     return self.send_json(200, {"data": s["results"]})
                 if len(parts) == 3 and parts[2] == "drop_streams" and m == "POST":
                     n = 0

@@ -1,0 +1,876 @@
+// srt-poller end to end, one session at a time: the real binary against the loopback fake
+// control plane (tests/poller/fake_control_plane.py), with real sandboxes. Covers every tool of
+// agent_toolset_20260401 through srt-toolbox in the session's sandbox, the confinement of the
+// file tools and of bash, confirmations, SSE drops, the environment key never reaching a
+// sandbox, --on-work, skills and the cgroup limits.
+//
+// Root only (the sandboxes get cgroup limits): the tests skip elsewhere unless SRT_MUST_WORK is
+// set, when they fail instead. Every test starts its own fake and poller and stops them by pid.
+// Nothing here waits for a fixed time to prove an absence: a later tool call is the barrier
+// ("the runner has seen everything before it").
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "poller/support/fake_control_plane.h"
+#include "poller/support/poller_process.h"
+
+namespace srt::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using namespace std::chrono_literals;
+
+constexpr auto kStartTimeout = 30s;  // poller start, claim, sandbox and toolbox ready
+constexpr auto kToolTimeout = 30s;   // one tool call's result
+
+#define SKIP_UNLESS_ROOT()                                                                   \
+  do {                                                                                       \
+    if (geteuid() != 0) {                                                                    \
+      if (getenv("SRT_MUST_WORK") != nullptr) FAIL() << "SRT_MUST_WORK is set but not root"; \
+      GTEST_SKIP() << "needs root (cgroup limits for the session sandboxes)";                \
+    }                                                                                        \
+  } while (0)
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteAll(const std::string& path, const std::string& content, mode_t mode) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << content;
+  }
+  chmod(path.c_str(), mode);
+}
+
+// The text blocks of a posted user.tool_result, joined.
+struct Posted {
+  bool is_error = false;
+  std::string text;
+  json event;
+};
+
+Posted ToPosted(const json& event) {
+  Posted p;
+  p.event = event;
+  p.is_error = event.value("is_error", false);
+  if (event.contains("content") && event["content"].is_array()) {
+    for (const auto& block : event["content"]) {
+      if (block.value("type", "") == "text") p.text += block.value("text", "");
+    }
+  }
+  return p;
+}
+
+// A tool_use event as the agent would send it.
+json ToolUse(const std::string& id, const std::string& name, json input,
+             const std::string& permission = "allow") {
+  return {{"id", id},
+          {"type", "agent.tool_use"},
+          {"name", name},
+          {"input", std::move(input)},
+          {"evaluated_permission", permission}};
+}
+
+class PollerSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_ROOT();
+    char tmpl[] = "/tmp/srt-psess-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    sessions_ = dir_ + "/sessions";
+    key_file_ = dir_ + "/environment.key";
+    FakeControlPlane::Options o;
+    // A key unique to this run, so that a search for it cannot hit an old copy.
+    o.environment_key = "sk-ant-oat01-psess-" + std::to_string(getpid()) + "-" +
+                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    auto cp = FakeControlPlane::Start(o);
+    ASSERT_TRUE(cp.has_value()) << cp.error().message();
+    cp_ = std::move(*cp);
+    WriteAll(key_file_, cp_->environment_key(), 0600);
+  }
+
+  void TearDown() override {
+    if (poller_ && poller_->running()) {
+      poller_->Signal(SIGTERM);
+      EXPECT_TRUE(poller_->Wait(40s).has_value()) << "srt-poller did not stop";
+    }
+    // Every session any test touched got each tool use answered at most once.
+    if (cp_) {
+      for (const std::string& sid : sessions_used_) {
+        auto results = cp_->Results(sid);
+        ASSERT_TRUE(results.has_value()) << results.error().message();
+        for (const auto& r : *results) {
+          EXPECT_FALSE(r.value("duplicate", false)) << "duplicate result: " << r.dump();
+        }
+      }
+    }
+    poller_.reset();
+    cp_.reset();
+    if (!dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+  }
+
+  // The flags every run needs, then `extra`. The key comes from the file unless `key_in_env`.
+  std::vector<std::string> Args(const std::vector<std::string>& extra, bool key_in_env) const {
+    std::vector<std::string> a = {
+        "--environment-id", cp_->environment_id(), "--base-url", cp_->base_url(), "--sessions-dir",
+        sessions_,          "--max-idle",          "2s"};
+    if (!key_in_env) {
+      a.push_back("--environment-key-file");
+      a.push_back(key_file_);
+    }
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  // Starts srt-poller and waits until it polls.
+  void StartPoller(const std::vector<std::string>& extra = {}, bool key_in_env = false,
+                   std::map<std::string, std::string> env = {}) {
+    if (key_in_env) env["ANTHROPIC_ENVIRONMENT_KEY"] = cp_->environment_key();
+    auto p = PollerProcess::Start(Args(extra, key_in_env), env);
+    ASSERT_TRUE(p.has_value()) << p.error().message();
+    poller_ = std::move(*p);
+    ASSERT_TRUE(poller_->WaitForLog("polling for work", kStartTimeout)) << poller_->Logs();
+  }
+
+  FakeControlPlane::Enqueued Enqueue(const FakeControlPlane::WorkOptions& options) {
+    sessions_used_.push_back(options.session_id);
+    auto work = cp_->Enqueue(options);
+    EXPECT_TRUE(work.has_value()) << work.error().message();
+    if (!work) return {};
+    return std::move(*work);
+  }
+
+  // Enqueues a session (before the poller starts, so its first poll finds it), starts the
+  // poller and waits until the session's runner listens (its SSE stream is open).
+  FakeControlPlane::Enqueued StartSession(const std::string& sid,
+                                          const std::vector<std::string>& extra = {},
+                                          bool key_in_env = false) {
+    FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+    StartPoller(extra, key_in_env);
+    if (!poller_) return work;
+    auto streams = cp_->WaitForStreams(sid, 1, kStartTimeout);
+    EXPECT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
+    return work;
+  }
+
+  std::optional<Posted> FindResult(const std::string& sid, const std::string& tool_use_id) {
+    auto results = cp_->Results(sid);
+    if (!results) return std::nullopt;
+    for (const auto& r : *results) {
+      const json& ev = r["event"];
+      if (ev.value("tool_use_id", "") == tool_use_id) return ToPosted(ev);
+    }
+    return std::nullopt;
+  }
+
+  // Waits for the result of `tool_use_id`.
+  Posted WaitResult(const std::string& sid, const std::string& tool_use_id,
+                    milliseconds timeout = kToolTimeout) {
+    std::optional<Posted> found;
+    bool ok = WaitFor(
+        [&] {
+          found = FindResult(sid, tool_use_id);
+          return found.has_value();
+        },
+        timeout, 50ms);
+    EXPECT_TRUE(ok) << "no result for " << tool_use_id << " in " << sid << "\n"
+                    << (poller_ ? poller_->Logs() : "");
+    return found.value_or(Posted{true, "<no result>", nullptr});
+  }
+
+  // Appends one tool use and waits for its result.
+  Posted Run(const std::string& sid, const std::string& name, json input,
+             milliseconds timeout = kToolTimeout) {
+    std::string id = "toolu_" + std::to_string(++tool_seq_);
+    auto appended = cp_->AppendEvents(sid, ToolUse(id, name, std::move(input)));
+    EXPECT_TRUE(appended.has_value()) << appended.error().message();
+    return WaitResult(sid, id, timeout);
+  }
+  Posted Bash(const std::string& sid, const std::string& command,
+              milliseconds timeout = kToolTimeout) {
+    return Run(sid, "bash", {{"command", command}}, timeout);
+  }
+
+  // Ends the session (terminated) and waits until the poller force-stopped its item.
+  void EndSession(const FakeControlPlane::Enqueued& work) {
+    auto appended = cp_->AppendEvents(work.session_id, json{{"type", "session.status_terminated"}});
+    ASSERT_TRUE(appended.has_value()) << appended.error().message();
+    auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
+    ASSERT_TRUE(stopped.has_value()) << stopped.error().message() << "\n" << poller_->Logs();
+    ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  }
+
+  // SIGTERM, then the exit code.
+  int StopPoller() {
+    poller_->Signal(SIGTERM);
+    auto code = poller_->Wait(40s);
+    EXPECT_TRUE(code.has_value()) << "srt-poller did not stop:\n" << poller_->Logs();
+    return code.value_or(-1);
+  }
+
+  std::string Workspace(const std::string& sid) const { return sessions_ + "/" + sid; }
+
+  std::unique_ptr<FakeControlPlane> cp_;
+  std::unique_ptr<PollerProcess> poller_;
+  std::string dir_;
+  std::string sessions_;
+  std::string key_file_;
+  std::vector<std::string> sessions_used_;
+  int tool_seq_ = 0;
+};
+
+// ---- bash --------------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, BashKeepsStateReportsExitCodesAndRestartsAfterATimeout) {
+  auto work = StartSession("sesn_bash");
+
+  // The command's output plus the newline before the exit-code marker, as Go keeps it.
+  Posted r = Bash("sesn_bash", "echo hi");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "hi\n\n");
+
+  r = Bash("sesn_bash", "echo out; (exit 3)");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "out\n\n\nexit code: 3");
+  // A bare `exit` ends the persistent shell itself: Go's "bash session terminated", and the
+  // next call gets a new shell.
+  r = Bash("sesn_bash", "echo out; exit 3");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "bash: bash session terminated");
+  EXPECT_EQ(Bash("sesn_bash", "echo again").text, "again\n\n");
+
+  // One shell: the working directory and exported variables survive to the next call.
+  r = Bash("sesn_bash", "mkdir -p /workspace/sub && cd /workspace/sub; export X=1");
+  EXPECT_FALSE(r.is_error) << r.text;
+  r = Bash("sesn_bash", "echo \"$X\"; pwd");
+  EXPECT_EQ(r.text, "1\n/workspace/sub\n\n");
+
+  // No ANTHROPIC_* variable reaches the shell; history expansion is off.
+  r = Bash("sesn_bash", "env | grep -c '^ANTHROPIC_'; echo \"hi!x\"");
+  EXPECT_EQ(r.text, "0\nhi!x\n\n");
+
+  // Its own timeout: the call fails with the timeout text and the shell restarts.
+  r = Run("sesn_bash", "bash", {{"command", "sleep 60"}, {"timeout_ms", 1500}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "\n[timed out]\nsession restarted after timeout");
+  r = Bash("sesn_bash", "echo \"[$X]\"; pwd");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "[]\n/workspace\n\n");
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// ---- file tools --------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, FileToolsReadWriteEditGlobGrep) {
+  auto work = StartSession("sesn_files");
+  const std::string ws = Workspace("sesn_files");
+
+  Posted r = Run("sesn_files", "write",
+                 {{"file_path", "/workspace/a/b/notes.txt"}, {"content", "one\ntwo\nthree\nfour"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "wrote 18 bytes to /workspace/a/b/notes.txt");
+  EXPECT_EQ(ReadAll(ws + "/a/b/notes.txt"), "one\ntwo\nthree\nfour");
+
+  r = Run("sesn_files", "read", {{"file_path", "a/b/notes.txt"}});
+  EXPECT_EQ(r.text, "one\ntwo\nthree\nfour");
+  r = Run("sesn_files", "read",
+          {{"file_path", "/workspace/a/b/notes.txt"}, {"view_range", json::array({2, 3})}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "two\nthree");
+
+  r = Run("sesn_files", "edit",
+          {{"file_path", "a/b/notes.txt"}, {"old_string", "two"}, {"new_string", "TWO"}});
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "edited a/b/notes.txt (1 replacement(s))");
+  r = Run("sesn_files", "write", {{"file_path", "x.txt"}, {"content", "x x x"}});
+  r = Run("sesn_files", "edit", {{"file_path", "x.txt"}, {"old_string", "x"}, {"new_string", "y"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "edit: old_string appears 3 times in x.txt (must be unique)");
+  r = Run(
+      "sesn_files", "edit",
+      {{"file_path", "x.txt"}, {"old_string", "x"}, {"new_string", "y"}, {"replace_all", true}});
+  EXPECT_EQ(r.text, "edited x.txt (3 replacement(s))");
+  r = Run("sesn_files", "edit",
+          {{"file_path", "x.txt"}, {"old_string", "zzz"}, {"new_string", "y"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "edit: old_string not found in x.txt");
+  EXPECT_EQ(ReadAll(ws + "/a/b/notes.txt"), "one\nTWO\nthree\nfour");
+  EXPECT_EQ(ReadAll(ws + "/x.txt"), "y y y");
+
+  // Newest first, with `**` reaching every depth (mtimes set explicitly: no timing).
+  r = Bash("sesn_files",
+           "mkdir -p g/d/e && touch -d 2020-01-01 g/old.go && touch -d 2021-01-01 g/d/mid.go && "
+           "touch -d 2022-01-01 g/d/e/new.go && touch g/skip.txt");
+  ASSERT_FALSE(r.is_error) << r.text;
+  r = Run("sesn_files", "glob", {{"pattern", "**/*.go"}, {"path", "g"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "/workspace/g/d/e/new.go\n/workspace/g/d/mid.go\n/workspace/g/old.go");
+
+  r = Run("sesn_files", "grep", {{"pattern", "^t[a-z]+e+$"}, {"path", "a"}});
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "/workspace/a/b/notes.txt:3:three\n");
+  r = Run("sesn_files", "grep", {{"pattern", "nowhere-to-be-found"}});
+  EXPECT_EQ(r.text, "no matches");
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// ---- confinement -------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, FileToolsRefuseEveryEscape) {
+  // Another session's workspace, with a secret, next to ours.
+  fs::create_directories(Workspace("sesn_other"));
+  WriteAll(Workspace("sesn_other") + "/secret.txt", "other session's secret\n", 0644);
+  auto work = StartSession("sesn_esc");
+  const std::string sid = "sesn_esc";
+
+  auto expect_escape = [&](const Posted& r, const std::string& op, const std::string& path) {
+    EXPECT_TRUE(r.is_error);
+    EXPECT_EQ(r.text, op + ": path \"" + path + "\" escapes workdir");
+  };
+  expect_escape(Run(sid, "read", {{"file_path", "../../etc/passwd"}}), "read", "../../etc/passwd");
+  expect_escape(Run(sid, "write", {{"file_path", "/etc/x"}, {"content", "x"}}), "write", "/etc/x");
+  expect_escape(Run(sid, "write", {{"file_path", "/workspace/../x"}, {"content", "x"}}), "write",
+                "/workspace/../x");
+  EXPECT_FALSE(fs::exists("/etc/x"));
+  EXPECT_FALSE(fs::exists("/x"));
+
+  // Links planted by bash inside the sandbox: to a host file, to the other session's workspace
+  // (by its host path), and a symlinked directory.
+  Posted r = Bash(sid, "ln -s /etc/passwd pw && ln -s " + Workspace("sesn_other") +
+                           "/secret.txt other && ln -s /etc etcdir && ln -s " +
+                           Workspace("sesn_other") + " otherdir && echo planted");
+  ASSERT_EQ(r.text, "planted\n\n");
+  for (const char* link : {"pw", "other", "/workspace/pw"}) {
+    expect_escape(Run(sid, "read", {{"file_path", link}}), "read", link);
+    expect_escape(Run(sid, "write", {{"file_path", link}, {"content", "pwned"}}), "write", link);
+    expect_escape(
+        Run(sid, "edit", {{"file_path", link}, {"old_string", "root"}, {"new_string", "x"}}),
+        "edit", link);
+  }
+  expect_escape(Run(sid, "read", {{"file_path", "etcdir/passwd"}}), "read", "etcdir/passwd");
+  expect_escape(Run(sid, "write", {{"file_path", "etcdir/srt-psess-x"}, {"content", "x"}}), "write",
+                "etcdir/srt-psess-x");
+  expect_escape(Run(sid, "read", {{"file_path", "otherdir/secret.txt"}}), "read",
+                "otherdir/secret.txt");
+  expect_escape(Run(sid, "glob", {{"pattern", "*"}, {"path", "etcdir"}}), "glob", "etcdir");
+  expect_escape(Run(sid, "grep", {{"pattern", "root"}, {"path", "etcdir"}}), "grep", "etcdir");
+  EXPECT_FALSE(fs::exists("/etc/srt-psess-x"));
+  EXPECT_EQ(ReadAll(Workspace("sesn_other") + "/secret.txt"), "other session's secret\n");
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerSessionTest, BashCannotReadOtherSessionsOrTheKeyNorWriteOutsideTheWorkspace) {
+  fs::create_directories(Workspace("sesn_other"));
+  WriteAll(Workspace("sesn_other") + "/secret.txt", "other session's secret\n", 0644);
+  auto work = StartSession("sesn_box");
+  const std::string sid = "sesn_box";
+
+  Posted r = Bash(sid, "cat " + Workspace("sesn_other") + "/secret.txt; echo \"rc=$?\"");
+  EXPECT_EQ(r.text.find("other session's secret"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("rc=1"), std::string::npos) << r.text;
+  r = Bash(sid, "ls " + sessions_ + "; echo \"rc=$?\"");
+  EXPECT_EQ(r.text.find("sesn_other"), std::string::npos) << r.text;
+  r = Bash(sid, "cat " + key_file_ + "; echo \"rc=$?\"");
+  EXPECT_EQ(r.text.find(cp_->environment_key()), std::string::npos) << r.text;
+
+  // The root is read-only: EROFS, not EACCES.
+  r = Bash(sid, "touch /usr/srt-psess-x; echo $?");
+  EXPECT_EQ(r.text, "touch: cannot touch '/usr/srt-psess-x': Read-only file system\n1\n\n");
+  r = Bash(sid, "echo x > /etc/srt-psess-x; echo $?");
+  EXPECT_EQ(r.text, "bash: /etc/srt-psess-x: Read-only file system\n1\n\n");
+  r = Bash(sid, "echo x > " + Workspace("sesn_other") + "/planted; echo $?");
+  EXPECT_NE(r.text.find("\n1\n"), std::string::npos) << r.text;
+  EXPECT_FALSE(fs::exists("/usr/srt-psess-x"));
+  EXPECT_FALSE(fs::exists("/etc/srt-psess-x"));
+  EXPECT_FALSE(fs::exists(Workspace("sesn_other") + "/planted"));
+  // The workspace itself is writable and is the host directory.
+  r = Bash(sid, "echo made-inside > /workspace/inside.txt; echo $?");
+  EXPECT_EQ(r.text, "0\n\n");
+  EXPECT_EQ(ReadAll(Workspace(sid) + "/inside.txt"), "made-inside\n");
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// ---- confirmations -----------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, AskWaitsForTheVerdictAndDenyNeverRuns) {
+  auto work = StartSession("sesn_ask");
+  const std::string sid = "sesn_ask";
+  const std::string ws = Workspace(sid);
+
+  // "ask": held. A later allowed call is the barrier proving the runner saw it and ran nothing.
+  ASSERT_TRUE(
+      cp_->AppendEvents(sid, ToolUse("toolu_ask_allow", "bash",
+                                     {{"command", "touch /workspace/allowed; echo ran"}}, "ask"))
+          .has_value());
+  ASSERT_TRUE(
+      cp_->AppendEvents(sid, ToolUse("toolu_ask_deny", "bash",
+                                     {{"command", "touch /workspace/denied; echo ran"}}, "ask"))
+          .has_value());
+  ASSERT_TRUE(
+      cp_->AppendEvents(sid, ToolUse("toolu_server_deny", "bash",
+                                     {{"command", "touch /workspace/never; echo ran"}}, "deny"))
+          .has_value());
+  EXPECT_EQ(Bash(sid, "echo barrier").text, "barrier\n\n");
+  EXPECT_FALSE(fs::exists(ws + "/allowed"));
+  EXPECT_FALSE(fs::exists(ws + "/denied"));
+  EXPECT_FALSE(fs::exists(ws + "/never"));
+  EXPECT_FALSE(FindResult(sid, "toolu_ask_allow").has_value());
+  EXPECT_FALSE(FindResult(sid, "toolu_ask_deny").has_value());
+
+  // deny: nothing runs, nothing is posted.
+  ASSERT_TRUE(cp_->AppendEvents(sid, json{{"type", "user.tool_confirmation"},
+                                          {"tool_use_id", "toolu_ask_deny"},
+                                          {"result", "deny"}})
+                  .has_value());
+  // allow: it runs now and posts.
+  ASSERT_TRUE(cp_->AppendEvents(sid, json{{"type", "user.tool_confirmation"},
+                                          {"tool_use_id", "toolu_ask_allow"},
+                                          {"result", "allow"}})
+                  .has_value());
+  Posted r = WaitResult(sid, "toolu_ask_allow");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "ran\n\n");
+  EXPECT_TRUE(fs::exists(ws + "/allowed"));
+  EXPECT_EQ(Bash(sid, "echo barrier2").text, "barrier2\n\n");
+  EXPECT_FALSE(fs::exists(ws + "/denied"));
+  EXPECT_FALSE(fs::exists(ws + "/never"));
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+  auto results = cp_->Results(sid);
+  ASSERT_TRUE(results.has_value());
+  std::vector<std::string> answered;
+  for (const auto& x : *results) answered.push_back(x["event"].value("tool_use_id", ""));
+  EXPECT_EQ(answered, (std::vector<std::string>{"toolu_1", "toolu_ask_allow", "toolu_2"}));
+}
+
+// ---- SSE drops ---------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, StreamDropsAreReconciledAndEveryCallIsAnsweredOnce) {
+  auto work = StartSession("sesn_drop");
+  const std::string sid = "sesn_drop";
+  EXPECT_EQ(Bash(sid, "echo 1").text, "1\n\n");
+
+  // Drop cleanly, keep appending while the runner reconnects; then abruptly; then a stream
+  // that breaks after one event.
+  std::vector<std::string> ids;
+  auto add = [&](const std::string& id) {
+    ids.push_back(id);
+    ASSERT_TRUE(
+        cp_->AppendEvents(sid, ToolUse(id, "bash", {{"command", "echo " + id}})).has_value());
+  };
+  ASSERT_TRUE(cp_->DropStreams(sid, /*abrupt=*/false).has_value());
+  add("toolu_d1");
+  add("toolu_d2");
+  ASSERT_TRUE(cp_->WaitForStreams(sid, 1, kStartTimeout).has_value());
+  ASSERT_TRUE(cp_->DropStreams(sid, /*abrupt=*/true).has_value());
+  add("toolu_d3");
+  FakeControlPlane::Fault f;
+  f.endpoint = "stream";
+  f.kind = "stream_drop";
+  f.session_id = sid;
+  f.after_events = 1;
+  f.abrupt = true;
+  ASSERT_TRUE(cp_->AddFault(f).has_value());
+  ASSERT_TRUE(cp_->WaitForStreams(sid, 1, kStartTimeout).has_value());
+  add("toolu_d4");
+  add("toolu_d5");
+  add("toolu_d6");
+  for (const auto& id : ids) {
+    Posted r = WaitResult(sid, id);
+    EXPECT_EQ(r.text, id + "\n\n");
+  }
+  EXPECT_EQ(Bash(sid, "echo last").text, "last\n\n");
+
+  auto results = cp_->Results(sid);
+  ASSERT_TRUE(results.has_value());
+  std::map<std::string, int> count;
+  for (const auto& x : *results) {
+    EXPECT_FALSE(x.value("duplicate", false)) << x.dump();
+    ++count[x["event"].value("tool_use_id", "")];
+  }
+  EXPECT_EQ(count.size(), ids.size() + 2);
+  for (const auto& [id, n] : count) EXPECT_EQ(n, 1) << id;
+  // It did reconnect (stream requests after the first) and read the history again.
+  auto streams = cp_->Requests({.endpoint = "stream", .session_id = sid});
+  ASSERT_TRUE(streams.has_value());
+  EXPECT_GE(streams->size(), 3u);
+  auto lists = cp_->Requests({.endpoint = "events_list", .session_id = sid});
+  ASSERT_TRUE(lists.has_value());
+  EXPECT_GE(lists->size(), 3u);
+
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// ---- the environment key -----------------------------------------------------------------------
+
+// A bash script that searches the sandbox for `secret` without ever holding it in an argument or
+// an exported variable (the pattern comes from a pipe, printed from two halves), and plants a
+// canary in every place searched (a file, an exported variable, a process's argv, an open fd)
+// so each search proves it works. Prints "<key|canary> <place>: found|not found" lines, whether
+// any process holds the key file open, and the toolbox's argv.
+// The secret is unique to the run, so only files written since the test started (`since`,
+// seconds since the epoch) can hold it: /tmp (the host's, read-only, gigabytes on a build box)
+// is searched by that, the other trees whole.
+std::string LeakSearch(const std::string& secret, const std::string& canary, int64_t since) {
+  auto halves = [](const std::string& x) {
+    size_t h = x.size() / 2;
+    return "'" + x.substr(0, h) + "' '" + x.substr(h) + "'";
+  };
+  return "key() { printf '%s%s\\n' " + halves(secret) + "; }\n" + "canary() { printf '%s%s\\n' " +
+         halves(canary) + "; }\n" +
+         "canary > /workspace/canary.txt; canary > /tmp/canary.txt 2>/dev/null\n"
+         "export CANARY_VAR=\"$(canary)\"\n"
+         "exec 7</workspace/canary.txt\n"
+         "(exec -a \"$(canary)\" sleep 120) & holder=$!\n"
+         "look() { name=$1; shift; for p in key canary; do\n"
+         "  if \"$@\" 2>/dev/null | grep -qaF -f <($p); then r=found; else r='not found'; fi\n"
+         "  echo \"$p $name: $r\"; done; }\n"
+         "workspace() { grep -rhsaF -f <(key; canary) /workspace; }\n"
+         "tmp() { find /tmp -xdev -type f -newermt @" +
+         std::to_string(since) +
+         " -print0 2>/dev/null | xargs -0 -r grep -hsaF -f <(key; canary); }\n"
+         "system() { grep -rhsaF -f <(key; canary) /etc /run /var --exclude-dir=cache; }\n"
+         "fdcat() { for l in /proc/[0-9]*/fd/*; do t=$(readlink \"$l\"); [ -f \"$t\" ] && echo "
+         "\"$t\"; done | sort -u | xargs -r -d '\\n' cat; }\n"
+         "look env env\n"
+         "look environ cat /proc/[0-9]*/environ\n"
+         "look cmdline cat /proc/[0-9]*/cmdline\n"
+         "look workspace workspace\nlook tmp tmp\nlook system system\n"
+         "look fds fdcat\n"
+         "if ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -q environment.key; then echo 'key file "
+         "open: yes'; else echo 'key file open: no'; fi\n"
+         "kill $holder; wait $holder 2>/dev/null; exec 7<&-\n"
+         "tr '\\0' ' ' </proc/$(pgrep -x srt-toolbox | head -1)/cmdline; echo\n";
+}
+
+class PollerKeyTest : public PollerSessionTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PollerKeyTest, TheEnvironmentKeyAndTheSessionsTokenNeverReachTheSandbox) {
+  const bool key_in_env = GetParam();
+  // With the key in the environment there is no key file (else nothing would deny it).
+  if (key_in_env) fs::remove(key_file_);
+  const int64_t since = static_cast<int64_t>(time(nullptr)) - 2;
+  auto work = StartSession("sesn_key", {}, key_in_env);
+  ASSERT_FALSE(work.sessions_token.empty());
+  const std::string canary = "canary-" + std::to_string(getpid()) + "-psess";
+  const std::string expected =
+      "key env: not found\ncanary env: found\n"
+      "key environ: not found\ncanary environ: found\n"
+      "key cmdline: not found\ncanary cmdline: found\n"
+      "key workspace: not found\ncanary workspace: found\n"
+      "key tmp: not found\ncanary tmp: found\n"
+      "key system: not found\ncanary system: not found\n"
+      "key fds: not found\ncanary fds: found\n"
+      "key file open: no\n";
+  // The host's /tmp is visible (read-only): a canary there proves its search works.
+  WriteAll(dir_ + "/host-canary.txt", canary + "\n", 0644);
+  for (const std::string& secret : {cp_->environment_key(), work.sessions_token}) {
+    Posted r = Run("sesn_key", "bash",
+                   {{"command", LeakSearch(secret, canary, since)}, {"timeout_ms", 60000}}, 90s);
+    EXPECT_FALSE(r.is_error) << r.text;
+    // (Before the report: the shell's job notice, and EROFS for the canary in /tmp.)
+    size_t report = r.text.find("key env: ");
+    ASSERT_NE(report, std::string::npos) << r.text;
+    EXPECT_EQ(r.text.substr(report, expected.size()), expected) << r.text;
+    // The toolbox's argv carries nothing but its root.
+    EXPECT_NE(r.text.find("srt-toolbox --root /workspace \n"), std::string::npos) << r.text;
+  }
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(KeySource, PollerKeyTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "FromEnv" : "FromFile";
+                         });
+
+// ---- --on-work ---------------------------------------------------------------------------------
+
+class PollerOnWorkTest : public PollerSessionTest {
+ protected:
+  std::string WriteScript(const std::string& body, mode_t mode = 0755) {
+    std::string path = dir_ + "/on-work-" + std::to_string(++scripts_) + ".sh";
+    WriteAll(path, "#!/bin/bash\n" + body, mode);
+    return path;
+  }
+  int scripts_ = 0;
+};
+
+TEST_F(PollerOnWorkTest, TheScriptGetsTheWorkAndIdsButNotTheKey) {
+  const std::string token = "sk-ant-req-fake-onwork-token";
+  std::string script = WriteScript(
+      "env > /workspace/env.txt\n"
+      "cat > /workspace/stdin.json\n"
+      "id > /workspace/id.txt\n"
+      "echo script-says-out\n"
+      "echo script-says-err >&2\n"
+      "curl -sS -o /workspace/session.json -w '%{http_code}' "
+      "-H 'Authorization: Bearer " +
+      token +
+      "' -H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: managed-agents-2026-04-01' "
+      "\"$ANTHROPIC_BASE_URL/v1/sessions/$ANTHROPIC_SESSION_ID\" > /workspace/curl.txt "
+      "2>/workspace/curl.err\n"
+      "exit 0\n");
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = "sesn_ow", .sessions_token = token});
+  StartPoller({"--on-work", script}, false, {{"ANTHROPIC_BASE_URL", cp_->base_url()}});
+  // Gracefully stopped once the script returned: a stop with force=false.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto w = cp_->WorkState(work.work_id);
+        return w && !(*w)["stops"].empty();
+      },
+      kStartTimeout))
+      << poller_->Logs();
+  auto w = cp_->WorkState(work.work_id);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ((*w)["stops"][0]["force"], false) << w->dump();
+  const std::string ws = Workspace("sesn_ow");
+
+  json in = json::parse(ReadAll(ws + "/stdin.json"), nullptr, false);
+  ASSERT_TRUE(in.is_object()) << ReadAll(ws + "/stdin.json");
+  EXPECT_EQ(in["id"], work.work_id);
+  EXPECT_EQ(in["secret"], work.secret);
+  EXPECT_EQ(in["data"]["id"], "sesn_ow");
+
+  std::string env = ReadAll(ws + "/env.txt");
+  EXPECT_NE(env.find("ANTHROPIC_WORK_ID=" + work.work_id + "\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("ANTHROPIC_SESSION_ID=sesn_ow\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("ANTHROPIC_ENVIRONMENT_ID=" + cp_->environment_id() + "\n"), std::string::npos)
+      << env;
+  EXPECT_EQ(env.find("ANTHROPIC_ENVIRONMENT_KEY"), std::string::npos) << env;
+  EXPECT_EQ(env.find(cp_->environment_key()), std::string::npos) << env;
+  EXPECT_NE(env.find("HTTP_PROXY="), std::string::npos) << env;
+  EXPECT_FALSE(ReadAll(ws + "/id.txt").empty());
+
+  // Both of the script's streams went to the poller's stderr; its stdout stays clean.
+  EXPECT_TRUE(poller_->WaitForLog("script-says-err", 5s)) << poller_->Logs();
+  EXPECT_NE(poller_->Logs().find("script-says-out"), std::string::npos);
+  EXPECT_EQ(poller_->Stdout(), "");
+
+  // The script reached the fake through srt's proxy.
+  EXPECT_EQ(ReadAll(ws + "/curl.txt"), "200") << ReadAll(ws + "/curl.err") << "\n"
+                                              << poller_->Logs();
+  json session = json::parse(ReadAll(ws + "/session.json"), nullptr, false);
+  EXPECT_EQ(session.value("id", ""), "sesn_ow") << ReadAll(ws + "/session.json");
+
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerOnWorkTest, TheKeyOnlyWithScriptGetsEnvironmentKey) {
+  std::string script = WriteScript("cat >/dev/null; env > /workspace/env.txt\n");
+  Enqueue({.session_id = "sesn_owk"});
+  StartPoller({"--on-work", script, "--script-gets-environment-key"});
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  std::string env = ReadAll(Workspace("sesn_owk") + "/env.txt");
+  EXPECT_NE(env.find("ANTHROPIC_ENVIRONMENT_KEY=" + cp_->environment_key() + "\n"),
+            std::string::npos)
+      << env;
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerOnWorkTest, AFailingScriptIsLoggedAndPollingContinues) {
+  std::string script = WriteScript(
+      "cat >/dev/null; echo \"$ANTHROPIC_SESSION_ID\" >> "
+      "/workspace/ran; exit 7\n");
+  Enqueue({.session_id = "sesn_f1"});
+  Enqueue({.session_id = "sesn_f2"});
+  StartPoller({"--on-work", script});
+  ASSERT_TRUE(
+      WaitFor([&] { return poller_->CountLog("session item finished") >= 2; }, kStartTimeout))
+      << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("on-work script failed"), 2u) << poller_->Logs();
+  EXPECT_NE(poller_->Logs().find("exit_code=7"), std::string::npos) << poller_->Logs();
+  EXPECT_EQ(ReadAll(Workspace("sesn_f1") + "/ran"), "sesn_f1\n");
+  EXPECT_EQ(ReadAll(Workspace("sesn_f2") + "/ran"), "sesn_f2\n");
+  EXPECT_TRUE(poller_->running());
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerOnWorkTest, SigtermToThePollerReachesTheScript) {
+  std::string script = WriteScript(
+      "trap 'echo got-term > /workspace/term; exit 0' TERM\n"
+      "cat >/dev/null; touch /workspace/ready\n"
+      "sleep 1000 & wait\n");
+  Enqueue({.session_id = "sesn_term"});
+  StartPoller({"--on-work", script});
+  const std::string ws = Workspace("sesn_term");
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(ws + "/ready"); }, kStartTimeout)) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+  EXPECT_EQ(ReadAll(ws + "/term"), "got-term\n") << poller_->Logs();
+}
+
+TEST_F(PollerOnWorkTest, ANonExecutableScriptIsRefusedAtStart) {
+  std::string script = WriteScript("exit 0\n", 0644);
+  auto p = PollerProcess::Start(Args({"--on-work", script}, false));
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ((*p)->Wait(30s), 2) << (*p)->Logs();
+  EXPECT_NE((*p)->Logs().find("--on-work script is not executable"), std::string::npos)
+      << (*p)->Logs();
+  auto polls = cp_->Requests({.endpoint = "poll"});
+  ASSERT_TRUE(polls.has_value());
+  EXPECT_TRUE(polls->empty());
+}
+
+// ---- skills ------------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) {
+  FakeControlPlane::Skill tgz;
+  tgz.skill_id = "skill_tgz";
+  tgz.name = "tool-tgz";
+  tgz.format = "tar.gz";
+  tgz.top_dir = "tool-tgz";
+  tgz.files = {{"SKILL.md", {"# tgz\n", 0644}},
+               {"bin/run.sh", {"#!/bin/sh\necho tgz-ran\n", 0755}}};
+  FakeControlPlane::Skill zip;
+  zip.skill_id = "skill_zip";
+  zip.name = "tool-zip";
+  zip.format = "zip";
+  zip.files = {{"SKILL.md", {"# zip\n", 0644}}, {"run.sh", {"#!/bin/sh\necho zip-ran\n", 0755}}};
+  // Hostile: a `..` member and an absolute one fail their archives; a symlink member is skipped
+  // while the rest of its archive is extracted.
+  const std::string abs_target = dir_ + "/abs-escape";
+  FakeControlPlane::Skill dotdot;
+  dotdot.skill_id = "skill_dotdot";
+  dotdot.name = "evil-dotdot";
+  dotdot.format = "tar";
+  dotdot.files = {{"ok.txt", {"fine\n", 0644}}};
+  dotdot.members = {{.name = "../escape", .content = "escaped\n"}};
+  FakeControlPlane::Skill absolute;
+  absolute.skill_id = "skill_abs";
+  absolute.name = "evil-abs";
+  absolute.format = "tar.gz";
+  absolute.files = {{"ok.txt", {"fine\n", 0644}}};
+  absolute.members = {{.name = abs_target, .content = "escaped\n"}};
+  FakeControlPlane::Skill link;
+  link.skill_id = "skill_link";
+  link.name = "evil-link";
+  link.format = "zip";
+  link.files = {{"ok.txt", {"fine\n", 0644}}};
+  link.members = {{.name = "passwd", .type = "symlink", .target = "/etc/passwd"},
+                  {.name = "up", .type = "symlink", .target = "../../.."}};
+  json refs = json::array();
+  for (const auto* s : {&tgz, &dotdot, &zip, &absolute, &link}) {
+    auto added = cp_->AddSkill(*s);
+    ASSERT_TRUE(added.has_value()) << added.error().message();
+    refs.push_back({{"skill_id", s->skill_id}, {"version", (*added)["version"]}});
+  }
+  ASSERT_TRUE(cp_->PutSession("sesn_skills", {{"skills", refs}}).has_value());
+
+  auto work = StartSession("sesn_skills");
+  const std::string sid = "sesn_skills";
+  const std::string ws = Workspace(sid);
+
+  Posted r =
+      Bash(sid,
+           "cd /workspace/skills && ls -1; test -x tool-tgz/bin/run.sh && tool-tgz/bin/run.sh; "
+           "test -x tool-zip/run.sh && tool-zip/run.sh; test -x tool-tgz/SKILL.md || "
+           "echo md-not-exec; cat evil-link/ok.txt; ls -A evil-link");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text,
+            "evil-link\ntool-tgz\ntool-zip\ntgz-ran\nzip-ran\nmd-not-exec\nfine\nok.txt\n\n");
+  EXPECT_FALSE(fs::exists(ws + "/skills/escape"));
+  EXPECT_FALSE(fs::exists(ws + "/escape"));
+  EXPECT_FALSE(fs::exists(abs_target));
+  EXPECT_FALSE(fs::exists(ws + "/skills/evil-dotdot"));
+  EXPECT_FALSE(fs::exists(ws + "/skills/evil-abs"));
+  EXPECT_EQ(poller_->CountLog("skill failed"), 2u) << poller_->Logs();
+
+  EndSession(work);
+  EXPECT_FALSE(fs::exists(ws + "/skills"));
+  EXPECT_TRUE(fs::exists(ws));
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// ---- limits ------------------------------------------------------------------------------------
+
+TEST_F(PollerSessionTest, ThePidsLimitStopsAForkBombAndThePollerSurvives) {
+  // bash's `for ...; do sleep 5 & done` retries a fork that fails with EAGAIN (1 s, 2 s, 4 s,
+  // 8 s) and so takes tens of seconds to give up: python's os.fork reports the first EAGAIN.
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  auto work = StartSession("sesn_pids", {"--pids", "64"});
+  const std::string sid = "sesn_pids";
+  Posted r = Bash(sid,
+                  "/usr/bin/python3 -c '\n"
+                  "import os, signal, time\n"
+                  "kids = []\n"
+                  "try:\n"
+                  "  for i in range(200):\n"
+                  "    pid = os.fork()\n"
+                  "    if pid == 0:\n"
+                  "      time.sleep(60); os._exit(0)\n"
+                  "    kids.append(pid)\n"
+                  "except OSError as e:\n"
+                  "  print(e.strerror)\n"
+                  "for k in kids: os.kill(k, signal.SIGKILL)\n"
+                  "for k in kids: os.waitpid(k, 0)\n"
+                  "print(\"stopped after\", \"fewer than 64\" if len(kids) < 64 else len(kids))\n"
+                  "'");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "Resource temporarily unavailable\nstopped after fewer than 64\n\n");
+  // The session and the poller carry on.
+  EXPECT_EQ(Bash(sid, "echo still-here").text, "still-here\n\n");
+  EXPECT_TRUE(poller_->running());
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerSessionTest, TheMemoryLimitKillsAHog) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  auto work = StartSession("sesn_mem", {"--memory", "64M"});
+  const std::string sid = "sesn_mem";
+  Posted r = Bash(sid, "/usr/bin/python3 -c 'b = bytearray(200 << 20); print(\"survived\")'");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text.find("survived"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("exit code: 137"), std::string::npos) << r.text;
+  EXPECT_EQ(Bash(sid, "echo after").text, "after\n\n");
+  EndSession(work);
+  EXPECT_TRUE(poller_->WaitForLog("memory limit", 10s)) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+TEST_F(PollerSessionTest, NoLimitsRunsSessions) {
+  auto work = StartSession("sesn_nolim", {"--no-limits"});
+  Posted r = Bash("sesn_nolim", "echo free");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "free\n\n");
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+}  // namespace
+}  // namespace srt::testing
