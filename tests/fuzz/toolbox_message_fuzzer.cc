@@ -1,7 +1,7 @@
 // libFuzzer target: srt-toolbox's protocol decoder (srt-poller/src/toolbox/server.h), which
 // reads what the poller sends into the sandbox. Properties: no crash or throw; a call has an
-// id and a tool name (its input is each tool's to check); a bad line says why; the response for any id and text is
-// one line of valid JSON that carries the id back.
+// id and a tool name (its input is each tool's to check); a bad line says why; the response for any
+// id and text is one line of valid JSON that carries the id back.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

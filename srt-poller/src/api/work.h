@@ -165,6 +165,7 @@ struct PostedToolResult {
 // [{"type":"text","text":<text>}]; invalid UTF-8 is replaced by U+FFFD.
 std::string TextContent(std::string_view text);
 // {"events":[...]}. Errors if a content_json is not a JSON array or a tool_use_id is empty.
-[[nodiscard]] srt::Result<std::string> EncodeEventsBody(const std::vector<PostedToolResult>& results);
+[[nodiscard]] srt::Result<std::string> EncodeEventsBody(
+    const std::vector<PostedToolResult>& results);
 
 }  // namespace srt::poller

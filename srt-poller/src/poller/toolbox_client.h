@@ -1,6 +1,6 @@
 // srt-poller/poller/toolbox_client: the session runner's ToolExecutor, backed by srt-toolbox
 // running inside the session's sandbox. It speaks the toolbox protocol
-// (docs/poller-design.md): one JSON request per line on the toolbox's stdin, one JSON response
+// (docs/poller.md): one JSON request per line on the toolbox's stdin, one JSON response
 // per line on its stdout, `{"cancel": id}` to stop the running tool.
 #pragma once
 

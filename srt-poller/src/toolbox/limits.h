@@ -6,7 +6,7 @@
 
 namespace srt::poller::toolbox {
 
-// Protocol (docs/poller-design.md "Toolbox protocol").
+// Protocol (docs/poller.md "Toolbox protocol").
 inline constexpr size_t kMaxRequestLineBytes = 64u << 20;  // one JSON request line
 inline constexpr size_t kMaxQueuedRequests = 64;           // requests read while a tool runs
 

@@ -1,4 +1,4 @@
-// The toolbox protocol (docs/poller-design.md "Toolbox protocol"): one JSON object per line on
+// The toolbox protocol (docs/poller.md "Toolbox protocol"): one JSON object per line on
 // the toolbox's stdin/stdout.
 //
 //   <- {"ready":true,"version":1}                                   once, first

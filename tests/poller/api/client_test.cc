@@ -434,9 +434,9 @@ TEST(SessionClientTest, SendToolResultsRetriesTwiceWithGrowingSleeps) {
   s.EnqueueJson(200, "{}");
   auto c = MakeSession(s);
   PostedToolResult tr{.kind = ResultKind::kToolResult,
-                .tool_use_id = "e1",
-                .is_error = false,
-                .content_json = TextContent("ok")};
+                      .tool_use_id = "e1",
+                      .is_error = false,
+                      .content_json = TextContent("ok")};
   auto r = c.SendToolResults("sesn_1", {tr}, {.first_sleep = milliseconds(100)});
   ASSERT_TRUE(r) << r.error().message();
   auto reqs = s.requests();
