@@ -13,7 +13,6 @@
 // and only medians and ratios are reported. Targets are printed as PASS/MISS for information;
 // the program exits non-zero only when it cannot measure.
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -28,7 +27,6 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -55,17 +53,31 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "bench_util.h"
 
 extern char** environ;
 
 namespace {
 
 using srt::UniqueFd;
+using srt::bench::ClockSeconds;
+using srt::bench::DescribeStatus;
+using srt::bench::Die;
+using srt::bench::Errno;
+using srt::bench::FirstLines;
+using srt::bench::IsExecutableFile;
+using srt::bench::LoadAverage;
+using srt::bench::Median;
+using srt::bench::ProcSample;
+using srt::bench::SampleTree;
+using srt::bench::Stats;
+using srt::bench::Summarize;
+using srt::bench::Verdict;
+using srt::bench::WriteAll;
 
 constexpr double kTargetThroughputRatio = 0.8;
 constexpr double kTargetRssMib = 32;
 constexpr rlim_t kProxyNofile = 65536;  // what srt raises its soft RLIMIT_NOFILE to
-constexpr std::string_view kUpstreamCli = "node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js";
 constexpr std::string_view kClientFlag = "--client";
 
 // Bytes the origin sends per tunnel in the RSS test, and the padding header the client sends:
@@ -74,24 +86,10 @@ constexpr uint64_t kHoldDownBytes = 4096;
 constexpr size_t kHoldUpPad = 2048;
 // Body of a latency probe's response.
 constexpr uint64_t kProbeBytes = 64;
+// What the bench reads of each process in a contender's tree (Pss only where it says so).
+constexpr unsigned kTreeFields = srt::bench::kSampleStatus | srt::bench::kSampleCpu;
 
-double Now() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
+double Now() { return ClockSeconds(CLOCK_MONOTONIC); }
 
 // =============================================================================================
 // The client (`srt-network-bench --client MODE ...`): runs on the host or inside a sandbox,
@@ -324,13 +322,6 @@ void Say(const std::string& line) {
   if (!WriteAll(1, line + "\n")) std::exit(3);
 }
 
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 // throughput: one download of `bytes`, timed from sending the request (the tunnel is up) to the
 // last body byte. With `sync` it says "ready" and waits for a line before the request, and after
 // "result" waits for stdin's EOF before closing, so the bench can sample CPU around the transfer.
@@ -340,7 +331,7 @@ int Throughput(const Via& via, uint16_t port, uint64_t bytes, bool sync) {
     Say("ready");
     if (!ReadStdinLine()) return 0;
   }
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = srt::bench::SelfCpuSeconds();
   const double t0 = Now();
   if (!WriteAll(fd.get(), Request("/bytes/" + std::to_string(bytes), port))) {
     Fail(Errno("send request"));
@@ -352,7 +343,7 @@ int Throughput(const Via& via, uint16_t port, uint64_t bytes, bool sync) {
   const double t1 = Now();
   char line[160];
   std::snprintf(line, sizeof line, "result bytes=%" PRIu64 " seconds=%.6f cpu=%.6f", got, t1 - t0,
-                CpuSeconds() - cpu0);
+                srt::bench::SelfCpuSeconds() - cpu0);
   Say(line);
   if (sync) WaitForStdinEof();
   return 0;
@@ -436,11 +427,7 @@ int Main(int argc, char** argv) {
 // =============================================================================================
 // The bench
 
-volatile sig_atomic_t g_stop = 0;
-std::string g_scratch;          // removed at exit
 std::vector<pid_t> g_children;  // spawned and not yet reaped: stopped at exit
-
-void OnSignal(int) { g_stop = 1; }
 
 void StopChildren() {
   for (pid_t pid : g_children) {
@@ -463,17 +450,7 @@ void StopChildren() {
 
 void Cleanup() {
   StopChildren();
-  if (!g_scratch.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(g_scratch, ec);
-    g_scratch.clear();
-  }
-}
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "srt-network-bench: %s\n", message.c_str());
-  std::exit(2);  // Cleanup runs from atexit
+  srt::bench::RemoveScratch();  // after the children: srt may still use it until then
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -518,17 +495,6 @@ constexpr std::string_view kUsage =
     "  --timeout S       give up on a contender's run after S seconds (default 300)\n"
     "  --workdir DIR     where the scratch directory is created (default /var/tmp)\n";
 
-int ParseCount(std::string_view flag, const char* value, int min, int max = 1000000) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(value, &end, 10);
-  if (errno != 0 || end == value || *end != '\0' || v < min || v > max) {
-    Die(std::string(flag) + ": expected an integer in [" + std::to_string(min) + ", " +
-        std::to_string(max) + "], got '" + value + "'");
-  }
-  return static_cast<int>(v);
-}
-
 uint64_t ParseBytes(const char* value) {
   char* end = nullptr;
   errno = 0;
@@ -562,16 +528,13 @@ uint64_t ParseBytes(const char* value) {
 }
 
 Options ParseOptions(int argc, char** argv) {
+  using srt::bench::ParseCount;
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) Die(std::string(a) + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return srt::bench::OptionValue(argc, argv, i); };
     if (a == "--help" || a == "-h") {
-      std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
-      std::exit(0);
+      srt::bench::PrintUsageAndExit(kUsage);
     } else if (a == "--runs") {
       o.runs = ParseCount(a, value(), 1);
     } else if (a == "--bytes") {
@@ -614,152 +577,10 @@ Options ParseOptions(int argc, char** argv) {
     } else if (a == "--workdir") {
       o.workdir = value();
     } else {
-      Die("unknown option '" + std::string(a) + "' (see --help)");
+      srt::bench::DieUnknownOption(a);
     }
   }
   return o;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Files, paths, /proc
-
-bool IsExecutableFile(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-
-bool IsRegularFile(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string FindInPath(std::string_view name) {
-  const char* path = getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && IsExecutableFile(dir + "/" + std::string(name))) {
-      return dir + "/" + std::string(name);
-    }
-    if (colon == std::string_view::npos) return "";
-    rest = rest.substr(colon + 1);
-  }
-}
-
-std::string SelfPath() {
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) Die("readlink /proc/self/exe: " + ec.message());
-  return self.string();
-}
-
-std::string ReadFile(const std::string& path, size_t limit = 1u << 20) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return "";
-  std::string out;
-  char buf[4096];
-  while (out.size() < limit) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
-void WriteFile(const std::string& path, std::string_view content) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd || !WriteAll(fd.get(), content)) Die(Errno("write '" + path + "'"));
-}
-
-std::string LoadAverage() {
-  std::string s = ReadFile("/proc/loadavg", 256);
-  size_t end = 0;
-  for (int fields = 0; fields < 3 && end != std::string::npos; ++fields) {
-    end = s.find(' ', end + (fields ? 1 : 0));
-  }
-  return s.substr(0, end);
-}
-
-// "Name:   1234 kB" from /proc/PID/status, -1 if absent.
-long StatusKib(const std::string& status, std::string_view key) {
-  size_t at = status.find("\n" + std::string(key) + ":");
-  if (at == std::string::npos) return -1;
-  return std::strtol(status.c_str() + at + key.size() + 2, nullptr, 10);
-}
-
-// One process of a tree: its name, memory and CPU time (every thread's, from schedstat, in ns).
-struct ProcSample {
-  pid_t pid = 0;
-  std::string comm;
-  long rss_kib = -1;
-  long hwm_kib = -1;
-  long pss_kib = -1;  // proportional share: shared pages split between their users
-  uint64_t cpu_ns = 0;
-};
-
-uint64_t ProcessCpuNs(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  uint64_t total = 0;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return 0;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string s = ReadFile(dir + "/" + e->d_name + "/schedstat", 128);
-    total += std::strtoull(s.c_str(), nullptr, 10);  // first field: ns on a CPU
-  }
-  ::closedir(d);
-  return total;
-}
-
-// The process `root` and all its descendants, root first. `pss` also reads smaps_rollup (slower).
-std::vector<ProcSample> SampleTree(pid_t root, bool pss = false) {
-  std::unordered_map<pid_t, std::vector<pid_t>> children;
-  std::unordered_map<pid_t, std::string> comms;
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) Die(Errno("opendir /proc"));
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat", 1024);
-    size_t open = stat.find('(');
-    size_t close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) {
-      continue;  // gone meanwhile
-    }
-    const auto pid = static_cast<pid_t>(std::atoi(e->d_name));
-    const auto ppid = static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));  // ") S PPID"
-    comms[pid] = stat.substr(open + 1, close - open - 1);
-    children[ppid].push_back(pid);
-  }
-  ::closedir(d);
-  std::vector<ProcSample> out;
-  if (!comms.contains(root)) return out;
-  std::vector<pid_t> todo = {root};
-  while (!todo.empty()) {
-    pid_t pid = todo.back();
-    todo.pop_back();
-    ProcSample s;
-    s.pid = pid;
-    s.comm = comms[pid];
-    if (!s.comm.empty() && s.comm.find_first_not_of("0123456789") == std::string::npos) {
-      // Executed as /proc/self/fd/N (srt-init): name it after its executable instead.
-      std::error_code ec;
-      auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-      if (!ec) s.comm = exe.filename().string();
-    }
-    std::string status = ReadFile("/proc/" + std::to_string(pid) + "/status", 16 * 1024);
-    s.rss_kib = StatusKib(status, "VmRSS");
-    s.hwm_kib = StatusKib(status, "VmHWM");
-    s.cpu_ns = ProcessCpuNs(pid);
-    if (pss) {
-      s.pss_kib =
-          StatusKib(ReadFile("/proc/" + std::to_string(pid) + "/smaps_rollup", 8192), "Pss");
-    }
-    out.push_back(std::move(s));
-    for (pid_t c : children[pid]) todo.push_back(c);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -806,11 +627,7 @@ class Origin {
 
   uint16_t port() const { return port_; }
   // CPU time of the serving thread so far.
-  double CpuSeconds() const {
-    timespec t{};
-    clock_gettime(cpu_clock_, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-  }
+  double CpuSeconds() const { return ClockSeconds(cpu_clock_); }
   // Connections open right now (for the RSS test's sanity check).
   size_t open_connections() const { return open_.load(); }
 
@@ -1135,7 +952,7 @@ class Child {
  private:
   // Waits for output or the child's exit (whichever first), reads what is there.
   void Pump() {
-    if (g_stop) Die("interrupted");
+    if (srt::bench::StopRequested()) Die("interrupted");
     pollfd fds[3] = {{out_.get(), POLLIN, 0}, {err_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}};
     const double left = deadline_ - Now();
     if (left <= 0) {
@@ -1170,23 +987,8 @@ class Child {
   int status_ = 0;
 };
 
-std::string DescribeStatus(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
-std::string Indented(const std::string& text, size_t max_lines = 12) {
-  std::string out;
-  size_t start = 0;
-  for (size_t n = 0; n < max_lines && start < text.size(); ++n) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += "    | " + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
+// A child's stderr in a message: its first lines, indented.
+std::string Indented(const std::string& text) { return FirstLines(text, 12); }
 
 // "key=value" from a client's result line.
 double Field(const std::string& line, std::string_view key) {
@@ -1194,30 +996,6 @@ double Field(const std::string& line, std::string_view key) {
   if (at == std::string::npos) return NAN;
   return std::strtod(line.c_str() + at + key.size() + 2, nullptr);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Statistics
-
-struct Stats {
-  double min = 0, median = 0, p90 = 0, max = 0;
-};
-
-Stats Summarize(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  s.min = v.front();
-  s.max = v.back();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));  // nearest rank
-  s.p90 = v[std::max<size_t>(rank, 1) - 1];
-  return s;
-}
-
-double Median(const std::vector<double>& v) { return Summarize(v).median; }
-
-const char* Verdict(bool pass) { return pass ? "PASS" : "MISS"; }
 
 // ---------------------------------------------------------------------------------------------
 // Contenders: how each one runs the client.
@@ -1324,18 +1102,14 @@ struct ThroughputRun {
   CpuSplit cpu;
 };
 
-double BenchCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
+double BenchCpuSeconds() { return ClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
 
 ThroughputRun RunThroughput(const Setup& s, const Origin& origin, const Contender& c) {
   Child child(ClientArgv(s, c.kind, "throughput", s.opt.bytes, /*sync=*/true), true,
               s.opt.timeout_s);
   std::optional<std::string> line = child.ReadLine();
   if (!line || *line != "ready") RunFailed(c, "no 'ready' from the client", child);
-  std::vector<ProcSample> before = SampleTree(child.pid());
+  std::vector<ProcSample> before = SampleTree(child.pid(), kTreeFields);
   const double origin0 = origin.CpuSeconds();
   const double bench0 = BenchCpuSeconds();
   if (!child.Tell("go")) RunFailed(c, "cannot reach the client's stdin", child);
@@ -1343,7 +1117,7 @@ ThroughputRun RunThroughput(const Setup& s, const Origin& origin, const Contende
   const double bench1 = BenchCpuSeconds();
   const double origin1 = origin.CpuSeconds();
   if (!line || !line->starts_with("result ")) RunFailed(c, "no result from the client", child);
-  std::vector<ProcSample> after = SampleTree(child.pid());
+  std::vector<ProcSample> after = SampleTree(child.pid(), kTreeFields);
   int status = child.Wait();
   if (status != 0) RunFailed(c, "the run failed", child);
   ThroughputRun r;
@@ -1560,12 +1334,12 @@ void Rss(const Setup& s, const Origin& origin, Verdicts& v) {
                 s.opt.timeout_s);
     std::optional<std::string> line = child.ReadLine();
     if (!line || *line != "idle") RunFailed(c, "no 'idle' from the client", child);
-    std::vector<ProcSample> idle = SampleTree(child.pid());
+    std::vector<ProcSample> idle = SampleTree(child.pid(), kTreeFields);
     if (idle.empty()) RunFailed(c, "its process is gone", child);
     if (!child.Tell("go")) RunFailed(c, "cannot reach the client's stdin", child);
     line = child.ReadLine();
     if (!line || !line->starts_with("open ")) RunFailed(c, "the tunnels did not open", child);
-    std::vector<ProcSample> full = SampleTree(child.pid(), /*pss=*/true);
+    std::vector<ProcSample> full = SampleTree(child.pid(), kTreeFields | srt::bench::kSamplePss);
     const size_t at_origin = origin.open_connections();
     if (int status = child.Wait(); status != 0) RunFailed(c, "the run failed", child);
     const ProcSample& fe0 = idle.front();
@@ -1655,24 +1429,6 @@ void Startup(const Setup& s, Verdicts& v) {
   std::printf("\n");
 }
 
-std::string FindUpstream(const Options& o, const std::string& start_cwd) {
-  if (o.no_upstream) return "";
-  std::vector<std::string> candidates;
-  if (!o.upstream.empty()) {
-    candidates = {o.upstream, o.upstream + "/dist/cli.js",
-                  o.upstream + "/" + std::string(kUpstreamCli)};
-  } else {
-    candidates = {std::string(SRT_BENCH_SOURCE_DIR) + "/" + std::string(kUpstreamCli),
-                  start_cwd + "/bench/" + std::string(kUpstreamCli),
-                  start_cwd + "/" + std::string(kUpstreamCli)};
-  }
-  for (const std::string& c : candidates) {
-    if (IsRegularFile(c)) return std::filesystem::weakly_canonical(c).string();
-  }
-  if (!o.upstream.empty()) Die("--upstream '" + o.upstream + "': no cli.js found there");
-  return "";
-}
-
 // The proxy needs two descriptors per tunnel and the origin one: make sure the hard limit lets
 // srt raise its soft limit to kProxyNofile (root only) and that the bench's own soft limit covers
 // the origin's connections. Children inherit the bench's limits.
@@ -1708,25 +1464,22 @@ int main(int argc, char** argv) {
     return client::Main(argc - 2, argv + 2);
   }
   Setup s;
+  srt::bench::SetProgramName("srt-network-bench");
   s.opt = ParseOptions(argc, argv);
   Options& opt = s.opt;
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  srt::bench::CatchStopSignals();
   signal(SIGPIPE, SIG_IGN);  // children get it back (posix_spawnattr_setsigdefault)
   std::atexit(Cleanup);
 
   const std::string start_cwd = std::filesystem::current_path().string();
-  s.self = SelfPath();
+  s.self = srt::bench::SelfPath();
   if (opt.srt.empty()) opt.srt = std::filesystem::path(s.self).parent_path().string() + "/srt";
   if (!IsExecutableFile(opt.srt)) Die("no srt at '" + opt.srt + "' (use --srt PATH)");
   opt.srt = std::filesystem::canonical(opt.srt).string();
-  s.upstream_cli = FindUpstream(opt, start_cwd);
+  s.upstream_cli = srt::bench::FindUpstreamCli(opt.upstream, opt.no_upstream, start_cwd);
   std::string upstream_note;
   if (!s.upstream_cli.empty()) {
-    if (opt.node.empty()) opt.node = FindInPath("node");
+    if (opt.node.empty()) opt.node = srt::bench::FindInPath("node");
     if (opt.node.empty() || !IsExecutableFile(opt.node)) {
       upstream_note = "found " + s.upstream_cli + " but no node (use --node PATH)";
       s.upstream_cli.clear();
@@ -1737,9 +1490,7 @@ int main(int argc, char** argv) {
   }
   const std::string nofile = PrepareNofile(opt.only & kRss ? opt.tunnels : 0);
 
-  std::string tmpl = opt.workdir + "/srt-netbench-XXXXXX";
-  if (!mkdtemp(tmpl.data())) Die(Errno("mkdtemp '" + tmpl + "'"));
-  g_scratch = tmpl;
+  const std::string tmpl = srt::bench::CreateScratch(opt.workdir, "srt-netbench");
   if (chdir(tmpl.c_str()) != 0) Die(Errno("chdir '" + tmpl + "'"));
 
   Origin origin;
@@ -1751,11 +1502,11 @@ int main(int argc, char** argv) {
   }
   s.settings = tmpl + "/settings.json";
   // Upstream wants every filesystem key present; srt takes the same file.
-  WriteFile(s.settings,
-            "{\n  \"network\": {\"allowedDomains\": [\"127.0.0.1:" + std::to_string(s.port) +
-                "\"], \"deniedDomains\": []},\n"
-                "  \"filesystem\": {\"allowWrite\": [\".\"], \"denyRead\": [], "
-                "\"denyWrite\": []}\n}\n");
+  srt::bench::WriteFile(
+      s.settings, "{\n  \"network\": {\"allowedDomains\": [\"127.0.0.1:" + std::to_string(s.port) +
+                      "\"], \"deniedDomains\": []},\n"
+                      "  \"filesystem\": {\"allowWrite\": [\".\"], \"denyRead\": [], "
+                      "\"denyWrite\": []}\n}\n");
 
   // Each contender must work before anything is timed; upstream is dropped (with the reason) if
   // it does not.

@@ -12,11 +12,8 @@
 //
 // Targets (issue 4) are printed as PASS/MISS for information; the program exits non-zero only
 // when it cannot measure.
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,10 +33,10 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "bench_util.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
 
@@ -47,6 +44,16 @@ namespace {
 
 using nlohmann::json;
 using srt::UniqueFd;
+using srt::bench::ClockSeconds;
+using srt::bench::Die;
+using srt::bench::LoadAverage;
+using srt::bench::ProcSample;
+using srt::bench::ReadFile;
+using srt::bench::SelfCpuSeconds;
+using srt::bench::Stats;
+using srt::bench::StatusKib;
+using srt::bench::Summarize;
+using srt::bench::Verdict;
 using srt::testing::FakeControlPlane;
 using srt::testing::PollerProcess;
 using std::chrono::milliseconds;
@@ -63,12 +70,8 @@ constexpr size_t kWriteBytes = 1024;
 // ---------------------------------------------------------------------------------------------
 // Process-wide state, torn down at exit (also by Die()).
 
-volatile sig_atomic_t g_stop = 0;
 std::unique_ptr<PollerProcess> g_poller;
 std::unique_ptr<FakeControlPlane> g_fake;
-std::string g_scratch;
-
-void OnSignal(int) { g_stop = 1; }
 
 void StopPoller() {
   if (!g_poller) return;
@@ -82,26 +85,20 @@ void StopPoller() {
 void Cleanup() {
   StopPoller();
   g_fake.reset();
-  if (!g_scratch.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(g_scratch, ec);
-    g_scratch.clear();
-  }
+  srt::bench::RemoveScratch();
 }
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "srt-poller-bench: %s\n", message.c_str());
+// Die()'s hook: what srt-poller logged last, after the bench's message.
+void PrintPollerLogTail() {
   if (g_poller) {
     std::string logs = g_poller->Logs();
     if (logs.size() > 4000) logs = "...\n" + logs.substr(logs.size() - 4000);
     std::fprintf(stderr, "srt-poller's log (tail):\n%s\n", logs.c_str());
   }
-  std::exit(2);  // Cleanup runs from atexit
 }
 
 void CheckStop() {
-  if (g_stop) Die("interrupted");
+  if (srt::bench::StopRequested()) Die("interrupted");
 }
 
 template <typename T>
@@ -150,28 +147,14 @@ constexpr std::string_view kUsage =
     "                        srt-init must be next to it)\n"
     "  --workdir DIR         where the scratch directory is created (default /var/tmp)\n";
 
-int ParseCount(std::string_view flag, const char* value, int min, int max = 1000000) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(value, &end, 10);
-  if (errno != 0 || end == value || *end != '\0' || v < min || v > max) {
-    Die(std::string(flag) + ": expected an integer in [" + std::to_string(min) + ", " +
-        std::to_string(max) + "], got '" + value + "'");
-  }
-  return static_cast<int>(v);
-}
-
 Options ParseOptions(int argc, char** argv) {
+  using srt::bench::ParseCount;
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) Die(std::string(a) + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return srt::bench::OptionValue(argc, argv, i); };
     if (a == "--help" || a == "-h") {
-      std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
-      std::exit(0);
+      srt::bench::PrintUsageAndExit(kUsage);
     } else if (a == "--rounds") {
       o.rounds = ParseCount(a, value(), 1);
     } else if (a == "--calls") {
@@ -198,7 +181,7 @@ Options ParseOptions(int argc, char** argv) {
     } else if (a == "--workdir") {
       o.workdir = value();
     } else {
-      Die("unknown option '" + std::string(a) + "' (see --help)");
+      srt::bench::DieUnknownOption(a);
     }
   }
   return o;
@@ -208,11 +191,7 @@ Options ParseOptions(int argc, char** argv) {
 // Clocks, files, /proc
 
 // Wall-clock seconds: the fake's time.time() and the sandbox's $EPOCHREALTIME use this clock.
-double WallNow() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
+double WallNow() { return ClockSeconds(CLOCK_REALTIME); }
 
 // The fake's "2026-01-02T03:04:05.123456Z" (processed_at, created_at); NAN if malformed.
 double ParseRfc3339(const std::string& s) {
@@ -225,40 +204,6 @@ double ParseRfc3339(const std::string& s) {
   t.tm_year -= 1900;
   t.tm_mon -= 1;
   return static_cast<double>(timegm(&t)) + micros / 1e6;
-}
-
-std::string ReadFile(const std::string& path, size_t limit = 1u << 20) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return "";
-  std::string out;
-  char buf[4096];
-  while (out.size() < limit) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
-std::string LoadAverage() {
-  std::string s = ReadFile("/proc/loadavg", 256);
-  size_t end = 0;
-  for (int fields = 0; fields < 3 && end != std::string::npos; ++fields) {
-    end = s.find(' ', end + (fields ? 1 : 0));
-  }
-  return s.substr(0, end);
-}
-
-// "Name:   1234 kB" from /proc/PID/status or /proc/meminfo, -1 if absent.
-long StatusKib(const std::string& status, std::string_view key) {
-  size_t at = status.find(std::string(key) + ":");
-  if (at == std::string::npos || (at > 0 && status[at - 1] != '\n')) {
-    at = status.find("\n" + std::string(key) + ":");
-    if (at == std::string::npos) return -1;
-    ++at;
-  }
-  return std::strtol(status.c_str() + at + key.size() + 1, nullptr, 10);
 }
 
 // CPU seconds of `pid` (utime + stime) plus those of its reaped children (cutime + cstime):
@@ -282,65 +227,17 @@ double CpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-double SelfCpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-struct ProcSample {
-  pid_t pid = 0;
-  std::string comm;
-  long pss_kib = 0;
-};
-
 // The process `root` and all its descendants with their Pss (smaps_rollup), root first.
 std::vector<ProcSample> SampleTree(pid_t root) {
-  std::unordered_map<pid_t, std::vector<pid_t>> children;
-  std::unordered_map<pid_t, std::string> comms;
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return {};
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string stat = ReadFile(std::string("/proc/") + e->d_name + "/stat", 1024);
-    size_t open = stat.find('(');
-    size_t close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 4 >= stat.size()) {
-      continue;  // gone meanwhile
-    }
-    const auto pid = static_cast<pid_t>(std::atoi(e->d_name));
-    const auto ppid = static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));  // ") S PPID"
-    comms[pid] = stat.substr(open + 1, close - open - 1);
-    children[ppid].push_back(pid);
-  }
-  ::closedir(d);
-  std::vector<ProcSample> out;
-  if (!comms.contains(root)) return out;
-  std::vector<pid_t> todo = {root};
-  while (!todo.empty()) {
-    pid_t pid = todo.back();
-    todo.pop_back();
-    ProcSample s;
-    s.pid = pid;
-    s.comm = comms[pid];
-    if (!s.comm.empty() && s.comm.find_first_not_of("0123456789") == std::string::npos) {
-      // Executed as /proc/self/fd/N (srt-init): name it after its executable instead.
-      std::error_code ec;
-      auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-      if (!ec) s.comm = exe.filename().string();
-    }
-    s.pss_kib = std::max(
-        0L, StatusKib(ReadFile("/proc/" + std::to_string(pid) + "/smaps_rollup", 8192), "Pss"));
-    out.push_back(std::move(s));
-    for (pid_t c : children[pid]) todo.push_back(c);
-  }
-  return out;
+  return srt::bench::SampleTree(root, srt::bench::kSamplePss);
 }
+
+// A process without smaps_rollup (gone meanwhile) counts 0.
+long PssKib(const ProcSample& p) { return std::max(0L, p.pss_kib); }
 
 long SumPss(const std::vector<ProcSample>& tree) {
   long sum = 0;
-  for (const ProcSample& p : tree) sum += p.pss_kib;
+  for (const ProcSample& p : tree) sum += PssKib(p);
   return sum;
 }
 
@@ -355,7 +252,7 @@ std::string TreeByName(const std::vector<ProcSample>& tree) {
   for (const ProcSample& p : tree) {
     auto& [count, kib] = by[p.comm];
     ++count;
-    kib += p.pss_kib;
+    kib += PssKib(p);
   }
   std::string out;
   for (const auto& [name, v] : by) {
@@ -369,28 +266,6 @@ std::string TreeByName(const std::vector<ProcSample>& tree) {
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
-
-struct Stats {
-  size_t n = 0;
-  double min = 0, median = 0, p90 = 0, max = 0;
-};
-
-Stats Summarize(std::vector<double> v) {
-  Stats s;
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  s.n = v.size();
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  s.min = v.front();
-  s.max = v.back();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));  // nearest rank
-  s.p90 = v[std::max<size_t>(rank, 1) - 1];
-  return s;
-}
-
-const char* Verdict(bool pass) { return pass ? "PASS" : "MISS"; }
 
 // "min median p90 max" in ms, fixed widths.
 std::string Row(const Stats& s) {
@@ -446,7 +321,7 @@ srt::Result<json> WaitResults(const std::string& session_id, size_t count,
                               std::chrono::seconds timeout) {
   const double deadline = WallNow() + static_cast<double>(timeout.count());
   for (;;) {
-    if (g_stop) return srt::MakeError(srt::Errc::kInternal, "interrupted");
+    if (srt::bench::StopRequested()) return srt::MakeError(srt::Errc::kInternal, "interrupted");
     double left = deadline - WallNow();
     int wait_ms = static_cast<int>(std::clamp(left * 1000, 1.0, 5000.0));
     auto r = Fake().Control("GET", "/_fake/sessions/" + session_id +
@@ -1108,27 +983,18 @@ void Concurrency(const Setup& s, Verdicts& v) {
   v.lines.push_back(buf);
 }
 
-std::string SelfDir() {
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) Die("readlink /proc/self/exe: " + ec.message());
-  return self.parent_path().string();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Setup s;
+  srt::bench::SetProgramName("srt-poller-bench");
+  srt::bench::SetDieHook(PrintPollerLogTail);
   s.opt = ParseOptions(argc, argv);
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  srt::bench::CatchStopSignals();
   signal(SIGPIPE, SIG_IGN);
   std::atexit(Cleanup);
 
-  s.poller = s.opt.poller.empty() ? SelfDir() + "/srt-poller" : s.opt.poller;
+  s.poller = s.opt.poller.empty() ? srt::bench::SelfDir() + "/srt-poller" : s.opt.poller;
   if (::access(s.poller.c_str(), X_OK) != 0) {
     Die("no srt-poller at '" + s.poller + "' (build it, or use --poller PATH)");
   }
@@ -1138,9 +1004,7 @@ int main(int argc, char** argv) {
       Die(std::string("no ") + helper + " next to srt-poller in '" + dir + "'");
     }
   }
-  std::string tmpl = s.opt.workdir + "/srt-pollerbench-XXXXXX";
-  if (!mkdtemp(tmpl.data())) Die("mkdtemp '" + tmpl + "': " + std::strerror(errno));
-  g_scratch = tmpl;
+  const std::string tmpl = srt::bench::CreateScratch(s.opt.workdir, "srt-pollerbench");
   s.sessions_dir = tmpl + "/sessions";
   s.key_file = tmpl + "/environment-key";
 

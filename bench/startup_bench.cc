@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,7 +21,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,36 +31,27 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "bench_util.h"
 
 extern char** environ;
 
 namespace {
 
 using srt::UniqueFd;
+using srt::bench::DescribeStatus;
+using srt::bench::Die;
+using srt::bench::Errno;
+using srt::bench::FirstLines;
+using srt::bench::IsExecutableFile;
+using srt::bench::LoadAverage;
+using srt::bench::Stats;
+using srt::bench::StopRequested;
+using srt::bench::Summarize;
+using srt::bench::WriteFile;
 
 constexpr double kTargetRatio = 1.3;
 constexpr double kTargetRatioNetwork = 1.5;  // --network
 constexpr long kTargetRssKib = 8 * 1024;
-constexpr std::string_view kUpstreamCli = "node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js";
-
-volatile sig_atomic_t g_stop = 0;
-std::string g_scratch;  // removed at exit
-
-void OnSignal(int) { g_stop = 1; }
-
-void RemoveScratch() {
-  if (g_scratch.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(g_scratch, ec);
-  g_scratch.clear();
-}
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "srt-startup-bench: %s\n", message.c_str());
-  std::exit(2);
-}
-
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -101,36 +90,24 @@ constexpr std::string_view kUsage =
     "  --network        allowedDomains [example.com]: srt runs its proxy (target <= 1.5x);\n"
     "                   adds \"srt, no network\" with the filesystem-only settings\n";
 
-int ParseCount(std::string_view flag, const char* value, int min) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(value, &end, 10);
-  if (errno != 0 || end == value || *end != '\0' || v < min || v > 100000) {
-    Die(std::string(flag) + ": expected an integer >= " + std::to_string(min) + ", got '" + value +
-        "'");
-  }
-  return static_cast<int>(v);
-}
+constexpr int kMaxCount = 100000;  // for every count option
 
 Options ParseOptions(int argc, char** argv) {
+  using srt::bench::ParseCount;
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) Die(std::string(a) + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return srt::bench::OptionValue(argc, argv, i); };
     if (a == "--help" || a == "-h") {
-      std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
-      std::exit(0);
+      srt::bench::PrintUsageAndExit(kUsage);
     } else if (a == "--runs") {
-      o.runs = ParseCount(a, value(), 1);
+      o.runs = ParseCount(a, value(), 1, kMaxCount);
     } else if (a == "--warmup") {
-      o.warmup = ParseCount(a, value(), 0);
+      o.warmup = ParseCount(a, value(), 0, kMaxCount);
     } else if (a == "--phase-runs") {
-      o.phase_runs = ParseCount(a, value(), 0);
+      o.phase_runs = ParseCount(a, value(), 0, kMaxCount);
     } else if (a == "--rss-runs") {
-      o.rss_runs = ParseCount(a, value(), 0);
+      o.rss_runs = ParseCount(a, value(), 0, kMaxCount);
     } else if (a == "--srt") {
       o.srt = value();
     } else if (a == "--bwrap") {
@@ -146,7 +123,7 @@ Options ParseOptions(int argc, char** argv) {
     } else if (a == "--network") {
       o.network = true;
     } else {
-      Die("unknown option '" + std::string(a) + "' (see --help)");
+      srt::bench::DieUnknownOption(a);
     }
   }
   return o;
@@ -154,50 +131,6 @@ Options ParseOptions(int argc, char** argv) {
 
 // ---------------------------------------------------------------------------------------------
 // Files and paths
-
-bool IsExecutableFile(const std::string& p) {
-  struct stat st {};
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
-}
-
-bool IsRegularFile(const std::string& p) {
-  struct stat st {};
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string FindInPath(std::string_view name) {
-  const char* path = getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (!dir.empty()) {
-      std::string candidate = dir + "/" + std::string(name);
-      if (IsExecutableFile(candidate)) return candidate;
-    }
-    if (colon == std::string_view::npos) return "";
-    rest = rest.substr(colon + 1);
-  }
-}
-
-std::string SelfDir() {
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) Die("readlink /proc/self/exe: " + ec.message());
-  return self.parent_path().string();
-}
-
-void WriteFile(const std::string& path, std::string_view content) {
-  std::error_code ec;
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  std::filesystem::create_directories(parent, ec);
-  if (ec) Die("mkdir -p '" + parent + "': " + ec.message());
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd) Die(Errno("open '" + path + "'"));
-  if (write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
-    Die(Errno("write '" + path + "'"));
-  }
-}
 
 std::string ReadAll(int fd, size_t limit = 1u << 20) {
   std::string out;
@@ -211,17 +144,6 @@ std::string ReadAll(int fd, size_t limit = 1u << 20) {
     off += n;
   }
   return out;
-}
-
-std::string LoadAverage() {
-  UniqueFd fd(open("/proc/loadavg", O_RDONLY | O_CLOEXEC));
-  if (!fd) return "unknown";
-  std::string s = ReadAll(fd.get(), 256);
-  size_t end = 0;
-  for (int fields = 0; fields < 3 && end != std::string::npos; ++fields) {
-    end = s.find(' ', end + (fields ? 1 : 0));
-  }
-  return s.substr(0, end);
 }
 
 UniqueFd MakeMemfd(const char* name) {
@@ -241,10 +163,8 @@ struct Scratch {
 };
 
 Scratch MakeScratch(const std::string& workdir, bool network) {
-  std::string tmpl = workdir + "/srt-bench-XXXXXX";
-  if (!mkdtemp(tmpl.data())) Die(Errno("mkdtemp '" + tmpl + "'"));
-  g_scratch = tmpl;
-  std::atexit(RemoveScratch);
+  const std::string tmpl = srt::bench::CreateScratch(workdir, "srt-bench");
+  std::atexit(srt::bench::RemoveScratch);
   Scratch s{tmpl, tmpl + "/project", tmpl + "/home", tmpl + "/settings.json"};
   const std::string& p = s.project;
   WriteFile(p + "/.git/HEAD", "ref: refs/heads/main\n");
@@ -404,24 +324,6 @@ class Runner {
   UniqueFd err_;
 };
 
-std::string DescribeStatus(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
-std::string FirstLines(const std::string& text, size_t max_lines) {
-  std::string out;
-  size_t start = 0;
-  for (size_t n = 0; n < max_lines && start < text.size(); ++n) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += "    | " + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // srt's debug output
 
@@ -552,23 +454,6 @@ SrtCapture CaptureSrtOptions(const std::string& debug_err) {
 // ---------------------------------------------------------------------------------------------
 // Statistics and printing
 
-struct Stats {
-  double min = 0, median = 0, p90 = 0, max = 0;
-};
-
-Stats Summarize(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  s.min = v.front();
-  s.max = v.back();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));  // nearest rank
-  s.p90 = v[std::max<size_t>(rank, 1) - 1];
-  return s;
-}
-
 std::string Kib(double kib) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f KiB (%.2f MiB)", kib, kib / 1024);
@@ -591,44 +476,23 @@ std::string Trim(std::string s) {
   return s;
 }
 
-std::string FindUpstream(const Options& o, const std::string& start_cwd) {
-  if (o.no_upstream) return "";
-  std::vector<std::string> candidates;
-  if (!o.upstream.empty()) {
-    candidates = {o.upstream, o.upstream + "/dist/cli.js",
-                  o.upstream + "/" + std::string(kUpstreamCli)};
-  } else {
-    candidates = {std::string(SRT_BENCH_SOURCE_DIR) + "/" + std::string(kUpstreamCli),
-                  start_cwd + "/bench/" + std::string(kUpstreamCli),
-                  start_cwd + "/" + std::string(kUpstreamCli)};
-  }
-  for (const std::string& c : candidates) {
-    if (IsRegularFile(c)) return std::filesystem::weakly_canonical(c).string();
-  }
-  if (!o.upstream.empty()) Die("--upstream '" + o.upstream + "': no cli.js found there");
-  return "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  srt::bench::SetProgramName("srt-startup-bench");
   Options opt = ParseOptions(argc, argv);
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  srt::bench::CatchStopSignals();
 
   const std::string start_cwd = std::filesystem::current_path().string();
-  if (opt.srt.empty()) opt.srt = SelfDir() + "/srt";
-  if (opt.bwrap.empty()) opt.bwrap = FindInPath("bwrap");
+  if (opt.srt.empty()) opt.srt = srt::bench::SelfDir() + "/srt";
+  if (opt.bwrap.empty()) opt.bwrap = srt::bench::FindInPath("bwrap");
   if (!IsExecutableFile(opt.srt)) Die("no srt at '" + opt.srt + "' (use --srt PATH)");
   if (opt.bwrap.empty() || !IsExecutableFile(opt.bwrap)) Die("no bwrap found (use --bwrap PATH)");
   opt.srt = std::filesystem::canonical(opt.srt).string();
-  std::string upstream_cli = FindUpstream(opt, start_cwd);
+  std::string upstream_cli = srt::bench::FindUpstreamCli(opt.upstream, opt.no_upstream, start_cwd);
   std::string upstream_note;
   if (!upstream_cli.empty()) {
-    if (opt.node.empty()) opt.node = FindInPath("node");
+    if (opt.node.empty()) opt.node = srt::bench::FindInPath("node");
     if (opt.node.empty() || !IsExecutableFile(opt.node)) {
       upstream_note = "found " + upstream_cli + " but no node (use --node PATH)";
       upstream_cli.clear();
@@ -805,8 +669,8 @@ int main(int argc, char** argv) {
 
   // 3. The timed, interleaved rounds.
   const size_t n = cs.size();
-  for (int round = -opt.warmup; round < opt.runs && !g_stop; ++round) {
-    for (size_t k = 0; k < n && !g_stop; ++k) {
+  for (int round = -opt.warmup; round < opt.runs && !StopRequested(); ++round) {
+    for (size_t k = 0; k < n && !StopRequested(); ++k) {
       Contender& c = cs[(k + static_cast<size_t>(round + opt.warmup)) % n];
       if (c.failed) continue;
       RunResult r = runner.Run(c.cmd);
@@ -822,14 +686,14 @@ int main(int argc, char** argv) {
       c.maxrss_kib.push_back(static_cast<double>(r.maxrss_kib));
     }
   }
-  if (g_stop) Die("interrupted");
+  if (StopRequested()) Die("interrupted");
 
   const std::string load_after = LoadAverage();
 
   // 4. Untimed: each front end's own peak RSS, read at its exit under ptrace.
   // A sanitized srt cannot be traced: LeakSanitizer ptraces its own threads at exit.
   std::string trace_problem;
-  for (int i = 0; i < opt.rss_runs && trace_problem.empty() && !g_stop; ++i) {
+  for (int i = 0; i < opt.rss_runs && trace_problem.empty() && !StopRequested(); ++i) {
     for (size_t idx : {size_t{1}, upstream_index}) {
       if (idx == 0 || cs[idx].failed) continue;
       RunResult r = runner.Run(cs[idx].cmd, /*trace=*/true);
@@ -862,7 +726,7 @@ int main(int argc, char** argv) {
     phases.insert(phases.begin(), {"network: proxy", "proxy started (its sockets planned)", {}});
   }
   std::vector<double> debug_wall;
-  for (int i = 0; i < opt.phase_runs && !g_stop; ++i) {
+  for (int i = 0; i < opt.phase_runs && !StopRequested(); ++i) {
     RunResult r = runner.Run(srt_debug);
     if (r.status != 0) break;
     debug_wall.push_back(r.wall_ms);

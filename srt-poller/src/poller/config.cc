@@ -17,7 +17,7 @@
 namespace srt::poller {
 namespace {
 
-constexpr int kMaxConcurrency = 256;
+constexpr int kMaxConcurrency = 4096;  // a sanity bound: each session is a sandbox and threads
 constexpr size_t kMaxKeyBytes = 4096;
 
 Error Bad(std::string message) { return MakeError(Errc::kInvalidArgument, std::move(message)); }
