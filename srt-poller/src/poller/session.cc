@@ -312,6 +312,7 @@ SessionEnd SessionWorker::RunNative() {
   auto skills_client = SessionClient::Create({cfg.base_url, ctx_.environment_key, copts});
   if (!item_queue || !hb_queue || !reader || !poster || !skills_client) {
     std::string why = !item_queue ? item_queue.error().message()
+                      : !hb_queue ? hb_queue.error().message()
                       : !reader   ? reader.error().message()
                       : !poster   ? poster.error().message()
                                   : skills_client.error().message();
