@@ -385,6 +385,9 @@ SessionEnd SessionWorker::RunNative() {
   auto policy = ctx_.policy->Current();
   SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, BaseEnv());
   so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
+  // srt-toolbox is shown read-only at its own path whatever the policy hides: a build tree or
+  // an install under /tmp, /root or /home would otherwise be invisible in the sandbox.
+  so.binds.push_back({ctx_.toolbox_path, ctx_.toolbox_path, false});
   so.stdin_fd = to_tb->read.get();
   so.stdout_fd = from_tb->write.get();
   auto sandbox = Sandbox::Start(std::move(so));
