@@ -28,6 +28,7 @@ Result<void> ControlChannel::Check(int fd) {
 
 Result<void> ControlChannel::Start(int fd, Sandbox& sandbox, Print print) {
   fd_ = fd;
+  name_ = "control fd " + std::to_string(fd);
   sandbox_ = &sandbox;
   print_ = std::move(print);
   stop_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -44,7 +45,6 @@ void ControlChannel::Stop() {
 }
 
 void ControlChannel::Run() {
-  const std::string name = "control fd " + std::to_string(fd_);
   std::string buffer;
   bool skipping = false;  // inside a line longer than kMaxLineBytes
   for (;;) {
@@ -73,7 +73,7 @@ void ControlChannel::Run() {
     buffer.erase(0, start);
     if (buffer.size() > kMaxLineBytes) {
       if (!skipping) {
-        print_("srt: a line on " + name +
+        print_("srt: a line on " + name_ +
                " is longer than 1 MiB: ignored, previous config still "
                "in force");
       }
@@ -85,15 +85,14 @@ void ControlChannel::Run() {
 
 void ControlChannel::Apply(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank
-  const std::string name = "control fd " + std::to_string(fd_);
-  Result<LoadedSettings> settings = ParseSettings(line, name);
+  Result<LoadedSettings> settings = ParseSettings(line, name_);
   if (!settings) {
-    print_("srt: invalid config on " + name + ": ignored, previous config still in force (" +
+    print_("srt: invalid config on " + name_ + ": ignored, previous config still in force (" +
            settings.error().message() + ")");
     return;
   }
   if (Result<void> r = sandbox_->UpdateNetwork(settings->settings.network); !r) {
-    print_("srt: invalid config on " + name + ": ignored, previous config still in force (" +
+    print_("srt: invalid config on " + name_ + ": ignored, previous config still in force (" +
            r.error().message() + ")");
     return;
   }
@@ -101,14 +100,13 @@ void ControlChannel::Apply(std::string_view line) {
 }
 
 void ControlChannel::Broken(const std::string& why) {
-  const std::string name = "control fd " + std::to_string(fd_);
   if (updated_) {
-    print_("srt: error reading " + name + ": " + why +
+    print_("srt: error reading " + name_ + ": " + why +
            ". The control channel is closed; no further updates will be applied.");
     return;
   }
   // Upstream's rule: a command that asked for a control channel does not run without one.
-  print_("srt: " + name + " failed before delivering an update: " + why +
+  print_("srt: " + name_ + " failed before delivering an update: " + why +
          ". Refusing to run the command without the control channel it asks for.");
   failed_ = true;
   (void)sandbox_->Signal(SIGTERM);

@@ -46,6 +46,7 @@ class ControlChannel {
   void Broken(const std::string& why);
 
   int fd_ = -1;
+  std::string name_;  // "control fd N", for messages
   Sandbox* sandbox_ = nullptr;
   Print print_;
   UniqueFd stop_;  // eventfd: Stop() wakes the reader

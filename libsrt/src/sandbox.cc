@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <pwd.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "net/sandbox_network.h"
 #include "policy/policy.h"
 #include "seccomp/filter.h"
+#include "sys/random_hex.h"
 #include "sys/real_fs_view.h"
 
 extern char** environ;
@@ -109,23 +109,9 @@ Result<std::string> FindBwrap(const Settings& settings, const std::vector<std::s
                    "the settings.");
 }
 
-// 16 random hex digits.
-Result<std::string> RandomName() {
-  unsigned char bytes[8];
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    return SysError("getrandom");
-  }
-  std::string name;
-  static const char kHex[] = "0123456789abcdef";
-  for (unsigned char b : bytes) {
-    name += kHex[b >> 4];
-    name += kHex[b & 15];
-  }
-  return name;
-}
-
+// The caller's sandbox id, checked, or 16 random hex digits.
 Result<std::string> SandboxId(const std::string& given) {
-  if (given.empty()) return RandomName();
+  if (given.empty()) return sys::RandomHex(8);
   const bool ok = given.size() <= 64 && std::all_of(given.begin(), given.end(), [](char c) {
                     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                            (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
@@ -215,7 +201,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   set_env("SANDBOX_RUNTIME", "1");
   std::string tmpdir;
   if (!policy.tmpdir_parent.empty()) {
-    SRT_ASSIGN_OR_RETURN(std::string name, RandomName());
+    SRT_ASSIGN_OR_RETURN(std::string name, sys::RandomHex(8));
     tmpdir = policy.tmpdir_parent + "/srt-" + name;
     set_env("TMPDIR", tmpdir);
     debug("TMPDIR " + tmpdir + ": a private tmpfs, removed afterwards");
@@ -234,7 +220,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   std::unique_ptr<cgroup::Cgroups> cgroups;
   if (options.limits) {
     const ResourceLimits& l = *options.limits;
-    SRT_ASSIGN_OR_RETURN(std::string suffix, RandomName());
+    SRT_ASSIGN_OR_RETURN(std::string suffix, sys::RandomHex(8));
     const std::string name =
         (options.id.empty() ? std::string("sandbox") : options.id) + "-" + suffix.substr(0, 8);
     if (!options.id.empty()) SRT_RETURN_IF_ERROR(SandboxId(options.id));

@@ -1,6 +1,5 @@
 #include "net/sandbox_network.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,23 +11,10 @@
 #include "server/decision_log.h"
 #include "server/proxy_server.h"
 #include "server/rules.h"
+#include "sys/random_hex.h"
 
 namespace srt::net {
 namespace {
-
-Result<std::string> RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  if (getrandom(raw.data(), raw.size(), 0) != static_cast<ssize_t>(raw.size())) {
-    return SysError("getrandom");
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : raw) {
-    out += kHex[static_cast<unsigned char>(c) >> 4];
-    out += kHex[static_cast<unsigned char>(c) & 15];
-  }
-  return out;
-}
 
 const char* Env(const char* upper, const char* lower) {
   const char* v = getenv(upper);
@@ -77,7 +63,7 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkSetti
   std::unique_ptr<SandboxNetwork> self(new SandboxNetwork());
   SRT_ASSIGN_OR_RETURN(std::shared_ptr<const proxy::NetworkRules> rules, RulesFor(network));
   SRT_ASSIGN_OR_RETURN(proxy::ParentProxies parents, ParentProxiesFor(network));
-  SRT_ASSIGN_OR_RETURN(self->token_, RandomHex(16));
+  SRT_ASSIGN_OR_RETURN(self->token_, sys::RandomHex(16));
   self->options_ = std::move(options);
   self->capture_ = network.transparent_capture;
   self->ipv6_ = HostHasIpv6();
@@ -135,9 +121,10 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkSetti
       for (uint16_t port : rules->matcher.CapturePorts()) capture += " " + std::to_string(port);
       capture += ", DNS stub on 127.0.0.1:53";
     }
-    self->options_.debug("network: proxy on localhost:3128 and :1080 (HTTP and SOCKS5 on both), " +
-                         capture + "; " + std::to_string(self->plan_.size()) +
-                         " sockets made in the sandbox");
+    self->options_.debug("network: proxy on localhost:" + std::to_string(kHttpProxyPort) +
+                         " and :" + std::to_string(kSocksProxyPort) +
+                         " (HTTP and SOCKS5 on both), " + capture + "; " +
+                         std::to_string(self->plan_.size()) + " sockets made in the sandbox");
   }
   return self;
 }
