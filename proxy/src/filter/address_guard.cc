@@ -58,13 +58,6 @@ IpAddress Ipv4At(const IpAddress& a, size_t offset) {
   return v4;
 }
 
-bool IsLoopback(const IpAddress& canonical) {
-  if (canonical.family == IpAddress::Family::kIpv4) {
-    return canonical.bytes[0] == 127;
-  }
-  return AllZero(canonical, 0, 15) && canonical.bytes[15] == 1;
-}
-
 }  // namespace
 
 std::optional<IpAddress> EmbeddedIpv4(const IpAddress& a) {
@@ -140,7 +133,7 @@ std::optional<std::string_view> AddressGuard::Judge(const IpAddress& canonical,
   const bool deny_listed = matcher.AddressDenyListed(canonical, port) ||
                            (carried && matcher.AddressDenyListed(*carried, port));
   if (name_is_localhost) {
-    if (!IsLoopback(canonical)) {
+    if (!IsLoopbackAddress(canonical)) {
       return kNonLoopbackClass;
     }
     if (deny_listed) {

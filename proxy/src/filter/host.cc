@@ -188,6 +188,18 @@ IpAddress UnmapIpv4(const IpAddress& address) {
   return v4;
 }
 
+bool IsLoopbackAddress(const IpAddress& address) {
+  if (address.family == IpAddress::Family::kIpv4) {
+    return address.bytes[0] == 127;
+  }
+  for (size_t i = 0; i < 15; ++i) {
+    if (address.bytes[i] != 0) {
+      return false;
+    }
+  }
+  return address.bytes[15] == 1;
+}
+
 std::string FormatHostAddress(const IpAddress& address) {
   if (address.family == IpAddress::Family::kIpv4) {
     std::string out;

@@ -61,6 +61,9 @@ struct Host {
 // An IPv4-mapped IPv6 address (::ffff:0:0/96) as the IPv4 address it maps; others unchanged.
 [[nodiscard]] config::IpAddress UnmapIpv4(const config::IpAddress& address);
 
+// 127.0.0.0/8 or ::1. An IPv4-mapped address is not unmapped here: pass UnmapIpv4() of it.
+[[nodiscard]] bool IsLoopbackAddress(const config::IpAddress& address);
+
 // WHATWG serialisation of an address: dotted quad, or compressed IPv6 without mixed notation.
 // Unlike config::FormatIpAddress (inet_ntop), "::7f00:1" is not written "::127.0.0.1".
 [[nodiscard]] std::string FormatHostAddress(const config::IpAddress& address);

@@ -38,18 +38,6 @@ std::optional<uint16_t> ParsePort(std::string_view text) {
   return static_cast<uint16_t>(value);
 }
 
-bool IsLoopbackAddress(const IpAddress& a) {
-  if (a.family == IpAddress::Family::kIpv4) {
-    return a.bytes[0] == 127;
-  }
-  for (size_t i = 0; i < 15; ++i) {
-    if (a.bytes[i] != 0) {
-      return false;
-    }
-  }
-  return a.bytes[15] == 1;
-}
-
 }  // namespace
 
 NoProxy NoProxy::Parse(std::string_view list) {

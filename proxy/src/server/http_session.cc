@@ -429,10 +429,9 @@ class HttpSession final : public Session {
       }
       resp_resume_ = 0;
       if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
-      const std::string head_bytes = resp_in_.substr(0, head.consumed);
+      QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
       resp_in_.erase(0, head.consumed);
-      QueueClient(head_bytes);
-      bytes_down_ += head_bytes.size();
+      bytes_down_ += head.consumed;
       resp_forwarded_ = true;
       if (head.response.status == 101) return Upgrade();
       if (head.response.status < 200) continue;  // interim (100 Continue, 103): the final follows

@@ -24,14 +24,6 @@ Result<void> MakeNonBlocking(int fd) {
   return Ok();
 }
 
-bool IsLoopback(const config::IpAddress& a) {
-  const config::IpAddress u = UnmapIpv4(a);
-  if (u.family == config::IpAddress::Family::kIpv4) return u.bytes[0] == 127;
-  static constexpr std::array<uint8_t, 16> kLoopback6{0, 0, 0, 0, 0, 0, 0, 0,
-                                                      0, 0, 0, 0, 0, 0, 0, 1};
-  return u.bytes == kLoopback6;
-}
-
 // Constant-time comparison: the time a wrong token takes to refuse says nothing about it.
 bool SecretEquals(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -155,10 +147,7 @@ void ProxyServer::EndSession(Session* session) {
 void ProxyServer::Accept(Listener& listener) {
   // A bounded batch per readiness event: one busy listener must not starve the others.
   for (int i = 0; i < 64; ++i) {
-    sockaddr_storage peer;
-    socklen_t peer_length = sizeof peer;
-    UniqueFd client(accept4(listener.fd(), reinterpret_cast<sockaddr*>(&peer), &peer_length,
-                            SOCK_NONBLOCK | SOCK_CLOEXEC));
+    UniqueFd client(accept4(listener.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!client) {
       // EAGAIN: drained. ECONNABORTED and friends: that client is gone, the next may not be.
       // EMFILE/ENFILE: leave the rest in the backlog until sessions close (level-triggered
@@ -181,7 +170,7 @@ void ProxyServer::Accept(Listener& listener) {
     }
     ListenerRole role = listener.role();
     if (role == ListenerRole::kAuto) {
-      const bool proxy_port = destination && IsLoopback(destination->address) &&
+      const bool proxy_port = destination && IsLoopbackAddress(UnmapIpv4(destination->address)) &&
                               std::find(options_.proxy_ports.begin(), options_.proxy_ports.end(),
                                         destination->port) != options_.proxy_ports.end();
       role = proxy_port ? ListenerRole::kProxy : ListenerRole::kCapture;

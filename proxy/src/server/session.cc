@@ -21,14 +21,7 @@ Session::~Session() {
 
 void Session::OnServerShutdown() {
   if (tunnel_ && tunnel_record_) {
-    ConnectionRecord record = std::move(*tunnel_record_);
-    record.bytes_up = tunnel_->stats().bytes_up;
-    record.bytes_down = tunnel_->stats().bytes_down;
-    record.duration = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - tunnel_start_);
-    record.end = "shutdown";
-    tunnel_record_.reset();
-    Record(record);
+    Record(TakeTunnelRecord(tunnel_->stats(), "shutdown"));
     return;
   }
   if (!tunnel_) LogInFlight();
@@ -186,13 +179,7 @@ void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, std::strin
   Result<std::unique_ptr<Tunnel>> tunnel = Tunnel::Start(
       loop_, std::move(client_), std::move(upstream), std::move(to_upstream), std::move(pending),
       server_.options().tunnel, [this](TunnelEnd end, const TunnelStats& stats, std::string error) {
-        ConnectionRecord done = std::move(*tunnel_record_);
-        tunnel_record_.reset();
-        done.bytes_up = stats.bytes_up;
-        done.bytes_down = stats.bytes_down;
-        done.duration = std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::steady_clock::now() - tunnel_start_);
-        done.end = std::string(TunnelEndName(end));
+        ConnectionRecord done = TakeTunnelRecord(stats, TunnelEndName(end));
         done.error = std::move(error);
         Record(done);
         End();
@@ -206,6 +193,17 @@ void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, std::strin
     return End();
   }
   tunnel_ = std::move(*tunnel);
+}
+
+ConnectionRecord Session::TakeTunnelRecord(const TunnelStats& stats, std::string_view end) {
+  ConnectionRecord record = std::move(*tunnel_record_);
+  tunnel_record_.reset();
+  record.bytes_up = stats.bytes_up;
+  record.bytes_down = stats.bytes_down;
+  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - tunnel_start_);
+  record.end = std::string(end);
+  return record;
 }
 
 void Session::End() { server_.EndSession(this); }
@@ -262,20 +260,19 @@ class ForwardSession final : public Session {
   void Start() override {
     record_ = NewRecord(Protocol::kExternal, "127.0.0.1", host_port_);
     record_.allowed = true;
-    Host loopback;
-    loopback.kind = Host::Kind::kIpv4;
-    loopback.text = "127.0.0.1";
-    loopback.address.bytes[0] = 127;
-    loopback.address.bytes[3] = 1;
-    Dial({loopback, host_port_, server_.rules(), /*tunnel=*/true}, [this](DialOutcome outcome) {
-      NoteDial(record_, outcome);
-      if (!outcome.ok()) {
-        Record(record_);
-        return Abort();
-      }
-      StartTunnel(std::move(outcome.fd), std::string(), std::move(outcome.leftover),
-                  std::move(record_));
-    });
+    config::IpAddress loopback;
+    loopback.bytes[0] = 127;
+    loopback.bytes[3] = 1;
+    Dial({HostFromAddress(loopback), host_port_, server_.rules(), /*tunnel=*/true},
+         [this](DialOutcome outcome) {
+           NoteDial(record_, outcome);
+           if (!outcome.ok()) {
+             Record(record_);
+             return Abort();
+           }
+           StartTunnel(std::move(outcome.fd), std::string(), std::move(outcome.leftover),
+                       std::move(record_));
+         });
   }
   void OnEvents(uint32_t) override {}
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/unique_fd.h"
 #include "filter/host.h"
@@ -101,6 +102,9 @@ class Session : public Handler {
   bool registered_ = false;
   uint32_t interest_ = 0;
   EventLoop::TimerId timer_ = EventLoop::kNoTimer;
+  // Moves tunnel_record_ out, completed with the tunnel's bytes, duration and `end`.
+  [[nodiscard]] ConnectionRecord TakeTunnelRecord(const TunnelStats& stats, std::string_view end);
+
   std::unique_ptr<Tunnel> tunnel_;
   std::optional<ConnectionRecord> tunnel_record_;
   std::chrono::steady_clock::time_point tunnel_start_;
