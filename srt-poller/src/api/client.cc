@@ -317,6 +317,39 @@ ApiResult<void> WorkQueueClient::Stop(std::string_view work_id, bool force, Mill
 
 // ---- SessionClient ------------------------------------------------------------------------
 
+namespace {
+
+// GETs `first` and then each `next_page` until the last page, concatenating `data`. At most
+// SessionClient::kMaxEventPages pages; a repeated page token is a kProtocol error.
+template <typename Item, typename ParsePage>
+ApiResult<std::vector<Item>> ListAllPages(const ApiTransport& t, const ApiTransport::Call& first,
+                                          std::string_view what, ParsePage parse) {
+  std::vector<Item> all;
+  std::set<std::string> tokens;
+  std::optional<std::string> page;
+  for (int n = 0; n < SessionClient::kMaxEventPages; ++n) {
+    ApiTransport::Call c = first;
+    if (page) c.query.emplace_back("page", *page);
+    auto r = t.Do(c);
+    if (!r) return std::move(r).error();
+    auto p = parse(r->body);
+    if (!p) return FromParse(what, p.error());
+    for (auto& item : p->data) all.push_back(std::move(item));
+    if (!p->next_page) return all;
+    if (!tokens.insert(*p->next_page).second) {
+      return ApiError(
+          ApiErrorKind::kProtocol,
+          std::string(what) + ": the server repeated page token " + QuoteForError(*p->next_page));
+    }
+    page = std::move(p->next_page);
+  }
+  return ApiError(ApiErrorKind::kProtocol, std::string(what) + ": more than " +
+                                               std::to_string(SessionClient::kMaxEventPages) +
+                                               " pages");
+}
+
+}  // namespace
+
 Result<SessionClient> SessionClient::Create(SessionClientConfig config) {
   SRT_RETURN_IF_ERROR(ApiTransport::ValidateBase(config.base_url, config.options.allow_plain_http));
   if (!PrintableNoSpace(config.bearer)) {
@@ -340,28 +373,10 @@ ApiResult<Session> SessionClient::GetSession(std::string_view session_id) const 
 
 ApiResult<std::vector<SessionEvent>> SessionClient::ListEvents(std::string_view session_id) const {
   if (auto ok = ValidateId("session id", session_id); !ok) return Invalid(ok.error().message());
-  std::vector<SessionEvent> all;
-  std::set<std::string> tokens;
-  std::optional<std::string> page;
-  for (int n = 0; n < kMaxEventPages; ++n) {
-    ApiTransport::Call c;
-    c.path = "/v1/sessions/" + std::string(session_id) + "/events";
-    c.query = {{"limit", "1000"}, {"order", "asc"}};
-    if (page) c.query.emplace_back("page", *page);
-    auto r = t_->Do(c);
-    if (!r) return std::move(r).error();
-    auto p = ParseEventPage(r->body);
-    if (!p) return FromParse("list events", p.error());
-    for (auto& ev : p->data) all.push_back(std::move(ev));
-    if (!p->next_page) return all;
-    if (!tokens.insert(*p->next_page).second) {
-      return ApiError(ApiErrorKind::kProtocol, "list events: the server repeated page token " +
-                                                   QuoteForError(*p->next_page));
-    }
-    page = std::move(p->next_page);
-  }
-  return ApiError(ApiErrorKind::kProtocol,
-                  "list events: more than " + std::to_string(kMaxEventPages) + " pages");
+  ApiTransport::Call c;
+  c.path = "/v1/sessions/" + std::string(session_id) + "/events";
+  c.query = {{"limit", "1000"}, {"order", "asc"}};
+  return ListAllPages<SessionEvent>(*t_, c, "list events", ParseEventPage);
 }
 
 ApiResult<StreamEnd> SessionClient::StreamEvents(std::string_view session_id,
@@ -461,28 +476,10 @@ ApiResult<void> SessionClient::SendToolResults(std::string_view session_id,
 ApiResult<std::vector<SkillVersion>> SessionClient::ListSkillVersions(
     std::string_view skill_id) const {
   if (auto ok = ValidateId("skill id", skill_id); !ok) return Invalid(ok.error().message());
-  std::vector<SkillVersion> all;
-  std::set<std::string> tokens;
-  std::optional<std::string> page;
-  for (int n = 0; n < kMaxEventPages; ++n) {
-    ApiTransport::Call c;
-    c.path = "/v1/skills/" + std::string(skill_id) + "/versions";
-    c.beta = kSkillsBeta;
-    if (page) c.query.emplace_back("page", *page);
-    auto r = t_->Do(c);
-    if (!r) return std::move(r).error();
-    auto p = ParseSkillVersionPage(r->body);
-    if (!p) return FromParse("list skill versions", p.error());
-    for (auto& v : p->data) all.push_back(std::move(v));
-    if (!p->next_page) return all;
-    if (!tokens.insert(*p->next_page).second) {
-      return ApiError(
-          ApiErrorKind::kProtocol,
-          "list skill versions: the server repeated page token " + QuoteForError(*p->next_page));
-    }
-    page = std::move(p->next_page);
-  }
-  return ApiError(ApiErrorKind::kProtocol, "list skill versions: too many pages");
+  ApiTransport::Call c;
+  c.path = "/v1/skills/" + std::string(skill_id) + "/versions";
+  c.beta = kSkillsBeta;
+  return ListAllPages<SkillVersion>(*t_, c, "list skill versions", ParseSkillVersionPage);
 }
 
 ApiResult<SkillVersion> SessionClient::GetSkillVersion(std::string_view skill_id,

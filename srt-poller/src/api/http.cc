@@ -137,8 +137,8 @@ struct RunResult {
   CURLcode code = CURLE_OK;
 };
 
+// Callers are HttpClient members, whose constructor already ran GlobalInitOnce().
 Result<RunResult> Run(const HttpOptions& opts, const Request& req, Transfer& t) {
-  GlobalInitOnce();
   const std::string what = req.method + " '" + req.url + "'";
   for (const auto& [name, value] : req.headers.fields()) {
     if (HasBadHeaderChar(name) || HasBadHeaderChar(value) || name.empty()) {

@@ -67,8 +67,7 @@ srt::Result<void> SseParser::ProcessLine(std::string_view line, std::vector<SseE
   if (line.empty()) {
     // Dispatch. The last event ID is updated even when no event is dispatched.
     last_event_id_ = id_buffer_;
-    if (!has_data_) {
-      data_.clear();
+    if (data_.empty()) {
       event_type_.clear();
       return Ok();
     }
@@ -80,7 +79,6 @@ srt::Result<void> SseParser::ProcessLine(std::string_view line, std::vector<SseE
     out.push_back(std::move(ev));
     data_.clear();
     event_type_.clear();
-    has_data_ = false;
     return Ok();
   }
   if (line.front() == ':') return Ok();  // a comment (servers send these as keep-alives)
@@ -103,8 +101,7 @@ srt::Result<void> SseParser::ProcessLine(std::string_view line, std::vector<SseE
                                             std::to_string(limits_.max_event) + " bytes");
     }
     data_.append(value);
-    data_.push_back('\n');
-    has_data_ = true;
+    data_.push_back('\n');  // so a `data:` line with an empty value still makes data_ non-empty
   } else if (field == "id") {
     if (value.find('\0') == std::string_view::npos) id_buffer_.assign(value);
   } else if (field == "retry") {

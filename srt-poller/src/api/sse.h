@@ -50,9 +50,8 @@ class SseParser {
   bool skip_lf_ = false;    // the previous chunk ended in CR: a leading LF belongs to it
   size_t bom_checked_ = 0;  // bytes of the stream start compared with the UTF-8 BOM so far
   bool bom_done_ = false;
-  std::string data_;
+  std::string data_;  // each `data:` line plus '\n'; non-empty iff the event has data
   std::string event_type_;
-  bool has_data_ = false;
   std::string id_buffer_;
   std::string last_event_id_;
   std::optional<uint64_t> retry_ms_;

@@ -237,6 +237,23 @@ Result<SkillVersion> SkillVersionFromJson(const json& j, std::string_view parent
   return v;
 }
 
+// A `{"data": [...], "next_page": ...}` list; `item` parses one element of `data`.
+template <typename Page, typename ItemFromJson>
+Result<Page> ParsePage(std::string_view what, std::string_view body, ItemFromJson item) {
+  SRT_ASSIGN_OR_RETURN(json j, ParseJson(what, body));
+  SRT_RETURN_IF_ERROR(RequireObject(what, j, ""));
+  Page page;
+  auto data = j.find("data");
+  if (data == j.end() || !data->is_array()) return Bad(what, "/data", "expected an array");
+  for (size_t i = 0; i < data->size(); ++i) {
+    auto v = item((*data)[i], "/data/" + std::to_string(i));
+    if (!v) return std::move(v).error().Wrap(what);
+    page.data.push_back(std::move(v).value());
+  }
+  SRT_ASSIGN_OR_RETURN(page.next_page, NextPage(what, j));
+  return page;
+}
+
 bool PrintableToken(std::string_view s) {
   for (char c : s) {
     if (c <= ' ' || c > '~') return false;
@@ -413,19 +430,7 @@ Result<SessionEvent> ParseSessionEvent(std::string_view text) {
 }
 
 Result<EventPage> ParseEventPage(std::string_view body) {
-  constexpr std::string_view kWhat = "event list";
-  SRT_ASSIGN_OR_RETURN(json j, ParseJson(kWhat, body));
-  SRT_RETURN_IF_ERROR(RequireObject(kWhat, j, ""));
-  EventPage page;
-  auto data = j.find("data");
-  if (data == j.end() || !data->is_array()) return Bad(kWhat, "/data", "expected an array");
-  for (size_t i = 0; i < data->size(); ++i) {
-    auto ev = EventFromJson((*data)[i], "/data/" + std::to_string(i));
-    if (!ev) return std::move(ev).error().Wrap(kWhat);
-    page.data.push_back(std::move(ev).value());
-  }
-  SRT_ASSIGN_OR_RETURN(page.next_page, NextPage(kWhat, j));
-  return page;
+  return ParsePage<EventPage>("event list", body, EventFromJson);
 }
 
 Result<Session> ParseSession(std::string_view body) {
@@ -462,19 +467,7 @@ Result<SkillVersion> ParseSkillVersion(std::string_view body) {
 }
 
 Result<SkillVersionPage> ParseSkillVersionPage(std::string_view body) {
-  constexpr std::string_view kWhat = "skill version list";
-  SRT_ASSIGN_OR_RETURN(json j, ParseJson(kWhat, body));
-  SRT_RETURN_IF_ERROR(RequireObject(kWhat, j, ""));
-  SkillVersionPage page;
-  auto data = j.find("data");
-  if (data == j.end() || !data->is_array()) return Bad(kWhat, "/data", "expected an array");
-  for (size_t i = 0; i < data->size(); ++i) {
-    auto v = SkillVersionFromJson((*data)[i], "/data/" + std::to_string(i));
-    if (!v) return std::move(v).error().Wrap(kWhat);
-    page.data.push_back(std::move(v).value());
-  }
-  SRT_ASSIGN_OR_RETURN(page.next_page, NextPage(kWhat, j));
-  return page;
+  return ParsePage<SkillVersionPage>("skill version list", body, SkillVersionFromJson);
 }
 
 std::optional<std::string> ParseApiErrorMessage(std::string_view body) {

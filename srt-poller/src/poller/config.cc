@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "api/work.h"
+#include "base/strings.h"
 #include "base/unique_fd.h"
 
 namespace srt::poller {
@@ -22,7 +24,7 @@ constexpr size_t kMaxKeyBytes = 4096;
 
 Error Bad(std::string message) { return MakeError(Errc::kInvalidArgument, std::move(message)); }
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+using strings::Quote;
 
 // Every option, once: its flag, its environment variable (when `ant` has one) and its
 // config-file key (the flag without dashes).
@@ -110,7 +112,10 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
   };
   switch (opt) {
     case Opt::kEnvironmentId:
-      if (!SafeId(value)) return fail("not an environment id (letters, digits, '_', '-', '.')");
+      // The work-queue client's own check (api/work.h), so a bad id fails here, not at start-up.
+      if (!ValidateId("environment id", value)) {
+        return fail("not an environment id (letters, digits, '_', '-')");
+      }
       c.environment_id = value;
       return {};
     case Opt::kEnvironmentKeyFile:

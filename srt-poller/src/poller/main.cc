@@ -2,7 +2,6 @@
 // every session in its own srt sandbox. The only place that prints usage, exits and catches.
 #include <limits.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include "poller/poller.h"
 #include "poller/session.h"
 #include "srt/sandbox.h"
+#include "sys/random_hex.h"
 
 extern char** environ;
 
@@ -62,13 +62,9 @@ std::string DefaultWorkerId() {
     h += ok ? c : '-';
   }
   if (h.empty()) h = "worker";
-  unsigned char r[8];
-  if (getrandom(r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
-    for (auto& b : r) b = static_cast<unsigned char>(std::rand());
-  }
-  char hex[17];
-  for (size_t i = 0; i < sizeof r; ++i) std::snprintf(hex + 2 * i, 3, "%02x", r[i]);
-  return h.substr(0, 100) + "-" + hex;
+  // The suffix only has to differ between workers on one host; without getrandom, the pid does.
+  auto hex = sys::RandomHex(8);
+  return h.substr(0, 100) + "-" + (hex ? *hex : std::to_string(getpid()));
 }
 
 std::string FindToolbox(const PollerConfig& c) {

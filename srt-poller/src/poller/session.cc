@@ -156,6 +156,12 @@ Result<void> MakeDirs(const std::string& path, mode_t mode) {
   return {};
 }
 
+// The sessions directory (private to srt-poller) and the session's workspace below it.
+Result<void> MakeWorkspace(const std::string& sessions_dir, const std::string& workspace) {
+  SRT_RETURN_IF_ERROR(MakeDirs(sessions_dir, 0700));
+  return MakeDirs(workspace, 0755);
+}
+
 std::vector<std::string> BaseEnv() {
   return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/workspace",
           "LANG=C.UTF-8", "USER=agent", "SHELL=/bin/bash"};
@@ -375,8 +381,9 @@ SessionEnd SessionWorker::RunNative() {
     return e;
   };
 
-  if (auto r = MakeDirs(cfg.sessions_dir, 0700); !r) return finish({"fatal", r.error().message()});
-  if (auto r = MakeDirs(workspace, 0755); !r) return finish({"fatal", r.error().message()});
+  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
+    return finish({"fatal", r.error().message()});
+  }
 
   // The session's sandbox: srt-toolbox on two pipes.
   auto to_tb = MakePipe();
@@ -501,8 +508,9 @@ SessionEnd SessionWorker::RunScript() {
   const PollerConfig& cfg = *ctx_.config;
   const std::string& script = *cfg.on_work;
   const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
-  if (auto r = MakeDirs(cfg.sessions_dir, 0700); !r) return {"fatal", r.error().message()};
-  if (auto r = MakeDirs(workspace, 0755); !r) return {"fatal", r.error().message()};
+  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
+    return {"fatal", r.error().message()};
+  }
 
   std::vector<std::string> env = ctx_.script_env;
   env.push_back("ANTHROPIC_WORK_ID=" + work_.id);

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "api/retry.h"
+
 namespace srt::poller {
 namespace {
 
@@ -399,10 +401,7 @@ void SessionRunner::StreamLoop() {
     // Jitter in [b/2, b) so a fleet of runners does not reconnect in lockstep.
     double u = options_.random ? options_.random()
                                : std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-    auto half = backoff / 2;
-    milliseconds delay =
-        half +
-        milliseconds(static_cast<int64_t>(static_cast<double>((backoff - half).count()) * u));
+    milliseconds delay = Jitter(backoff, u);
     Log(std::string("event stream ") + (r ? "ended" : "failed: " + r.error().message()) +
         "; reconnecting in " + FormatGoDuration(delay));
     lock.unlock();

@@ -13,6 +13,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/strings.h"
 #include "base/unique_fd.h"
 
 namespace srt::poller {
@@ -20,8 +21,6 @@ namespace {
 
 constexpr size_t kNameMax = 255;
 constexpr int kMaxRemoveDepth = 256;
-
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // Prepends context to a failed Result<void>.
 Result<void> Context(Result<void> r, std::string_view context) {
@@ -40,16 +39,16 @@ Result<UniqueFd> OpenDirAt(int dirfd, const std::string& name, bool create) {
     }
     if (errno == ELOOP || errno == ENOTDIR) {
       return MakeError(Errc::kPermissionDenied,
-                       "open " + Quoted(name) + ": not a directory (or a symlink)");
+                       "open " + strings::Quote(name) + ": not a directory (or a symlink)");
     }
     if (errno != ENOENT || !create || attempt > 0) {
-      return SysError("open " + Quoted(name));
+      return SysError("open " + strings::Quote(name));
     }
     if (::mkdirat(dirfd, name.c_str(), 0755) != 0 && errno != EEXIST) {
-      return SysError("mkdir " + Quoted(name));
+      return SysError("mkdir " + strings::Quote(name));
     }
   }
-  return MakeError(Errc::kInternal, "open " + Quoted(name));
+  return MakeError(Errc::kInternal, "open " + strings::Quote(name));
 }
 
 // Opens a directory we may have no read permission on (the sandbox can chmod 000 things in
@@ -61,19 +60,19 @@ Result<UniqueFd> OpenDirForRemoval(int dirfd, const std::string& name) {
     return UniqueFd(fd);
   }
   if (errno != EACCES) {
-    return SysError("open " + Quoted(name));
+    return SysError("open " + strings::Quote(name));
   }
   UniqueFd path(::openat(dirfd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!path) {
-    return SysError("open " + Quoted(name));
+    return SysError("open " + strings::Quote(name));
   }
   std::string proc = "/proc/self/fd/" + std::to_string(path.get());
   if (::chmod(proc.c_str(), 0700) != 0) {
-    return SysError("chmod " + Quoted(name));
+    return SysError("chmod " + strings::Quote(name));
   }
   fd = ::openat(path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
-    return SysError("open " + Quoted(name));
+    return SysError("open " + strings::Quote(name));
   }
   return UniqueFd(fd);
 }
@@ -81,19 +80,19 @@ Result<UniqueFd> OpenDirForRemoval(int dirfd, const std::string& name) {
 // rm -rf of `name` below `dirfd`, never following a symlink (a symlink is unlinked itself).
 Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth = 0) {
   if (depth > kMaxRemoveDepth) {
-    return MakeError(Errc::kInvalidArgument,
-                     "remove " + Quoted(name) + ": deeper than " + std::to_string(kMaxRemoveDepth));
+    return MakeError(Errc::kInvalidArgument, "remove " + strings::Quote(name) + ": deeper than " +
+                                                 std::to_string(kMaxRemoveDepth));
   }
   struct stat st {};
   if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) {
       return Ok();
     }
-    return SysError("stat " + Quoted(name));
+    return SysError("stat " + strings::Quote(name));
   }
   if (!S_ISDIR(st.st_mode)) {
     if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) {
-      return SysError("unlink " + Quoted(name));
+      return SysError("unlink " + strings::Quote(name));
     }
     return Ok();
   }
@@ -106,7 +105,7 @@ Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth = 0) {
     }
     DIR* d = ::fdopendir(dup);
     if (d == nullptr) {
-      Error e = SysError("opendir " + Quoted(name));
+      Error e = SysError("opendir " + strings::Quote(name));
       ::close(dup);
       return e;
     }
@@ -119,10 +118,10 @@ Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth = 0) {
     ::closedir(d);
   }
   for (const std::string& child : children) {
-    SRT_RETURN_IF_ERROR(Context(RemoveTreeAt(dir.get(), child, depth + 1), Quoted(name)));
+    SRT_RETURN_IF_ERROR(Context(RemoveTreeAt(dir.get(), child, depth + 1), strings::Quote(name)));
   }
   if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
-    return SysError("rmdir " + Quoted(name));
+    return SysError("rmdir " + strings::Quote(name));
   }
   return Ok();
 }
@@ -139,7 +138,7 @@ struct Member {
 // "" and "." components are dropped, so "./pdf/x" reads as "pdf/x" (tar -C dir .).
 Result<std::vector<std::string>> MemberSegments(std::string_view raw, const ArchiveLimits& lim) {
   auto refuse = [&](const std::string& why) {
-    return MakeError(Errc::kDenied, "refusing archive member " + Quoted(raw) + ": " + why);
+    return MakeError(Errc::kDenied, "refusing archive member " + strings::Quote(raw) + ": " + why);
   };
   if (raw.size() > lim.max_path_length) {
     return refuse("path longer than " + std::to_string(lim.max_path_length) + " bytes");
@@ -290,7 +289,7 @@ Result<UniqueFd> WalkDirs(int root_fd, const std::vector<std::string>& segments,
   for (size_t i = 0; i < count; ++i) {
     auto next = OpenDirAt(cur.get(), segments[i], /*create=*/true);
     if (!next) {
-      return std::move(next).error().Wrap("archive member " + Quoted(raw));
+      return std::move(next).error().Wrap("archive member " + strings::Quote(raw));
     }
     cur = std::move(*next);
   }
@@ -371,16 +370,16 @@ Result<ExtractStats> ExtractInto(int root_fd, std::string_view bytes, const Arch
     UniqueFd out(::openat(parent.get(), segs.back().c_str(),
                           O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode));
     if (!out) {
-      return SysError("create archive member " + Quoted(m.raw));
+      return SysError("create archive member " + strings::Quote(m.raw));
     }
     if (::fchmod(out.get(), mode) != 0) {  // exact mode, whatever the umask
-      return SysError("chmod archive member " + Quoted(m.raw));
+      return SysError("chmod archive member " + strings::Quote(m.raw));
     }
     for (;;) {
       la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
       if (n < 0) {
-        return MakeError(Errc::kInvalidArgument, "skill archive: member " + Quoted(m.raw) + ": " +
-                                                     archive_error_string(a.get()));
+        return MakeError(Errc::kInvalidArgument, "skill archive: member " + strings::Quote(m.raw) +
+                                                     ": " + archive_error_string(a.get()));
       }
       if (n == 0) {
         break;
@@ -392,7 +391,7 @@ Result<ExtractStats> ExtractInto(int root_fd, std::string_view bytes, const Arch
       remaining -= len;
       stats.bytes += len;
       SRT_RETURN_IF_ERROR(Context(WriteAll(out.get(), buf.data(), static_cast<size_t>(n)),
-                                  "archive member " + Quoted(m.raw)));
+                                  "archive member " + strings::Quote(m.raw)));
     }
     ++stats.files;
   }
@@ -442,7 +441,7 @@ Result<void> MakeParents(const std::string& path) {
     if (i == path.size() || path[i] == '/') {
       std::string prefix = path.substr(0, i);
       if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-        return SysError("mkdir " + Quoted(prefix));
+        return SysError("mkdir " + strings::Quote(prefix));
       }
     }
   }
@@ -455,22 +454,23 @@ Result<ExtractStats> ExtractSkillArchive(std::string_view bytes, const std::stri
                                          const ArchiveLimits& limits) {
   auto [parent, base] = SplitLast(dest_dir);
   if (base.empty() || base == "." || base == ".." || base == "/") {
-    return MakeError(Errc::kInvalidArgument, "extract skill: bad destination " + Quoted(dest_dir));
+    return MakeError(Errc::kInvalidArgument,
+                     "extract skill: bad destination " + strings::Quote(dest_dir));
   }
   SRT_RETURN_IF_ERROR(MakeParents(parent));
   UniqueFd parent_fd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!parent_fd) {
-    return SysError("open " + Quoted(parent));
+    return SysError("open " + strings::Quote(parent));
   }
   auto root = OpenDirAt(parent_fd.get(), base, /*create=*/true);
   if (!root) {
-    return std::move(root).error().Wrap("extract skill into " + Quoted(dest_dir));
+    return std::move(root).error().Wrap("extract skill into " + strings::Quote(dest_dir));
   }
   Result<ExtractStats> stats = ExtractInto(root->get(), bytes, limits);
   if (!stats) {
     // The destination is a complete extraction or absent (Go parity).
     (void)RemoveTreeAt(parent_fd.get(), base);
-    return std::move(stats).error().Wrap("extract skill into " + Quoted(dest_dir));
+    return std::move(stats).error().Wrap("extract skill into " + strings::Quote(dest_dir));
   }
   return stats;
 }
@@ -487,9 +487,9 @@ Result<std::string> ResolveSkillVersion(const std::string& skill_id, const std::
     }
   }
   if (newest.empty()) {
-    return MakeError(Errc::kNotFound, "skill " + Quoted(skill_id) +
-                                          " has no concrete version to resolve " + Quoted(version) +
-                                          " against");
+    return MakeError(Errc::kNotFound, "skill " + strings::Quote(skill_id) +
+                                          " has no concrete version to resolve " +
+                                          strings::Quote(version) + " against");
   }
   return newest;
 }
@@ -509,8 +509,8 @@ Result<std::string> SkillDirName(const std::string& name, const std::string& ski
   }
   if (dir.empty() || dir == "." || dir == ".." || dir.find('/') != std::string::npos ||
       dir.find('\0') != std::string::npos || dir.size() > kNameMax) {
-    return MakeError(Errc::kInvalidArgument, "skill name " + Quoted(name) + " (id " +
-                                                 Quoted(skill_id) +
+    return MakeError(Errc::kInvalidArgument, "skill name " + strings::Quote(name) + " (id " +
+                                                 strings::Quote(skill_id) +
                                                  ") is not a safe directory name");
   }
   return dir;
@@ -521,7 +521,7 @@ Result<std::vector<SkillOutcome>> SetupSkills(SkillsApi& api, const std::vector<
                                               const ArchiveLimits& limits) {
   UniqueFd ws(::open(workspace_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!ws) {
-    return SysError("open workspace " + Quoted(workspace_dir));
+    return SysError("open workspace " + strings::Quote(workspace_dir));
   }
   auto skills_dir = OpenDirAt(ws.get(), "skills", /*create=*/true);
   if (!skills_dir) {
@@ -529,7 +529,7 @@ Result<std::vector<SkillOutcome>> SetupSkills(SkillsApi& api, const std::vector<
     SRT_RETURN_IF_ERROR(RemoveTreeAt(ws.get(), "skills"));
     skills_dir = OpenDirAt(ws.get(), "skills", /*create=*/true);
     if (!skills_dir) {
-      return std::move(skills_dir).error().Wrap("skills dir in " + Quoted(workspace_dir));
+      return std::move(skills_dir).error().Wrap("skills dir in " + strings::Quote(workspace_dir));
     }
   }
   const std::string root = workspace_dir + "/skills";
@@ -559,10 +559,10 @@ Result<std::vector<SkillOutcome>> SetupSkills(SkillsApi& api, const std::vector<
         return std::move(bytes).error().Wrap("download skill");
       }
       SRT_RETURN_IF_ERROR(
-          Context(RemoveTreeAt(skills_dir->get(), dir), "clear " + Quoted(o.directory)));
+          Context(RemoveTreeAt(skills_dir->get(), dir), "clear " + strings::Quote(o.directory)));
       auto dest = OpenDirAt(skills_dir->get(), dir, /*create=*/true);
       if (!dest) {
-        return std::move(dest).error().Wrap("create " + Quoted(o.directory));
+        return std::move(dest).error().Wrap("create " + strings::Quote(o.directory));
       }
       Result<ExtractStats> stats = ExtractInto(dest->get(), *bytes, limits);
       if (!stats) {
@@ -588,9 +588,10 @@ Result<void> CleanupSkills(const std::string& workspace_dir) {
     if (errno == ENOENT) {
       return Ok();
     }
-    return SysError("open workspace " + Quoted(workspace_dir));
+    return SysError("open workspace " + strings::Quote(workspace_dir));
   }
-  return Context(RemoveTreeAt(ws.get(), "skills"), "remove skills in " + Quoted(workspace_dir));
+  return Context(RemoveTreeAt(ws.get(), "skills"),
+                 "remove skills in " + strings::Quote(workspace_dir));
 }
 
 }  // namespace srt::poller

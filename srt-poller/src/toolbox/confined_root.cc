@@ -13,6 +13,7 @@
 #include <deque>
 #include <vector>
 
+#include "base/path.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
 
@@ -97,7 +98,7 @@ Result<ConfinedRoot> ConfinedRoot::Open(const std::string& dir) {
     if (!getcwd(cwd, sizeof cwd)) return SysError("getcwd");
     given = std::string(cwd) + "/" + given;
   }
-  given = "/" + Join(Clean(Split(given), /*absolute=*/true));
+  given = path::Normalize(given);
   char real[PATH_MAX];
   if (!realpath(given.c_str(), real)) return SysError("realpath '" + dir + "'");
   int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
