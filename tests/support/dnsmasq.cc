@@ -2,15 +2,12 @@
 #include "support/dnsmasq.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,17 +18,12 @@
 #include <cstring>
 #include <thread>
 
-extern char** environ;
+#include "support/child_process.h"
 
 namespace srt::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool IsExecutable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
 
 // A port free for both UDP and TCP on 127.0.0.1 right now. dnsmasq binds it a moment later; if
 // somebody else wins the race, Start() notices ("Address already in use") and tries again.
@@ -87,101 +79,22 @@ bool Answers(uint16_t port, std::chrono::milliseconds wait) {
   return n >= 12 && reply[0] == kQuery[0] && reply[1] == kQuery[1];
 }
 
-std::string ReadLog(int fd) {
-  std::string out;
-  char buf[4096];
-  off_t offset = 0;
-  while (true) {
-    ssize_t n = ::pread(fd, buf, sizeof(buf), offset);
-    if (n <= 0) {
-      break;
-    }
-    out.append(buf, static_cast<size_t>(n));
-    offset += n;
-  }
-  return out;
-}
-
-// Sends SIGTERM, gives it `grace` to exit, then SIGKILL; always reaps.
-void Terminate(pid_t pid, std::chrono::milliseconds grace) {
-  ::kill(pid, SIGTERM);
-  auto deadline = Clock::now() + grace;
-  while (Clock::now() < deadline) {
-    pid_t r = ::waitpid(pid, nullptr, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
-
 struct Spawned {
   pid_t pid;
   UniqueFd log;
 };
 
-// fork+exec rather than posix_spawn for PR_SET_PDEATHSIG. Between fork and exec the child only
-// makes async-signal-safe system calls on memory prepared before the fork.
+// dnsmasq with its stdout and stderr in a memfd we can read at any time.
 Result<Spawned> Spawn(const std::string& binary, const std::vector<std::string>& args) {
   UniqueFd log(::memfd_create("srt-test-dnsmasq-log", MFD_CLOEXEC));
   if (!log) {
     return SysError("memfd_create");
   }
-  int errpipe[2];
-  if (::pipe2(errpipe, O_CLOEXEC) != 0) {
-    return SysError("pipe2");
-  }
-  UniqueFd err_read(errpipe[0]);
-  UniqueFd err_write(errpipe[1]);
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 2);
-  argv.push_back(const_cast<char*>(binary.c_str()));
-  for (const std::string& a : args) {
-    argv.push_back(const_cast<char*>(a.c_str()));
-  }
-  argv.push_back(nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  const pid_t parent = ::getpid();
-  const int log_fd = log.get();
-  const int err_fd = err_write.get();
-
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    return SysError("fork");
-  }
-  if (pid == 0) {
-    // The test's threads may block signals (the proxy's loop thread blocks all); dnsmasq must
-    // see our SIGTERM.
-    // (pthread_sigmask is async-signal-safe, and after fork this is the only thread.)
-    ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
-    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0) {
-      if (::getppid() != parent) {
-        ::_exit(127);  // the parent died before prctl: nobody to serve
-      }
-      if (::dup2(log_fd, STDOUT_FILENO) >= 0 && ::dup2(log_fd, STDERR_FILENO) >= 0) {
-        ::execve(argv[0], argv.data(), environ);
-      }
-    }
-    int err = errno;
-    [[maybe_unused]] ssize_t n = ::write(err_fd, &err, sizeof(err));
-    ::_exit(127);
-  }
-  err_write.reset();
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(err_read.get(), &child_errno, sizeof(child_errno));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return SysError("exec '" + binary + "'", child_errno);
-  }
-  return Spawned{pid, std::move(log)};  // EOF: exec succeeded
+  std::vector<std::string> argv = {binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SRT_ASSIGN_OR_RETURN(pid_t pid,
+                       SpawnChild(argv, {{log.get(), STDOUT_FILENO}, {log.get(), STDERR_FILENO}}));
+  return Spawned{pid, std::move(log)};
 }
 
 }  // namespace
@@ -298,13 +211,13 @@ Dnsmasq::~Dnsmasq() { Stop(); }
 
 void Dnsmasq::Stop() {
   if (pid_ > 0) {
-    Terminate(pid_, std::chrono::milliseconds(2000));
+    TerminateChild(pid_, std::chrono::milliseconds(2000));
     pid_ = -1;
   }
 }
 
 std::string Dnsmasq::address() const { return "127.0.0.1:" + std::to_string(port_); }
 
-std::string Dnsmasq::log() const { return ReadLog(log_.get()); }
+std::string Dnsmasq::log() const { return ReadWholeFd(log_.get()); }
 
 }  // namespace srt::testing

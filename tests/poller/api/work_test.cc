@@ -235,6 +235,14 @@ TEST(SessionEventTest, DeepNestingIsRefusedBeforeParsing) {
   // Brackets inside strings do not count.
   std::string ok = R"({"type":"x","s":")" + std::string(1000, '[') + R"("})";
   EXPECT_TRUE(ParseSessionEvent(ok));
+  // The bound is 128 levels, the outer object included.
+  auto nested = [](size_t levels) {
+    return R"({"type":"x","v":)" + std::string(levels - 1, '[') + std::string(levels - 1, ']') +
+           "}";
+  };
+  EXPECT_TRUE(ParseSessionEvent(nested(128)));
+  EXPECT_EQ(ErrorOf(ParseSessionEvent(nested(129))),
+            "session event: JSON nested deeper than 128 levels");
 }
 
 TEST(EventPageTest, PagesAndErrorsWithIndex) {

@@ -82,6 +82,15 @@ TEST(PollerConfig, ConfigFileSitsBelowEnvironmentAndFlags) {
   EXPECT_EQ(c->workspace_cleanup, WorkspaceCleanup::kTerminated);
 }
 
+TEST(PollerConfig, ConcurrencyIsBounded) {
+  auto c = Parse({"--environment-id", "e", "--concurrency", "4096"});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->concurrency, 4096);
+  auto e = Parse({"--environment-id", "e", "--concurrency", "4097"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("'4097' is not a whole number from 1 to 4096"));
+}
+
 TEST(PollerConfig, ErrorsNameTheFileKeyOrValue) {
   std::map<std::string, std::string> files = {
       {"/c.json", R"({"concurrency": 0})"}, {"/u.json", R"({"colour": "red"})"}, {"/j.json", "{"}};

@@ -5,12 +5,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <thread>
+
+#include "support/child_process.h"
 
 extern char** environ;
 
@@ -139,11 +139,6 @@ Result<HttpResponse> ParseResponse(const std::string& raw) {
   return resp;
 }
 
-bool IsExecutable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
 // `name` from PATH (resolved before fork: execvp may allocate).
 std::optional<std::string> FindInPath(const std::string& name) {
   if (name.find('/') != std::string::npos) {
@@ -169,43 +164,10 @@ std::optional<std::string> FindInPath(const std::string& name) {
   return std::nullopt;
 }
 
-std::string ReadAll(int fd) {
-  std::string out;
-  char buf[4096];
-  off_t offset = 0;
-  while (true) {
-    ssize_t n = ::pread(fd, buf, sizeof(buf), offset);
-    if (n <= 0) {
-      break;
-    }
-    out.append(buf, static_cast<size_t>(n));
-    offset += n;
-  }
-  return out;
-}
-
-// Sends SIGTERM, gives it `grace` to exit, then SIGKILL; always reaps.
-void Terminate(pid_t pid, std::chrono::milliseconds grace) {
-  ::kill(pid, SIGTERM);
-  auto deadline = Clock::now() + grace;
-  while (Clock::now() < deadline) {
-    pid_t r = ::waitpid(pid, nullptr, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
-
-// Runs a command to completion with stdout and stderr in `log_path`; the exit status or an error.
-Result<int> RunCommand(const std::vector<std::string>& argv, const std::string& log_path) {
-  std::optional<std::string> binary = FindInPath(argv.at(0));
-  if (!binary) {
-    return MakeError(Errc::kNotFound, "'" + argv[0] + "' is not on PATH");
-  }
+// Runs `binary` with `argv` to completion, stdin from /dev/null, stdout onto `out_fd` and stderr
+// onto `err_fd` (-1: ours); its exit status (128 + signal if killed) or an error.
+Result<int> RunToExit(const std::string& binary, const std::vector<std::string>& argv, int out_fd,
+                      int err_fd) {
   std::vector<char*> cargv;
   for (const std::string& a : argv) {
     cargv.push_back(const_cast<char*>(a.c_str()));
@@ -214,14 +176,15 @@ Result<int> RunCommand(const std::vector<std::string>& argv, const std::string& 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+  if (err_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
+  }
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, binary->c_str(), &actions, nullptr, cargv.data(), environ);
+  int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    return SysError("posix_spawn '" + *binary + "'", rc);
+    return SysError("posix_spawn '" + binary + "'", rc);
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
@@ -277,13 +240,20 @@ Result<void> MakeTlsMaterial(const std::string& dir) {
        dir + "/ca.key", "-CAcreateserial", "-out", dir + "/server.pem", "-days", "2", "-extfile",
        ext},
   };
+  std::optional<std::string> openssl = FindInPath("openssl");
+  if (!openssl) {
+    return MakeError(Errc::kNotFound, "'openssl' is not on PATH");
+  }
+  UniqueFd log_fd(::open(log.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!log_fd) {
+    return SysError("open '" + log + "'");
+  }
   for (const auto& argv : steps) {
-    SRT_ASSIGN_OR_RETURN(int status, RunCommand(argv, log));
+    SRT_ASSIGN_OR_RETURN(int status, RunToExit(*openssl, argv, log_fd.get(), log_fd.get()));
     if (status != 0) {
-      UniqueFd f(::open(log.c_str(), O_RDONLY | O_CLOEXEC));
       return MakeError(Errc::kSystem, "openssl " + argv[1] + " exited with " +
                                           std::to_string(status) + ": " +
-                                          (f ? ReadAll(f.get()) : std::string()));
+                                          ReadWholeFd(log_fd.get()));
     }
   }
   return Ok();
@@ -296,30 +266,11 @@ Result<std::string> ResolveInterpreter(const std::string& python) {
   if (!out) {
     return SysError("memfd_create");
   }
-  std::vector<std::string> argv = {python, "-c", "import sys; sys.stdout.write(sys.executable)"};
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) {
-    cargv.push_back(const_cast<char*>(a.c_str()));
-  }
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, python.c_str(), &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return SysError("posix_spawn '" + python + "'", rc);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      return SysError("waitpid");
-    }
-  }
-  std::string path = ReadAll(out.get());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !IsExecutable(path)) {
+  SRT_ASSIGN_OR_RETURN(
+      int status, RunToExit(python, {python, "-c", "import sys; sys.stdout.write(sys.executable)"},
+                            out.get(), -1));
+  std::string path = ReadWholeFd(out.get());
+  if (status != 0 || !IsExecutable(path)) {
     return MakeError(Errc::kNotFound,
                      "'" + python + "' did not name its interpreter (got '" + path + "')");
   }
@@ -333,8 +284,6 @@ struct Spawned {
   UniqueFd ready_read;
 };
 
-// fork+exec rather than posix_spawn for PR_SET_PDEATHSIG. Between fork and exec the child only
-// makes async-signal-safe system calls on memory prepared before the fork.
 Result<Spawned> Spawn(const std::vector<std::string>& args) {
   UniqueFd log(::memfd_create("srt-test-fake-control-plane-log", MFD_CLOEXEC));
   if (!log) {
@@ -351,75 +300,10 @@ Result<Spawned> Spawn(const std::vector<std::string>& args) {
   }
   UniqueFd ready_read(p[0]);
   UniqueFd ready_write(p[1]);
-  if (::pipe2(p, O_CLOEXEC) != 0) {
-    return SysError("pipe2");
-  }
-  UniqueFd err_read(p[0]);
-  UniqueFd err_write(p[1]);
-  // The child dup2()s onto 0..3; keep the sources above that so no dup2 is a no-op that would
-  // leave FD_CLOEXEC set (or clobber a source before it is used).
-  auto lift = [](UniqueFd& fd) -> Result<void> {
-    if (fd.get() > kReadyFd) {
-      return Ok();
-    }
-    int moved = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, kReadyFd + 1);
-    if (moved < 0) {
-      return SysError("fcntl(F_DUPFD_CLOEXEC)");
-    }
-    fd.reset(moved);
-    return Ok();
-  };
-  SRT_RETURN_IF_ERROR(lift(log));
-  SRT_RETURN_IF_ERROR(lift(stdin_read));
-  SRT_RETURN_IF_ERROR(lift(ready_write));
-  SRT_RETURN_IF_ERROR(lift(err_write));
-
-  std::vector<char*> argv;
-  for (const std::string& a : args) {
-    argv.push_back(const_cast<char*>(a.c_str()));
-  }
-  argv.push_back(nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  const pid_t parent = ::getpid();
-  const int log_fd = log.get();
-  const int in_fd = stdin_read.get();
-  const int ready_fd = ready_write.get();
-  const int err_fd = err_write.get();
-
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    return SysError("fork");
-  }
-  if (pid == 0) {
-    // The test's threads may block signals; the fake must see our SIGTERM.
-    ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
-    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0) {
-      if (::getppid() != parent) {
-        ::_exit(127);  // the parent died before prctl: nobody to serve
-      }
-      if (::dup2(in_fd, STDIN_FILENO) >= 0 && ::dup2(log_fd, STDOUT_FILENO) >= 0 &&
-          ::dup2(log_fd, STDERR_FILENO) >= 0 && ::dup2(ready_fd, kReadyFd) >= 0) {
-        ::execve(argv[0], argv.data(), environ);
-      }
-    }
-    int err = errno;
-    [[maybe_unused]] ssize_t n = ::write(err_fd, &err, sizeof(err));
-    ::_exit(127);
-  }
-  err_write.reset();
-  ready_write.reset();
-  stdin_read.reset();
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(err_read.get(), &child_errno, sizeof(child_errno));
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof(child_errno))) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return SysError(std::string("exec '") + args[0] + "'", child_errno);
-  }
+  SRT_ASSIGN_OR_RETURN(pid_t pid, SpawnChild(args, {{stdin_read.get(), STDIN_FILENO},
+                                                    {log.get(), STDOUT_FILENO},
+                                                    {log.get(), STDERR_FILENO},
+                                                    {ready_write.get(), kReadyFd}}));
   return Spawned{pid, std::move(log), std::move(stdin_write), std::move(ready_read)};
 }
 
@@ -620,7 +504,7 @@ FakeControlPlane::~FakeControlPlane() { Stop(); }
 void FakeControlPlane::Stop() {
   stdin_write_.reset();
   if (pid_ > 0) {
-    Terminate(pid_, std::chrono::milliseconds(2000));
+    TerminateChild(pid_, std::chrono::milliseconds(2000));
     pid_ = -1;
   }
   if (!temp_dir_.empty()) {
@@ -634,7 +518,7 @@ std::string FakeControlPlane::base_url() const {
   return std::string(options_.tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
 }
 
-std::string FakeControlPlane::log() const { return log_ ? ReadAll(log_.get()) : std::string(); }
+std::string FakeControlPlane::log() const { return log_ ? ReadWholeFd(log_.get()) : std::string(); }
 
 Result<nlohmann::json> FakeControlPlane::Control(std::string_view method, std::string_view path,
                                                  const nlohmann::json& body) const {
@@ -882,108 +766,80 @@ Result<nlohmann::json> FakeControlPlane::WaitForRequest(const RequestFilter& fil
   return all.at(0);
 }
 
-Result<nlohmann::json> FakeControlPlane::WaitForRequests(const RequestFilter& filter, size_t count,
-                                                         std::chrono::milliseconds timeout) const {
-  json last = json::array();
+namespace {
+
+// Polls `fetch` until `done` holds for its value; that value, the first fetch error, or (after
+// `timeout`) an error made by `timed_out` from the last value.
+Result<json> PollUntil(const std::function<Result<json>()>& fetch,
+                       const std::function<bool(const json&)>& done,
+                       std::chrono::milliseconds timeout,
+                       const std::function<std::string(const json&)>& timed_out) {
+  json last;
   std::optional<Error> error;
   bool ok = WaitFor(
       [&] {
-        Result<json> r = Requests(filter);
+        Result<json> r = fetch();
         if (!r) {
           error = r.error();
           return true;
         }
         last = std::move(*r);
-        return last.size() >= count;
+        return done(last);
       },
       timeout);
   if (error) {
     return *error;
   }
   if (!ok) {
-    return MakeError(Errc::kInternal, "timed out waiting for " + std::to_string(count) +
-                                          " request(s) of endpoint '" + filter.endpoint +
-                                          "'; saw " + std::to_string(last.size()));
+    return MakeError(Errc::kInternal, timed_out(last));
   }
   return last;
 }
 
+}  // namespace
+
+Result<nlohmann::json> FakeControlPlane::WaitForRequests(const RequestFilter& filter, size_t count,
+                                                         std::chrono::milliseconds timeout) const {
+  return PollUntil([&] { return Requests(filter); },
+                   [&](const json& all) { return all.size() >= count; }, timeout,
+                   [&](const json& all) {
+                     return "timed out waiting for " + std::to_string(count) +
+                            " request(s) of endpoint '" + filter.endpoint + "'; saw " +
+                            std::to_string(all.size());
+                   });
+}
+
 Result<nlohmann::json> FakeControlPlane::WaitForResults(const std::string& session_id, size_t count,
                                                         std::chrono::milliseconds timeout) const {
-  json last = json::array();
-  std::optional<Error> error;
-  bool ok = WaitFor(
-      [&] {
-        Result<json> r = Results(session_id);
-        if (!r) {
-          error = r.error();
-          return true;
-        }
-        last = std::move(*r);
-        return last.size() >= count;
-      },
-      timeout);
-  if (error) {
-    return *error;
-  }
-  if (!ok) {
-    return MakeError(Errc::kInternal, "timed out waiting for " + std::to_string(count) +
-                                          " result(s) in session '" + session_id +
-                                          "'; have: " + last.dump());
-  }
-  return last;
+  return PollUntil([&] { return Results(session_id); },
+                   [&](const json& all) { return all.size() >= count; }, timeout,
+                   [&](const json& all) {
+                     return "timed out waiting for " + std::to_string(count) +
+                            " result(s) in session '" + session_id + "'; have: " + all.dump();
+                   });
 }
 
 Result<nlohmann::json> FakeControlPlane::WaitForWorkState(const std::string& work_id,
                                                           std::string_view state,
                                                           std::chrono::milliseconds timeout) const {
-  json last;
-  std::optional<Error> error;
-  bool ok = WaitFor(
-      [&] {
-        Result<json> r = WorkState(work_id);
-        if (!r) {
-          error = r.error();
-          return true;
-        }
-        last = std::move(*r);
-        return last.at("state") == state;
-      },
-      timeout);
-  if (error) {
-    return *error;
-  }
-  if (!ok) {
-    return MakeError(Errc::kInternal, "timed out waiting for work '" + work_id + "' to be '" +
-                                          std::string(state) + "'; it is " +
-                                          last.value("state", std::string("?")));
-  }
-  return last;
+  return PollUntil([&] { return WorkState(work_id); },
+                   [&](const json& work) { return work.at("state") == state; }, timeout,
+                   [&](const json& work) {
+                     return "timed out waiting for work '" + work_id + "' to be '" +
+                            std::string(state) + "'; it is " +
+                            work.value("state", std::string("?"));
+                   });
 }
 
 Result<void> FakeControlPlane::WaitForStreams(const std::string& session_id, int count,
                                               std::chrono::milliseconds timeout) const {
-  int last = -1;
-  std::optional<Error> error;
-  bool ok = WaitFor(
-      [&] {
-        Result<json> r = Session(session_id);
-        if (!r) {
-          error = r.error();
-          return true;
-        }
-        last = r->at("streams").get<int>();
-        return last == count;
-      },
-      timeout);
-  if (error) {
-    return *error;
-  }
-  if (!ok) {
-    return MakeError(Errc::kInternal, "timed out waiting for " + std::to_string(count) +
-                                          " stream(s) of session '" + session_id + "'; have " +
-                                          std::to_string(last));
-  }
+  SRT_RETURN_IF_ERROR(PollUntil(
+      [&] { return Session(session_id); },
+      [&](const json& session) { return session.at("streams").get<int>() == count; }, timeout,
+      [&](const json& session) {
+        return "timed out waiting for " + std::to_string(count) + " stream(s) of session '" +
+               session_id + "'; have " + std::to_string(session.at("streams").get<int>());
+      }));
   return Ok();
 }
 

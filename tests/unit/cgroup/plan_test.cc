@@ -14,6 +14,7 @@ void PrintTo(const FileWrite& w, std::ostream* os) {
 
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -148,6 +149,19 @@ TEST(CgroupPlanTest, TinyCpuQuotaIsRefused) {
   auto p = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}), {0, 5, 0}, "x");
   ASSERT_FALSE(p.has_value());
   EXPECT_THAT(p.error().message(), HasSubstr("limits.cpu_millis 5"));
+  // The smallest quota taken is 10 (1 ms of each 100 ms period); 9 is refused.
+  EXPECT_FALSE(PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}), {0, 9, 0}, "x").has_value());
+  auto smallest = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}), {0, 10, 0}, "x");
+  ASSERT_TRUE(smallest.has_value()) << smallest.error().message();
+  EXPECT_THAT(smallest->writes,
+              Contains(FileWrite{"/sys/fs/cgroup/cpu/srt/x/cpu.cfs_quota_us", "1000"}));
+}
+
+TEST(CgroupPlanTest, V1HierarchyThisProcessIsNotInIsAClearError) {
+  auto p = PlanCgroups(Host("1:cpu:/\n0::/\n", kHybridMountinfo, {}), {0, 0, 10}, "x");
+  ASSERT_FALSE(p.has_value());
+  EXPECT_THAT(p.error().message(),
+              HasSubstr("no cgroup v1 'pids' hierarchy is joined by this process"));
 }
 
 }  // namespace

@@ -15,8 +15,6 @@ namespace {
 constexpr const char* kCurl = "/usr/bin/curl";
 constexpr const char* kPython = "/usr/bin/python3";
 
-std::string Port(uint16_t port) { return std::to_string(port); }
-
 class ClientsTest : public ProxyComponentTest {
  protected:
   void SetUp() override {
@@ -32,9 +30,6 @@ class ClientsTest : public ProxyComponentTest {
     std::vector<std::string> argv = {kCurl, "-q", "-sS", "--noproxy", "", "--max-time", "30"};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunProcess(argv);
-  }
-  std::string OriginUrl(std::string_view path) const {
-    return "http://origin.test:" + Port(origin_.port()) + std::string(path);
   }
 };
 
@@ -173,13 +168,11 @@ TEST_F(ClientsTest, PythonUrllibThroughTheProxy) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].message.start_line, "POST /echo HTTP/1.1");
   EXPECT_EQ(seen[0].message.Header("Host"), "origin.test:" + Port(origin_.port()));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
-                            .host = "origin.test",
-                            .port = origin_.port(),
-                            .allowed = true,
-                            .end = "closed"});
+  ExpectOnlyRecord({.protocol = Protocol::kHttp,
+                    .host = "origin.test",
+                    .port = origin_.port(),
+                    .allowed = true,
+                    .end = "closed"});
 }
 
 TEST_F(ClientsTest, PythonRawSocketConnect) {
@@ -209,15 +202,13 @@ TEST_F(ClientsTest, PythonRawSocketConnect) {
   ProcessResult r = RunProcess({kPython, "-c", script, Port(proxy_port_), Port(echo_.port())});
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_EQ(r.out, "HTTP/1.1 200 Connection Established|raw python");
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "echo.test",
-                            .port = echo_.port(),
-                            .allowed = true,
-                            .end = "closed",
-                            .bytes_up = 10,
-                            .bytes_down = kConnectEstablished.size() + 10});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "echo.test",
+                    .port = echo_.port(),
+                    .allowed = true,
+                    .end = "closed",
+                    .bytes_up = 10,
+                    .bytes_down = kConnectEstablished.size() + 10});
 }
 
 // The proxy with c-ares against a real dnsmasq: names resolve to 127.0.0.x, an allowed name
@@ -292,13 +283,11 @@ TEST_F(RealDnsTest, LoopbackAnswerWithoutCarveOutIsRefused) {
   ASSERT_TRUE(client.SendAll("CONNECT rebind.dns.test:" + Port(echo_.port()) + " HTTP/1.1\r\n" +
                              std::string(kAuthHeader) + "\r\n"));
   EXPECT_TRUE(client.ReadToEnd().starts_with("HTTP/1.1 403 resolved to a loopback address\r\n"));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "rebind.dns.test",
-                            .port = echo_.port(),
-                            .allowed = false,
-                            .reason = "resolved to a loopback address"});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "rebind.dns.test",
+                    .port = echo_.port(),
+                    .allowed = false,
+                    .reason = "resolved to a loopback address"});
 }
 
 TEST_F(RealDnsTest, UnknownNameIs502WithTheFailureLogged) {
@@ -306,15 +295,13 @@ TEST_F(RealDnsTest, UnknownNameIs502WithTheFailureLogged) {
   ASSERT_TRUE(
       client.SendAll("CONNECT nope.dns.test:443 HTTP/1.1\r\n" + std::string(kAuthHeader) + "\r\n"));
   EXPECT_EQ(client.ReadToEnd(), kConnectBadGateway);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "nope.dns.test",
-                            .port = 443,
-                            .allowed = true,
-                            .address = "",
-                            .end = "dial-failed",
-                            .error_contains = "'nope.dns.test'"});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "nope.dns.test",
+                    .port = 443,
+                    .allowed = true,
+                    .address = "",
+                    .end = "dial-failed",
+                    .error_contains = "'nope.dns.test'"});
 }
 
 }  // namespace

@@ -14,8 +14,6 @@ namespace {
 
 using ConnectTest = ProxyComponentTest;
 
-std::string Port(uint16_t port) { return std::to_string(port); }
-
 TEST_F(ConnectTest, TunnelRelaysBothWaysIncludingBytesPipelinedAfterTheHead) {
   Stream client = ConnectProxy();
   const std::string authority = "echo.test:" + Port(echo_.port());
@@ -163,15 +161,13 @@ TEST_F(ConnectTest, DialFailureIsExactly502) {
   ASSERT_TRUE(client.SendAll("CONNECT dead.test:" + Port(dead_->port) + " HTTP/1.1\r\n" +
                              std::string(kAuthHeader) + "\r\n"));
   EXPECT_EQ(client.ReadToEnd(), kConnectBadGateway);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "dead.test",
-                            .port = dead_->port,
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(dead_->port),
-                            .end = "dial-failed",
-                            .error_contains = "Connection refused"});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "dead.test",
+                    .port = dead_->port,
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(dead_->port),
+                    .end = "dial-failed",
+                    .error_contains = "Connection refused"});
 }
 
 TEST_F(ConnectTest, InetAtonFormIsCanonicalisedAndAllowedByTheDottedEntry) {
@@ -279,16 +275,14 @@ TEST_F(ConnectTest, DialFallsBackToTheNextVettedAddress) {
   EXPECT_EQ(client.ReadExactly(1), "m");
   client.ShutdownWrite();
   EXPECT_TRUE(client.WaitClosed());
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "multi.test",
-                            .port = echo_.port(),
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(echo_.port()),
-                            .end = "closed",
-                            .bytes_up = 1,
-                            .bytes_down = kConnectEstablished.size() + 1});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "multi.test",
+                    .port = echo_.port(),
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(echo_.port()),
+                    .end = "closed",
+                    .bytes_up = 1,
+                    .bytes_down = kConnectEstablished.size() + 1});
 }
 
 TEST_F(ConnectTest, IdleTunnelIsClosedAndLoggedAsIdle) {
@@ -300,15 +294,13 @@ TEST_F(ConnectTest, IdleTunnelIsClosedAndLoggedAsIdle) {
   EXPECT_EQ(client.ReadExactly(1), "z");
   EXPECT_TRUE(client.WaitClosed());  // nothing more is sent either way
   EXPECT_TRUE(echo_.WaitFinished(1));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kConnect,
-                            .host = "echo.test",
-                            .port = echo_.port(),
-                            .allowed = true,
-                            .end = "idle",
-                            .bytes_up = 1,
-                            .bytes_down = kConnectEstablished.size() + 1});
+  ExpectOnlyRecord({.protocol = Protocol::kConnect,
+                    .host = "echo.test",
+                    .port = echo_.port(),
+                    .allowed = true,
+                    .end = "idle",
+                    .bytes_up = 1,
+                    .bytes_down = kConnectEstablished.size() + 1});
 }
 
 TEST_F(ConnectTest, ManyConcurrentTunnels) {

@@ -14,8 +14,6 @@
 namespace srt::proxy::testing {
 namespace {
 
-std::string Port(uint16_t port) { return std::to_string(port); }
-
 constexpr std::string_view kPlainBlocked =
     "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: "
     "blocked-by-allowlist\r\nContent-Length: 40\r\n\r\nConnection blocked by network allowlist\n";
@@ -33,14 +31,30 @@ std::string BigBody(size_t n) {
 
 class HttpComponentTest : public ProxyComponentTest {
  protected:
-  std::string OriginUrl(std::string_view path) const {
-    return "http://origin.test:" + Port(origin_.port()) + std::string(path);
-  }
   // "GET <url> HTTP/1.1" with credentials and `headers`.
   static std::string Get(const std::string& url, std::string_view headers = "",
                          std::string_view method = "GET") {
     return std::string(method) + " " + url + " HTTP/1.1\r\nHost: ignored.example\r\n" +
            std::string(kAuthHeader) + std::string(headers) + "\r\n";
+  }
+  // `first_path` answers on a kept-alive connection and then the origin ends that connection
+  // (/then-close, /then-reset); the next request must get a new one.
+  void ExpectKeptAliveConnectionReplaced(std::string_view first_path) {
+    Stream client = ConnectProxy();
+    ASSERT_TRUE(client.SendAll(Get(OriginUrl(first_path))));
+    std::optional<HttpMessage> first = ReadHttpResponse(client);
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(first->body, "ok");
+    ASSERT_TRUE(origin_.WaitFinished(1));  // the origin has ended the kept-alive connection
+    ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
+    std::optional<HttpMessage> second = ReadHttpResponse(client);
+    ASSERT_TRUE(second.has_value()) << StatusName(client.status());
+    EXPECT_EQ(second->body, "hello /after");
+    EXPECT_EQ(second->Header("X-Connection"), "2");
+    std::vector<ConnectionRecord> records = records_.WaitFor(2);
+    ASSERT_EQ(records.size(), 2u);
+    ExpectRecord(records[0], OriginRecord(origin_.port()));
+    ExpectRecord(records[1], OriginRecord(origin_.port()));
   }
   WantRecord OriginRecord(uint16_t port, std::string host = "origin.test") const {
     return {.protocol = Protocol::kHttp,
@@ -297,13 +311,11 @@ TEST_F(HttpComponentTest, DeniedRequestWithABodyIsAnsweredAndClosed) {
   ASSERT_TRUE(client.SendAll(Get("http://denied.test/", "Content-Length: 3\r\n", "POST") + "abc"));
   EXPECT_EQ(client.ReadToEnd(), kPlainBlocked);
   EXPECT_EQ(client.status(), Stream::Status::kEof);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
-                            .host = "denied.test",
-                            .port = 80,
-                            .allowed = false,
-                            .reason = "host is on the deny list"});
+  ExpectOnlyRecord({.protocol = Protocol::kHttp,
+                    .host = "denied.test",
+                    .port = 80,
+                    .allowed = false,
+                    .reason = "host is on the deny list"});
 }
 
 TEST_F(HttpComponentTest, MissingCredentialsGet407AndTheConnectionStaysUsable) {
@@ -333,14 +345,12 @@ TEST_F(HttpComponentTest, NameResolvingToLoopbackIsRefusedUnlessCarvedOut) {
             "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
             "X-Proxy-Error: blocked-by-sandbox-runtime\r\nContent-Length: " +
                 std::to_string(body.size()) + "\r\n\r\n" + body);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
-                            .host = "loopy.test",
-                            .port = origin_.port(),
-                            .allowed = false,
-                            .reason = "resolved to a loopback address",
-                            .address = ""});
+  ExpectOnlyRecord({.protocol = Protocol::kHttp,
+                    .host = "loopy.test",
+                    .port = origin_.port(),
+                    .allowed = false,
+                    .reason = "resolved to a loopback address",
+                    .address = ""});
 }
 
 TEST_F(HttpComponentTest, UpstreamClosingBeforeAnsweringIs502) {
@@ -359,15 +369,13 @@ TEST_F(HttpComponentTest, DialFailureIs502) {
   Stream client = ConnectProxy();
   ASSERT_TRUE(client.SendAll(Get("http://127.0.0.1:" + Port(dead_->port) + "/")));
   EXPECT_EQ(client.ReadToEnd(), kPlainBadGateway);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kHttp,
-                            .host = "127.0.0.1",
-                            .port = dead_->port,
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(dead_->port),
-                            .end = "dial-failed",
-                            .error_contains = "Connection refused"});
+  ExpectOnlyRecord({.protocol = Protocol::kHttp,
+                    .host = "127.0.0.1",
+                    .port = dead_->port,
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(dead_->port),
+                    .end = "dial-failed",
+                    .error_contains = "Connection refused"});
 }
 
 TEST_F(HttpComponentTest, HttpsAbsoluteFormIs400) {
@@ -430,39 +438,11 @@ TEST_F(HttpComponentTest, HalfClosedClientGetsTheWholeResponse) {
 }
 
 TEST_F(HttpComponentTest, AKeptAliveConnectionTheOriginClosedIsReplacedForTheNextRequest) {
-  Stream client = ConnectProxy();
-  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/then-close"))));
-  std::optional<HttpMessage> first = ReadHttpResponse(client);
-  ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->body, "ok");
-  ASSERT_TRUE(origin_.WaitFinished(1));  // the origin has closed the kept-alive connection
-  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
-  std::optional<HttpMessage> second = ReadHttpResponse(client);
-  ASSERT_TRUE(second.has_value()) << StatusName(client.status());
-  EXPECT_EQ(second->body, "hello /after");
-  EXPECT_EQ(second->Header("X-Connection"), "2");
-  std::vector<ConnectionRecord> records = records_.WaitFor(2);
-  ASSERT_EQ(records.size(), 2u);
-  ExpectRecord(records[0], OriginRecord(origin_.port()));
-  ExpectRecord(records[1], OriginRecord(origin_.port()));
+  ExpectKeptAliveConnectionReplaced("/then-close");
 }
 
 TEST_F(HttpComponentTest, AKeptAliveConnectionTheOriginResetIsReplacedForTheNextRequest) {
-  Stream client = ConnectProxy();
-  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/then-reset"))));
-  std::optional<HttpMessage> first = ReadHttpResponse(client);
-  ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->body, "ok");
-  ASSERT_TRUE(origin_.WaitFinished(1));  // the origin has reset the kept-alive connection
-  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/after"))));
-  std::optional<HttpMessage> second = ReadHttpResponse(client);
-  ASSERT_TRUE(second.has_value()) << StatusName(client.status());
-  EXPECT_EQ(second->body, "hello /after");
-  EXPECT_EQ(second->Header("X-Connection"), "2");
-  std::vector<ConnectionRecord> records = records_.WaitFor(2);
-  ASSERT_EQ(records.size(), 2u);
-  ExpectRecord(records[0], OriginRecord(origin_.port()));
-  ExpectRecord(records[1], OriginRecord(origin_.port()));
+  ExpectKeptAliveConnectionReplaced("/then-reset");
 }
 
 TEST_F(HttpComponentTest, Http10ClientIsClosedAfterTheResponse) {
@@ -477,9 +457,7 @@ TEST_F(HttpComponentTest, Http10ClientIsClosedAfterTheResponse) {
   std::vector<OriginServer::Request> seen = origin_.requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].message.start_line, "GET /ten HTTP/1.0");
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], OriginRecord(origin_.port()));
+  ExpectOnlyRecord(OriginRecord(origin_.port()));
 }
 
 TEST_F(HttpComponentTest, LargeBodiesBothWays) {
@@ -571,9 +549,7 @@ TEST_F(HttpComponentTest, ConnectionCloseFromTheClientIsHonoured) {
   EXPECT_TRUE(client.WaitClosed());
   EXPECT_EQ(client.buffer(), "");
   EXPECT_EQ(origin_.requests().size(), 1u);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], OriginRecord(origin_.port()));
+  ExpectOnlyRecord(OriginRecord(origin_.port()));
 }
 
 }  // namespace

@@ -17,8 +17,6 @@ namespace {
 using LimitsTest = ProxyComponentTest;
 using LifecycleTest = ProxyComponentTest;
 
-std::string Port(uint16_t port) { return std::to_string(port); }
-
 // Polls `done` until it holds or `deadline` passes (for state only the loop thread sees).
 bool Eventually(const std::function<bool()>& done, Clock::time_point deadline = Deadline()) {
   while (!done()) {
@@ -140,8 +138,8 @@ TEST_F(LifecycleTest, DestroyingTheServerClosesOpenTunnelsAndLogsShutdown) {
   ASSERT_EQ(tunnel.ReadExactly(3), "abc");
   // An idle keep-alive HTTP connection and a half-sent head are closed too.
   Stream idle = ConnectProxy();
-  ASSERT_TRUE(idle.SendAll("GET http://origin.test:" + Port(origin_.port()) + "/ HTTP/1.1\r\n" +
-                           std::string(kAuthHeader) + "\r\n"));
+  ASSERT_TRUE(
+      idle.SendAll("GET " + OriginUrl("/") + " HTTP/1.1\r\n" + std::string(kAuthHeader) + "\r\n"));
   ASSERT_TRUE(ReadHttpResponse(idle).has_value());
   Stream partial = ConnectProxy();
   ASSERT_TRUE(partial.SendAll("CONNECT echo"));
@@ -171,8 +169,8 @@ TEST_F(LifecycleTest, ShutdownLogsExchangesAndDialsInFlight) {
     resolver.SetAddresses("slow.test", {"127.0.0.1"}, std::chrono::minutes(10));
   });
   Stream stalled = ConnectProxy();
-  ASSERT_TRUE(stalled.SendAll("GET http://origin.test:" + Port(origin_.port()) +
-                              "/stall HTTP/1.1\r\n" + std::string(kAuthHeader) + "\r\n"));
+  ASSERT_TRUE(stalled.SendAll("GET " + OriginUrl("/stall") + " HTTP/1.1\r\n" +
+                              std::string(kAuthHeader) + "\r\n"));
   ASSERT_TRUE(Eventually([&] { return origin_.requests().size() == 1; }));
   Stream dialing = ConnectProxy();
   ASSERT_TRUE(

@@ -39,6 +39,8 @@ inline constexpr std::string_view kProxyAuthRequired =
 inline constexpr std::string_view kConnectBadGateway = "HTTP/1.1 502 Bad Gateway\r\n\r\n";
 inline constexpr std::string_view kConnectBadRequest = "HTTP/1.1 400 Bad Request\r\n\r\n";
 
+[[nodiscard]] inline std::string Port(uint16_t port) { return std::to_string(port); }
+
 // The decision records a server logged, collected from its loop thread.
 class RecordLog {
  public:
@@ -103,6 +105,16 @@ class ProxyComponentTest : public ::testing::Test {
   // CONNECT `authority` with the right credentials; true if the answer was exactly
   // kConnectEstablished.
   bool OpenTunnel(Stream& client, const std::string& authority, std::string_view extra = "");
+  // "http://origin.test:<origin_'s port><path>".
+  [[nodiscard]] std::string OriginUrl(std::string_view path) const {
+    return "http://origin.test:" + Port(origin_.port()) + std::string(path);
+  }
+  // Waits for the first record and checks that it is the only one and matches `want`.
+  void ExpectOnlyRecord(const WantRecord& want) {
+    std::vector<ConnectionRecord> records = records_.WaitFor(1);
+    ASSERT_EQ(records.size(), 1u);
+    ExpectRecord(records[0], want);
+  }
 
   OriginServer origin_;
   OriginServer origin2_;  // "other.test"

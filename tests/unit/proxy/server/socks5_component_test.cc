@@ -13,8 +13,6 @@ namespace {
 using Socks5Test = ProxyComponentTest;
 using MuxTest = ProxyComponentTest;
 
-std::string Port(uint16_t port) { return std::to_string(port); }
-
 std::string B(std::initializer_list<int> bytes) {
   std::string out;
   for (int b : bytes) out.push_back(static_cast<char>(b));
@@ -63,16 +61,14 @@ TEST_F(Socks5Test, UserPassAndADomainTarget) {
   client.ShutdownWrite();
   EXPECT_TRUE(client.WaitClosed());
   EXPECT_EQ(client.status(), Stream::Status::kEof);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "echo.test",
-                            .port = echo_.port(),
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(echo_.port()),
-                            .end = "closed",
-                            .bytes_up = 5,
-                            .bytes_down = 10 + 5});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "echo.test",
+                    .port = echo_.port(),
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(echo_.port()),
+                    .end = "closed",
+                    .bytes_up = 5,
+                    .bytes_down = 10 + 5});
 }
 
 TEST_F(Socks5Test, WholeHandshakeAndDataInOneWrite) {
@@ -83,16 +79,14 @@ TEST_F(Socks5Test, WholeHandshakeAndDataInOneWrite) {
   EXPECT_EQ(client.ReadExactly(2 + 2 + 10 + 5), kChoseUserPass + kAuthOk + Reply(0) + "eager");
   client.ShutdownWrite();
   EXPECT_TRUE(client.WaitClosed());
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "127.0.0.1",
-                            .port = echo_.port(),
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(echo_.port()),
-                            .end = "closed",
-                            .bytes_up = 5,
-                            .bytes_down = 10 + 5});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "127.0.0.1",
+                    .port = echo_.port(),
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(echo_.port()),
+                    .end = "closed",
+                    .bytes_up = 5,
+                    .bytes_down = 10 + 5});
 }
 
 TEST_F(Socks5Test, Ipv6Target) {
@@ -188,13 +182,11 @@ TEST_F(Socks5Test, NoAuthClientOnPort22GetsAnSshRefusal) {
   EXPECT_EQ(packet[5], 1);
   EXPECT_EQ(packet.substr(6, 4), B({0, 0, 0, 1}));
   EXPECT_NE(packet.find("proxy credentials"), std::string::npos);
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "github.com",
-                            .port = 22,
-                            .allowed = false,
-                            .reason = "missing proxy credentials"});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "github.com",
+                    .port = 22,
+                    .allowed = false,
+                    .reason = "missing proxy credentials"});
 }
 
 TEST_F(Socks5Test, DeniedHostIsRep2) {
@@ -202,13 +194,11 @@ TEST_F(Socks5Test, DeniedHostIsRep2) {
   Authenticate(client);
   ASSERT_TRUE(client.SendAll(ConnectName("denied.test", 443)));
   EXPECT_EQ(client.ReadToEnd(), Reply(2));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "denied.test",
-                            .port = 443,
-                            .allowed = false,
-                            .reason = "host is on the deny list"});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "denied.test",
+                    .port = 443,
+                    .allowed = false,
+                    .reason = "host is on the deny list"});
 }
 
 TEST_F(Socks5Test, NameResolvingToLoopbackIsRep2) {
@@ -216,14 +206,12 @@ TEST_F(Socks5Test, NameResolvingToLoopbackIsRep2) {
   Authenticate(client);
   ASSERT_TRUE(client.SendAll(ConnectName("loopy.test", echo_.port())));
   EXPECT_EQ(client.ReadToEnd(), Reply(2));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "loopy.test",
-                            .port = echo_.port(),
-                            .allowed = false,
-                            .reason = "resolved to a loopback address",
-                            .address = ""});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "loopy.test",
+                    .port = echo_.port(),
+                    .allowed = false,
+                    .reason = "resolved to a loopback address",
+                    .address = ""});
 }
 
 TEST_F(Socks5Test, DialFailureIsRep4) {
@@ -231,15 +219,13 @@ TEST_F(Socks5Test, DialFailureIsRep4) {
   Authenticate(client);
   ASSERT_TRUE(client.SendAll(ConnectIpv4(dead_->port)));
   EXPECT_EQ(client.ReadToEnd(), Reply(4));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "127.0.0.1",
-                            .port = dead_->port,
-                            .allowed = true,
-                            .address = "127.0.0.1:" + Port(dead_->port),
-                            .end = "dial-failed",
-                            .error_contains = "Connection refused"});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "127.0.0.1",
+                    .port = dead_->port,
+                    .allowed = true,
+                    .address = "127.0.0.1:" + Port(dead_->port),
+                    .end = "dial-failed",
+                    .error_contains = "Connection refused"});
 }
 
 TEST_F(Socks5Test, BindIsRep7) {
@@ -247,13 +233,11 @@ TEST_F(Socks5Test, BindIsRep7) {
   Authenticate(client);
   ASSERT_TRUE(client.SendAll(ConnectName("echo.test", echo_.port(), /*command=*/2)));
   EXPECT_EQ(client.ReadToEnd(), Reply(7));
-  std::vector<ConnectionRecord> records = records_.WaitFor(1);
-  ASSERT_EQ(records.size(), 1u);
-  ExpectRecord(records[0], {.protocol = Protocol::kSocks5,
-                            .host = "echo.test",
-                            .port = echo_.port(),
-                            .allowed = false,
-                            .reason = "unsupported SOCKS5 command 2"});
+  ExpectOnlyRecord({.protocol = Protocol::kSocks5,
+                    .host = "echo.test",
+                    .port = echo_.port(),
+                    .allowed = false,
+                    .reason = "unsupported SOCKS5 command 2"});
 }
 
 TEST_F(Socks5Test, NoAcceptableMethodIsFfThenClose) {
