@@ -54,6 +54,20 @@ bool SandboxingWorks() {
   return works == 1;
 }
 
+bool KernelRunsI386() {
+#if defined(__x86_64__)
+  static int runs = -1;
+  if (runs < 0) {
+    // getpid through `int $0x80`: exit 0 where the kernel has IA32 emulation, SIGSEGV elsewhere.
+    std::string cmd = std::string("'") + ProbeBinary() + "' raw-i386 20 >/dev/null 2>&1";
+    runs = std::system(cmd.c_str()) == 0;
+  }
+  return runs == 1;
+#else
+  return false;
+#endif
+}
+
 Runner::Runner(Identity who) : who_(who) {
   if (who == Identity::kUnprivileged) {
     const passwd* pw = getpwnam("nobody");

@@ -82,6 +82,10 @@ const char* ProbeBinary();
 // True when this host can run bwrap sandboxes; otherwise tests skip, unless SRT_MUST_WORK=1.
 bool SandboxingWorks();
 
+// True when this kernel runs i386 programs (`int $0x80` reaches the i386 syscall table); without
+// IA32 emulation it kills them with SIGSEGV before any seccomp filter is consulted.
+bool KernelRunsI386();
+
 // The pids of processes whose command line contains `needle`.
 std::vector<pid_t> ProcessesMatching(const std::string& needle);
 
