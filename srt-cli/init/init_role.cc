@@ -119,6 +119,10 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
 
 // The command's side of the fork. Never returns.
 [[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t filter_len) {
+  // The command leads a process group of its own (PID 1 makes the same call from its side, so
+  // no relayed signal can come before it): signals srt relays go to that group, as a
+  // terminal's go to its foreground job, so the command's children get them too.
+  SRT_SYS(__NR_setpgid, 0, 0);
   uint64_t empty = 0;
   SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
   int keep[kMaxKeepFds + 1];
@@ -244,6 +248,7 @@ int RunInit(int argc, char** argv, char** envp) {
     RunCommand(plan, envp, status_pipe[1], static_cast<size_t>(filter_len));
   }
   SRT_SYS(__NR_close, status_pipe[1]);
+  SRT_SYS(__NR_setpgid, pid, pid);
   int32_t report[2] = {0, 0};
   long got;
   do {
@@ -285,7 +290,7 @@ int RunInit(int argc, char** argv, char** envp) {
         srt_gone = true;  // srt died: take the sandbox down with it
       } else if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSignal) {
         int32_t sig = IntAt(msg, static_cast<size_t>(n), 0);
-        if (sig > 0 && sig < 65) SRT_SYS(__NR_kill, pid, sig);
+        if (sig > 0 && sig < 65) SRT_SYS(__NR_kill, -pid, sig);
       }
     }
   }

@@ -257,6 +257,80 @@ RunResult Runner::Finish(pid_t pid, std::chrono::milliseconds limit) const {
   return r;
 }
 
+Runner::Terminal Runner::StartInTerminal(const std::string& settings,
+                                         const std::vector<std::string>& args,
+                                         const std::string& cwd) const {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+    throw std::runtime_error("posix_openpt");
+  }
+  std::string slave = ptsname(master);
+  std::vector<std::string> argv = {SrtBinary(), "-s", SettingsFile(settings)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> full = Wrap(argv);
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
+                                  "LANG=C.UTF-8", "TERM=xterm"};
+  std::vector<char*> cargv, cenv;
+  for (auto& a : full) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  std::string dir = cwd.empty() ? root_ : (cwd[0] == '/' ? cwd : Path(cwd));
+  // Only async-signal-safe calls in the child: everything was prepared above.
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    // A session of its own whose controlling terminal is the pty (opened without O_NOCTTY by
+    // the session leader); its process group is then the terminal's foreground group.
+    setsid();
+    int fd = open(slave.c_str(), O_RDWR);
+    if (fd < 0) _exit(126);
+    dup2(fd, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (fd > 2) close(fd);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execvpe(cargv[0], cargv.data(), cenv.data());
+    _exit(127);
+  }
+  return Terminal{pid, master};
+}
+
+void Runner::Type(const Terminal& t, std::string_view keys) {
+  if (write(t.master, keys.data(), keys.size()) != static_cast<ssize_t>(keys.size())) {
+    ADD_FAILURE() << "could not type on the terminal: " << std::strerror(errno);
+  }
+}
+
+RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds limit) const {
+  RunResult r;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  pollfd p{t.master, POLLIN, 0};
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(t.pid, SIGKILL);
+      ADD_FAILURE() << "srt did not finish within " << limit.count()
+                    << " ms in the terminal; it showed: " << r.out;
+      break;
+    }
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(t.master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO: nothing holds the slave any more
+    r.out.append(buf, static_cast<size_t>(n));
+  }
+  close(t.master);
+  int st = 0;
+  waitpid(t.pid, &st, 0);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
 RunResult Runner::Srt(const std::string& settings, const std::vector<std::string>& args,
                       const std::string& cwd, std::chrono::milliseconds limit) const {
   return Finish(Start(settings, args, cwd), limit);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace srt::it {
@@ -58,6 +59,23 @@ class Runner {
                      const std::string& cwd = "") const;
 
   std::string SettingsFile(const std::string& settings) const;
+
+  // srt in a real terminal, as a person runs it: a new pty whose slave is srt's controlling
+  // terminal and its stdin, stdout and stderr, with srt as the terminal's foreground process
+  // group (so Ctrl-C typed on the master goes to srt's whole process group).
+  struct Terminal {
+    pid_t pid = -1;
+    int master = -1;  // what the person types goes here; what the terminal shows comes from here
+  };
+  Terminal StartInTerminal(const std::string& settings, const std::vector<std::string>& args,
+                           const std::string& cwd = "") const;
+  // Types `keys` (e.g. "\x03" for Ctrl-C) on the terminal.
+  static void Type(const Terminal& t, std::string_view keys);
+  // Reads everything the terminal shows until srt and everything holding the terminal are gone,
+  // then reaps srt: `out` is the terminal's output (stdout and stderr together, with the
+  // terminal's own echo and CR-LF translation).
+  RunResult FinishInTerminal(const Terminal& t,
+                             std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
 
  private:
   std::vector<std::string> Wrap(const std::vector<std::string>& argv) const;

@@ -250,6 +250,10 @@ Result<void> Launch::SpawnBwrap() {
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   if (resolv_fd) req.fds.push_back({resolv_fd.get(), resolv_target});
   for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
+  // A terminal sends Ctrl-C, Ctrl-\\ and hang-ups to the caller's whole foreground process
+  // group. bwrap (and with it the sandbox, by --die-with-parent) must not die of them: srt
+  // takes them and relays them to the command, which then gets each exactly once.
+  req.new_process_group = true;
   // bwrap joins the sandbox's cgroups before it executes, so every process it forks (srt-init,
   // the command) is born inside: moving it afterwards would leave early children behind.
   if (spec_.cgroups) req.join_cgroup_fds = spec_.cgroups->procs_fds();

@@ -55,6 +55,7 @@ struct CloneChild {
   size_t fd_count;
   int max_target;
   bool new_session;
+  bool new_process_group;
   // Written by the child before it exits; read after CLONE_VFORK has let us go.
   int err;
   int failed_cgroup;  // index into cgroup_fds, or -1
@@ -89,6 +90,10 @@ int CloneChildMain(void* arg) {
     for (int fd = c->max_target + 1; fd < 65536; ++fd) syscall(SYS_close, fd);
   }
   if (c->new_session && syscall(SYS_setsid) < 0) {
+    c->err = errno;
+    syscall(SYS_exit_group, 127);
+  }
+  if (c->new_process_group && !c->new_session && syscall(SYS_setpgid, 0, 0) < 0) {
     c->err = errno;
     syscall(SYS_exit_group, 127);
   }
@@ -150,7 +155,12 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   posix_spawnattr_setsigmask(&attr.attr, &none);
   posix_spawnattr_setsigdefault(&attr.attr, &all);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (request.new_session) flags |= POSIX_SPAWN_SETSID;
+  if (request.new_session) {
+    flags |= POSIX_SPAWN_SETSID;
+  } else if (request.new_process_group) {
+    posix_spawnattr_setpgroup(&attr.attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
   posix_spawnattr_setflags(&attr.attr, flags);
 
   std::vector<char*> argv = CStrings(request.argv);
@@ -191,6 +201,7 @@ Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request) {
                    sources.size(),
                    max_target,
                    request.new_session,
+                   request.new_process_group,
                    0,
                    -1};
 

@@ -23,6 +23,9 @@ struct SpawnRequest {
   std::vector<std::string> env;  // "NAME=value"
   std::vector<FdMapping> fds;    // every other descriptor is closed in the child
   bool new_session = false;      // setsid() in the child
+  // setpgid(0, 0) in the child: a process group of its own, so that signals a terminal sends
+  // to the caller's foreground group (Ctrl-C, Ctrl-\\, hang-up) do not reach it.
+  bool new_process_group = false;
   // Open cgroup.procs files (v1 or v2) the child writes "0" to before
   // it executes `path`, so that it and everything it starts belong to those cgroups from the
   // start. Non-empty selects a clone(CLONE_VM | CLONE_VFORK) spawn (posix_spawn has no hook

@@ -1,0 +1,135 @@
+// srt in a real terminal, as a person uses it: Ctrl-C and Ctrl-\ typed on a pty reach srt's
+// whole foreground process group, and the command must get the signal once, srt must exit as
+// the command did, and nothing may be left behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "srt_fixture.h"
+
+namespace srt::it {
+namespace {
+
+using TerminalTest = SrtTest;
+
+const char* kWriteCwd = R"({"filesystem": {"allowWrite": ["."]}})";
+
+// The lines of `text`.
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+class Keyboard {
+ public:
+  Keyboard(Runner& run, const std::string& settings, const std::vector<std::string>& args)
+      : run_(run), term_(run.StartInTerminal(settings, args)) {}
+
+  // Waits for the command to say it is ready (it creates `marker`), then types `keys`.
+  void TypeWhen(const std::string& marker, std::string_view keys) {
+    ASSERT_TRUE(Eventually([&] { return run_.Exists(marker); }, std::chrono::seconds(10)))
+        << "the command never created " << marker;
+    Runner::Type(term_, keys);
+  }
+  RunResult Finish() { return run_.FinishInTerminal(term_); }
+
+ private:
+  Runner& run_;
+  Runner::Terminal term_;
+};
+
+// What a run must not leave: its processes (their programs are named by `marker`), its private
+// TMPDIR (recorded by the command in `tmpdir`), and placeholders of protected paths.
+void ExpectNothingLeft(Runner& run, const std::string& marker) {
+  EXPECT_TRUE(Eventually([&] { return ProcessesMatching(marker).empty(); }))
+      << "processes of the sandbox outlived srt";
+  std::string tmpdir = run.ReadFile("tmpdir");
+  while (!tmpdir.empty() && tmpdir.back() == '\n') tmpdir.pop_back();
+  ASSERT_EQ(tmpdir.rfind("/tmp/srt-", 0), 0u) << "the command did not record its TMPDIR";
+  EXPECT_NE(access(tmpdir.c_str(), F_OK), 0) << tmpdir << " was left on the host";
+  for (const char* name : {".mcp.json", ".bashrc", ".vscode", ".gitmodules"}) {
+    EXPECT_FALSE(run.Exists(name)) << name << " was left on the host";
+  }
+}
+
+// A program of the test's own name, so that its processes can be found on the host.
+std::string Sleeper(Runner& run, const std::string& what, bool root) {
+  std::string name = what + "-" + std::to_string(getpid()) + (root ? "r" : "u");
+  run.MakeSymlink("/bin/sleep", name);
+  return name;
+}
+
+TEST_P(TerminalTest, CtrlCEndsTheForegroundCommand) {
+  const std::string sleeper = Sleeper(run(), "fg-sleeper", root());
+  run().WriteFile("fg.sh",
+                  "echo \"$TMPDIR\" > tmpdir\ntrap 'echo INT >> got; exit 130' INT\n"
+                  ": > started\nwhile :; do ./" +
+                      sleeper + " 0.05; done\n");
+  Keyboard k(run(), kWriteCwd, {"sh", "fg.sh"});
+  k.TypeWhen("started", "\x03");
+  RunResult r = k.Finish();
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.out;
+  EXPECT_EQ(r.out.find("Connection reset"), std::string::npos) << r.out;
+  EXPECT_EQ(Lines(run().ReadFile("got")), std::vector<std::string>{"INT"}) << "signals: " << r.out;
+  ExpectNothingLeft(run(), sleeper);
+}
+
+TEST_P(TerminalTest, CtrlCReachesTheCommandsChildrenOnce) {
+  // The command's own child runs in the foreground, as `make` runs a compiler: in a terminal
+  // both get SIGINT, once each.
+  const std::string sleeper = Sleeper(run(), "child-sleeper", root());
+  run().WriteFile("child.sh",
+                  "trap 'echo child >> got; exit 1' INT\n: > started\n"
+                  "while :; do ./" +
+                      sleeper + " 0.05; done\n");
+  run().WriteFile("parent.sh",
+                  "echo \"$TMPDIR\" > tmpdir\n"
+                  "trap 'echo parent >> got' INT\nsh child.sh\nexit 7\n");
+  Keyboard k(run(), kWriteCwd, {"sh", "parent.sh"});
+  k.TypeWhen("started", "\x03");
+  RunResult r = k.Finish();
+  std::vector<std::string> got = Lines(run().ReadFile("got"));
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"child", "parent"})) << r.out;
+  EXPECT_NE(r.exit_code, 125) << r.out;
+  ExpectNothingLeft(run(), sleeper);
+}
+
+TEST_P(TerminalTest, ACommandThatIgnoresCtrlCRunsToItsEnd) {
+  const std::string sleeper = Sleeper(run(), "ign-sleeper", root());
+  run().WriteFile("ign.sh", "echo \"$TMPDIR\" > tmpdir\ntrap '' INT\n: > started\n./" + sleeper +
+                                " 0.3\necho finished > finished\n");
+  Keyboard k(run(), kWriteCwd, {"sh", "ign.sh"});
+  k.TypeWhen("started", "\x03");
+  RunResult r = k.Finish();
+  EXPECT_EQ(run().ReadFile("finished"), "finished\n") << r.out;
+  EXPECT_EQ(r.out.find("srt:"), std::string::npos) << r.out;
+  ExpectNothingLeft(run(), sleeper);
+}
+
+TEST_P(TerminalTest, CtrlBackslashQuitsTheCommand) {
+  const std::string sleeper = Sleeper(run(), "quit-sleeper", root());
+  run().WriteFile("quit.sh",
+                  "echo \"$TMPDIR\" > tmpdir\n: > started\nexec ./" + sleeper + " 600\n");
+  Keyboard k(run(), kWriteCwd, {"sh", "quit.sh"});
+  k.TypeWhen("started", "\x1c");
+  RunResult r = k.Finish();
+  EXPECT_EQ(r.exit_code, 128 + SIGQUIT) << r.out;
+  ExpectNothingLeft(run(), sleeper);
+}
+
+SRT_INSTANTIATE(TerminalTest);
+
+}  // namespace
+}  // namespace srt::it
