@@ -241,6 +241,49 @@ long MountPrivateTmpfs(const char* path) {
   return r;
 }
 
+// hidepid=invisible on a procfs context (fsopen or fspick): the command sees only processes it
+// may ptrace, so never srt's PID 1. hidepid exempts members of the mount's `gid` (default 0): a
+// root caller's command is in group 0, so point it at a group no process in the sandbox has
+// (unprivileged callers leave the default: their sandbox has no group 0).
+long SetHidePid(long fs, bool root) {
+  long r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "hidepid", "invisible", 0);
+  if (!Failed(r) && root)
+    r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "gid", "2147483646", 0);
+  return r;
+}
+
+// Mounts a procfs of the sandbox's pid namespace over the host's /proc that bwrap bound
+// (enableWeakerNestedSandbox). A procfs shows the pid namespace of the process that creates it,
+// so a child made in the sandbox's pid namespace does it; before the command starts it is alone
+// there with PID 1, and it is gone before the command starts. Returns 0 or -errno.
+long MountPrivateProc(int pidns, bool root) {
+  long r = SRT_SYS(__NR_setns, pidns, CLONE_NEWPID);  // for our children; we stay where we are
+  if (Failed(r)) return r;
+  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (Failed(child)) return child;
+  if (child == 0) {
+    long fs = SRT_SYS(__NR_fsopen, "proc", FSOPEN_CLOEXEC);
+    r = Failed(fs) ? fs : SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "source", "proc", 0);
+    if (!Failed(r)) r = SetHidePid(fs, root);
+    if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+    long mnt = Failed(r) ? r
+                         : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (!Failed(mnt)) {
+      r = SRT_SYS(__NR_move_mount, mnt, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH);
+    } else {
+      r = mnt;
+    }
+    rt::Exit(Failed(r) ? static_cast<int>(-r) : 0);
+  }
+  int status = 0;
+  while ((r = SRT_SYS(__NR_wait4, child, &status, 0, 0)) == -EINTR) {
+  }
+  if (Failed(r)) return r;
+  if ((status & 0x7f) != 0) return -ECHILD;  // killed: nothing to say but that it failed
+  return -static_cast<long>((status >> 8) & 0xff);
+}
+
 // Creates one socket of the plan inside the sandbox's network namespace (the calling process has
 // joined it): srt's proxy serves it from the host side. Returns the fd or -errno.
 long MakeNetSocket(const wire::NetSocket& ns) {
@@ -325,23 +368,26 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");
     return 1;
   }
-  if (plan.hide_pid) {
+  if (plan.proc == wire::kProcHidePid) {
     long fs = SRT_SYS(__NR_fspick, AT_FDCWD, "/proc", FSPICK_CLOEXEC | FSPICK_NO_AUTOMOUNT);
-    if (!Failed(fs)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "hidepid", "invisible", 0);
-    // hidepid exempts members of the mount's `gid` (default 0). A root caller's command is in
-    // group 0, so point it at a group no process in the sandbox has. (Unprivileged callers leave
-    // the default: their sandbox has no group 0.)
-    if (!Failed(fs) && !Failed(r) && root) {
-      r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "gid", "2147483646", 0);
-    }
-    if (!Failed(fs) && !Failed(r))
-      r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
-    if (Failed(fs) || Failed(r)) {
-      ReportFailure(ctl, -1, wire::kStageHidePid, Failed(fs) ? fs : r,
+    r = Failed(fs) ? fs : SetHidePid(fs, root);
+    if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageHidePid, r,
                     "remount the sandbox's /proc with hidepid=invisible");
       return 1;
     }
     SRT_SYS(__NR_close, fs);
+  } else if (plan.proc == wire::kProcPrivate) {
+    // Where even this fails (a /proc with parts covered, as in unprivileged containers), srt
+    // stops rather than show the command every process of the host, as upstream does.
+    r = MountPrivateProc(static_cast<int>(pidns), root);
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageHidePid, r,
+                    "mount a /proc of the sandbox's own processes over the host's "
+                    "(enableWeakerNestedSandbox)");
+      return 1;
+    }
   }
   if (plan.tmpdir) {
     r = MountPrivateTmpfs(plan.tmpdir);

@@ -33,7 +33,7 @@ struct AgentOp {
 inline constexpr size_t kMaxNetSockets = 256;
 
 struct AgentPlan {
-  bool hide_pid = false;
+  wire::ProcMode proc = wire::kProcAsIs;
   const char* tmpdir = nullptr;  // absolute; none when null
   wire::NetSocket sockets[kMaxNetSockets] = {};
   size_t socket_count = 0;
@@ -109,9 +109,9 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
     const bool follows_protect = host_path_allowed;
     host_path_allowed = false;
     switch (tag) {
-      case wire::kTagHidePid:
-        if (!wire::PlanReader::AsU32(payload, len, v) || v > 1) return false;
-        plan.hide_pid = v == 1;
+      case wire::kTagProc:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v > wire::kProcPrivate) return false;
+        plan.proc = static_cast<wire::ProcMode>(v);
         break;
       case wire::kTagTmpdir: {
         const char* t;

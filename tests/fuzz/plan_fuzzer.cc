@@ -93,7 +93,7 @@ bool DecodeAgentTwoPass(const uint8_t* data, size_t size, AgentPlan& plan,
   ops.assign(plan.op_count ? plan.op_count : 1, AgentOp{static_cast<OpKind>(0xff), nullptr});
   plan.ops = ops.data();
   Check(srt::init::DecodeAgentPlan(data, size, plan));
-  Check(plan.op_count == first.op_count && plan.hide_pid == first.hide_pid);
+  Check(plan.op_count == first.op_count && plan.proc == first.proc);
   ops.resize(plan.op_count);
   return true;
 }
@@ -112,11 +112,11 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
                            ops[i].path, true, ""});
   }
   const std::string again =
-      srt::launch::EncodeAgentPlan(plan.hide_pid, plan.tmpdir ? plan.tmpdir : "", protections);
+      srt::launch::EncodeAgentPlan(plan.proc, plan.tmpdir ? plan.tmpdir : "", protections);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
-  Check(round.hide_pid == plan.hide_pid && round_ops.size() == ops.size());
+  Check(round.proc == plan.proc && round_ops.size() == ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     Check(round_ops[i].kind == ops[i].kind && std::strcmp(round_ops[i].path, ops[i].path) == 0);
   }

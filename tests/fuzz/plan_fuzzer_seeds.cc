@@ -62,11 +62,11 @@ int main(int argc, char** argv) {
                                       {ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                       {ProtectKind::kProtect, "/w/.bashrc", false, ""},
                                       {ProtectKind::kProtect, "/w/.claude/commands", false, ""}};
-  const std::string agent = EncodeAgentPlan(true, "/tmp/srt-0123456789ab", ps);
+  const std::string agent = EncodeAgentPlan(srt::wire::kProcHidePid, "/tmp/srt-0123456789ab", ps);
   seeds.push_back({"agent_typical", agent});
-  seeds.push_back({"agent_empty", EncodeAgentPlan(false, "", {})});
-  seeds.push_back(
-      {"agent_relative_path", EncodeAgentPlan(false, "", {{ProtectKind::kPin, "w", true, ""}})});
+  seeds.push_back({"agent_empty", EncodeAgentPlan(srt::wire::kProcAsIs, "", {})});
+  seeds.push_back({"agent_relative_path", EncodeAgentPlan(srt::wire::kProcAsIs, "",
+                                                          {{ProtectKind::kPin, "w", true, ""}})});
 
   // Mutations of the typical plans.
   seeds.push_back({"mut_empty", ""});
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
                    typical + Record(srt::wire::kTagKeepFd, std::string("\x03\x00\x00", 3))});
   seeds.push_back(
       {"mut_agent_tag_in_init", typical + Record(srt::wire::kTagPin, std::string("/w\0", 3))});
-  seeds.push_back({"mut_hide_pid_2", agent + Record(srt::wire::kTagHidePid, U32(2))});
+  seeds.push_back({"mut_proc_mode_3", agent + Record(srt::wire::kTagProc, U32(3))});
   seeds.push_back({"mut_two_stderr_records", typical + Record(srt::wire::kTagStderrFd, U32(9))});
   seeds.push_back({"mut_zero_length_arg", typical + Record(srt::wire::kTagArg, "")});
   seeds.push_back({"mut_empty_path", agent + Record(srt::wire::kTagProtect, std::string(1, '\0'))});

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <thread>
@@ -162,6 +163,21 @@ TEST_P(ProcessTest, TheHelperIsInvisibleAndTheCommandHasNoPrivileges) {
   EXPECT_NE(uid.out.find("NoNewPrivs:\t1"), std::string::npos) << uid.out;
   EXPECT_NE(uid.out.find("Seccomp:\t2"), std::string::npos) << uid.out;
   EXPECT_NE(uid.out.find(root() ? "uid=0 " : "uid=65534 "), std::string::npos) << uid.out;
+}
+
+// enableWeakerNestedSandbox binds the host's /proc for bwrap (where a fresh one cannot be mounted
+// at set-up); the command must still see only its own processes, with srt's PID 1 hidden.
+TEST_P(ProcessTest, TheWeakerNestedSandboxStillHidesTheHostsProcesses) {
+  const char* weaker = R"({"enableWeakerNestedSandbox": true})";
+  RunResult pids = run().Srt(weaker, Probe({"pids"}));
+  ASSERT_EQ(pids.exit_code, 0) << pids.err;
+  EXPECT_EQ(std::count(pids.out.begin(), pids.out.end(), '\n'), 1)
+      << "the sandbox sees more than the probe itself: " << pids.out;
+  EXPECT_EQ(Errno(weaker, {"read", "/proc/1/cmdline"}), ENOENT);
+  // A process of the host, by its host pid: not in the sandbox's /proc.
+  EXPECT_EQ(Errno(weaker, {"read", "/proc/" + std::to_string(getpid()) + "/cmdline"}), ENOENT);
+  RunResult self = run().Srt(weaker, {"sh", "-c", "cat /proc/self/status | grep -c '^NSpid'"});
+  EXPECT_EQ(self.out, "1\n") << self.err;
 }
 
 TEST_P(ProcessTest, NamespacesAreUnshared) {

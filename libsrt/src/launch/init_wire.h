@@ -24,7 +24,7 @@ enum Tag : uint16_t {
   kTagNofile = 5,    // u64 soft, u64 hard: RLIMIT_NOFILE for the command (srt raises its own
                      // for the proxy; the command gets the limit srt started with)
   // agent plan
-  kTagHidePid = 21,    // u32 (0/1): remount the sandbox's /proc with hidepid=invisible
+  kTagProc = 21,       // u32 ProcMode: what the agent does to the sandbox's /proc
   kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
   kTagProtect = 23,    // string: make a path read-only recursively; block it if missing
   kTagTmpdir = 24,     // string: create this directory, mount a private tmpfs on it inside the
@@ -51,6 +51,16 @@ enum MessageType : uint32_t {
   kMsgAgentReady = 20,    // namespaces joined, /proc remounted, protections in place
   kMsgAgentCleaned = 21,  // i32 placeholders removed, i32 placeholders left behind
   kMsgSocket = 22,        // i32 index in the plan + SCM_RIGHTS: a socket of the sandbox's netns
+};
+
+// kTagProc: the sandbox's /proc, as the agent leaves it for the command.
+enum ProcMode : uint32_t {
+  kProcAsIs = 0,
+  // bwrap mounted a /proc of the sandbox's pid namespace: remount it with hidepid=invisible.
+  kProcHidePid = 1,
+  // bwrap bound the host's /proc (enableWeakerNestedSandbox): mount a /proc of the sandbox's pid
+  // namespace, hidepid=invisible, over it.
+  kProcPrivate = 2,
 };
 
 // Stages named in kMsgFailed, so srt can say what went wrong.

@@ -310,8 +310,11 @@ Error Launch::BwrapFailure() {
 Result<void> Launch::SpawnAgent() {
   SRT_ASSIGN_OR_RETURN(auto actl, sys::SeqpacketPair());
   constexpr int kCtl = 3, kPlan = 4, kExe = 5;
-  std::string plan = EncodeAgentPlan(!spec_.policy.weaker_nested_sandbox, spec_.tmpdir,
-                                     spec_.policy.protections, spec_.net_sockets);
+  // Either way the command sees only its own pid namespace, srt's PID 1 hidden in it.
+  const wire::ProcMode proc =
+      spec_.policy.weaker_nested_sandbox ? wire::kProcPrivate : wire::kProcHidePid;
+  std::string plan =
+      EncodeAgentPlan(proc, spec_.tmpdir, spec_.policy.protections, spec_.net_sockets);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

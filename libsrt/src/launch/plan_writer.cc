@@ -53,11 +53,11 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
   return out;
 }
 
-std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
+std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets) {
   std::string out = Header();
-  RecordU32(out, wire::kTagHidePid, hide_pid ? 1 : 0);
+  RecordU32(out, wire::kTagProc, proc);
   if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
   for (const wire::NetSocket& ns : sockets) {
     std::string p;

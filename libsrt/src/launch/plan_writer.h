@@ -23,7 +23,7 @@ struct InitPlanSpec {
 std::string EncodeInitPlan(const InitPlanSpec& spec);
 // `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
 // `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
-std::string EncodeAgentPlan(bool hide_pid, std::string_view tmpdir,
+std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {});
 

@@ -53,7 +53,7 @@ TEST(PlanTest, AgentPlanCarriesTheNetworkSockets) {
   wire::NetSocket tcp{wire::kNetTcpListen, 10, 3128, {}};
   tcp.address[15] = 1;
   wire::NetSocket route{wire::kNetRoute, 0, 0, {}};
-  std::string bytes = launch::EncodeAgentPlan(false, "", {}, {tcp, route});
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {tcp, route});
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.socket_count, 2u);
@@ -68,14 +68,14 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   std::vector<policy::Protection> ps = {{policy::ProtectKind::kPin, "/w/.git", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(true, "/tmp/srt-x", ps);
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcPrivate, "/tmp/srt-x", ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
   std::vector<init::AgentOp> ops(plan.op_count);
   plan.ops = ops.data();
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
-  EXPECT_TRUE(plan.hide_pid);
+  EXPECT_EQ(plan.proc, wire::kProcPrivate);
   EXPECT_STREQ(plan.tmpdir, "/tmp/srt-x");
   EXPECT_EQ(ops[0].kind, init::OpKind::kPin);
   EXPECT_STREQ(ops[0].path, "/w/.git");
@@ -89,7 +89,7 @@ TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
       {policy::ProtectKind::kPin, "/workspace/sub", true, ""},
       {policy::ProtectKind::kProtect, "/workspace/.bashrc", false, "", "/srv/s1/.bashrc"},
       {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(false, "", ps);
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "", ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
@@ -104,8 +104,8 @@ TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
 
 // A host path must follow a protection directly, once.
 TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
-  std::string bytes =
-      launch::EncodeAgentPlan(false, "", {{policy::ProtectKind::kProtect, "/a", true, "", "/h/a"}});
+  std::string bytes = launch::EncodeAgentPlan(
+      wire::kProcAsIs, "", {{policy::ProtectKind::kProtect, "/a", true, "", "/h/a"}});
   // Turn the protect record (tag 23) into a pin (tag 22): the host path then follows a pin.
   size_t at = bytes.find("/a");
   ASSERT_NE(at, std::string::npos);
@@ -115,8 +115,8 @@ TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
 }
 
 TEST(PlanTest, AgentPlanWithTwoTmpdirsIsRejected) {
-  std::string bytes = launch::EncodeAgentPlan(false, "/tmp/a", {});
-  std::string second = launch::EncodeAgentPlan(false, "/tmp/b", {});
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "/tmp/a", {});
+  std::string second = launch::EncodeAgentPlan(wire::kProcAsIs, "/tmp/b", {});
   bytes += second.substr(bytes.find("/tmp/a") - 8 - (second.size() - bytes.size()));
   init::AgentPlan plan;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
@@ -154,7 +154,7 @@ TEST(PlanTest, DecoderRejectsMalformedRecords) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(no_args), no_args.size(), plan));
   // Agent paths must be absolute.
   std::string rel =
-      launch::EncodeAgentPlan(false, "", {{policy::ProtectKind::kPin, "rel", true, ""}});
+      launch::EncodeAgentPlan(wire::kProcAsIs, "", {{policy::ProtectKind::kPin, "rel", true, ""}});
   init::AgentPlan agent;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(rel), rel.size(), agent));
 }
