@@ -181,8 +181,11 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
   for (const std::string& note : policy.notes) debug(note);
 
-  seccomp::FilterOptions filter_options{policy.allow_all_unix_sockets,
-                                        policy.allow_nested_user_namespaces};
+  seccomp::FilterOptions filter_options;
+  filter_options.allow_unix_sockets = policy.allow_all_unix_sockets;
+  filter_options.allow_namespaces = policy.allow_nested_user_namespaces;
+  // A root caller's nested namespaces map the host's root (see bwrap::Layout::keep_setfcap).
+  filter_options.deny_xattr_writes = policy.allow_nested_user_namespaces && geteuid() == 0;
   if (options.debug) {
     for (const std::string& rule : seccomp::DescribeFilter(filter_options))
       debug("seccomp: " + rule);

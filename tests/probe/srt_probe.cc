@@ -99,6 +99,15 @@
 //   mkdir <path> | rmdir <path> | unlink <path>
 //   rename <from> <to> | link <from> <to> | symlink <target> <path>
 //   chmod <path> <octal>                 chmod(2)
+//   setmode <call> <path> <octal>        sets a mode through one raw syscall: chmod, fchmod (of
+//                                        the file opened O_RDONLY; path "-" = fd -1), fchmodat,
+//                                        fchmodat2 (nr 452), or creates path with that mode:
+//                                        open, openat, creat (O_CREAT|O_EXCL), mknod, mknodat
+//                                        (S_IFREG), tmpfile (O_TMPFILE in the directory path)
+//   setxattr <call> <path> <name>        setxattr, lsetxattr or fsetxattr (of the file opened
+//                                        O_RDONLY) of `name`; security.capability gets a valid
+//                                        VFS_CAP_REVISION_2 value granting CAP_NET_RAW, other
+//                                        names the value "srt"
 //   stat <path>                          lstat; prints the type (file, dir, symlink, char, ...)
 //   ls <dir>                             prints the entries, sorted, one per line
 //   chdir-ls <dir>                       chdir then ls "."
@@ -727,6 +736,55 @@ int Chmod(Args args) {
   return Report(chmod(args[0], static_cast<mode_t>(std::strtoul(args[1], nullptr, 8))));
 }
 
+int SetMode(Args args) {
+  if (args.size() != 3) return Usage("expected <call> <path> <octal>");
+  const std::string_view call = args[0];
+  const char* path = args[1];
+  const unsigned long mode = std::strtoul(args[2], nullptr, 8);
+  if (call == "chmod") return Report(syscall(SYS_chmod, path, mode));
+  if (call == "fchmodat") return Report(syscall(SYS_fchmodat, AT_FDCWD, path, mode));
+  if (call == "fchmodat2") return Report(syscall(452, AT_FDCWD, path, mode, 0));
+  if (call == "fchmod") {
+    int fd = std::string_view(path) == "-" ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && std::string_view(path) != "-") return Report(-1);
+    const int rc = Report(syscall(SYS_fchmod, fd, mode));
+    if (fd >= 0) close(fd);
+    return rc;
+  }
+  constexpr long kCreate = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+  if (call == "open") return ReportFd(syscall(SYS_open, path, kCreate, mode));
+  if (call == "openat") return ReportFd(syscall(SYS_openat, AT_FDCWD, path, kCreate, mode));
+  if (call == "creat") return ReportFd(syscall(SYS_creat, path, mode));
+  if (call == "mknod") return Report(syscall(SYS_mknod, path, S_IFREG | mode, 0));
+  if (call == "mknodat") return Report(syscall(SYS_mknodat, AT_FDCWD, path, S_IFREG | mode, 0));
+  if (call == "tmpfile") {
+    return ReportFd(syscall(SYS_openat, AT_FDCWD, path, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
+  }
+  return Usage("unknown call");
+}
+
+int SetXattr(Args args) {
+  if (args.size() != 3) return Usage("expected <call> <path> <name>");
+  const std::string_view call = args[0];
+  const char* path = args[1];
+  const char* name = args[2];
+  // struct vfs_cap_data, revision 2: magic_etc, then {permitted, inheritable} low and high.
+  const uint32_t cap[5] = {0x02000000 | 0x1 /* effective */, 1u << 13 /* CAP_NET_RAW */, 0, 0, 0};
+  const bool is_cap = std::string_view(name) == "security.capability";
+  const void* value = is_cap ? static_cast<const void*>(cap) : "srt";
+  const size_t size = is_cap ? sizeof cap : 3;
+  if (call == "setxattr") return Report(syscall(SYS_setxattr, path, name, value, size, 0));
+  if (call == "lsetxattr") return Report(syscall(SYS_lsetxattr, path, name, value, size, 0));
+  if (call == "fsetxattr") {
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Report(-1);
+    const int rc = Report(syscall(SYS_fsetxattr, fd, name, value, size, 0));
+    close(fd);
+    return rc;
+  }
+  return Usage("unknown call");
+}
+
 int Stat(Args args) {
   if (args.size() != 1) return Usage("expected <path>");
   struct stat st;
@@ -885,6 +943,8 @@ constexpr Command kCommands[] = {
     {"link", Link, "<from> <to>"},
     {"symlink", MakeSymlink, "<target> <path>"},
     {"chmod", Chmod, "<path> <octal>"},
+    {"setmode", SetMode, "<call> <path> <octal>"},
+    {"setxattr", SetXattr, "<call> <path> <name>"},
     {"stat", Stat, "<path>"},
     {"ls", Ls, "<dir>"},
     {"chdir-ls", ChdirLs, "<dir>"},

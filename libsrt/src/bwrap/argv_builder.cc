@@ -23,6 +23,7 @@ void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
           "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"});
   // Root callers keep capabilities inside bwrap's user namespace unless told otherwise.
   if (l.caller_is_root) Add(a, {"--cap-drop", "ALL"});
+  if (l.caller_is_root && l.keep_setfcap) Add(a, {"--cap-add", "CAP_SETFCAP"});
   // No user namespaces inside: the seccomp filter refuses them too, this makes the kernel agree.
   if (!p.allow_nested_user_namespaces && !p.weaker_nested_sandbox) Add(a, {"--disable-userns"});
 }

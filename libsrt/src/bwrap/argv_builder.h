@@ -16,6 +16,11 @@ struct Layout {
   int init_ctl_fd = -1;   // srt-init's control socket
   int init_plan_fd = -1;  // srt-init's plan
   bool caller_is_root = false;
+  // Keep CAP_SETFCAP for a root caller's command (allowNestedUserNamespaces): the kernel lets a
+  // process map the host's root into a new user namespace only if it held CAP_SETFCAP when it
+  // made it, so `unshare -r`, nested bwrap and podman need it. The seccomp filter then refuses
+  // xattr writes, which is what CAP_SETFCAP would otherwise allow.
+  bool keep_setfcap = false;
   int resolv_conf_fd = -1;  // contents for policy.resolv_conf (--ro-bind-data), or -1
 };
 

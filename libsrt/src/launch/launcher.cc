@@ -2,7 +2,9 @@
 #include "launch/launcher.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -222,8 +224,17 @@ Result<void> Launch::SpawnBwrap() {
 
   InitPlanSpec plan_spec{stderr_target, spec_.keep_fds, spec_.argv, spec_.command_nofile};
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
-  bwrap::Layout layout{args_target, exe_target,     ctl_target,
-                       plan_target, geteuid() == 0, resolv_target};
+  bwrap::Layout layout;
+  layout.args_fd = args_target;
+  layout.init_exe_fd = exe_target;
+  layout.init_ctl_fd = ctl_target;
+  layout.init_plan_fd = plan_target;
+  layout.caller_is_root = geteuid() == 0;
+  layout.resolv_conf_fd = resolv_target;
+  // bwrap can only keep a capability srt's bounding set still has (a container may have
+  // dropped it; then `unshare -r` fails inside as the kernel wants).
+  layout.keep_setfcap = layout.caller_is_root && spec_.policy.allow_nested_user_namespaces &&
+                        prctl(PR_CAPBSET_READ, CAP_SETFCAP, 0, 0, 0) == 1;
   UniqueFd resolv_fd;
   if (resolv) {
     SRT_ASSIGN_OR_RETURN(resolv_fd, sys::SealedMemfd("srt-resolv-conf", spec_.resolv_conf));
@@ -514,6 +525,10 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
 
 void Launch::Abort() {
   if (bwrap_pidfd_) syscall(SYS_pidfd_send_signal, bwrap_pidfd_.get(), SIGKILL, nullptr, 0);
+  // bwrap's own child may still be in its set-up, waiting for bwrap before it arms its death
+  // signal: it would wait forever. It is in bwrap's process group until it starts the sandbox's
+  // session, and that group cannot have been reused while bwrap is not reaped.
+  if (bwrap_pid_ > 0 && bwrap_status_ < 0) kill(-bwrap_pid_, SIGKILL);
   std::lock_guard<std::mutex> lock(ctl_mu_);
   ctl_.reset();        // srt-init exits on EOF if it is still waiting for its go-ahead
   agent_ctl_.reset();  // the agent removes its placeholders on EOF if it has no sandbox yet

@@ -17,7 +17,10 @@
 // whenever socketpair rules are present, socketcall(SYS_SOCKETPAIR) is denied outright.
 #include "seccomp/filter.h"
 
+#include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/net.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -29,6 +32,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -57,6 +61,9 @@ struct ArgMatch {
 struct SyscallRule {
   const char* name;
   std::vector<ArgMatch> match;
+  // For syscalls newer than libseccomp knows: the number of the generic table every
+  // architecture shares since Linux 5.1 (x32 adds __X32_SYSCALL_BIT); 0 = resolve by name.
+  int generic_nr = 0;
 };
 
 // One logical rule: a call matching any of `calls` fails with `err`.
@@ -199,6 +206,44 @@ std::vector<Rule> MakeRules(const FilterOptions& options, std::uint32_t arch) {
           "fsconfig", "fsmount", "fspick", "mount_setattr"}) {
       rules.push_back(DenyAll(name));
     }
+    // open_tree with mount attributes (Linux 6.15), newer than libseccomp.
+    rules.push_back(Deny("open_tree_attr -> EPERM", EPERM, {{"open_tree_attr", {}, 467}}));
+  }
+
+  // --- Privilege that would outlive the sandbox: a setuid or setgid bit on a file the command
+  // may write (a root caller's copy of a shell) runs as the file's owner for every user of the
+  // host afterwards. Every call that sets a mode is covered: the chmod family, and the calls
+  // that create a file with a mode (open and openat only with O_CREAT or O_TMPFILE, where the
+  // mode argument means something). mkdir needs no rule: it ignores both bits.
+  {
+    Rule setid = Deny(
+        "setting S_ISUID or S_ISGID (chmod, fchmod, fchmodat, fchmodat2; creat, "
+        "mknod, mknodat; open and openat with O_CREAT or O_TMPFILE) -> EPERM",
+        EPERM, {});
+    for (const std::uint64_t bit : {std::uint64_t{S_ISUID}, std::uint64_t{S_ISGID}}) {
+      const auto mode = [bit](unsigned int arg) { return ArgMatch{arg, bit, bit}; };
+      setid.calls.push_back({"chmod", {mode(1)}});
+      setid.calls.push_back({"fchmod", {mode(1)}});
+      setid.calls.push_back({"fchmodat", {mode(2)}});
+      setid.calls.push_back({"fchmodat2", {mode(2)}, 452});
+      setid.calls.push_back({"creat", {mode(1)}});
+      setid.calls.push_back({"mknod", {mode(1)}});
+      setid.calls.push_back({"mknodat", {mode(2)}});
+      for (const std::uint64_t creating : {std::uint64_t{O_CREAT}, std::uint64_t{__O_TMPFILE}}) {
+        setid.calls.push_back({"open", {{1, creating, creating}, mode(2)}});
+        setid.calls.push_back({"openat", {{2, creating, creating}, mode(3)}});
+      }
+    }
+    rules.push_back(std::move(setid));
+  }
+  // openat2 carries its flags and mode in memory, out of the filter's sight; ENOSYS makes its
+  // few users (glibc's open never calls it) fall back to openat, which the rule above reads.
+  rules.push_back(DenyAll("openat2", ENOSYS));
+  if (options.deny_xattr_writes) {
+    Rule xattr = Deny("setxattr, lsetxattr, fsetxattr, setxattrat -> EPERM", EPERM,
+                      {{"setxattr", {}}, {"lsetxattr", {}}, {"fsetxattr", {}}});
+    xattr.calls.push_back({"setxattrat", {}, 463});
+    rules.push_back(std::move(xattr));
   }
 
   // --- Terminal injection: push keystrokes into the controlling tty (CVE-2017-5226) or use the
@@ -341,24 +386,27 @@ Result<SeccompCtx> NewArchCtx(std::uint32_t arch) {
 Result<void> AddRules(void* ctx, std::uint32_t arch, const std::vector<Rule>& rules) {
   for (const Rule& rule : rules) {
     for (const SyscallRule& call : rule.calls) {
+      std::vector<scmp_arg_cmp> cmps;
+      cmps.reserve(call.match.size());
+      for (const ArgMatch& m : call.match) {
+        cmps.push_back(scmp_arg_cmp{m.arg, SCMP_CMP_MASKED_EQ, m.mask, m.value});
+      }
+      const std::uint32_t action = SCMP_ACT_ERRNO(static_cast<std::uint32_t>(rule.err));
       // seccomp_rule_add() takes the number in the *native* numbering (possibly a pseudo number)
       // and translates it by name for each architecture of the context.
       const int native_nr = seccomp_syscall_resolve_name(call.name);
+      // Unknown to this libseccomp, which also refuses its number on other architectures: the
+      // rule goes into the prefix that NewSyscallPrefix() writes by hand.
+      if (native_nr == __NR_SCMP_ERROR && call.generic_nr != 0) continue;
       if (native_nr == __NR_SCMP_ERROR) {
         return MakeError(Errc::kUnsupported, std::string("libseccomp does not know the syscall '") +
                                                  call.name + "' (rule '" + rule.description +
                                                  "'); libseccomp is too old");
       }
       if (!ExistsOn(seccomp_syscall_resolve_name_arch(arch, call.name))) continue;
-
-      std::vector<scmp_arg_cmp> cmps;
-      cmps.reserve(call.match.size());
-      for (const ArgMatch& m : call.match) {
-        cmps.push_back(scmp_arg_cmp{m.arg, SCMP_CMP_MASKED_EQ, m.mask, m.value});
-      }
-      const int rc = seccomp_rule_add_array(
-          ctx, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(rule.err)), native_nr,
-          static_cast<unsigned int>(cmps.size()), cmps.empty() ? nullptr : cmps.data());
+      const int rc =
+          seccomp_rule_add_array(ctx, action, native_nr, static_cast<unsigned int>(cmps.size()),
+                                 cmps.empty() ? nullptr : cmps.data());
       if (rc < 0) {
         return LibError("seccomp_rule_add(" + DescribeCall(call) + ") for " + ArchName(arch) +
                             " (rule '" + rule.description + "')",
@@ -392,6 +440,67 @@ Result<std::vector<std::byte>> ExportBpf(void* ctx) {
   return bytes;
 }
 
+// The rules on syscalls newer than libseccomp (SyscallRule::generic_nr, whole-call denials
+// only), as hand-written BPF that runs before libseccomp's program: for each architecture of the
+// filter, a matching number returns the rule's errno, anything else falls through to
+// libseccomp's first instruction (which loads what it needs itself). Empty when libseccomp knows
+// every such syscall.
+Result<std::vector<sock_filter>> NewSyscallPrefix(const FilterOptions& options, HostArch host) {
+  struct Entry {
+    std::uint32_t arch;
+    std::uint32_t nr;
+    std::uint32_t err;
+  };
+  std::vector<Entry> entries;
+  for (const std::uint32_t arch : ArchesFor(host)) {
+    for (const Rule& rule : MakeRules(options, arch)) {
+      for (const SyscallRule& call : rule.calls) {
+        if (call.generic_nr == 0 || seccomp_syscall_resolve_name(call.name) != __NR_SCMP_ERROR) {
+          continue;
+        }
+        if (!call.match.empty()) {
+          return MakeError(Errc::kInternal, std::string("rule on '") + call.name +
+                                                "', newer than libseccomp, compares arguments");
+        }
+        // x32 calls arrive with the x86_64 architecture and __X32_SYSCALL_BIT in the number.
+        constexpr std::uint32_t kX32SyscallBit = 0x40000000;
+        const bool x32 = arch == SCMP_ARCH_X32;
+        entries.push_back({x32 ? std::uint32_t{SCMP_ARCH_X86_64} : arch,
+                           static_cast<std::uint32_t>(call.generic_nr) | (x32 ? kX32SyscallBit : 0),
+                           static_cast<std::uint32_t>(rule.err)});
+      }
+    }
+  }
+  std::vector<sock_filter> prog;
+  if (entries.empty()) return prog;
+  std::vector<std::uint32_t> arches;
+  for (const Entry& e : entries) {
+    if (std::find(arches.begin(), arches.end(), e.arch) == arches.end()) arches.push_back(e.arch);
+  }
+  // Layout: for each architecture A: "A? no: skip to the next A" / "load nr" / "nr == n? return
+  // errno" per entry; then the end (libseccomp's program). Jumps are forward and relative.
+  const auto load = [](std::uint32_t offset) {
+    return sock_filter{BPF_LD | BPF_W | BPF_ABS, 0, 0, offset};
+  };
+  constexpr std::uint32_t kArchOffset = offsetof(seccomp_data, arch);
+  constexpr std::uint32_t kNrOffset = offsetof(seccomp_data, nr);
+  for (const std::uint32_t arch : arches) {
+    std::vector<sock_filter> block;
+    block.push_back(load(kNrOffset));
+    for (const Entry& e : entries) {
+      if (e.arch != arch) continue;
+      block.push_back(sock_filter{BPF_JMP | BPF_JEQ | BPF_K, 0, 1, e.nr});
+      block.push_back(sock_filter{BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (e.err & 0xffff)});
+    }
+    if (block.size() > 250) return MakeError(Errc::kInternal, "syscall prefix too long");
+    prog.push_back(load(kArchOffset));
+    prog.push_back(
+        sock_filter{BPF_JMP | BPF_JEQ | BPF_K, 0, static_cast<std::uint8_t>(block.size()), arch});
+    prog.insert(prog.end(), block.begin(), block.end());
+  }
+  return prog;
+}
+
 // struct sock_filter is 8 bytes; the kernel takes at most BPF_MAXINSNS (4096) of them.
 constexpr std::size_t kInsnSize = 8;
 constexpr std::size_t kMaxInsns = 4096;
@@ -418,6 +527,11 @@ Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options, HostArc
   }
 
   SRT_ASSIGN_OR_RETURN(std::vector<std::byte> program, ExportBpf(merged.get()));
+  SRT_ASSIGN_OR_RETURN(std::vector<sock_filter> prefix, NewSyscallPrefix(options, host));
+  if (!prefix.empty()) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(prefix.data());
+    program.insert(program.begin(), bytes, bytes + prefix.size() * sizeof(sock_filter));
+  }
   if (program.empty() || program.size() % kInsnSize != 0 ||
       program.size() / kInsnSize > kMaxInsns) {
     return MakeError(Errc::kInternal, "seccomp_export_bpf produced " +
@@ -439,7 +553,7 @@ std::vector<std::string> DescribeFilter(const FilterOptions& options) {
     const bool exists =
         std::any_of(rule.calls.begin(), rule.calls.end(), [&](const SyscallRule& c) {
           return std::any_of(arches.begin(), arches.end(), [&](std::uint32_t arch) {
-            return ExistsOn(seccomp_syscall_resolve_name_arch(arch, c.name));
+            return c.generic_nr != 0 || ExistsOn(seccomp_syscall_resolve_name_arch(arch, c.name));
           });
         });
     if (exists) lines.push_back(std::move(rule.description));

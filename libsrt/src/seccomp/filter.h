@@ -28,6 +28,11 @@ struct FilterOptions {
   bool allow_unix_sockets = false;
   // allowNestedUserNamespaces: lift the unshare/clone/clone3/setns and mount-family rules.
   bool allow_namespaces = false;
+  // Refuse every xattr write (setxattr, lsetxattr, fsetxattr, setxattrat): for a root caller
+  // with nested user namespaces, whose command holds CAP_SETFCAP over a namespace mapping the
+  // host's root, where a security.capability it set would be real on the host. The name is
+  // behind a pointer, so the family goes as a whole.
+  bool deny_xattr_writes = false;
 };
 
 // Which host the filter is compiled for. kNative is what srt uses; the others let tests and

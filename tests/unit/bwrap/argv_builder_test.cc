@@ -85,6 +85,26 @@ TEST(ArgvBuilderTest, RootDropsCapabilities) {
                                "--dev", "/dev", "--proc", "/proc", "--chdir", "/w"}}));
 }
 
+// With nested user namespaces a root caller's command keeps CAP_SETFCAP alone (the kernel
+// wants it to map the host's root into a new namespace), right after everything was dropped.
+TEST(ArgvBuilderTest, RootWithNestedNamespacesKeepsOnlyCapSetfcap) {
+  Layout root = kLayout;
+  root.caller_is_root = true;
+  root.keep_setfcap = true;
+  Policy nested = Base();
+  nested.allow_nested_user_namespaces = true;
+  EXPECT_EQ(BuildInvocation(nested, root).args,
+            Concat({Namespaces(),
+                    {"--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP", "--ro-bind", "/", "/",
+                     "--dev", "/dev", "--proc", "/proc", "--chdir", "/w"}}));
+  // An unprivileged caller has nothing to keep.
+  Layout user = kLayout;
+  user.keep_setfcap = true;
+  EXPECT_EQ(BuildInvocation(nested, user).args,
+            Concat({Namespaces(),
+                    {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--chdir", "/w"}}));
+}
+
 TEST(ArgvBuilderTest, NestedUserNamespacesKeepUsernsAndWeakerNestedBindsHostProc) {
   Policy nested = Base();
   nested.allow_nested_user_namespaces = true;

@@ -468,6 +468,89 @@ TEST_F(X86HostTest, KernelSurfaceAndOtherProcesses) {
   }
 }
 
+// Setuid and setgid bits, through every call that sets a mode, on every x86 ABI; the upper half
+// of the register never matters (mode_t is 32 bits).
+TEST_F(X86HostTest, SetuidAndSetgidBits) {
+  struct ModeCall {
+    std::uint32_t arch;
+    int nr;
+    unsigned mode_arg;
+    int flags_arg = -1;  // open/openat: the mode counts only with O_CREAT or O_TMPFILE
+  };
+  const ModeCall calls[] = {
+      {k64, 90, 1},
+      {k64, 91, 1},
+      {k64, 268, 2},
+      {k64, 452, 2},  // chmod fchmod
+      {k64, 85, 1},
+      {k64, 133, 1},
+      {k64, 259, 2},  // creat mknod
+      {k64, 2, 2, 1},
+      {k64, 257, 3, 2},  // open openat
+      {k32, 15, 1},
+      {k32, 94, 1},
+      {k32, 306, 2},
+      {k32, 452, 2},
+      {k32, 8, 1},
+      {k32, 14, 1},
+      {k32, 297, 2},
+      {k32, 5, 2, 1},
+      {k32, 295, 3, 2},
+      {k64, kX32Bit | 90, 1},
+      {k64, kX32Bit | 257, 3, 2},
+  };
+  for (const ModeCall& c : calls) {
+    for (const std::uint64_t mode :
+         {std::uint64_t{04755}, std::uint64_t{02755}, std::uint64_t{06700}, kGarbageHigh | 04000}) {
+      std::array<std::uint64_t, 6> args{};
+      args[c.mode_arg] = mode;
+      if (c.flags_arg >= 0) args[static_cast<size_t>(c.flags_arg)] = O_WRONLY | O_CREAT;
+      EXPECT_EQ(V(kAllowBoth, c.arch, c.nr, args), kEperm) << c.nr << " mode " << mode;
+      if (c.flags_arg >= 0) {
+        args[static_cast<size_t>(c.flags_arg)] = O_WRONLY | __O_TMPFILE | O_DIRECTORY;
+        EXPECT_EQ(V(kDefault, c.arch, c.nr, args), kEperm) << c.nr << " O_TMPFILE";
+        // Without O_CREAT or O_TMPFILE the mode argument is ignored by the kernel.
+        args[static_cast<size_t>(c.flags_arg)] = O_RDONLY;
+        EXPECT_EQ(V(kDefault, c.arch, c.nr, args), kAllow) << c.nr << " no O_CREAT";
+      }
+    }
+    std::array<std::uint64_t, 6> plain{};
+    plain[c.mode_arg] = 01777;  // sticky and rwx are fine
+    if (c.flags_arg >= 0) plain[static_cast<size_t>(c.flags_arg)] = O_WRONLY | O_CREAT;
+    EXPECT_EQ(V(kDefault, c.arch, c.nr, plain), kAllow) << c.nr;
+  }
+  // openat2 hides flags and mode in memory.
+  EXPECT_EQ(V(kDefault, k64, 437), kEnosys);
+  EXPECT_EQ(V(kDefault, k32, 437), kEnosys);
+  EXPECT_EQ(V(kDefault, k64, kX32Bit | 437), kEnosys);
+}
+
+// xattr writes: allowed by default (the kernel refuses security.capability without
+// CAP_SETFCAP), refused as a whole with deny_xattr_writes, including setxattrat (463), which is
+// newer than libseccomp and comes from srt's own prefix.
+TEST_F(X86HostTest, XattrWritesWhenTheCallerIsRootWithNestedNamespaces) {
+  const FilterOptions deny{
+      .allow_unix_sockets = false, .allow_namespaces = true, .deny_xattr_writes = true};
+  const std::vector<sock_filter> prog = MustBuild(deny, HostArch::kX86_64);
+  const std::vector<sock_filter> plain = MustBuild(kAllowNs, HostArch::kX86_64);
+  const std::pair<std::uint32_t, int>
+      calls[] = {{k64, 188},          {k64, 189},           {k64, 190},
+                 {k64, 463},  // setxattr lsetxattr fsetxattr setxattrat
+                 {k32, 226},          {k32, 227},           {k32, 228},
+                 {k32, 463},          {k64, kX32Bit | 188}, {k64, kX32Bit | 190},
+                 {k64, kX32Bit | 463}};
+  for (const auto& [arch, nr] : calls) {
+    EXPECT_EQ(Eval(prog, {arch, nr}), kEperm) << nr;
+    EXPECT_EQ(Eval(plain, {arch, nr}), kAllow) << nr;
+  }
+  // The prefix lets everything else through to libseccomp's program, architecture check first.
+  EXPECT_EQ(Eval(prog, {k64, x86_64::kGetpid}), kAllow);
+  EXPECT_EQ(Eval(prog, {k32, i386::kGetpid}), kAllow);
+  EXPECT_EQ(Eval(prog, {k64, 191 /*getxattr*/}), kAllow);
+  EXPECT_EQ(Eval(prog, {AUDIT_ARCH_AARCH64, 463}), SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(Eval(prog, {k64, x86_64::kKeyctl}), kEperm);
+}
+
 bool PersonalityAllowed(std::uint32_t persona) {
   return persona == 0 || persona == PER_LINUX32 || persona == 0xffffffffU;
 }
@@ -500,6 +583,24 @@ TEST_F(X86HostTest, PersonalityAllowsOnlyLinuxLinux32AndQuery) {
 
 // ---------------------------------------------------------------------------------------------
 // Verdicts on an aarch64 host: aarch64 and arm entry points.
+
+TEST(Aarch64HostTest, SetuidBitsAndXattrsOnBothAbis) {
+  const FilterOptions deny{
+      .allow_unix_sockets = false, .allow_namespaces = true, .deny_xattr_writes = true};
+  const std::vector<sock_filter> prog = MustBuild(deny, HostArch::kAarch64);
+  constexpr std::uint32_t a64 = AUDIT_ARCH_AARCH64, a32 = AUDIT_ARCH_ARM;
+  // fchmod, fchmodat, fchmodat2; openat (aarch64 has no open/creat/chmod/mknod).
+  EXPECT_EQ(Eval(prog, {a64, 52, {0, 04755}}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 53, {0, 0, 02755}}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 452, {0, 0, 04755}}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 56, {0, 0, O_CREAT | O_WRONLY, 04755}}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 56, {0, 0, O_CREAT | O_WRONLY, 0755}}), kAllow);
+  EXPECT_EQ(Eval(prog, {a32, 15 /*chmod*/, {0, 04755}}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 5 /*setxattr*/}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 463}), kEperm);
+  EXPECT_EQ(Eval(prog, {a32, 463}), kEperm);
+  EXPECT_EQ(Eval(prog, {a64, 437}), kEnosys);
+}
 
 TEST(Aarch64HostTest, RulesHoldOnBothAbis) {
   const std::vector<sock_filter> prog = MustBuild(kDefault, HostArch::kAarch64);
