@@ -95,7 +95,6 @@ int Run(int argc, char** argv) {
     if (srt::Result<void> ok = srt::cli::ControlChannel::Check(*cli.control_fd); !ok) {
       return Fail(ok.error().message());
     }
-    options.network_updates = true;
   }
   if (debug) {
     // Each line carries the time since srt started, to show where start-up time goes.

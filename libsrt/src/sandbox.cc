@@ -238,19 +238,15 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
   debug("bwrap: " + bwrap + ", srt-init: " + init);
 
-  // The network: without a proxy the sandbox has none at all (its own empty namespace).
-  std::unique_ptr<net::SandboxNetwork> network;
-  const bool proxy =
-      !policy.network.allowed_domains.empty() || options.on_connection || options.network_updates;
-  if (proxy) {
-    SRT_ASSIGN_OR_RETURN(std::string id, SandboxId(options.id));
-    SRT_ASSIGN_OR_RETURN(
-        network, net::SandboxNetwork::Start(
-                     policy.network, {id, init, std::move(options.on_connection), options.debug}));
-    for (auto& [name, value] : network->Environment(environment)) set_env(name, value);
-  } else {
-    debug("network: none (network.allowedDomains is empty)");
-  }
+  // The network: only through srt's proxy, which runs even when nothing is allowed (as upstream):
+  // then every attempt is refused with the reason and recorded, rather than failing as if the
+  // network were down, and an update can open it later.
+  SRT_ASSIGN_OR_RETURN(std::string id, SandboxId(options.id));
+  SRT_ASSIGN_OR_RETURN(
+      std::unique_ptr<net::SandboxNetwork> network,
+      net::SandboxNetwork::Start(policy.network,
+                                 {id, init, std::move(options.on_connection), options.debug}));
+  for (auto& [name, value] : network->Environment(environment)) set_env(name, value);
 
   launch::LaunchSpec spec;
   spec.policy = std::move(policy);
@@ -266,25 +262,23 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.debug = options.debug;
-  if (network) {
-    // The proxy holds two descriptors per connection; 1024 (the usual soft limit) would cap it
-    // near 500. srt raises its own soft limit and the command gets the original back.
-    rlimit nofile;
-    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < kProxyNofile &&
-        nofile.rlim_cur < nofile.rlim_max) {
-      rlimit raised = nofile;
-      raised.rlim_cur = std::min<rlim_t>(nofile.rlim_max, kProxyNofile);
-      if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-        spec.command_nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
-                                             static_cast<uint64_t>(nofile.rlim_max));
-      }
+  // The proxy holds two descriptors per connection; 1024 (the usual soft limit) would cap it
+  // near 500. srt raises its own soft limit and the command gets the original back.
+  rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < kProxyNofile &&
+      nofile.rlim_cur < nofile.rlim_max) {
+    rlimit raised = nofile;
+    raised.rlim_cur = std::min<rlim_t>(nofile.rlim_max, kProxyNofile);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      spec.command_nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
+                                           static_cast<uint64_t>(nofile.rlim_max));
     }
-    spec.net_sockets = network->sockets();
-    spec.resolv_conf = network->resolv_conf();
-    spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
-      return net->Attach(std::move(sockets));
-    };
   }
+  spec.net_sockets = network->sockets();
+  spec.resolv_conf = network->resolv_conf();
+  spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
+    return net->Attach(std::move(sockets));
+  };
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
                        launch::Launch::Start(std::move(spec)));
   return Sandbox(std::move(network), std::move(launch));
@@ -303,11 +297,7 @@ Result<ExitStatus> Sandbox::Wait(int forward_signals_fd) {
 }
 
 Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
-  if (!network_) {
-    return MakeError(Errc::kInvalidArgument,
-                     "the sandbox's proxy is not running (start it with network_updates, or "
-                     "allow some domain)");
-  }
+  if (!network_) return MakeError(Errc::kInvalidArgument, "the sandbox has been moved from");
   return network_->Update(network);
 }
 

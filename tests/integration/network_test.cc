@@ -1,7 +1,7 @@
 // Network access through the real srt: every client path (HTTP proxy, CONNECT, SOCKS5,
 // transparent capture with the DNS stub, raw sockets, TLS SNI, git over ssh), every refusal a
 // sandboxed client can see, the decision log (--log-file, --log-fd, -d), live updates through
-// --control-fd, and no network at all when nothing is allowed.
+// --control-fd, and refusals by the proxy when nothing is allowed.
 //
 // Names resolve through a dnsmasq started for this binary (origin.test, denied.test and
 // blocked.test are all 127.0.0.1), the origin is an HTTP server in this process on
@@ -529,16 +529,27 @@ TEST_P(NetworkTest, UdpGetsNothingOut) {
   EXPECT_TRUE(Contains(r.out, "no answer")) << r.out;
 }
 
-TEST_P(NetworkTest, NoNetworkWhenNothingIsAllowed) {
-  // No allow entries and no log, control or debug option: no proxy, no stub, no variables.
-  RunResult r = run().Srt(R"({"filesystem": {"allowWrite": ["."]}})",
-                          {"-c", "env | grep -ci _proxy; " + std::string(kCurl) + Origin("/") +
-                                     "; echo curl=$?; " + kCurl + "http://" + Carve(port()) +
-                                     "/; echo curl=$?; getent hosts origin.test; echo getent=$?"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  // CURLE_COULDNT_RESOLVE_HOST, then CURLE_COULDNT_CONNECT (the sandbox's own loopback).
-  EXPECT_EQ(r.out, "0\ncurl=6\ncurl=7\ngetent=2\n") << r.err;
-  EXPECT_FALSE(Contains(r.err, "srt: network:")) << r.err;
+// Nothing allowed is a policy, not an outage (as upstream): the proxy still runs, says why, and
+// records every attempt; the variables point at it, and a control update can open it later.
+TEST_P(NetworkTest, NothingAllowedIsRefusedByTheProxyAndLogged) {
+  for (const json& settings : {NetworkSettings({}), json::parse(R"({"filesystem": {}})"),
+                               json::parse(R"({"network": {"allowedDomains": []}})")}) {
+    RunResult r = log_->Sh(
+        "env | grep -c '^\\(HTTP_PROXY\\|HTTPS_PROXY\\|ALL_PROXY\\|NO_PROXY\\|GIT_SSH_COMMAND\\)='; " +
+            std::string(kCurl) + "-i " + Origin("/via-proxy") + "; echo; echo curl=$?; " + kCurl +
+            "--noproxy '*' http://192.0.2.1/; echo curl=$?",
+        settings);
+    EXPECT_EQ(r.exit_code, 0) << settings.dump() << r.err;
+    EXPECT_TRUE(Contains(r.out, "5\n")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "HTTP/1.1 403 Forbidden\r\n")) << r.out;
+    EXPECT_TRUE(Contains(r.out, std::string(kBlockedBody) + "\ncurl=0\n")) << r.out;
+    EXPECT_FALSE(Contains(r.err, "Could not resolve host")) << r.err;
+    EXPECT_EQ(One({{"protocol", "http"}, {"host", "origin.test"}})["decision"], "deny");
+    // TEST-NET-1 (RFC 5737) on port 80: every address is local in the sandbox, so the capture.
+    EXPECT_EQ(One({{"protocol", "capture"}, {"host", "192.0.2.1"}})["decision"], "deny");
+    EXPECT_TRUE(g_net->origin().requests().empty() ||
+                !Contains(g_net->origin().requests().back(), "/via-proxy"));
+  }
 }
 
 TEST_P(NetworkTest, WithoutTransparentCaptureOnlyTheProxyReachesTheOrigin) {

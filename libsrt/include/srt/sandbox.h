@@ -106,17 +106,15 @@ struct SandboxOptions {
   std::function<void(std::string_view)> debug;
 
   // --- Network ----------------------------------------------------------------------------------
-  // The sandbox reaches the network only through srt's proxy, which runs when
-  // network.allowedDomains is not empty, when `on_connection` is set or when
-  // `network_updates` is true; otherwise the sandbox has no network at all.
+  // The sandbox reaches the network only through srt's proxy, which runs in every sandbox: with
+  // nothing allowed it refuses every attempt (with the reason, and a record to
+  // `on_connection`), and Sandbox::UpdateNetwork can open it later.
   // Names this sandbox in the connection log and the proxy's user name; default: random.
   // Letters, digits, '.', '_' and '-', at most 64.
   std::string id;
   // Every connection the proxy decides, allowed or denied; called on the proxy's thread, so it
   // must be quick and thread-safe.
   std::function<void(const ConnectionEvent&)> on_connection;
-  // The network lists will change while the command runs (Sandbox::UpdateNetwork).
-  bool network_updates = false;
 
   // --- Mounts and limits ------------------------------------------------------------------------
   // Mounted after every settings rule, shallow targets first; each target at most once.
@@ -146,7 +144,7 @@ class Sandbox {
   // Replaces the network lists for new connections: allowedDomains, deniedDomains,
   // deniedDomainReasons, deniedResolvedAddresses (other keys keep their start-up values, and
   // ports first named here are reached through the proxy variables, not captured).
-  // Thread-safe. Fails if the proxy is not running or `network` is invalid.
+  // Thread-safe. Fails if `network` is invalid.
   [[nodiscard]] Result<void> UpdateNetwork(const NetworkSettings& network);
 
  private:

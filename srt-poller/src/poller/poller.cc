@@ -236,7 +236,6 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
   SandboxOptions o =
       SessionSandboxOptions(policy, config, "probe", probe,
                             {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
-  o.network_updates = false;
   // The probe checks the workspace bind and that bash (which the bash tool runs) works.
   o.argv = {"/bin/bash", "-c", "test -w /workspace && touch /workspace/.probe"};
   UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));

@@ -238,7 +238,6 @@ SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig&
         ResourceLimits{config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids};
   }
   // A proxy from the start, so that SIGHUP can widen (or narrow) a running session's network.
-  o.network_updates = true;
   // Letters, digits, '.', '_', '-'; at most 64.
   o.id = "s-" + session_id.substr(0, 60);
   return o;
