@@ -69,6 +69,7 @@ int Run(int argc, char** argv) {
     if (debug) Print("srt: debug: settings from " + settings_path);
   }
   options.argv = std::move(cli.argv);
+  options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
 
   // The network decision log: JSON lines to a file or descriptor, readable lines with --debug.

@@ -180,6 +180,9 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   sys::RealFsView fs;
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
   for (const std::string& note : policy.notes) debug(note);
+  if (options.warn) {
+    for (const std::string& w : policy.warnings) options.warn(w);
+  }
 
   seccomp::FilterOptions filter_options;
   filter_options.allow_unix_sockets = policy.allow_all_unix_sockets;

@@ -535,7 +535,8 @@ TEST_P(NetworkTest, NothingAllowedIsRefusedByTheProxyAndLogged) {
   for (const json& settings : {NetworkSettings({}), json::parse(R"({"filesystem": {}})"),
                                json::parse(R"({"network": {"allowedDomains": []}})")}) {
     RunResult r = log_->Sh(
-        "env | grep -c '^\\(HTTP_PROXY\\|HTTPS_PROXY\\|ALL_PROXY\\|NO_PROXY\\|GIT_SSH_COMMAND\\)='; " +
+        "env | grep -c "
+        "'^\\(HTTP_PROXY\\|HTTPS_PROXY\\|ALL_PROXY\\|NO_PROXY\\|GIT_SSH_COMMAND\\)='; " +
             std::string(kCurl) + "-i " + Origin("/via-proxy") + "; echo; echo curl=$?; " + kCurl +
             "--noproxy '*' http://192.0.2.1/; echo curl=$?",
         settings);

@@ -95,6 +95,73 @@ TEST_P(PersistenceTest, NoFileCapabilities) {
   }
 }
 
+// Run 1 with allowWrite [W] turns W/a/b into a link to a host directory; run 2 with the narrower
+// allowWrite [W/a/b] must not write there, nor allowRead [W/c] read ~/.ssh through W/c.
+TEST_P(PersistenceTest, APlantedSymlinkIsNeverFollowedByALaterNarrowerPolicy) {
+  run().WriteFile("../home/.ssh/id_ed25519", "KEY");
+  RunResult plant = run().Srt(
+      kWriteCwd, {"sh", "-c", "mkdir -p a && ln -s \"$HOME\" a/b && ln -s \"$HOME/.ssh\" c"});
+  ASSERT_EQ(plant.exit_code, 0) << plant.err;
+  RunResult write = run().Srt(R"({"filesystem": {"allowWrite": ["./a/b"]}})",
+                              Probe({"create", run().home() + "/planted"}));
+  EXPECT_EQ(write.exit_code, EROFS) << write.err;
+  EXPECT_NE(write.err.find("srt: warning: allowWrite './a/b': '" + run().Path("a/b") +
+                           "' resolves through a symlink to '" + run().home() +
+                           "', outside its own tree: skipped"),
+            std::string::npos)
+      << write.err;
+  EXPECT_NE(access((run().home() + "/planted").c_str(), F_OK), 0);
+  RunResult read = run().Srt(R"({"filesystem": {"denyRead": ["~/.ssh"], "allowRead": ["./c"]}})",
+                             Probe({"read", "c/id_ed25519"}));
+  EXPECT_EQ(read.exit_code, ENOENT) << read.out << read.err;
+  EXPECT_NE(read.err.find("srt: warning: allowRead './c'"), std::string::npos) << read.err;
+}
+
+// A deny entry that is a symlink inside a write root: the link cannot be replaced by a file of
+// the command's choosing (which would catch what the user later writes through it).
+TEST_P(PersistenceTest, ASymlinkedDenyPathCannotBeReplaced) {
+  run().WriteFile("real/settings.toml", "S");
+  run().MakeSymlink("real/settings.toml", "settings.toml");
+  run().WriteFile("vault/token", "T");
+  run().MakeSymlink("vault", "secrets");
+  const char* s = R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["settings.toml"],
+                                     "denyRead": ["secrets/token"]}})";
+  EXPECT_EQ(Errno(s, {"unlink", "settings.toml"}), EBUSY);
+  EXPECT_EQ(Errno(s, {"rename", "settings.toml", "moved"}), EBUSY);
+  EXPECT_EQ(Errno(s, {"write", "settings.toml"}), EROFS);
+  EXPECT_EQ(Errno(s, {"unlink", "secrets"}), EBUSY);
+  EXPECT_EQ(Errno(s, {"read", "secrets/token"}), EACCES);
+  EXPECT_EQ(Errno(s, {"rename", "vault", "vault2"}), EBUSY);
+  struct stat st {};
+  ASSERT_EQ(lstat(run().Path("settings.toml").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(lstat(run().Path("secrets").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+// A deny rule protects its path for as long as the sandbox runs: its directories cannot be
+// moved away (so the next run's rule would match nothing), and a missing denyRead path cannot be
+// created and hard-linked elsewhere before the user puts the secret there.
+TEST_P(PersistenceTest, DenyReadRulesCannotBeMovedOrPreArmed) {
+  run().WriteFile("app/config/.env", "SECRET");
+  const char* s = R"({"filesystem": {"allowWrite": ["."],
+                                     "denyRead": ["app/config/.env", ".env", "keys/prod.pem"]}})";
+  EXPECT_EQ(Errno(s, {"rename", "app/config", "app/moved"}), EBUSY);
+  EXPECT_EQ(Errno(s, {"rename", "app", "moved"}), EBUSY);
+  EXPECT_EQ(Errno(s, {"read", "app/config/.env"}), EACCES);
+  RunResult arm = run().Srt(s, {"sh", "-c",
+                                "echo x > .env; echo create=$?; touch f; ln f .env; echo link=$?; "
+                                "mkdir -p keys; echo x > keys/prod.pem; echo nested=$?; "
+                                "ln -s f .env; echo symlink=$?"});
+  EXPECT_EQ(arm.exit_code, 0) << arm.err;
+  for (const char* step : {"create=0", "link=0", "nested=0", "symlink=0"}) {
+    EXPECT_EQ(arm.out.find(step), std::string::npos) << step << " succeeded: " << arm.out;
+  }
+  EXPECT_FALSE(run().Exists(".env"));
+  EXPECT_FALSE(run().Exists("keys/prod.pem"));
+  EXPECT_EQ(run().ReadFile("app/config/.env"), "SECRET");
+}
+
 SRT_INSTANTIATE(PersistenceTest);
 
 }  // namespace

@@ -104,6 +104,9 @@ struct SandboxOptions {
   std::optional<std::string> init_path;
   // Receives one line per decision (settings, paths, mounts, the bwrap command) when set.
   std::function<void(std::string_view)> debug;
+  // Receives each warning - a settings rule that was skipped, and why - whether or not `debug`
+  // is set (the srt command prints them as "srt: warning: ...").
+  std::function<void(std::string_view)> warn;
 
   // --- Network ----------------------------------------------------------------------------------
   // The sandbox reaches the network only through srt's proxy, which runs in every sandbox: with

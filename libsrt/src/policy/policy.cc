@@ -117,12 +117,16 @@ class Resolver {
     BuildReadRules(deny_reads, allow_reads);
     SRT_RETURN_IF_ERROR(BuildMounts());
     SRT_RETURN_IF_ERROR(BuildBindMounts());
-    SRT_RETURN_IF_ERROR(BuildProtections(deny_writes));
+    SRT_RETURN_IF_ERROR(BuildProtections(deny_writes, deny_reads));
     return std::move(policy_);
   }
 
  private:
   void Note(std::string s) { policy_.notes.push_back(std::move(s)); }
+  void Warn(std::string s) {
+    Note(s);
+    policy_.warnings.push_back(std::move(s));
+  }
 
   // ~, relative and glob expansion, then symlink resolution.
   Result<std::vector<Resolved>> Expand(const std::vector<PathEntry>& entries,
@@ -152,6 +156,17 @@ class Resolver {
       for (const std::string& c : candidates) {
         Result<CanonicalPath> canonical = Canonicalize(fs_, c);
         if (!canonical) return std::move(canonical).error().Wrap(origin);
+        // A symlink on the way may have been planted by an earlier sandbox whose policy was
+        // wider (turning W/a/b into a link to ~/.ssh for a later allowWrite [W/a/b]): an entry
+        // that grants access is never followed outside its own tree, as upstream. A deny entry
+        // only takes access away, so it is followed to what it protects.
+        const std::string spelled = path::Normalize(c);
+        if (!deny && !canonical->symlinks.empty() && !path::IsWithin(canonical->path, spelled)) {
+          Warn(origin + ": " + Quote(spelled) + " resolves through a symlink to " +
+               Quote(canonical->path) + ", outside its own tree: skipped; name " +
+               Quote(canonical->path) + " itself if that is what it should grant");
+          continue;
+        }
         out.push_back(
             Resolved{canonical->path, canonical->exists, origin, std::move(canonical->symlinks)});
       }
@@ -215,25 +230,6 @@ class Resolver {
       if (std::find(policy_.write_roots.begin(), policy_.write_roots.end(), w->path) ==
           policy_.write_roots.end()) {
         policy_.write_roots.push_back(w->path);
-      }
-    }
-    // A write root reached through a symlink that itself lies in a writable tree may have been
-    // planted by an earlier sandboxed command to make this run grant writes elsewhere.
-    for (const Resolved* w : kept) {
-      for (const std::string& link : w->symlinks) {
-        const std::string* planted_in = RootContaining(link);
-        if (!planted_in) continue;
-        bool already_writable = false;
-        for (const std::string& root : policy_.write_roots) {
-          if (root != w->path && path::IsWithin(w->path, root)) already_writable = true;
-        }
-        if (already_writable) continue;
-        return MakeError(Errc::kInvalidArgument,
-                         w->origin + ": resolves through the symlink " + Quote(link) +
-                             ", which lies in the write root " + Quote(*planted_in) +
-                             " and could have been planted by a sandboxed command; name the "
-                             "target " +
-                             Quote(w->path) + " itself instead");
       }
     }
     std::sort(policy_.write_roots.begin(), policy_.write_roots.end());
@@ -562,6 +558,8 @@ class Resolver {
         Result<std::vector<DirEntry>> top = fs_.List("/");
         for (const DirEntry& e : top ? *top : std::vector<DirEntry>{}) {
           if (e.name == "dev" || e.name == "proc") continue;
+          // /bin -> usr/bin on a merged-/usr host: see ShowSymlinksOfHiddenDirs.
+          if (e.type == FileType::kSymlink) continue;
           rules_.push_back(ReadRule{"/" + e.name, false, d.origin});
         }
         continue;
@@ -637,6 +635,7 @@ class Resolver {
       mounts.push_back(MountRule{p, view, reason});
       Note(reason + ": " + Quote(p) + " is " + ViewName(view));
     }
+    SRT_RETURN_IF_ERROR(ShowSymlinksOfHiddenDirs());
     // The command starts in the working directory, so it must exist inside: visible, or itself
     // the root of a hidden (empty) directory.
     if (Hidden(policy_.cwd)) {
@@ -663,7 +662,98 @@ class Resolver {
     return Ok();
   }
 
-  Result<void> BuildProtections(const std::vector<Resolved>& deny_writes) {
+  // A symlink is not a secret: it shows only the name of its target, and what a read through it
+  // gets is decided by the target's own rule. Every directory of a denied region that the
+  // sandbox sees - a hidden directory itself, and each directory bwrap makes inside one on the
+  // way to a re-opened path - gets the host's symlinks back (so /etc/localtime and the
+  // /etc/alternatives links of a "deny everything, re-open what the tool needs" policy keep
+  // working). Directories the sandbox does not see at all keep theirs out of sight.
+  Result<void> ShowSymlinksOfHiddenDirs() {
+    constexpr size_t kMaxLinksPerDir = 1024;
+    std::vector<MountRule>& mounts = policy_.mounts;
+    std::vector<std::pair<std::string, std::string>> shown;  // (directory, why it is hidden)
+    auto show = [&](const std::string& dir, const std::string& why) {
+      for (const auto& s : shown) {
+        if (s.first == dir) return;
+      }
+      shown.emplace_back(dir, why);
+    };
+    const auto hidden = [](View v) { return v == View::kHiddenDir || v == View::kHiddenFile; };
+    for (size_t i = 0; i < mounts.size(); ++i) {
+      const MountRule& m = mounts[i];
+      if (m.view == View::kHiddenDir) {
+        show(m.path, m.reason);
+        continue;
+      }
+      if (hidden(m.view)) continue;
+      // The mount this one lies in (mounts are shallow first): a hidden directory means bwrap
+      // makes the directories between the two.
+      for (size_t j = i; j-- > 0;) {
+        if (mounts[j].path == m.path || !path::IsWithin(m.path, mounts[j].path)) continue;
+        if (mounts[j].view != View::kHiddenDir) break;
+        for (std::string d(path::Parent(m.path)); d.size() > mounts[j].path.size();
+             d = std::string(path::Parent(d))) {
+          show(d, mounts[j].reason);
+        }
+        break;
+      }
+    }
+    std::vector<MountRule> links;
+    for (const auto& [dir, why] : shown) {
+      Result<std::vector<DirEntry>> listed = fs_.List(dir);
+      if (!listed) {
+        Note(why + ": " + Quote(dir) + " cannot be listed, so its symlinks are not shown");
+        continue;
+      }
+      size_t count = 0;
+      for (const DirEntry& e : *listed) {
+        if (e.type != FileType::kSymlink) continue;
+        const std::string p = path::Join(dir, e.name);
+        if (std::any_of(mounts.begin(), mounts.end(),
+                        [&](const MountRule& m) { return path::IsWithin(m.path, p); })) {
+          continue;  // a rule of its own decides (it cannot be one: rule paths have no links)
+        }
+        if (++count > kMaxLinksPerDir) {
+          Note(why + ": " + Quote(dir) + " holds more than " + std::to_string(kMaxLinksPerDir) +
+               " symlinks; the rest are not shown");
+          break;
+        }
+        SRT_ASSIGN_OR_RETURN(std::string target, fs_.ReadLink(p));
+        links.push_back(MountRule{p, View::kSymlink, "symlink in " + Quote(dir) + " (" + why + ")",
+                                  std::move(target)});
+      }
+    }
+    if (links.empty()) return Ok();
+    for (MountRule& l : links) mounts.push_back(std::move(l));
+    // Shallow first again, so that a link comes after the hidden directory it lies in.
+    std::stable_sort(mounts.begin(), mounts.end(), [](const MountRule& a, const MountRule& b) {
+      return path::Depth(a.path) < path::Depth(b.path);
+    });
+    return Ok();
+  }
+
+  // Where creating the missing `p` (inside `root`) would begin: its first missing component.
+  std::string FirstMissing(const std::string& p, const std::string& root) const {
+    std::string target = root;
+    const std::string below = p.substr(root == "/" ? 0 : root.size());  // outlives its views
+    for (std::string_view part : path::Components(below)) {
+      target = path::Join(target, part);
+      if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
+    }
+    return target;
+  }
+
+  // The directories strictly between `root` and `p` cannot be renamed or removed while the
+  // sandbox runs, so `p` stays where a rule names it.
+  void PinAncestors(const std::string& p, const std::string& root) {
+    for (std::string a(path::Parent(p)); a.size() > root.size() && path::IsWithin(a, root);
+         a = std::string(path::Parent(a))) {
+      pins_.push_back(Protection{ProtectKind::kPin, a, true, "holds " + Quote(p)});
+    }
+  }
+
+  Result<void> BuildProtections(const std::vector<Resolved>& deny_writes,
+                                const std::vector<Resolved>& deny_reads) {
     MandatoryDenyOptions options;
     options.depth = settings_.mandatory_deny_search_depth;
     options.allow_git_config = settings_.filesystem.allow_git_config;
@@ -681,18 +771,37 @@ class Resolver {
         Note(d.origin + ": " + Quote(d.path) + " is outside every write root, already read-only");
         continue;
       }
-      std::string target = d.path;
-      if (!d.exists) {
-        // Block the first missing component: that is what creating the path would create.
-        target = *root;
-        const std::string below = d.path.substr(root->size());  // outlives the views into it
-        for (std::string_view part : path::Components(below)) {
-          target = path::Join(target, part);
-          if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
-        }
-      }
+      // A missing path is blocked at its first missing component: what creating it creates.
+      const std::string target = d.exists ? d.path : FirstMissing(d.path, *root);
       SRT_RETURN_IF_ERROR(AddProtection(target, d.exists || target != d.path,
                                         fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
+    }
+    // A denyRead path inside a write root must be the same file for as long as the sandbox
+    // runs. Its hidden view is a mount, which cannot be renamed or removed, and its directories
+    // are pinned; one that is missing cannot be created (it could be hard-linked elsewhere
+    // before the secret lands there), as for denyWrite.
+    for (const Resolved& d : deny_reads) {
+      const std::string* root = RootContaining(d.path, /*strictly=*/true);
+      if (!root) continue;
+      if (d.exists) {
+        PinAncestors(d.path, *root);
+        continue;
+      }
+      const std::string target = FirstMissing(d.path, *root);
+      SRT_RETURN_IF_ERROR(AddProtection(target, target != d.path,
+                                        fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
+    }
+    // A symlink on the way to what a deny entry protects, inside a write root, is protected
+    // itself: replaced by a file or directory of the command's choosing, it would carry what
+    // the user later writes through it to that file.
+    for (const std::vector<Resolved>* list : {&deny_reads, &deny_writes}) {
+      for (const Resolved& d : *list) {
+        for (const std::string& link : d.symlinks) {
+          if (!RootContaining(link, /*strictly=*/true)) continue;
+          SRT_RETURN_IF_ERROR(AddProtection(link, true, /*is_symlink=*/false, /*resolve=*/false,
+                                            d.origin + " (a symlink on its way)"));
+        }
+      }
     }
     // A writable bind's source is a write root seen at another path: the same protections, at
     // the target (srt-agent makes placeholders at the host path, they show through the bind).
@@ -706,15 +815,7 @@ class Resolver {
       }
       for (const Resolved& d : deny_writes) {
         if (d.path == b.source || !path::IsWithin(d.path, b.source)) continue;
-        std::string target = d.path;
-        if (!d.exists) {
-          target = b.source;
-          const std::string below = d.path.substr(b.source == "/" ? 0 : b.source.size());
-          for (std::string_view part : path::Components(below)) {
-            target = path::Join(target, part);
-            if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
-          }
-        }
+        const std::string target = d.exists ? d.path : FirstMissing(d.path, b.source);
         SRT_RETURN_IF_ERROR(AddBindProtection(b, target, d.exists || target != d.path,
                                               fs_.TypeOf(target) == FileType::kSymlink, false,
                                               d.origin + " inside " + b.origin));
@@ -784,10 +885,7 @@ class Resolver {
       return Ok();
     }
     protections_.push_back(Protection{ProtectKind::kProtect, p, exists, reason});
-    for (std::string a(path::Parent(p)); a.size() > root->size() && path::IsWithin(a, *root);
-         a = std::string(path::Parent(a))) {
-      pins_.push_back(Protection{ProtectKind::kPin, a, true, "holds " + Quote(p)});
-    }
+    PinAncestors(p, *root);
     if (is_symlink) {
       // Protecting the link stops it being replaced; its target needs protecting too when it
       // lies in a write root, or writes would go through the link.

@@ -103,6 +103,8 @@ struct Policy {
   // by one naming srt's DNS stub when the proxy captures traffic; "" when there is none.
   std::string resolv_conf;
   std::vector<std::string> notes;  // every decision, for --debug
+  // What the user should hear about even without --debug: rules that were skipped.
+  std::vector<std::string> warnings;
 };
 
 [[nodiscard]] Result<Policy> ResolvePolicy(const Settings& settings, const Environment& env,

@@ -58,10 +58,16 @@ TEST_P(PoliciesTest, LoadsWithoutWarningsAndResolves) {
   Result<policy::Policy> p =
       policy::ResolvePolicy(loaded->settings, {base_ + "/home", base_ + "/project"}, fs);
   ASSERT_TRUE(p.has_value()) << p.error().message();
-  // No shipped policy leaves the home directory's ssh keys readable.
+  // No shipped policy leaves the home directory's ssh keys readable: the deepest mount at or
+  // above them hides them.
   bool ssh_hidden = false;
+  size_t deepest = 0;
   for (const policy::MountRule& m : p->mounts) {
-    if (m.path == base_ + "/home/.ssh" && m.view == policy::View::kHiddenDir) ssh_hidden = true;
+    const std::string ssh = base_ + "/home/.ssh";
+    const bool covers = ssh == m.path || ssh.rfind(m.path + "/", 0) == 0 || m.path == "/";
+    if (!covers || m.path.size() < deepest) continue;
+    deepest = m.path.size();
+    ssh_hidden = m.view == policy::View::kHiddenDir;
   }
   EXPECT_TRUE(ssh_hidden) << GetParam() << " leaves ~/.ssh readable";
 }
