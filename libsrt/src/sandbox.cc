@@ -175,7 +175,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
                           options.cwd ? *options.cwd : CurrentDirectory(),
                           {}};
   for (const BindMount& b : options.binds) {
-    env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable});
+    env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
   }
   sys::RealFsView fs;
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
@@ -252,8 +252,23 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   for (auto& [name, value] : network->Environment(environment)) set_env(name, value);
 
   launch::LaunchSpec spec;
+  // The write guard, unless the filesystem is the host's anyway (filesystem.disabled).
+  const bool guard = !policy.filesystem_disabled;
+  if (guard) {
+    spec.guard.calls = seccomp::GuardCalls();
+    spec.guard.roots = policy.guard_roots;
+    if (!tmpdir.empty()) spec.guard.private_roots.push_back(tmpdir);
+    if (policy.allow_git_config) spec.guard.flags |= wire::kGuardAllowGitConfig;
+  }
   spec.policy = std::move(policy);
-  spec.build_seccomp_filter = [filter_options] { return seccomp::BuildFilter(filter_options); };
+  spec.build_seccomp_filter = [filter_options, guard]() -> Result<launch::SeccompPrograms> {
+    launch::SeccompPrograms programs;
+    SRT_ASSIGN_OR_RETURN(programs.deny, seccomp::BuildFilter(filter_options));
+    if (guard) {
+      SRT_ASSIGN_OR_RETURN(programs.guard, seccomp::BuildGuardFilter());
+    }
+    return programs;
+  };
   spec.argv = std::move(options.argv);
   spec.env = std::move(environment);
   spec.stdin_fd = options.stdin_fd;

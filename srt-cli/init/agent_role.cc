@@ -1,13 +1,16 @@
 // srt-init `agent`: srt's helper on the host side of a sandbox.
 //
-// bubblewrap cannot do three things srt needs, so the agent does them between bwrap's set-up and
+// bubblewrap cannot do four things srt needs, so the agent does them between bwrap's set-up and
 // the start of the command:
 //  1. hide the sandbox's PID 1 (srt-init) from the command: /proc is remounted with
 //     hidepid=invisible, and PID 1 is non-dumpable;
 //  2. make protected paths read-only without following symlinks (a protected dotfile that is a
 //     symlink is covered itself, so it cannot be swapped), and pin their parent directories;
-//  3. block the creation of protected paths that do not exist yet, with an empty read-only
-//     directory, and remove those placeholders from the host once the sandbox is gone - also when
+//  3. guard every write of the command (guard.h): a child of the agent, in the sandbox's user
+//     and mount namespaces, performs each call that creates or renames a name or opens for
+//     writing on the command's behalf, and refuses the protected paths that do not exist yet
+//     and git's metadata - without leaving anything on the host;
+//  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
 //     srt itself was killed, because the agent outlives srt in its own session.
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
@@ -17,10 +20,12 @@
 #include <linux/mount.h>
 #include <linux/nsfs.h>
 #include <linux/openat2.h>
+#include <linux/prctl.h>
 #include <linux/sched.h>
 #include <linux/signal.h>
 #include <linux/stat.h>
 
+#include "guard.h"
 #include "ipc.h"
 #include "launch/init_wire.h"
 #include "plan.h"
@@ -36,18 +41,6 @@ using rt::PollFd;
 
 constexpr size_t kPathMax = 4096;
 
-struct Placeholder {
-  int parent_fd;  // O_PATH of the directory holding it
-  int lock_fd;    // the placeholder itself, holding a shared flock while our sandbox runs
-  const char* name;
-  uint64_t dev_major, dev_minor, ino;
-};
-
-// What a protected path turned out to be when the agent looked at it.
-enum class Found { kReal, kPlaceholder, kCannotExist };
-
-constexpr int kLockSh = 1, kLockEx = 2, kLockNb = 4;  // flock(2)
-
 long OpenNoSymlinks(const char* path, int flags) {
   open_how how{};
   how.flags = static_cast<__u64>(flags | O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -62,96 +55,35 @@ long StatAt(int dirfd, const char* name, struct statx& st) {
                  &st);
 }
 
-bool SameFile(const struct statx& a, const struct statx& b) {
-  return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&
-         a.stx_dev_minor == b.stx_dev_minor;
-}
-
 bool IsPlaceholder(const struct statx& st, uint32_t euid) {
   return (st.stx_mode & S_IFMT) == S_IFDIR && (st.stx_mode & 07777) == wire::kPlaceholderMode &&
          st.stx_uid == euid;
 }
 
-// Makes sure a protected path exists for srt-agent to mount over: a real path is used as it is;
-// a missing one gets a placeholder, or shares the placeholder another srt already put there.
-// Either way the agent then holds a shared lock on the placeholder (recorded in `ph`). A path the
-// caller may not create (EACCES, EPERM, EROFS) cannot be created by the sandboxed command either
-// and needs nothing. Returns the Found value, or -errno.
-long Prepare(const char* path, uint32_t euid, Placeholder& ph, char* name_buf) {
-  size_t len = strlen(path);
-  if (len >= kPathMax) return -ENAMETOOLONG;
+// Whether a protected path is missing on the host (`host_path`: where it would be created).
+// An empty placeholder an earlier srt left there (wire::kPlaceholderMode) is removed and counts
+// as missing. Any doubt (a parent that cannot be looked at) also counts as missing: the guard
+// then refuses its creation, which costs nothing if it cannot be created anyway.
+bool Missing(const char* host_path, uint32_t euid) {
+  size_t len = strlen(host_path);
+  if (len >= kPathMax) return true;
   char parent[kPathMax];
-  memcpy(parent, path, len + 1);
+  memcpy(parent, host_path, len + 1);
   size_t slash = len;
   while (slash > 0 && parent[slash] != '/') --slash;
-  const char* name = path + slash + 1;
+  const char* name = host_path + slash + 1;
   parent[slash == 0 ? 1 : slash] = 0;
   long dir = OpenNoSymlinks(parent, O_DIRECTORY);
-  if (Failed(dir)) return dir;
-  const int dirfd = static_cast<int>(dir);
-  // A few rounds: another srt may create or remove the same placeholder at the same moment.
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    struct statx st {};
-    long r = StatAt(dirfd, name, st);
-    if (r == -ENOENT) {
-      r = SRT_SYS(__NR_mkdirat, dirfd, name, wire::kPlaceholderMode);
-      if (r == -EEXIST) continue;
-      if (r == -EACCES || r == -EPERM || r == -EROFS) {
-        SRT_SYS(__NR_close, dirfd);
-        return static_cast<long>(Found::kCannotExist);
-      }
-      if (Failed(r)) break;
-    } else if (Failed(r)) {
-      break;
-    } else if (!IsPlaceholder(st, euid)) {
-      SRT_SYS(__NR_close, dirfd);
-      return static_cast<long>(Found::kReal);
-    }
-    long fd = SRT_SYS(__NR_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd == -ENOENT) continue;
-    if (Failed(fd)) {
-      r = fd;
-      break;
-    }
-    while ((r = SRT_SYS(__NR_flock, fd, kLockSh)) == -EINTR) {
-    }
-    struct statx locked {
-    }, now{};
-    // The last user of the previous placeholder may have removed it while we waited for the
-    // lock: hold only a placeholder that is still the one at this name.
-    if (!Failed(r) && !Failed(StatAt(static_cast<int>(fd), "", locked)) &&
-        !Failed(StatAt(dirfd, name, now)) && SameFile(locked, now) && IsPlaceholder(now, euid)) {
-      memcpy(name_buf, name, strlen(name) + 1);
-      ph = Placeholder{
-          dirfd, static_cast<int>(fd), name_buf, now.stx_dev_major, now.stx_dev_minor, now.stx_ino};
-      return static_cast<long>(Found::kPlaceholder);
-    }
-    SRT_SYS(__NR_close, fd);
+  if (Failed(dir)) return true;
+  struct statx st {};
+  long r = StatAt(static_cast<int>(dir), name, st);
+  bool missing = Failed(r);
+  if (!missing && IsPlaceholder(st, euid) &&
+      !Failed(SRT_SYS(__NR_unlinkat, dir, name, AT_REMOVEDIR))) {
+    missing = true;
   }
-  SRT_SYS(__NR_close, dirfd);
-  return -EAGAIN;
-}
-
-// Lets go of the placeholders; the last user of each (the one that gets its lock exclusively)
-// removes it, provided it is still the empty directory it was.
-void ReleasePlaceholders(Placeholder* phs, size_t n, uint32_t euid, int32_t& removed,
-                         int32_t& left) {
-  for (size_t i = n; i-- > 0;) {
-    Placeholder& ph = phs[i];
-    if (SRT_SYS(__NR_flock, ph.lock_fd, kLockEx | kLockNb) == 0) {
-      struct statx now {};
-      if (!Failed(StatAt(ph.parent_fd, ph.name, now)) && now.stx_ino == ph.ino &&
-          now.stx_dev_major == ph.dev_major && now.stx_dev_minor == ph.dev_minor &&
-          IsPlaceholder(now, euid) &&
-          !Failed(SRT_SYS(__NR_unlinkat, ph.parent_fd, ph.name, AT_REMOVEDIR))) {
-        ++removed;
-      } else {
-        ++left;  // changed or filled from outside the sandbox: not ours to delete any more
-      }
-    }  // else another sandbox still uses it and will remove it
-    SRT_SYS(__NR_close, ph.lock_fd);
-    SRT_SYS(__NR_close, ph.parent_fd);
-  }
+  SRT_SYS(__NR_close, dir);
+  return missing;
 }
 
 // Reads the pid of a pidfd from /proc/self/fdinfo (the "Pid:" line).
@@ -252,36 +184,49 @@ long SetHidePid(long fs, bool root) {
   return r;
 }
 
-// Mounts a procfs of the sandbox's pid namespace over the host's /proc that bwrap bound
-// (enableWeakerNestedSandbox). A procfs shows the pid namespace of the process that creates it,
-// so a child made in the sandbox's pid namespace does it; before the command starts it is alone
-// there with PID 1, and it is gone before the command starts. Returns 0 or -errno.
-long MountPrivateProc(int pidns, bool root) {
-  long r = SRT_SYS(__NR_setns, pidns, CLONE_NEWPID);  // for our children; we stay where we are
-  if (Failed(r)) return r;
+// Runs fn in a child and returns what it returned (0 or -errno): work whose side effects must
+// not stay with this process.
+template <typename Fn>
+long InChild(Fn fn) {
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (Failed(child)) return child;
   if (child == 0) {
-    long fs = SRT_SYS(__NR_fsopen, "proc", FSOPEN_CLOEXEC);
-    r = Failed(fs) ? fs : SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "source", "proc", 0);
-    if (!Failed(r)) r = SetHidePid(fs, root);
-    if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
-    long mnt = Failed(r) ? r
-                         : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
-                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-    if (!Failed(mnt)) {
-      r = SRT_SYS(__NR_move_mount, mnt, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH);
-    } else {
-      r = mnt;
-    }
+    long r = fn();
     rt::Exit(Failed(r) ? static_cast<int>(-r) : 0);
   }
   int status = 0;
+  long r;
   while ((r = SRT_SYS(__NR_wait4, child, &status, 0, 0)) == -EINTR) {
   }
   if (Failed(r)) return r;
   if ((status & 0x7f) != 0) return -ECHILD;  // killed: nothing to say but that it failed
   return -static_cast<long>((status >> 8) & 0xff);
+}
+
+// A procfs of this process's pid namespace (hidepid as in SetHidePid), mounted on /proc.
+long MountProcHere(bool root) {
+  long fs = SRT_SYS(__NR_fsopen, "proc", FSOPEN_CLOEXEC);
+  long r = Failed(fs) ? fs : SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "source", "proc", 0);
+  if (!Failed(r)) r = SetHidePid(fs, root);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt = Failed(r) ? r
+                       : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
+                                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  if (Failed(mnt)) return mnt;
+  return SRT_SYS(__NR_move_mount, mnt, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH);
+}
+
+// Mounts a procfs of the sandbox's pid namespace over the host's /proc that bwrap bound
+// (enableWeakerNestedSandbox). A procfs shows the pid namespace of the process that creates it,
+// so a grandchild made in the sandbox's pid namespace does it; before the command starts it is
+// alone there with PID 1, and it is gone before the command starts. (The child in between keeps
+// this process's children out of that namespace: the guard's must not be seen there.) Returns 0
+// or -errno.
+long MountPrivateProc(int pidns, bool root) {
+  return InChild([&] {
+    long r = SRT_SYS(__NR_setns, pidns, CLONE_NEWPID);  // for the children only
+    return Failed(r) ? r : InChild([&] { return MountProcHere(root); });
+  });
 }
 
 // Creates one socket of the plan inside the sandbox's network namespace (the calling process has
@@ -335,6 +280,8 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   }
   long pidns = OpenNs(pid, "pid");
   long mntns = OpenNs(pid, "mnt");
+  // Opened now: once in the sandbox's mount namespace, /proc is the sandbox's.
+  long command_userns = plan.guard_call_count ? OpenNs(pid, "user") : 0;
   long netns = plan.socket_count ? OpenNs(pid, "net") : 0;
   if (Failed(netns)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, netns,
@@ -434,7 +381,62 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
       return 1;
     }
   }
+  // The guard acts as the sandbox's user, inside the user namespace the command runs in (where
+  // it drops every effective capability): PID 1's, which with --disable-userns is one bwrap
+  // nests inside the namespace that owns the mounts. (Root stayed outside both so far, for the
+  // hidepid group above.)
+  if (plan.guard_call_count) {
+    r = Failed(command_userns) ? command_userns
+                               : SRT_SYS(__NR_setns, command_userns, CLONE_NEWUSER);
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the command's users");
+      return 1;
+    }
+    SRT_SYS(__NR_close, command_userns);
+  }
   return 0;
+}
+
+// The guard's child, once JoinAndApply has put it in the sandbox's namespaces: waits for the
+// command's filter listener (srt relays it from PID 1) and serves it until the command and
+// everything it started are gone. Returns when there is nothing (more) to guard.
+int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blocked_count,
+          int init_pidfd, int host_proc, long self_pid) {
+  // Nothing in the sandbox may read the guard's memory or take its descriptors.
+  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int listener = -1;
+  uint8_t msg[wire::kMaxMessageBytes];
+  while (listener < 0) {
+    PollFd p[2] = {{ctl, kPollIn, 0}, {init_pidfd, kPollIn, 0}};
+    long r = SRT_SYS(__NR_ppoll, p, 2, 0, 0, 0);
+    if (r == -EINTR) continue;
+    if (Failed(r) || p[1].revents) return 0;  // the sandbox ended before the command ran
+    int fd = -1;
+    long n = ReceiveMessage(ctl, msg, sizeof msg, &fd);
+    if (n <= 0) return 0;  // srt is gone: PID 1 takes the sandbox down
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGuardListener && fd >= 0) {
+      listener = fd;
+    } else if (fd >= 0) {
+      SRT_SYS(__NR_close, fd);
+    }
+  }
+  GuardSetup setup;
+  setup.listener = listener;
+  setup.ctl = ctl;
+  setup.host_proc = host_proc;
+  setup.self_pid = self_pid;
+  setup.calls = plan.guard_calls;
+  setup.call_count = plan.guard_call_count;
+  for (size_t i = 0; i < plan.guard_root_count; ++i) {
+    setup.config.git_roots[setup.config.git_root_count++] = plan.guard_roots[i];
+  }
+  for (size_t i = 0; i < plan.guard_private_count; ++i) {
+    setup.config.private_roots[setup.config.private_root_count++] = plan.guard_private[i];
+  }
+  setup.config.blocked = blocked;
+  setup.config.blocked_count = blocked_count;
+  setup.config.allow_git_config = (plan.guard_flags & wire::kGuardAllowGitConfig) != 0;
+  return RunGuard(setup);
 }
 
 }  // namespace
@@ -461,9 +463,8 @@ int RunAgent(int argc, char** argv) {
     return 125;
   }
   size_t slots = plan.op_count ? plan.op_count : 1;
-  long ops_mem =
-      SRT_SYS(__NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(Placeholder) + 256 + sizeof(bool)),
-              PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  long ops_mem = SRT_SYS(__NR_mmap, 0, slots * (sizeof(AgentOp) + sizeof(char*) + sizeof(bool)),
+                         PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (Failed(ops_mem)) {
     ReportFailure(ctl, -1, wire::kStagePlan, ops_mem, "memory for the plan");
     return 125;
@@ -473,13 +474,10 @@ int RunAgent(int argc, char** argv) {
     ReportFailure(ctl, -1, wire::kStagePlan, -EINVAL, "malformed agent plan");
     return 125;
   }
-  auto* placeholders = reinterpret_cast<Placeholder*>(plan.ops + slots);
-  char* names = reinterpret_cast<char*>(placeholders + slots);
-  bool* skip = reinterpret_cast<bool*>(names + slots * 256);
+  auto* blocked = reinterpret_cast<const char**>(plan.ops + slots);
+  bool* skip = reinterpret_cast<bool*>(blocked + slots);
   int keep[1] = {ctl};
   rt::CloseAllExcept(3, keep, 1);
-  // Placeholders must be recognisable by their mode whatever umask srt had.
-  SRT_SYS(__NR_umask, 0);
   const auto euid = static_cast<uint32_t>(SRT_SYS(__NR_geteuid));
 
   // The private TMPDIR's directory on the host: a fresh name srt chose, created here so that the
@@ -514,32 +512,23 @@ int RunAgent(int argc, char** argv) {
     tmp_parent = -1;
   };
 
-  // Protected paths are prepared on the host first, while bwrap is still setting the sandbox up:
-  // placeholders created or shared, each held with a lock until the sandbox is gone.
-  size_t held = 0;
-  int32_t removed = 0, left = 0;
+  // A protected path that exists gets a read-only mount; one that does not is the guard's to
+  // keep from being created. Looked at on the host (inside a bind: in its source) while bwrap is
+  // still setting the sandbox up.
+  size_t blocked_count = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
-    if (plan.ops[i].kind != OpKind::kProtect) continue;
-    // On the host: inside a bind, the placeholder goes in the bind's source and shows at `path`.
-    long r = Prepare(plan.ops[i].host_path, euid, placeholders[held], names + held * 256);
-    if (r == static_cast<long>(Found::kPlaceholder)) ++held;
-    skip[i] = r == static_cast<long>(Found::kCannotExist);
-    if (Failed(r)) {
-      ReportFailure(ctl, -1, wire::kStagePlaceholder, r, plan.ops[i].path);
-      ReleasePlaceholders(placeholders, held, euid, removed, left);
-      remove_tmpdir();
-      return 1;
-    }
+    if (plan.ops[i].kind != OpKind::kProtect || !Missing(plan.ops[i].host_path, euid)) continue;
+    skip[i] = true;
+    blocked[blocked_count++] = plan.ops[i].path;
   }
 
   // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
-  // gave up or died before that; no command ever ran, so the placeholders can go at once.
+  // gave up or died before that: no command ever ran.
   uint8_t msg[wire::kMaxMessageBytes];
   int init_pidfd = -1;
   for (;;) {
     long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
     if (n <= 0) {
-      ReleasePlaceholders(placeholders, held, euid, removed, left);
       remove_tmpdir();
       return 1;
     }
@@ -547,38 +536,42 @@ int RunAgent(int argc, char** argv) {
     if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
   }
 
-  if (held == 0 && tmp_parent < 0) {
-    // Nothing to hold or clean up afterwards: no need to keep a host-side process.
+  const bool guard = plan.guard_call_count > 0;
+  if (!guard && tmp_parent < 0) {
+    // Nothing to guard or clean up afterwards: no need to keep a host-side process.
     if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
+  // The host's /proc, for the guard (the pids it is told are the host's): opened before the
+  // child joins the sandbox's mount namespace, where /proc is the sandbox's.
+  long host_proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
-  if (child == 0) rt::Exit(JoinAndApply(ctl, plan, skip, init_pidfd));
-  int status = -1;
-  if (!Failed(child)) {
-    while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
+  if (child == 0) {
+    if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) rt::Exit(1);
+    SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
+    if (!guard) rt::Exit(0);
+    if (Failed(host_proc)) {
+      ReportFailure(ctl, -1, wire::kStageGuard, host_proc, "open /proc");
+      rt::Exit(1);
     }
-  } else {
-    ReportFailure(ctl, -1, wire::kStageFork, child, "fork");
+    rt::Exit(Guard(ctl, plan, blocked, blocked_count, init_pidfd, static_cast<int>(host_proc),
+                   SRT_SYS(__NR_getpid)));
   }
-  if (status != 0) {
-    // The command never starts (srt does not send its go-ahead); the placeholders can go now.
-    ReleasePlaceholders(placeholders, held, euid, removed, left);
+  if (Failed(child)) {
+    ReportFailure(ctl, -1, wire::kStageFork, child, "fork");
     remove_tmpdir();
     return 1;
   }
-  SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
-
-  // Wait until the sandbox's PID 1 has exited, which happens only after every process in the
-  // sandbox is gone; only then may the placeholders go (unlinking a mount point from outside
-  // the sandbox would detach the mount inside it).
+  // The sandbox's PID 1 exits only after every process in the sandbox is gone; the guard then
+  // has nothing left to serve either.
   PollFd p{init_pidfd, kPollIn, 0};
   while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
   }
-  ReleasePlaceholders(placeholders, held, euid, removed, left);
+  int status = 0;
+  while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
+  }
   remove_tmpdir();
-  SendInts(ctl, wire::kMsgAgentCleaned, removed, left);
   return 0;
 }
 

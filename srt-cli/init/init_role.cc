@@ -117,17 +117,21 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
   return saw_eacces ? EACCES : ENOENT;
 }
 
-// The command's side of the fork. Never returns.
-[[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t filter_len) {
+// The command's side of the fork. Never returns. g_filter holds the deny filter (`deny_len`
+// bytes) and then the write guard's (`guard_len`, 0 for none), whose listener goes to PID 1
+// over `guard_sock`.
+[[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t deny_len,
+                             size_t guard_len, int guard_sock) {
   // The command leads a process group of its own (PID 1 makes the same call from its side, so
   // no relayed signal can come before it): signals srt relays go to that group, as a
   // terminal's go to its foreground job, so the command's children get them too.
   SRT_SYS(__NR_setpgid, 0, 0);
   uint64_t empty = 0;
   SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
-  int keep[kMaxKeepFds + 1];
+  int keep[kMaxKeepFds + 2];
   size_t n = 0;
   keep[n++] = status_fd;
+  keep[n++] = guard_sock;
   for (size_t i = 0; i < plan.keep_count; ++i) keep[n++] = plan.keep_fds[i];
   rt::CloseAllExcept(3, keep, n);
 
@@ -149,10 +153,23 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
   // Seccomp is the last step before execve, so the filter never has to allow anything that only
   // set-up needs (bubblewrap and nsjail do the same).
-  sock_fprog prog{static_cast<unsigned short>(filter_len / sizeof(sock_filter)),
+  sock_fprog prog{static_cast<unsigned short>(deny_len / sizeof(sock_filter)),
                   reinterpret_cast<sock_filter*>(g_filter)};
   r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
   if (Failed(r)) fail(wire::kStageSeccomp, r);
+  if (guard_len) {
+    // The write guard: its calls wait for srt-init's agent, which gets the listener through PID
+    // 1 and srt. The kernel applies the strictest answer of both filters, so what the first
+    // refuses the guard never sees.
+    sock_fprog guard{static_cast<unsigned short>(guard_len / sizeof(sock_filter)),
+                     reinterpret_cast<sock_filter*>(g_filter + deny_len)};
+    r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
+    if (Failed(r)) fail(wire::kStageGuard, r);
+    long sent = SendMessage(guard_sock, wire::kMsgGuard, nullptr, 0, static_cast<int>(r));
+    SRT_SYS(__NR_close, r);
+    if (Failed(sent)) fail(wire::kStageGuard, sent);
+  }
+  SRT_SYS(__NR_close, guard_sock);
   int err = ExecSearch(plan.argv, envp, plan.argc);
   report[0] = 0;
   report[1] = err;
@@ -223,32 +240,54 @@ int RunInit(int argc, char** argv, char** envp) {
   // go-ahead, which comes only once srt-agent has finished its work.
   uint8_t msg[wire::kMaxMessageBytes];
   int filter_fd = -1;
+  long deny_len = 0;
   for (;;) {
     long n = ReceiveMessage(ctl, msg, sizeof msg, &filter_fd);
     if (n <= 0) rt::Exit(kExitSetupFailure);  // srt is gone or gave up: never start the command
-    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo && filter_fd >= 0) break;
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo && filter_fd >= 0) {
+      deny_len = IntAt(msg, static_cast<size_t>(n), 0);
+      break;
+    }
     if (filter_fd >= 0) SRT_SYS(__NR_close, filter_fd);
   }
   long filter_len = SRT_SYS(__NR_pread64, filter_fd, g_filter, sizeof g_filter, 0);
   SRT_SYS(__NR_close, filter_fd);
   if (Failed(filter_len) || filter_len == 0 || filter_len % 8 != 0 ||
-      static_cast<size_t>(filter_len) >= sizeof g_filter) {
+      static_cast<size_t>(filter_len) >= sizeof g_filter || deny_len <= 0 || deny_len % 8 != 0 ||
+      deny_len > filter_len) {
     Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
   }
 
   int status_pipe[2];
   long r = SRT_SYS(__NR_pipe2, status_pipe, O_CLOEXEC);
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "pipe2");
+  // The command hands its write guard's listener back over this pair (PID 1 is not filtered).
+  constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
+  int guard_sock[2];
+  r = SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, guard_sock);
+  if (Failed(r)) Die(ctl, wire::kStageFork, r, "socketpair");
   long pid = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (Failed(pid)) Die(ctl, wire::kStageFork, pid, "fork");
   if (pid == 0) {
     SRT_SYS(__NR_close, ctl);
     SRT_SYS(__NR_close, sfd);
     SRT_SYS(__NR_close, status_pipe[0]);
-    RunCommand(plan, envp, status_pipe[1], static_cast<size_t>(filter_len));
+    SRT_SYS(__NR_close, guard_sock[0]);
+    RunCommand(plan, envp, status_pipe[1], static_cast<size_t>(deny_len),
+               static_cast<size_t>(filter_len - deny_len), guard_sock[1]);
   }
   SRT_SYS(__NR_close, status_pipe[1]);
+  SRT_SYS(__NR_close, guard_sock[1]);
   SRT_SYS(__NR_setpgid, pid, pid);
+  if (filter_len > deny_len) {
+    // The listener, on to srt (which hands it to the agent). Nothing comes if the command failed
+    // before its filters were in place: the status pipe says why.
+    int listener = -1;
+    long n = ReceiveMessage(guard_sock[0], msg, sizeof msg, &listener);
+    if (n > 0 && listener >= 0) SendMessage(ctl, wire::kMsgGuard, nullptr, 0, listener);
+    if (listener >= 0) SRT_SYS(__NR_close, listener);
+  }
+  SRT_SYS(__NR_close, guard_sock[0]);
   int32_t report[2] = {0, 0};
   long got;
   do {

@@ -36,7 +36,22 @@ constexpr unsigned kMsgCmsgCloexec = 0x40000000;
 
 }  // namespace
 
+namespace {
+constexpr unsigned kMsgDontWait = 0x40;
+long Send(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass, unsigned flags);
+}  // namespace
+
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass) {
+  return Send(sock, type, payload, len, fd_to_pass, 0);
+}
+
+long TrySendMessage(int sock, uint32_t type, const void* payload, size_t len) {
+  return Send(sock, type, payload, len, -1, kMsgDontWait);
+}
+
+namespace {
+long Send(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass,
+          unsigned flags) {
   uint8_t buf[wire::kMaxMessageBytes];
   if (len > sizeof buf - 4) len = sizeof buf - 4;
   memcpy(buf, &type, 4);
@@ -57,10 +72,11 @@ long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int f
   }
   long r;
   do {
-    r = SRT_SYS(__NR_sendmsg, sock, &msg, kMsgNoSignal);
+    r = SRT_SYS(__NR_sendmsg, sock, &msg, kMsgNoSignal | flags);
   } while (r == -EINTR);
   return r < 0 ? r : 0;
 }
+}  // namespace
 
 long SendInts(int sock, uint32_t type, int32_t a, int32_t b) {
   int32_t v[2] = {a, b};

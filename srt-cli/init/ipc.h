@@ -11,6 +11,9 @@ namespace srt::init {
 // Sends one message: u32 type, then `payload`; `fd_to_pass` >= 0 rides along as SCM_RIGHTS.
 // Returns 0 or -errno.
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass = -1);
+// The same, dropped (-EAGAIN) rather than waiting when the socket's buffer is full: for reports
+// nobody may be reading yet.
+long TrySendMessage(int sock, uint32_t type, const void* payload, size_t len);
 long SendInts(int sock, uint32_t type, int32_t a, int32_t b = 0);
 // Reports a failure to srt and also prints it on `stderr_fd` (when >= 0).
 void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, const char* what);

@@ -31,6 +31,7 @@ struct AgentOp {
 };
 
 inline constexpr size_t kMaxNetSockets = 256;
+inline constexpr size_t kMaxGuardRoots = 256;
 
 struct AgentPlan {
   wire::ProcMode proc = wire::kProcAsIs;
@@ -39,6 +40,14 @@ struct AgentPlan {
   size_t socket_count = 0;
   size_t op_count = 0;
   AgentOp* ops = nullptr;  // caller-provided array of op_count entries (filled by pass 2)
+  // The write guard: no calls, no guard.
+  wire::GuardCall guard_calls[wire::kMaxGuardCalls] = {};
+  size_t guard_call_count = 0;
+  const char* guard_roots[kMaxGuardRoots] = {};
+  size_t guard_root_count = 0;
+  const char* guard_private[kMaxGuardRoots] = {};
+  size_t guard_private_count = 0;
+  uint32_t guard_flags = 0;
 };
 
 // Pass 1 (argv == nullptr) validates the plan and counts arguments; pass 2 fills plan.argv.
@@ -104,6 +113,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   size_t sockets = 0;
   uint32_t v = 0;
   bool seen_tmpdir = false;
+  plan.guard_call_count = plan.guard_root_count = plan.guard_private_count = 0;
   bool host_path_allowed = false;  // the previous record was a kTagProtect
   while (r.Next(tag, payload, len)) {
     const bool follows_protect = host_path_allowed;
@@ -151,6 +161,37 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         host_path_allowed = tag == wire::kTagProtect;
         break;
       }
+      case wire::kTagGuardCall: {
+        wire::GuardCall c;
+        if (len != wire::kGuardCallBytes || plan.guard_call_count == wire::kMaxGuardCalls) {
+          return false;
+        }
+        wire::PlanReader::AsU32(payload, 4, c.arch);
+        wire::PlanReader::AsU32(payload + 4, 4, c.nr);
+        wire::PlanReader::AsU32(payload + 8, 4, c.op);
+        if (c.op == 0 || c.op > wire::kGuardOpMax) return false;
+        plan.guard_calls[plan.guard_call_count++] = c;
+        break;
+      }
+      case wire::kTagGuardRoot:
+      case wire::kTagGuardPrivate: {
+        const char* s;
+        const bool root = tag == wire::kTagGuardRoot;
+        size_t& count = root ? plan.guard_root_count : plan.guard_private_count;
+        if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' ||
+            count == kMaxGuardRoots) {
+          return false;
+        }
+        (root ? plan.guard_roots : plan.guard_private)[count++] = s;
+        break;
+      }
+      case wire::kTagGuardFlags:
+        if (!wire::PlanReader::AsU32(payload, len, v) ||
+            (v & ~uint32_t{wire::kGuardAllowGitConfig})) {
+          return false;
+        }
+        plan.guard_flags = v;
+        break;
       case wire::kTagHostPath: {
         // Only once, right after a kTagProtect.
         const char* s;

@@ -168,7 +168,7 @@ TEST_F(LimitsBindsTest, BindToAMissingTargetIsWritableAndProtected) {
   EXPECT_EQ(probe({"create", "/etc/srt-lb-test"}), EROFS);
   EXPECT_FALSE(Exists("/workspace"));
   EXPECT_FALSE(Exists("/data"));
-  EXPECT_FALSE(Exists(src + "/.bashrc")) << "placeholder left behind";
+  EXPECT_FALSE(Exists(src + "/.bashrc")) << "something was left behind";
   EXPECT_FALSE(Exists(src + "/.git/hooks/pre-commit"));
   // The command can start in the new directory.
   SandboxOptions o = Options({ProbeBinary(), "create", "rel.txt", "x"});

@@ -868,7 +868,12 @@ TEST_F(NetworkRootTest, GitCloneOverSshThroughTheProxy) {
        {std::vector<std::string>{git, "init", "-q", src},
         {git, "-C", src, "-c", "user.name=srt", "-c", "user.email=srt@origin.test", "commit", "-q",
          "--allow-empty", "-m", "hello over ssh"},
-        {git, "clone", "-q", "--bare", src, run.Path("repo.git")}}) {
+        {git, "clone", "-q", "--bare", src, run.Path("repo.git")},
+        // The user's own clone in the write root, which the sandbox fetches into.
+        {git, "clone", "-q", run.Path("repo.git"), run.Path("work")},
+        {git, "-C", src, "-c", "user.name=srt", "-c", "user.email=srt@origin.test", "commit", "-q",
+         "--allow-empty", "-m", "second"},
+        {git, "-C", src, "push", "-q", run.Path("repo.git"), "HEAD"}}) {
     ToolResult done = RunTool(step);
     ASSERT_EQ(done.status, 0) << step[1] << ": " << done.output;
   }
@@ -884,22 +889,30 @@ TEST_F(NetworkRootTest, GitCloneOverSshThroughTheProxy) {
       "/client_key -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no "
       "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR\" ";
   json settings = NetworkSettings({"origin.test:" + p, "127.0.0.1:" + p});
-  RunResult r = log_->Sh(ssh_options + "git clone -q ssh://root@origin.test:" + p + run.root() +
-                             "/repo.git clone && git -C clone log -1 --format=%s; " + ssh_options +
+  // A new clone goes to the private TMPDIR (a new repository in a write root is refused, see
+  // persistence_test.cc); the user's clone in the write root fetches as usual.
+  const std::string url = "ssh://root@origin.test:" + p + run.root() + "/repo.git";
+  RunResult r = log_->Sh(ssh_options + "git clone -q " + url +
+                             " \"$TMPDIR/clone\" && git -C \"$TMPDIR/clone\" log -1 --format=%s; " +
+                             ssh_options + "git -C work fetch -q " + url +
+                             " && git -C work log -1 --format=%s FETCH_HEAD; " + ssh_options +
                              "git ls-remote ssh://root@denied.test:" + p + run.root() +
                              "/repo.git; echo ls-remote=$?",
                          settings);
   EXPECT_EQ(r.exit_code, 0) << r.err << server.log();
-  EXPECT_EQ(r.out, "hello over ssh\nls-remote=128\n") << r.err << server.log();
+  EXPECT_EQ(r.out, "second\nsecond\nls-remote=128\n") << r.err << server.log();
   EXPECT_TRUE(Contains(r.err, "srt-init connect: the proxy refused the tunnel: HTTP/1.1 403 " +
                                   std::string(kNotAllowed)))
       << r.err;
-  json rec = log_->One({{"protocol", "connect"}, {"host", "origin.test"}});
-  EXPECT_EQ(rec["decision"], "allow");
-  EXPECT_EQ(rec["port"], port);
-  EXPECT_EQ(rec["address"], "127.0.0.1:" + p);
-  EXPECT_GT(rec["bytes_up"].get<int64_t>(), 0);
-  EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+  std::vector<json> tunnels = log_->Matching({{"protocol", "connect"}, {"host", "origin.test"}});
+  EXPECT_EQ(tunnels.size(), 2u) << log_->log_text();  // the clone and the fetch
+  for (const json& rec : tunnels) {
+    EXPECT_EQ(rec["decision"], "allow");
+    EXPECT_EQ(rec["port"], port);
+    EXPECT_EQ(rec["address"], "127.0.0.1:" + p);
+    EXPECT_GT(rec["bytes_up"].get<int64_t>(), 0);
+    EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+  }
   EXPECT_EQ(log_->One({{"protocol", "connect"}, {"host", "denied.test"}})["decision"], "deny");
 }
 

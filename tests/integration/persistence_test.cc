@@ -162,6 +162,149 @@ TEST_P(PersistenceTest, DenyReadRulesCannotBeMovedOrPreArmed) {
   EXPECT_EQ(run().ReadFile("app/config/.env"), "SECRET");
 }
 
+// --- Git: nothing a sandbox writes may make the host user's git run code or leave the repository.
+
+// The fsmonitor hook runs on every `git status` (a shell prompt, an IDE): the canary of every
+// attack below is a marker file it would create.
+constexpr char kFsmonitor[] = "[core]\n\tfsmonitor = touch \"$MARKER\"\n";
+
+// git on the host, as the user, with the commit identity set.
+RunResult HostGit(Runner& run, std::vector<std::string> args, const std::string& cwd = "") {
+  std::vector<std::string> argv = {"git", "-c", "user.name=u", "-c", "user.email=u@example.com"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run.Host(argv, cwd);
+}
+
+// Every line of `out` that ends in "=0": the steps of a hostile script that succeeded.
+std::vector<std::string> Succeeded(const std::string& out) {
+  std::vector<std::string> ok;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(start, end - start);
+    if (line.size() > 2 && line.compare(line.size() - 2, 2, "=0") == 0) ok.push_back(line);
+    start = end + 1;
+  }
+  return ok;
+}
+
+TEST_P(PersistenceTest, NoNewRepositoryAppearsInAWriteRoot) {
+  const std::string marker = run().Path("MARKER");
+  RunResult r = run().Srt(
+      kWriteCwd,
+      {"sh", "-c",
+       "mkdir sub && git init -q sub; echo init=$?\n"
+       "mkdir .git; echo mkdir=$?\n"
+       "echo 'gitdir: /tmp/x' > .git; echo gitfile=$?\n"
+       "ln -s /tmp .git; echo symlink=$?\n"
+       "mkdir d && mkdir d/.GIT; echo case=$?\n"
+       "mkdir d/x && mv d/x d/.git; echo rename=$?\n"
+       "mkdir -p bare/objects bare/refs && echo 'ref: refs/heads/main' > bare/HEAD; echo bare=$?\n"
+       "mkdir -p wt && echo 'ref: refs/heads/main' > wt/HEAD && echo /x > wt/commondir; "
+       "echo commondir=$?\n"
+       "mkdir -p m/refs m/objects m/x && echo 'ref: refs/heads/main' > m/x/HEAD && "
+       "mv m/x/HEAD m/HEAD; echo moved=$?\n"
+       "mkdir -p n/objects n/refs n/y && ln -s refs/heads/main n/y/HEAD && mv n/y/HEAD n/HEAD; "
+       "echo linked=$?"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  for (const char* path :
+       {"sub/.git", ".git", "d/.GIT", "d/.git", "bare/HEAD", "m/HEAD", "n/HEAD"}) {
+    EXPECT_FALSE(run().Exists(path)) << path;
+  }
+  // The host's git finds no repository anywhere in the tree.
+  for (const char* dir : {".", "sub", "d", "bare", "wt", "m", "n"}) {
+    RunResult git = HostGit(run(), {"-C", run().Path(dir), "rev-parse", "--git-dir"});
+    EXPECT_NE(git.exit_code, 0) << dir << " is a repository: " << git.out;
+  }
+  EXPECT_NE(access(marker.c_str(), F_OK), 0);
+}
+
+// A repository the user made, at the top and far below the mandatory-deny search depth.
+TEST_P(PersistenceTest, AnExistingRepositoryCannotBeTurnedAgainstTheHost) {
+  for (const char* repo : {".", "a/b/c/d/e"}) {
+    run().MakeDir(repo);
+    ASSERT_EQ(HostGit(run(), {"init", "-q", run().Path(repo)}).exit_code, 0);
+    ASSERT_EQ(HostGit(run(), {"-C", run().Path(repo), "commit", "-q", "--allow-empty", "-m", "1"})
+                  .exit_code,
+              0);
+  }
+  const std::string marker = run().Path("MARKER");
+  std::string script = "export MARKER=" + marker + "\n";
+  for (const char* repo : {".", "a/b/c/d/e"}) {
+    const std::string g = std::string(repo) + "/.git";
+    const std::string p = std::string(repo) + " ";
+    script += "printf '" + std::string(kFsmonitor) + "' >> " + g + "/config; echo " + p +
+              "config=$?\n"
+              "git -C " +
+              repo + " config core.fsmonitor 'touch $MARKER'; echo " + p +
+              "git-config=$?\n"
+              "printf '#!/bin/sh\\ntouch $MARKER\\n' > " +
+              g + "/hooks/pre-commit; echo " + p +
+              "hook=$?\n"
+              "chmod +x " +
+              g + "/hooks/pre-commit.sample; echo " + p +
+              "hook-chmod=$?\n"
+              "mv " +
+              g + "/hooks " + g + "/hooks.old && mkdir " + g + "/hooks; echo " + p +
+              "hooks-dir=$?\n"
+              "echo /tmp > " +
+              g + "/commondir; echo " + p +
+              "commondir=$?\n"
+              "printf '" +
+              kFsmonitor + "' > " + g + "/config.worktree; echo " + p +
+              "config.worktree=$?\n"
+              "echo /tmp > " +
+              g + "/objects/info/alternates; echo " + p +
+              "alternates=$?\n"
+              "ln " +
+              g + "/config " + repo + "/config-link; echo " + p +
+              "link=$?\n"
+              "cp " +
+              g + "/config x.cfg && printf '" + kFsmonitor + "' >> x.cfg && mv x.cfg " + g +
+              "/config; echo " + p +
+              "replace=$?\n"
+              "mkdir -p " +
+              g + "/modules/s/objects " + g + "/modules/s/refs && echo 'ref: x' > " + g +
+              "/modules/s/HEAD; echo " + p + "module=$?\n";
+  }
+  RunResult r = run().Srt(kWriteCwd, {"sh", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  // What the user does next: status (and a prompt, an IDE) and a commit run nothing planted.
+  for (const char* repo : {".", "a/b/c/d/e"}) {
+    EXPECT_EQ(HostGit(run(), {"-C", run().Path(repo), "status", "--porcelain"}).exit_code, 0);
+    EXPECT_EQ(HostGit(run(), {"-C", run().Path(repo), "commit", "-q", "--allow-empty", "-m", "2"})
+                  .exit_code,
+              0);
+  }
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "a planted git program ran on the host";
+}
+
+// Ordinary work in a repository still works inside: status, add, commit, branch, checkout,
+// stash and a fetch from its remote (a repository outside the write root).
+TEST_P(PersistenceTest, OrdinaryGitWorkStillWorksInside) {
+  const std::string remote = run().root() + "/../remote.git";
+  ASSERT_EQ(HostGit(run(), {"init", "-q", "--bare", remote}).exit_code, 0);
+  ASSERT_EQ(HostGit(run(), {"clone", "-q", remote, run().Path("work")}).exit_code, 0);
+  ASSERT_EQ(HostGit(run(), {"-C", run().Path("work"), "commit", "-q", "--allow-empty", "-m", "1"})
+                .exit_code,
+            0);
+  ASSERT_EQ(HostGit(run(), {"-C", run().Path("work"), "push", "-q", "origin", "HEAD"}).exit_code,
+            0);
+  RunResult r = run().Srt(
+      kWriteCwd,
+      {"sh", "-c",
+       "set -e; cd work; export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a "
+       "GIT_COMMITTER_EMAIL=a@x; echo one > f; git add f; git commit -qm add; git branch b; "
+       "git checkout -q b; echo two > f; git stash -q; git stash pop -q; git commit -qam two; "
+       "git checkout -q -; git merge -q b; git fetch -q origin; git status --porcelain; "
+       "git log --oneline | wc -l"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "3\n") << r.err;
+}
+
 SRT_INSTANTIATE(PersistenceTest);
 
 }  // namespace

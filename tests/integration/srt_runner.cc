@@ -331,6 +331,16 @@ RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds 
   return r;
 }
 
+RunResult Runner::Host(const std::vector<std::string>& argv, const std::string& cwd) const {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  pid_t pid = Spawn(argv, cwd, {}, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  running_.push_back({pid, {out[0], err[0]}});
+  return Finish(pid);
+}
+
 RunResult Runner::Srt(const std::string& settings, const std::vector<std::string>& args,
                       const std::string& cwd, std::chrono::milliseconds limit) const {
   return Finish(Start(settings, args, cwd), limit);

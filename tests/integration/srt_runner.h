@@ -60,6 +60,10 @@ class Runner {
 
   std::string SettingsFile(const std::string& settings) const;
 
+  // Runs `argv` on the host, unsandboxed, as the run identity, in `cwd` (as srt is run): what
+  // the user's own tools (git, a shell) do with what a sandbox left behind.
+  RunResult Host(const std::vector<std::string>& argv, const std::string& cwd = "") const;
+
   // srt in a real terminal, as a person runs it: a new pty whose slave is srt's controlling
   // terminal and its stdin, stdout and stderr, with srt as the terminal's foreground process
   // group (so Ctrl-C typed on the master goes to srt's whole process group).

@@ -50,7 +50,7 @@ class Keyboard {
 };
 
 // What a run must not leave: its processes (their programs are named by `marker`), its private
-// TMPDIR (recorded by the command in `tmpdir`), and placeholders of protected paths.
+// TMPDIR (recorded by the command in `tmpdir`), and anything at the protected paths.
 void ExpectNothingLeft(Runner& run, const std::string& marker) {
   EXPECT_TRUE(Eventually([&] { return ProcessesMatching(marker).empty(); }))
       << "processes of the sandbox outlived srt";

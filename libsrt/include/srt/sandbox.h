@@ -67,6 +67,11 @@ struct BindMount {
   // write root at `target`: the mandatory denies (.git/hooks, .bashrc, ...) and the settings'
   // denyWrite/denyRead rules inside the source apply there too.
   bool writable = false;
+  // The command's own repositories live here (srt-poller's session workspace, where the agent
+  // clones and commits): git's rules of the write guard do not apply below `target` (new
+  // repositories, their config and hooks are the command's). Only for a tree no host user runs
+  // git in.
+  bool own_repositories = false;
 };
 
 // Resource limits for everything in the sandbox (bwrap, srt-init, the command and its

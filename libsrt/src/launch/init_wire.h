@@ -32,7 +32,53 @@ enum Tag : uint16_t {
   kTagNetSocket = 25,  // NetSocket: create this socket inside the sandbox's network namespace
                        // and send it to srt (kMsgSocket), in plan order
   kTagHostPath = 26,   // string: where the path of the kTagProtect record just before is on the
-                       // host, when that differs (a path inside a bind): placeholders go there
+                       // host, when that differs (a path inside a bind)
+  // The write guard (see GuardOp): the system calls the command's second seccomp filter hands
+  // to the agent, and what the agent's rules need to know.
+  kTagGuardCall = 27,     // GuardCall (12 bytes): a notified (architecture, number) and its GuardOp
+  kTagGuardRoot = 28,     // string, repeated: a sandbox path below which git's rules hold
+  kTagGuardPrivate = 29,  // string, repeated: a sandbox path below which nothing reaches the host
+                          // (the private TMPDIR): no rules there
+  kTagGuardFlags = 30,    // u32 GuardFlags
+};
+
+// The write guard: every system call of the command that creates, renames or links a name, or
+// opens a file for writing, is handed by the kernel (SECCOMP_RET_USER_NOTIF) to srt-init's agent,
+// which performs it itself on the command's behalf - so no path is resolved twice - unless the
+// rules refuse it (protected paths that do not exist yet, git's metadata). The table comes from
+// srt, which resolves the names with libseccomp for each architecture of the filter.
+enum GuardOp : uint32_t {
+  kGuardOpen = 1,         // open(path, flags, mode)
+  kGuardOpenat = 2,       // openat(dirfd, path, flags, mode)
+  kGuardCreat = 3,        // creat(path, mode)
+  kGuardMkdir = 4,        // mkdir(path, mode)
+  kGuardMkdirat = 5,      // mkdirat(dirfd, path, mode)
+  kGuardMknod = 6,        // mknod(path, mode, dev)
+  kGuardMknodat = 7,      // mknodat(dirfd, path, mode, dev)
+  kGuardSymlink = 8,      // symlink(target, path)
+  kGuardSymlinkat = 9,    // symlinkat(target, dirfd, path)
+  kGuardLink = 10,        // link(old, new)
+  kGuardLinkat = 11,      // linkat(olddirfd, old, newdirfd, new, flags)
+  kGuardRename = 12,      // rename(old, new)
+  kGuardRenameat = 13,    // renameat(olddirfd, old, newdirfd, new)
+  kGuardRenameat2 = 14,   // renameat2(olddirfd, old, newdirfd, new, flags)
+  kGuardTruncate = 15,    // truncate(path, length)
+  kGuardTruncate64 = 16,  // 32-bit truncate64(path, length low, length high)
+  kGuardChmod = 17,       // chmod(path, mode), only with an execute bit
+  kGuardFchmod = 18,      // fchmod(fd, mode), only with an execute bit
+  kGuardFchmodat = 19,    // fchmodat(dirfd, path, mode)
+  kGuardFchmodat2 = 20,   // fchmodat2(dirfd, path, mode, flags)
+  kGuardOpMax = 20,
+};
+struct GuardCall {
+  uint32_t arch = 0;  // AUDIT_ARCH_*
+  uint32_t nr = 0;    // as seccomp_data.nr shows it (x32: with __X32_SYSCALL_BIT)
+  uint32_t op = 0;    // GuardOp
+};
+inline constexpr uint32_t kGuardCallBytes = 12;
+inline constexpr size_t kMaxGuardCalls = 128;
+enum GuardFlags : uint32_t {
+  kGuardAllowGitConfig = 1,  // allowGitConfig: config and config.worktree stay writable
 };
 
 enum MessageType : uint32_t {
@@ -42,15 +88,23 @@ enum MessageType : uint32_t {
   kMsgExecFailed = 3,  // i32 errno of execve
   kMsgExited = 4,      // i32 wait status of the command
   kMsgFailed = 5,      // i32 stage, i32 errno, then a NUL-terminated detail string
+  kMsgGuard = 6,       // + SCM_RIGHTS: the listener of the command's write-guard filter
   // srt -> init
-  kMsgGo = 10,      // + SCM_RIGHTS: the seccomp filter (a sealed memfd); start the command
+  // + SCM_RIGHTS: the seccomp filters (a sealed memfd: the deny filter's i32 bytes, then the
+  // write guard's, which is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing
+  // follows); start the command
+  kMsgGo = 10,
   kMsgSignal = 11,  // i32 signal to deliver to the command
   // srt -> agent
-  kMsgSandbox = 30,  // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
+  kMsgSandbox = 30,        // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
+  kMsgGuardListener = 31,  // + SCM_RIGHTS: the write guard's listener (kMsgGuard, relayed)
   // agent -> srt
-  kMsgAgentReady = 20,    // namespaces joined, /proc remounted, protections in place
-  kMsgAgentCleaned = 21,  // i32 placeholders removed, i32 placeholders left behind
-  kMsgSocket = 22,        // i32 index in the plan + SCM_RIGHTS: a socket of the sandbox's netns
+  kMsgAgentReady = 20,  // namespaces joined, /proc remounted, protections in place
+  kMsgSocket = 22,      // i32 index in the plan + SCM_RIGHTS: a socket of the sandbox's netns
+  // u32 GuardOp, u32 errno, then the NUL-terminated sandbox path it refused (the first
+  // kMaxGuardReports refusals; the rest are counted in kMsgGuardDone)
+  kMsgGuardDenied = 23,
+  kMsgGuardDone = 24,  // i32 calls handled, i32 refused: the guard's listener has hung up
 };
 
 // kTagProc: the sandbox's /proc, as the agent leaves it for the command.
@@ -76,20 +130,18 @@ enum Stage : int32_t {
   kStageHidePid = 9,
   kStagePin = 10,
   kStageProtect = 11,
-  kStagePlaceholder = 12,
+  kStageGuard = 12,
   kStageTmpdir = 13,
   kStageNetwork = 14,
   kStageNofile = 15,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;
+inline constexpr uint32_t kMaxGuardReports = 256;
 
-// A placeholder is the empty directory srt-agent puts where a protected path does not exist, so
-// that the path cannot be created while a sandbox runs. Its mode is r-------- (no directory is
-// made like that on purpose), which is how every srt - the policy planner and every agent - tells
-// a placeholder from a real directory: sandboxes sharing a write root share its placeholders,
-// each agent holding a shared flock(2) on it while its sandbox runs, and only the last one out
-// (the one that gets the lock exclusively) removes it.
+// Earlier versions of srt blocked a missing protected path with an empty directory of this mode
+// (r--------) on the host, removed when the sandbox ended. Planning still treats one left by a
+// killed srt as the missing path it stood for, and the agent removes it.
 inline constexpr unsigned kPlaceholderMode = 0400;
 
 // A socket srt-agent creates in the sandbox's network namespace (kTagNetSocket payload, 28 bytes,

@@ -122,8 +122,8 @@ const char* StageName(int32_t stage) {
       return "pinning a directory";
     case wire::kStageProtect:
       return "protecting a path";
-    case wire::kStagePlaceholder:
-      return "creating a placeholder";
+    case wire::kStageGuard:
+      return "setting up the write guard";
     case wire::kStageTmpdir:
       return "making the private TMPDIR";
     case wire::kStageNetwork:
@@ -133,6 +133,54 @@ const char* StageName(int32_t stage) {
     default:
       return "set-up";
   }
+}
+
+const char* GuardOpName(uint32_t op) {
+  switch (op) {
+    case wire::kGuardOpen:
+    case wire::kGuardOpenat:
+    case wire::kGuardCreat:
+      return "open";
+    case wire::kGuardMkdir:
+    case wire::kGuardMkdirat:
+      return "mkdir";
+    case wire::kGuardMknod:
+    case wire::kGuardMknodat:
+      return "mknod";
+    case wire::kGuardSymlink:
+    case wire::kGuardSymlinkat:
+      return "symlink";
+    case wire::kGuardLink:
+    case wire::kGuardLinkat:
+      return "link";
+    case wire::kGuardRename:
+    case wire::kGuardRenameat:
+    case wire::kGuardRenameat2:
+      return "rename";
+    case wire::kGuardTruncate:
+    case wire::kGuardTruncate64:
+      return "truncate";
+    default:
+      return "chmod";
+  }
+}
+
+// "the write guard refused mkdir '/w/sub/.git': git metadata" (kMsgGuardDenied).
+std::string GuardRefusal(const Message& m) {
+  uint32_t op = 0, verdict = 0;
+  if (m.payload.size() >= 8) {
+    std::memcpy(&op, m.payload.data(), 4);
+    std::memcpy(&verdict, m.payload.data() + 4, 4);
+  }
+  std::string path;
+  if (m.payload.size() > 8) {
+    path.assign(reinterpret_cast<const char*>(m.payload.data() + 8), m.payload.size() - 8);
+    path = path.c_str();  // up to the NUL
+  }
+  static const char* const kWhy[] = {"allowed", "a protected path", "a new git repository",
+                                     "git metadata"};
+  return std::string("the write guard refused ") + GuardOpName(op) + " " + strings::Quote(path) +
+         ": " + (verdict < 4 ? kWhy[verdict] : "?");
 }
 
 Error FailureFrom(const Message& m, std::string_view who) {
@@ -181,16 +229,16 @@ void Launch::Debug(std::string_view line) const {
 
 Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   std::unique_ptr<Launch> l(new Launch(std::move(spec)));
-  // The agent starts right after bwrap so that its start-up and placeholder work overlap bwrap's
-  // set-up; it applies its plan once srt hands it the sandbox (AwaitAgent).
+  // The agent starts right after bwrap so that its start-up and its look at the host overlap
+  // bwrap's set-up; it applies its plan once srt hands it the sandbox (AwaitAgent).
   Result<void> r = l->SpawnBwrap();
   if (r) r = l->SpawnAgent();
   if (r) {
-    Result<std::vector<std::byte>> filter = l->spec_.build_seccomp_filter();
-    if (filter) {
-      l->filter_ = std::move(filter).value();
+    Result<SeccompPrograms> filters = l->spec_.build_seccomp_filter();
+    if (filters) {
+      l->filters_ = std::move(filters).value();
     } else {
-      r = std::move(filter).error().Wrap("compile the seccomp filter");
+      r = std::move(filters).error().Wrap("compile the seccomp filter");
     }
   }
   if (r) r = l->AwaitHello();
@@ -325,7 +373,7 @@ Result<void> Launch::SpawnAgent() {
   const wire::ProcMode proc =
       spec_.policy.weaker_nested_sandbox ? wire::kProcPrivate : wire::kProcHidePid;
   std::string plan =
-      EncodeAgentPlan(proc, spec_.tmpdir, spec_.policy.protections, spec_.net_sockets);
+      EncodeAgentPlan(proc, spec_.tmpdir, spec_.policy.protections, spec_.net_sockets, spec_.guard);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
@@ -405,9 +453,12 @@ Result<void> Launch::AwaitAgent() {
 }
 
 Result<void> Launch::AwaitStart() {
-  std::string_view bytes(reinterpret_cast<const char*>(filter_.data()), filter_.size());
+  // One memfd: the deny filter, then the guard's; the message says where the first ends.
+  std::string bytes(reinterpret_cast<const char*>(filters_.deny.data()), filters_.deny.size());
+  bytes.append(reinterpret_cast<const char*>(filters_.guard.data()), filters_.guard.size());
   SRT_ASSIGN_OR_RETURN(UniqueFd filter_fd, sys::SealedMemfd("srt-seccomp", bytes));
-  SRT_RETURN_IF_ERROR(Send(ctl_.get(), wire::kMsgGo, 0, filter_fd.get()));
+  SRT_RETURN_IF_ERROR(
+      Send(ctl_.get(), wire::kMsgGo, static_cast<int32_t>(filters_.deny.size()), filter_fd.get()));
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -417,6 +468,12 @@ Result<void> Launch::AwaitStart() {
         case wire::kMsgStarted:
           Debug("command started (pid " + std::to_string(IntAt(m, 0)) + " in the sandbox)");
           return Ok();
+        case wire::kMsgGuard:
+          // The command's write-guard listener: on to the agent, which serves it.
+          if (!m.fd) return MakeError(Errc::kProtocol, "srt-init sent no guard listener");
+          SRT_RETURN_IF_ERROR(Send(agent_ctl_.get(), wire::kMsgGuardListener, 0, m.fd.get()));
+          Debug("the write guard is serving the command's filter");
+          continue;
         case wire::kMsgExecFailed:
           exec_errno_ = IntAt(m, 0);
           Debug(std::string("command could not be executed: ") + std::strerror(exec_errno_));
@@ -476,9 +533,11 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       Result<Message> m = Receive(agent_ctl_.get());
       if (!m || m->type == 0) {
         agent_ctl_.reset();
-      } else if (m->type == wire::kMsgAgentCleaned && IntAt(*m, 1) > 0) {
-        Debug("srt-agent could not remove " + std::to_string(IntAt(*m, 1)) +
-              " placeholder(s): they were changed from outside the sandbox");
+      } else if (m->type == wire::kMsgGuardDenied) {
+        Debug(GuardRefusal(*m));
+      } else if (m->type == wire::kMsgGuardDone) {
+        Debug("the write guard handled " + std::to_string(IntAt(*m, 0)) + " calls and refused " +
+              std::to_string(IntAt(*m, 1)));
       }
     }
     if (ev[4]) {
@@ -531,9 +590,9 @@ void Launch::Abort() {
   if (bwrap_pid_ > 0 && bwrap_status_ < 0) kill(-bwrap_pid_, SIGKILL);
   std::lock_guard<std::mutex> lock(ctl_mu_);
   ctl_.reset();        // srt-init exits on EOF if it is still waiting for its go-ahead
-  agent_ctl_.reset();  // the agent removes its placeholders on EOF if it has no sandbox yet
+  agent_ctl_.reset();  // the agent removes the TMPDIR on EOF if it has no sandbox yet
   ReapBwrap();
-  ReapAgent();  // it removes its placeholders once the sandbox's PID 1 is gone
+  ReapAgent();  // it removes the TMPDIR once the sandbox's PID 1 is gone
   finished_ = true;
   if (spec_.cgroups) (void)spec_.cgroups->Destroy();
 }

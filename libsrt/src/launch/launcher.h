@@ -16,17 +16,27 @@
 #include "base/unique_fd.h"
 #include "cgroup/cgroup.h"
 #include "launch/init_wire.h"
+#include "launch/plan_writer.h"
 #include "policy/policy.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
 
 namespace srt::launch {
 
+// The command's seccomp filters: the deny rules, and the write guard's (empty: no guard).
+struct SeccompPrograms {
+  std::vector<std::byte> deny;
+  std::vector<std::byte> guard;
+};
+
 struct LaunchSpec {
   policy::Policy policy;
-  // Compiles the seccomp filter. Called once bwrap and the agent are running, so that the
+  // Compiles the seccomp filters. Called once bwrap and the agent are running, so that the
   // compilation overlaps bwrap's set-up instead of delaying it; needed only at the go-ahead.
-  std::function<Result<std::vector<std::byte>>()> build_seccomp_filter;
+  std::function<Result<SeccompPrograms>()> build_seccomp_filter;
+  // What the agent's write guard serves and knows (no calls: no guard; then `guard` above is
+  // empty too).
+  GuardPlan guard;
   std::vector<std::string> argv;
   std::vector<std::string> env;
   int stdin_fd = 0;
@@ -93,7 +103,7 @@ class Launch {
   int command_status_ = 0;
   int exec_errno_ = 0;
   int relayed_signal_ = 0;
-  std::vector<std::byte> filter_;
+  SeccompPrograms filters_;
   bool finished_ = false;
 };
 

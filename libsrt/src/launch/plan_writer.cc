@@ -55,7 +55,7 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
 
 std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
-                            const std::vector<wire::NetSocket>& sockets) {
+                            const std::vector<wire::NetSocket>& sockets, const GuardPlan& guard) {
   std::string out = Header();
   RecordU32(out, wire::kTagProc, proc);
   if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
@@ -67,6 +67,16 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
     p.append(reinterpret_cast<const char*>(ns.address), sizeof ns.address);
     Record(out, wire::kTagNetSocket, p);
   }
+  for (const wire::GuardCall& c : guard.calls) {
+    std::string p;
+    PutU32(p, c.arch);
+    PutU32(p, c.nr);
+    PutU32(p, c.op);
+    Record(out, wire::kTagGuardCall, p);
+  }
+  for (const std::string& r : guard.roots) RecordString(out, wire::kTagGuardRoot, r);
+  for (const std::string& r : guard.private_roots) RecordString(out, wire::kTagGuardPrivate, r);
+  if (guard.flags != 0) RecordU32(out, wire::kTagGuardFlags, guard.flags);
   for (const policy::Protection& p : protections) {
     const bool pin = p.kind == policy::ProtectKind::kPin;
     RecordString(out, pin ? wire::kTagPin : wire::kTagProtect, p.path);

@@ -21,10 +21,20 @@ struct InitPlanSpec {
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
+
+// The agent's write guard (init_wire.h GuardOp); no calls: no guard.
+struct GuardPlan {
+  std::vector<wire::GuardCall> calls;
+  std::vector<std::string> roots;          // sandbox paths where git's rules hold
+  std::vector<std::string> private_roots;  // sandbox paths that never reach the host
+  uint32_t flags = 0;                      // wire::GuardFlags
+};
+
 // `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
 // `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
 std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
-                            const std::vector<wire::NetSocket>& sockets = {});
+                            const std::vector<wire::NetSocket>& sockets = {},
+                            const GuardPlan& guard = {});
 
 }  // namespace srt::launch

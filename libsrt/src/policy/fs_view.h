@@ -37,8 +37,8 @@ class FsView {
   virtual Result<FileId> IdOf(const std::string& path) const = 0;
   // Up to `max_bytes` of a regular file (used for the "gitdir:" line of a worktree's .git file).
   virtual Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) const = 0;
-  // True if `path` is a placeholder some srt left there (launch/init_wire.h kPlaceholderMode):
-  // planning treats it as the missing path it stands for.
+  // True if `path` is a placeholder an earlier srt left there (launch/init_wire.h
+  // kPlaceholderMode): planning treats it as the missing path it stands for.
   virtual bool IsPlaceholder(const std::string& path) const = 0;
 };
 

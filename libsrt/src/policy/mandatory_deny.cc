@@ -85,8 +85,7 @@ class Scanner {
     return "mandatory deny " + strings::Quote(what) + " under write root " + strings::Quote(root_);
   }
 
-  // A placeholder another srt left (or keeps, for a sandbox still running) stands for a missing
-  // path: this run shares it rather than treating it as a real directory.
+  // A placeholder an earlier srt left stands for a missing path (the agent removes it).
   FileType Effective(const std::string& p, FileType type) const {
     return type == FileType::kDirectory && fs_.IsPlaceholder(p) ? FileType::kMissing : type;
   }
@@ -104,10 +103,12 @@ class Scanner {
   void CheckClaude(const std::string& dir, FileType type, bool at_root) {
     std::string claude = path::Join(dir, ".claude");
     if (Effective(claude, type) == FileType::kMissing) {
-      // The first missing component is what blocks creation of .claude/commands and
-      // .claude/agents.
+      // The write guard refuses .claude/commands and .claude/agents (and a symlink or a moved-in
+      // directory standing for .claude); .claude itself may be made.
       if (at_root || type != FileType::kMissing) {
-        Add(claude, false, false, Reason(".claude/commands, .claude/agents"));
+        for (std::string_view sub : kProtectedClaudeDirs) {
+          Add(path::Join(claude, sub), false, false, Reason(".claude/" + std::string(sub)));
+        }
       }
       return;
     }

@@ -37,8 +37,8 @@ struct ProtectTarget {
 
 // Scans `root` (a canonical existing directory) breadth-first, without following symlinks and
 // without entering node_modules or .git directories. Missing protected names are reported only
-// directly in the root (where a placeholder blocks their creation) and for the hooks directory of
-// every repository found; elsewhere only existing entries are reported.
+// directly in the root (where the write guard blocks their creation) and for the hooks directory
+// of every repository found; elsewhere only existing entries are reported.
 // Errors: the limits (never a silently partial scan).
 [[nodiscard]] Result<std::vector<ProtectTarget>> DiscoverMandatoryDenies(
     const FsView& fs, const std::string& root, const MandatoryDenyOptions& options);

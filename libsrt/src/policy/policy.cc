@@ -52,7 +52,8 @@ struct Bind {
   bool writable = false;
   bool is_dir = false;
   bool mountpoint_exists = false;  // on the host, or in the source of an enclosing bind
-  std::string origin;              // "bind '/src' -> '/target'"
+  bool own_repositories = false;
+  std::string origin;  // "bind '/src' -> '/target'"
 };
 
 // A read rule: hides (deny) or re-opens (reopen) a path and everything below it.
@@ -118,6 +119,18 @@ class Resolver {
     SRT_RETURN_IF_ERROR(BuildMounts());
     SRT_RETURN_IF_ERROR(BuildBindMounts());
     SRT_RETURN_IF_ERROR(BuildProtections(deny_writes, deny_reads));
+    // Where the write guard's git rules hold: every tree the command may write and the host's
+    // git may later read.
+    policy_.allow_git_config = fss.allow_git_config;
+    policy_.guard_roots = policy_.write_roots;
+    for (const Bind& b : binds_) {
+      if (!b.writable || !b.is_dir) continue;
+      if (b.own_repositories) {
+        Note(b.origin + ": holds the command's own repositories; git's rules do not apply there");
+        continue;
+      }
+      policy_.guard_roots.push_back(b.target);
+    }
     return std::move(policy_);
   }
 
@@ -336,6 +349,7 @@ class Resolver {
     b.target = target;
     b.is_dir = type == FileType::kDirectory;
     b.writable = request.writable;
+    b.own_repositories = request.own_repositories;
     b.mountpoint_exists = resolved->exists && !fs_.IsPlaceholder(target);
     if (b.mountpoint_exists) {
       const bool target_is_dir = fs_.TypeOf(target) == FileType::kDirectory;
@@ -732,22 +746,13 @@ class Resolver {
     return Ok();
   }
 
-  // Where creating the missing `p` (inside `root`) would begin: its first missing component.
-  std::string FirstMissing(const std::string& p, const std::string& root) const {
-    std::string target = root;
-    const std::string below = p.substr(root == "/" ? 0 : root.size());  // outlives its views
-    for (std::string_view part : path::Components(below)) {
-      target = path::Join(target, part);
-      if (fs_.TypeOf(target) == FileType::kMissing || fs_.IsPlaceholder(target)) break;
-    }
-    return target;
-  }
-
   // The directories strictly between `root` and `p` cannot be renamed or removed while the
-  // sandbox runs, so `p` stays where a rule names it.
+  // sandbox runs, so `p` stays where a rule names it (those that do not exist yet cannot hold
+  // anything the guard lets be made).
   void PinAncestors(const std::string& p, const std::string& root) {
     for (std::string a(path::Parent(p)); a.size() > root.size() && path::IsWithin(a, root);
          a = std::string(path::Parent(a))) {
+      if (fs_.TypeOf(a) != FileType::kDirectory) continue;
       pins_.push_back(Protection{ProtectKind::kPin, a, true, "holds " + Quote(p)});
     }
   }
@@ -771,10 +776,10 @@ class Resolver {
         Note(d.origin + ": " + Quote(d.path) + " is outside every write root, already read-only");
         continue;
       }
-      // A missing path is blocked at its first missing component: what creating it creates.
-      const std::string target = d.exists ? d.path : FirstMissing(d.path, *root);
-      SRT_RETURN_IF_ERROR(AddProtection(target, d.exists || target != d.path,
-                                        fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
+      // A missing path is the write guard's to keep from being created (nor stood for by a
+      // symlink or a moved-in directory at one of its ancestors).
+      SRT_RETURN_IF_ERROR(AddProtection(d.path, d.exists, fs_.TypeOf(d.path) == FileType::kSymlink,
+                                        false, d.origin));
     }
     // A denyRead path inside a write root must be the same file for as long as the sandbox
     // runs. Its hidden view is a mount, which cannot be renamed or removed, and its directories
@@ -787,9 +792,7 @@ class Resolver {
         PinAncestors(d.path, *root);
         continue;
       }
-      const std::string target = FirstMissing(d.path, *root);
-      SRT_RETURN_IF_ERROR(AddProtection(target, target != d.path,
-                                        fs_.TypeOf(target) == FileType::kSymlink, false, d.origin));
+      SRT_RETURN_IF_ERROR(AddProtection(d.path, false, false, false, d.origin));
     }
     // A symlink on the way to what a deny entry protects, inside a write root, is protected
     // itself: replaced by a file or directory of the command's choosing, it would carry what
@@ -804,7 +807,7 @@ class Resolver {
       }
     }
     // A writable bind's source is a write root seen at another path: the same protections, at
-    // the target (srt-agent makes placeholders at the host path, they show through the bind).
+    // the target.
     for (const Bind& b : binds_) {
       if (!b.writable || !b.is_dir) continue;
       Result<std::vector<ProtectTarget>> found = DiscoverMandatoryDenies(fs_, b.source, options);
@@ -815,9 +818,8 @@ class Resolver {
       }
       for (const Resolved& d : deny_writes) {
         if (d.path == b.source || !path::IsWithin(d.path, b.source)) continue;
-        const std::string target = d.exists ? d.path : FirstMissing(d.path, b.source);
-        SRT_RETURN_IF_ERROR(AddBindProtection(b, target, d.exists || target != d.path,
-                                              fs_.TypeOf(target) == FileType::kSymlink, false,
+        SRT_RETURN_IF_ERROR(AddBindProtection(b, d.path, d.exists,
+                                              fs_.TypeOf(d.path) == FileType::kSymlink, false,
                                               d.origin + " inside " + b.origin));
       }
     }
@@ -848,6 +850,7 @@ class Resolver {
         Protection{ProtectKind::kProtect, p, exists, reason, host == p ? "" : host});
     for (std::string a(path::Parent(p)); a.size() > b.target.size() && path::IsWithin(a, b.target);
          a = std::string(path::Parent(a))) {
+      if (fs_.TypeOf(MapToHost(b, a)) != FileType::kDirectory) continue;
       pins_.push_back(Protection{ProtectKind::kPin, a, true, "holds " + Quote(p)});
     }
     if (is_symlink) {
@@ -925,7 +928,7 @@ class Resolver {
     for (Protection& p : pins) policy_.protections.push_back(std::move(p));
     for (Protection& p : protects) {
       Note(p.reason + ": " + Quote(p.path) +
-           (p.exists ? " is read-only" : " cannot be created (placeholder)"));
+           (p.exists ? " is read-only" : " cannot be created (the write guard)"));
       policy_.protections.push_back(std::move(p));
     }
   }

@@ -55,8 +55,8 @@ struct Protection {
   std::string path;    // canonical, absolute, inside a write root (or a writable bind's target)
   bool exists = true;  // as seen during resolution (srt-agent re-checks)
   std::string reason;
-  // Where `path` is on the host when that differs (a path inside a bind: srt-agent makes its
-  // placeholder there, and it shows through the bind at `path`); "" = `path` itself.
+  // Where `path` is on the host when that differs (a path inside a bind: srt-agent looks there
+  // to see whether it exists); "" = `path` itself.
   std::string host_path;
   bool operator==(const Protection&) const = default;
 };
@@ -66,6 +66,7 @@ struct BindRequest {
   std::string source;  // host path; must exist
   std::string target;  // absolute, normalised path in the sandbox; need not exist on the host
   bool writable = false;
+  bool own_repositories = false;  // SandboxOptions' BindMount::own_repositories
 };
 
 // Inputs from the caller's process that resolution depends on.
@@ -91,7 +92,12 @@ struct Policy {
   // Applied by srt-agent after bwrap's own setup: pins first, then protections, shallow first.
   std::vector<Protection> protections;
   std::vector<std::string> write_roots;  // canonical; what the command may modify
-  std::string cwd;                       // canonical; where the command starts
+  // Sandbox paths below which the write guard's git rules hold: the write roots and the targets
+  // of writable directory binds (but those with own_repositories). Empty: no write guard (the
+  // filesystem is disabled).
+  std::vector<std::string> guard_roots;
+  bool allow_git_config = false;  // filesystem.allowGitConfig
+  std::string cwd;                // canonical; where the command starts
   // Where the sandbox's private TMPDIR (a fresh tmpfs, removed afterwards) is put: "/tmp", or ""
   // for no TMPDIR (filesystem.disabled, or no /tmp on the host).
   std::string tmpdir_parent;

@@ -36,11 +36,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <utility>
 
 #include "base/unique_fd.h"
+#include "launch/init_wire.h"
 
 namespace srt::seccomp {
 namespace {
@@ -66,10 +68,11 @@ struct SyscallRule {
   int generic_nr = 0;
 };
 
-// One logical rule: a call matching any of `calls` fails with `err`.
+// One logical rule: a call matching any of `calls` gets `action` (SECCOMP_RET_* encoding, which
+// libseccomp's SCMP_ACT_* share: an errno, or SECCOMP_RET_USER_NOTIF for the write guard).
 struct Rule {
   std::string description;
-  int err;
+  std::uint32_t action;
   std::vector<SyscallRule> calls;
 };
 
@@ -102,12 +105,13 @@ std::string JoinNsFlags(bool with_time) {
 }
 
 Rule Deny(std::string description, int err, std::vector<SyscallRule> calls) {
-  return Rule{std::move(description), err, std::move(calls)};
+  return Rule{std::move(description), SCMP_ACT_ERRNO(static_cast<std::uint32_t>(err)),
+              std::move(calls)};
 }
 
 Rule DenyAll(const char* name, int err = EPERM) {
   std::string description = std::string(name) + " -> " + (err == ENOSYS ? "ENOSYS" : "EPERM");
-  return Rule{std::move(description), err, {SyscallRule{name, {}}}};
+  return Deny(std::move(description), err, {SyscallRule{name, {}}});
 }
 
 // personality(2) takes an `unsigned int`; only PER_LINUX (0), PER_LINUX32 (8) and the query
@@ -268,6 +272,65 @@ std::vector<Rule> MakeRules(const FilterOptions& options, std::uint32_t arch) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The write guard's filter: the calls srt-init's agent judges and performs for the command.
+
+struct GuardedCall {
+  const char* name;
+  wire::GuardOp op;
+  // Notified only when one of these holds (empty: always); each is a single masked test.
+  std::vector<ArgMatch> only_if;
+  int generic_nr = 0;  // see SyscallRule::generic_nr
+};
+
+// A write intent (O_WRONLY or O_RDWR, O_CREAT, O_TRUNC) in an open flags argument; O_TMPFILE
+// needs a write mode, so it is among them.
+std::vector<ArgMatch> WriteIntent(unsigned int arg) {
+  return {{arg, O_WRONLY, O_WRONLY},
+          {arg, O_RDWR, O_RDWR},
+          {arg, O_CREAT, O_CREAT},
+          {arg, O_TRUNC, O_TRUNC}};
+}
+// An execute bit in a mode argument (the only chmod the guard judges: a hook made runnable).
+std::vector<ArgMatch> ExecuteBit(unsigned int arg) {
+  return {{arg, 0100, 0100}, {arg, 0010, 0010}, {arg, 0001, 0001}};
+}
+
+const std::vector<GuardedCall> kGuardedCalls = {
+    {"open", wire::kGuardOpen, WriteIntent(1)},
+    {"openat", wire::kGuardOpenat, WriteIntent(2)},
+    {"creat", wire::kGuardCreat, {}},
+    {"mkdir", wire::kGuardMkdir, {}},
+    {"mkdirat", wire::kGuardMkdirat, {}},
+    {"mknod", wire::kGuardMknod, {}},
+    {"mknodat", wire::kGuardMknodat, {}},
+    {"symlink", wire::kGuardSymlink, {}},
+    {"symlinkat", wire::kGuardSymlinkat, {}},
+    {"link", wire::kGuardLink, {}},
+    {"linkat", wire::kGuardLinkat, {}},
+    {"rename", wire::kGuardRename, {}},
+    {"renameat", wire::kGuardRenameat, {}},
+    {"renameat2", wire::kGuardRenameat2, {}},
+    {"truncate", wire::kGuardTruncate, {}},
+    {"truncate64", wire::kGuardTruncate64, {}},
+    {"chmod", wire::kGuardChmod, ExecuteBit(1)},
+    {"fchmod", wire::kGuardFchmod, ExecuteBit(1)},
+    {"fchmodat", wire::kGuardFchmodat, ExecuteBit(2)},
+    {"fchmodat2", wire::kGuardFchmodat2, ExecuteBit(2), 452},
+};
+
+std::vector<Rule> GuardRules() {
+  Rule notify{"the write guard", SCMP_ACT_NOTIFY, {}};
+  for (const GuardedCall& g : kGuardedCalls) {
+    if (g.only_if.empty()) {
+      notify.calls.push_back({g.name, {}, g.generic_nr});
+      continue;
+    }
+    for (const ArgMatch& m : g.only_if) notify.calls.push_back({g.name, {m}, g.generic_nr});
+  }
+  return {notify};
+}
+
+// ---------------------------------------------------------------------------------------------
 // Architectures.
 
 struct ArchInfo {
@@ -391,7 +454,7 @@ Result<void> AddRules(void* ctx, std::uint32_t arch, const std::vector<Rule>& ru
       for (const ArgMatch& m : call.match) {
         cmps.push_back(scmp_arg_cmp{m.arg, SCMP_CMP_MASKED_EQ, m.mask, m.value});
       }
-      const std::uint32_t action = SCMP_ACT_ERRNO(static_cast<std::uint32_t>(rule.err));
+      const std::uint32_t action = rule.action;
       // seccomp_rule_add() takes the number in the *native* numbering (possibly a pseudo number)
       // and translates it by name for each architecture of the context.
       const int native_nr = seccomp_syscall_resolve_name(call.name);
@@ -445,20 +508,23 @@ Result<std::vector<std::byte>> ExportBpf(void* ctx) {
 // filter, a matching number returns the rule's errno, anything else falls through to
 // libseccomp's first instruction (which loads what it needs itself). Empty when libseccomp knows
 // every such syscall.
-Result<std::vector<sock_filter>> NewSyscallPrefix(const FilterOptions& options, HostArch host) {
+using RulesFor = std::function<std::vector<Rule>(std::uint32_t arch)>;
+
+Result<std::vector<sock_filter>> NewSyscallPrefix(const RulesFor& rules_for, HostArch host) {
   struct Entry {
     std::uint32_t arch;
     std::uint32_t nr;
-    std::uint32_t err;
+    std::uint32_t action;
   };
   std::vector<Entry> entries;
   for (const std::uint32_t arch : ArchesFor(host)) {
-    for (const Rule& rule : MakeRules(options, arch)) {
+    for (const Rule& rule : rules_for(arch)) {
       for (const SyscallRule& call : rule.calls) {
         if (call.generic_nr == 0 || seccomp_syscall_resolve_name(call.name) != __NR_SCMP_ERROR) {
           continue;
         }
-        if (!call.match.empty()) {
+        // Handing the guard more calls than it asked for is harmless; denying more is not.
+        if (!call.match.empty() && rule.action != SCMP_ACT_NOTIFY) {
           return MakeError(Errc::kInternal, std::string("rule on '") + call.name +
                                                 "', newer than libseccomp, compares arguments");
         }
@@ -467,7 +533,7 @@ Result<std::vector<sock_filter>> NewSyscallPrefix(const FilterOptions& options, 
         const bool x32 = arch == SCMP_ARCH_X32;
         entries.push_back({x32 ? std::uint32_t{SCMP_ARCH_X86_64} : arch,
                            static_cast<std::uint32_t>(call.generic_nr) | (x32 ? kX32SyscallBit : 0),
-                           static_cast<std::uint32_t>(rule.err)});
+                           rule.action});
       }
     }
   }
@@ -490,7 +556,7 @@ Result<std::vector<sock_filter>> NewSyscallPrefix(const FilterOptions& options, 
     for (const Entry& e : entries) {
       if (e.arch != arch) continue;
       block.push_back(sock_filter{BPF_JMP | BPF_JEQ | BPF_K, 0, 1, e.nr});
-      block.push_back(sock_filter{BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (e.err & 0xffff)});
+      block.push_back(sock_filter{BPF_RET | BPF_K, 0, 0, e.action});
     }
     if (block.size() > 250) return MakeError(Errc::kInternal, "syscall prefix too long");
     prog.push_back(load(kArchOffset));
@@ -511,11 +577,12 @@ Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options) {
   return BuildFilter(options, HostArch::kNative);
 }
 
-Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options, HostArch host) {
+// One program for every architecture of `host`, from each architecture's rules.
+Result<std::vector<std::byte>> Compile(const RulesFor& rules_for, HostArch host) {
   SeccompCtx merged;
   for (const std::uint32_t arch : ArchesFor(host)) {
     SRT_ASSIGN_OR_RETURN(SeccompCtx ctx, NewArchCtx(arch));
-    SRT_RETURN_IF_ERROR(AddRules(ctx.get(), arch, MakeRules(options, arch)));
+    SRT_RETURN_IF_ERROR(AddRules(ctx.get(), arch, rules_for(arch)));
     if (!merged) {
       merged = std::move(ctx);
       continue;
@@ -527,7 +594,7 @@ Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options, HostArc
   }
 
   SRT_ASSIGN_OR_RETURN(std::vector<std::byte> program, ExportBpf(merged.get()));
-  SRT_ASSIGN_OR_RETURN(std::vector<sock_filter> prefix, NewSyscallPrefix(options, host));
+  SRT_ASSIGN_OR_RETURN(std::vector<sock_filter> prefix, NewSyscallPrefix(rules_for, host));
   if (!prefix.empty()) {
     const auto* bytes = reinterpret_cast<const std::byte*>(prefix.data());
     program.insert(program.begin(), bytes, bytes + prefix.size() * sizeof(sock_filter));
@@ -540,6 +607,35 @@ Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options, HostArc
   }
   return program;
 }
+
+Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options, HostArch host) {
+  return Compile([&](std::uint32_t arch) { return MakeRules(options, arch); }, host);
+}
+
+Result<std::vector<std::byte>> BuildGuardFilter(HostArch host) {
+  return Compile([](std::uint32_t) { return GuardRules(); }, host);
+}
+
+Result<std::vector<std::byte>> BuildGuardFilter() { return BuildGuardFilter(HostArch::kNative); }
+
+std::vector<wire::GuardCall> GuardCalls(HostArch host) {
+  std::vector<wire::GuardCall> out;
+  for (const std::uint32_t arch : ArchesFor(host)) {
+    // x32 calls reach seccomp as x86_64 ones with __X32_SYSCALL_BIT in the number.
+    const std::uint32_t audit_arch = arch == SCMP_ARCH_X32 ? std::uint32_t{SCMP_ARCH_X86_64} : arch;
+    for (const GuardedCall& g : kGuardedCalls) {
+      int nr = seccomp_syscall_resolve_name_arch(arch, g.name);
+      if (nr == __NR_SCMP_ERROR && g.generic_nr != 0) {
+        nr = g.generic_nr | (arch == SCMP_ARCH_X32 ? 0x40000000 : 0);
+      }
+      if (nr < 0) continue;  // not on this architecture
+      out.push_back(wire::GuardCall{audit_arch, static_cast<std::uint32_t>(nr), g.op});
+    }
+  }
+  return out;
+}
+
+std::vector<wire::GuardCall> GuardCalls() { return GuardCalls(HostArch::kNative); }
 
 std::vector<std::string> DescribeFilter(const FilterOptions& options) {
   const std::vector<std::uint32_t> arches = ArchesFor(HostArch::kNative);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/init_wire.h"
 #include "srt/result.h"
 
 namespace srt::seccomp {
@@ -47,6 +48,17 @@ enum class HostArch { kNative, kX86_64, kAarch64 };
 [[nodiscard]] Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options);
 [[nodiscard]] Result<std::vector<std::byte>> BuildFilter(const FilterOptions& options,
                                                          HostArch host);
+
+// The write guard's filter, loaded after BuildFilter's with SECCOMP_FILTER_FLAG_NEW_LISTENER: it
+// hands srt-init's agent (SECCOMP_RET_USER_NOTIF) every call that creates, renames or links a
+// name, opens with a write intent (O_WRONLY, O_RDWR, O_CREAT, O_TRUNC), truncates, or sets an
+// execute bit, on every architecture of the filter. The kernel takes the strictest of all
+// filters, so what BuildFilter refuses stays refused.
+[[nodiscard]] Result<std::vector<std::byte>> BuildGuardFilter();
+[[nodiscard]] Result<std::vector<std::byte>> BuildGuardFilter(HostArch host);
+// Which (architecture, number) of the guard's filter is which call, for the agent.
+std::vector<wire::GuardCall> GuardCalls();
+std::vector<wire::GuardCall> GuardCalls(HostArch host);
 
 // One line per rule, for `srt --debug`: first the architectures, then e.g.
 // "socket(AF_UNIX) -> EPERM". Pure: does not talk to the kernel.

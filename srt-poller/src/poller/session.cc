@@ -230,7 +230,9 @@ SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig&
   deny(config.sessions_dir);
   if (config.environment_key_file) deny(*config.environment_key_file);
   if (config.config_path) deny(*config.config_path);
-  o.binds.push_back({workspace, "/workspace", true});
+  // The workspace is the session's own: the agent clones and commits there, and no host user's
+  // git reads it (git's write-guard rules would refuse the clone).
+  o.binds.push_back({workspace, "/workspace", true, /*own_repositories=*/true});
   o.cwd = "/workspace";
   o.env = env;
   if (config.limits) {

@@ -83,7 +83,34 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   EXPECT_STREQ(ops[2].path, "/w/.bashrc");
 }
 
-// A protection inside a bind carries its host path (where srt-agent puts a placeholder).
+TEST(PlanTest, AgentPlanCarriesTheWriteGuard) {
+  launch::GuardPlan guard;
+  guard.calls = {{0xc000003e, 257, wire::kGuardOpenat}, {0x40000003, 39, wire::kGuardMkdir}};
+  guard.roots = {"/w", "/workspace"};
+  guard.private_roots = {"/tmp/srt-1"};
+  guard.flags = wire::kGuardAllowGitConfig;
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcHidePid, "", {}, {}, guard);
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.guard_call_count, 2u);
+  EXPECT_EQ(plan.guard_calls[0].arch, 0xc000003eu);
+  EXPECT_EQ(plan.guard_calls[0].nr, 257u);
+  EXPECT_EQ(plan.guard_calls[1].op, wire::kGuardMkdir);
+  ASSERT_EQ(plan.guard_root_count, 2u);
+  EXPECT_STREQ(plan.guard_roots[1], "/workspace");
+  ASSERT_EQ(plan.guard_private_count, 1u);
+  EXPECT_STREQ(plan.guard_private[0], "/tmp/srt-1");
+  EXPECT_EQ(plan.guard_flags, wire::kGuardAllowGitConfig);
+  // An unknown operation or flag, or a relative root, is a malformed plan.
+  for (auto bad : {launch::GuardPlan{{{1, 2, wire::kGuardOpMax + 1}}, {}, {}, 0},
+                   launch::GuardPlan{{}, {"w"}, {}, 0}, launch::GuardPlan{{}, {}, {}, 8}}) {
+    std::string b = launch::EncodeAgentPlan(wire::kProcHidePid, "", {}, {}, bad);
+    init::AgentPlan p;
+    EXPECT_FALSE(init::DecodeAgentPlan(Bytes(b), b.size(), p));
+  }
+}
+
+// A protection inside a bind carries its host path (where srt-agent looks whether it exists).
 TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
   std::vector<policy::Protection> ps = {
       {policy::ProtectKind::kPin, "/workspace/sub", true, ""},

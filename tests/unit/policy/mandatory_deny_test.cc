@@ -35,8 +35,9 @@ std::vector<ProtectTarget> Discover(const FsView& fs, MandatoryDenyOptions o = {
 TEST(MandatoryDenyTest, MissingNamesAreReportedOnlyAtTheRoot) {
   FakeFsView fs({{"/w/a/b", kDir}});
   auto ts = Discover(fs);
-  EXPECT_EQ(Missing(ts).size(), 12u);  // 9 files, .vscode, .idea, .claude
-  EXPECT_THAT(Missing(ts), Contains("/w/.claude"));
+  EXPECT_EQ(Missing(ts).size(), 13u);  // 9 files, .vscode, .idea, .claude/{commands,agents}
+  EXPECT_THAT(Missing(ts), Contains("/w/.claude/commands"));
+  EXPECT_THAT(Missing(ts), Contains("/w/.claude/agents"));
   EXPECT_THAT(Missing(ts), Not(Contains("/w/a/.bashrc")));
 }
 
@@ -99,7 +100,8 @@ TEST(MandatoryDenyTest, SymlinksAreReportedNotFollowed) {
   EXPECT_TRUE(found);
 }
 
-TEST(MandatoryDenyTest, PlaceholdersOfOtherSandboxesCountAsMissing) {
+// Empty r-------- directories that an earlier srt (which blocked missing paths with them) left.
+TEST(MandatoryDenyTest, LeftoverPlaceholdersCountAsMissing) {
   FakeFsView fs({{"/w/.mcp.json", kPlaceholderDir},
                  {"/w/.claude", kPlaceholderDir},
                  {"/w/.git/hooks", kPlaceholderDir},
@@ -107,11 +109,10 @@ TEST(MandatoryDenyTest, PlaceholdersOfOtherSandboxesCountAsMissing) {
                  {"/w/.idea", kDir}});                 // a real directory
   auto ts = Discover(fs);
   EXPECT_THAT(Missing(ts), Contains("/w/.mcp.json"));
-  EXPECT_THAT(Missing(ts), Contains("/w/.claude"));
+  EXPECT_THAT(Missing(ts), Contains("/w/.claude/commands"));
   EXPECT_THAT(Missing(ts), Contains("/w/.git/hooks"));
   EXPECT_THAT(Missing(ts), Contains("/w/sub/.vscode"));
   EXPECT_THAT(Existing(ts), Contains("/w/.idea"));
-  for (const auto& t : ts) EXPECT_FALSE(t.path.starts_with("/w/.claude/")) << t.path;
 }
 
 TEST(MandatoryDenyTest, UnlistableDirectoriesAreProtectedWhole) {

@@ -175,11 +175,11 @@ TEST(PolicyTest, MandatoryDeniesUnderTheWriteRoot) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.allow_write = Paths({"."})}), fs);
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), ElementsAre("/w/.git"));
-  EXPECT_THAT(
-      ProtectedPaths(p, ProtectKind::kProtect),
-      ElementsAre("/w/.bash_profile", "/w/.bashrc", "/w/.claude", "/w/.gitconfig", "/w/.gitmodules",
-                  "/w/.idea", "/w/.mcp.json", "/w/.profile", "/w/.ripgreprc", "/w/.vscode",
-                  "/w/.zprofile", "/w/.zshrc", "/w/.git/config", "/w/.git/hooks"));
+  EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect),
+              ElementsAre("/w/.bash_profile", "/w/.bashrc", "/w/.gitconfig", "/w/.gitmodules",
+                          "/w/.idea", "/w/.mcp.json", "/w/.profile", "/w/.ripgreprc", "/w/.vscode",
+                          "/w/.zprofile", "/w/.zshrc", "/w/.claude/agents", "/w/.claude/commands",
+                          "/w/.git/config", "/w/.git/hooks"));
   for (const Protection& x : p.protections) {
     if (x.kind == ProtectKind::kProtect) {
       EXPECT_EQ(x.exists, x.path.starts_with("/w/.git/")) << x.path;
@@ -206,14 +206,17 @@ TEST(PolicyTest, ASymlinkedDotfileIsProtectedAndSoIsItsTargetInsideAWriteRoot) {
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), testing::Contains("/home/u/dotfiles"));
 }
 
-TEST(PolicyTest, UserDenyWriteProtectsExistingPathsAndBlocksTheFirstMissingComponent) {
+// A missing denied path itself goes to the write guard (which also refuses a symlink or a
+// moved-in directory at one of its ancestors): the directories on its way may still be made.
+TEST(PolicyTest, UserDenyWriteProtectsExistingPathsAndBlocksTheMissingOnes) {
   FakeFsView fs = Host();
   Policy p = Resolve(WithFs({.allow_write = Paths({"."}),
                              .deny_write = Paths({"src/main.c", "out/gen/x", "/etc/passwd"})}),
                      fs);
   auto protects = ProtectedPaths(p, ProtectKind::kProtect);
   EXPECT_THAT(protects, testing::Contains("/w/src/main.c"));
-  EXPECT_THAT(protects, testing::Contains("/w/out"));
+  EXPECT_THAT(protects, testing::Contains("/w/out/gen/x"));
+  EXPECT_THAT(protects, testing::Not(testing::Contains("/w/out")));
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kPin), testing::Contains("/w/src"));
   EXPECT_THAT(p.notes, testing::Contains("denyWrite '/etc/passwd': '/etc/passwd' is outside every "
                                          "write root, already read-only"));
@@ -229,7 +232,7 @@ TEST(PolicyTest, DenyReadInsideAWriteRootIsPinnedAndAMissingOneIsBlocked) {
   EXPECT_THAT(pins, testing::Contains("/w/app"));
   EXPECT_THAT(pins, testing::Contains("/w/app/config"));
   auto protects = ProtectedPaths(p, ProtectKind::kProtect);
-  EXPECT_THAT(protects, testing::Contains("/w/keys"));  // the first missing component
+  EXPECT_THAT(protects, testing::Contains("/w/keys/prod.pem"));
   EXPECT_THAT(protects, testing::Not(testing::Contains("/w/app/config/.env")));  // hidden
   EXPECT_THAT(protects, testing::Not(testing::Contains("/home/u/.aws")));        // no write root
 }

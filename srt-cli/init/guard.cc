@@ -1,0 +1,1031 @@
+// srt-init agent's write guard (see guard.h): the notification loop, path resolution as the
+// kernel does it from the command's point of view, and each call performed on its behalf.
+#include "guard.h"
+
+#include <linux/capability.h>
+#include <linux/errno.h>
+#include <linux/fcntl.h>
+#include <linux/ioctl.h>
+#include <linux/prctl.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <linux/signal.h>
+#include <linux/stat.h>
+#include <linux/wait.h>
+
+#include "ipc.h"
+#include "rt.h"
+
+namespace srt::init {
+
+namespace {
+
+using rt::Failed;
+
+constexpr size_t kPathMax = 4096;  // the kernel's PATH_MAX, with the NUL
+constexpr size_t kNameMax = 255;
+constexpr int kMaxLinks = 40;  // the kernel's MAXSYMLINKS
+constexpr long kProcSuperMagic = 0x9fa0;
+constexpr unsigned long long kProcRootIno = 1;
+constexpr unsigned kAtEmptyPath = 0x1000;
+constexpr unsigned kAtSymlinkFollow = 0x400;
+constexpr unsigned kRenameExchange = 2;
+constexpr uint32_t kAuditArchArm = 0x40000028;
+constexpr uint32_t kAuditArchI386 = 0x40000003;
+
+struct IoVec {
+  void* base;
+  size_t len;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities: none effective, CAP_SYS_PTRACE raised only to read a non-dumpable command.
+
+void SetEffective(bool ptrace) {
+  __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (SRT_SYS(__NR_capget, &head, data) < 0) return;
+  data[0].effective = ptrace ? (1u << CAP_SYS_PTRACE) & data[0].permitted : 0;
+  data[1].effective = 0;
+  data[0].inheritable = data[1].inheritable = 0;
+  SRT_SYS(__NR_capset, &head, data);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers.
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(long r) : fd(Failed(r) ? -1 : static_cast<int>(r)) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd& operator=(Fd&& o) {
+    if (this != &o) {
+      Reset();
+      fd = o.fd;
+      o.fd = -1;
+    }
+    return *this;
+  }
+  ~Fd() { Reset(); }
+  void Reset() {
+    if (fd >= 0) SRT_SYS(__NR_close, fd);
+    fd = -1;
+  }
+  int Release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+  explicit operator bool() const { return fd >= 0; }
+};
+
+size_t Append(char* buf, size_t at, size_t cap, const char* s) {
+  while (*s && at + 1 < cap) buf[at++] = *s++;
+  buf[at] = 0;
+  return at;
+}
+size_t AppendInt(char* buf, size_t at, size_t cap, long v) {
+  char num[24];
+  rt::FormatInt(v, num);
+  return Append(buf, at, cap, num);
+}
+bool StrEq(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+long StatxAt(int dirfd, const char* name, unsigned flags, struct statx& st) {
+  return SRT_SYS(__NR_statx, dirfd, name, flags | AT_SYMLINK_NOFOLLOW,
+                 STATX_TYPE | STATX_MODE | STATX_INO | STATX_MNT_ID, &st);
+}
+unsigned TypeOf(const struct statx& st) { return st.stx_mode & S_IFMT; }
+
+bool OnProcfs(int fd, bool* is_root = nullptr) {
+  long buf[16] = {};  // struct statfs starts with f_type
+  if (Failed(SRT_SYS(__NR_fstatfs, fd, buf)) || buf[0] != kProcSuperMagic) return false;
+  if (is_root) {
+    struct statx st {};
+    *is_root = !Failed(StatxAt(fd, "", AT_EMPTY_PATH, st)) && st.stx_ino == kProcRootIno;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One notification: the command's thread, its arguments and the descriptors opened for it.
+
+class Call {
+ public:
+  Call(const GuardSetup& s, const seccomp_notif& req) : s_(s), req_(req) {}
+
+  long tid() const { return req_.pid; }
+  uint64_t Arg(int i) const { return req_.data.args[i]; }
+  // An `int` argument (a descriptor, flags): the low 32 bits, as the kernel reads it (a 32-bit
+  // command's AT_FDCWD arrives zero-extended).
+  int IntArg(int i) const { return static_cast<int>(static_cast<uint32_t>(req_.data.args[i])); }
+  uint32_t arch() const { return req_.data.arch; }
+
+  // Whether the notification still stands for the same live thread: checked after every look
+  // at /proc/<tid>, so that a reused pid cannot lend another process's files.
+  bool Valid() const {
+    uint64_t id = req_.id;
+    return SRT_SYS(__NR_ioctl, s_.listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+  }
+
+  // O_PATH of /proc/<tid>/<what> on the host (root, cwd, fd/N, ...), following the magic link.
+  long OpenProc(const char* what, unsigned flags = 0) const {
+    char p[64];
+    size_t n = AppendInt(p, 0, sizeof p, tid());
+    n = Append(p, n, sizeof p, "/");
+    Append(p, n, sizeof p, what);
+    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
+    if (fd == -EACCES || fd == -EPERM) {  // a command that made itself non-dumpable
+      SetEffective(true);
+      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
+      SetEffective(false);
+    }
+    return fd;
+  }
+
+  // The command's root (absolute paths and symlinks start there).
+  int Root() {
+    if (!root_) root_ = Fd(OpenProc("root", O_DIRECTORY));
+    if (root_ && root_ino_ == 0) {
+      struct statx st {};
+      if (!Failed(StatxAt(root_.fd, "", AT_EMPTY_PATH, st))) {
+        root_ino_ = st.stx_ino;
+        root_mnt_ = st.stx_mnt_id;
+      }
+    }
+    return root_.fd;
+  }
+  bool IsRoot(int fd) {
+    if (Root() < 0) return false;
+    struct statx st {};
+    return !Failed(StatxAt(fd, "", AT_EMPTY_PATH, st)) && st.stx_ino == root_ino_ &&
+           st.stx_mnt_id == root_mnt_;
+  }
+
+  // Where a relative path starts: the working directory, or the descriptor `dirfd` (which must
+  // then be a directory). Returns a new O_PATH fd or -errno.
+  long Base(int dirfd) const {
+    if (dirfd == AT_FDCWD) return OpenProc("cwd", O_DIRECTORY);
+    if (dirfd < 0) return -EBADF;
+    char what[32] = "fd/";
+    AppendInt(what, 3, sizeof what, dirfd);
+    long fd = OpenProc(what);
+    if (fd == -ENOENT) return -EBADF;
+    if (Failed(fd)) return fd;
+    struct statx st {};
+    if (Failed(StatxAt(static_cast<int>(fd), "", AT_EMPTY_PATH, st)) || TypeOf(st) != S_IFDIR) {
+      SRT_SYS(__NR_close, fd);
+      return -ENOTDIR;
+    }
+    return fd;
+  }
+
+  // A NUL-terminated string of the command's memory, read once into `buf` (kPathMax bytes).
+  long ReadString(uint64_t addr, char* buf) const {
+    IoVec local{buf, kPathMax};
+    IoVec remote{reinterpret_cast<void*>(addr), kPathMax};
+    long n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
+    if (n == -EPERM) {
+      SetEffective(true);
+      n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
+      SetEffective(false);
+    }
+    // A string that ends just before unmapped memory: read up to the page it ends in.
+    if (n == -EFAULT) {
+      size_t first = kPathMax - (addr & (kPathMax - 1));
+      remote.len = local.len = first;
+      n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
+    }
+    if (Failed(n)) return n == -ESRCH ? -ESRCH : -EFAULT;
+    for (long i = 0; i < n; ++i) {
+      if (buf[i] == 0) return i;
+    }
+    return n == static_cast<long>(kPathMax) ? -ENAMETOOLONG : -EFAULT;
+  }
+
+  // The umask the command would create with (fs_struct is per process; the guard sets its own
+  // to this before creating anything, so that default ACLs apply as they would).
+  long Umask() const {
+    char p[32];
+    Append(p, rt::FormatInt(tid(), p), sizeof p, "/status");
+    Fd f(SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC));
+    if (!f) return 022;
+    char buf[2048];
+    long n = SRT_SYS(__NR_read, f.fd, buf, sizeof buf - 1);
+    if (n <= 0) return 022;
+    buf[n] = 0;
+    for (char* line = buf; *line;) {
+      if (memcmp(line, "Umask:", 6) == 0) {
+        const char* c = line + 6;
+        while (*c == ' ' || *c == '\t') ++c;
+        long v = 0;
+        while (*c >= '0' && *c <= '7') v = v * 8 + (*c++ - '0');
+        return v & 0777;
+      }
+      while (*line && *line != '\n') ++line;
+      if (*line) ++line;
+    }
+    return 022;
+  }
+
+  // The command's pid (or "tgid/task/tid") in the pid namespace of the sandbox's /proc, for
+  // /proc/self and /proc/thread-self: the guard is not in that namespace.
+  bool SelfInSandbox(bool thread, char* out, size_t cap) const {
+    char p[32];
+    Append(p, rt::FormatInt(tid(), p), sizeof p, "/status");
+    Fd f(SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC));
+    if (!f) return false;
+    char buf[2048];
+    long n = SRT_SYS(__NR_read, f.fd, buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    buf[n] = 0;
+    long tgid = -1, pid = -1;
+    for (char* line = buf; *line;) {
+      // NSpid/NStgid list the ids from the host's namespace inwards; the second is the sandbox's.
+      static const char* const kKeys[] = {"NStgid:", "NSpid:"};
+      for (const char* key : kKeys) {
+        size_t klen = strlen(key);
+        if (memcmp(line, key, klen) != 0) continue;
+        const char* c = line + klen;
+        long ids[2] = {-1, -1};
+        for (int i = 0; i < 2; ++i) {
+          while (*c == ' ' || *c == '\t') ++c;
+          if (*c < '0' || *c > '9') break;
+          long v = 0;
+          while (*c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
+          ids[i] = v;
+        }
+        (key[2] == 't' ? tgid : pid) = ids[1];
+      }
+      while (*line && *line != '\n') ++line;
+      if (*line) ++line;
+    }
+    if (tgid < 0 || pid < 0) return false;
+    size_t at = AppendInt(out, 0, cap, tgid);
+    if (thread) {
+      at = Append(out, at, cap, "/task/");
+      AppendInt(out, at, cap, pid);
+    }
+    return true;
+  }
+
+  const GuardSetup& setup() const { return s_; }
+
+  // The command's user namespace, opened for setns(2), when it is not the guard's own (a
+  // namespace the command made with allowNestedUserNamespaces); -1 when it is the guard's.
+  long ForeignUserns(unsigned long long own_ino) const {
+    char p[48];
+    Append(p, rt::FormatInt(tid(), p), sizeof p, "/ns/user");
+    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
+    if (fd == -EACCES || fd == -EPERM) {
+      SetEffective(true);
+      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
+      SetEffective(false);
+    }
+    if (Failed(fd)) return -1;
+    struct statx st {};
+    if (!Failed(StatxAt(static_cast<int>(fd), "", AT_EMPTY_PATH, st)) && st.stx_ino == own_ino) {
+      SRT_SYS(__NR_close, fd);
+      return -1;
+    }
+    return fd;
+  }
+
+ private:
+  const GuardSetup& s_;
+  const seccomp_notif& req_;
+  Fd root_;
+  unsigned long long root_ino_ = 0, root_mnt_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Path resolution from the command's point of view.
+
+// Where a path leads: the directory holding its last component and that component. When the
+// path ends in a procfs magic link (/proc/self/fd/3, /proc/1234/cwd), `magic` holds an O_PATH
+// of what the link points at and `parent`/`name` are that link's.
+struct Place {
+  Fd parent;
+  char name[kNameMax + 1] = {};
+  bool trailing_slash = false;
+  Fd magic;
+};
+
+// `follow_final`: a final symlink is followed, to the place its target names (the kernel's
+// LOOKUP_FOLLOW). Components are looked up one at a time with O_PATH|O_NOFOLLOW, symlinks read
+// and spliced in, ".." kept at the command's root, and /proc/self and /proc/thread-self mean
+// the command's; magic links are followed by the kernel. Returns 0 or -errno.
+long Resolve(Call& call, int dirfd, const char* path, bool follow_final, Place& out) {
+  static char rest[2 * kPathMax];
+  static char scratch[2 * kPathMax];
+  size_t rlen = strlen(path);
+  if (rlen == 0) return -ENOENT;
+  if (rlen >= kPathMax) return -ENAMETOOLONG;
+  memcpy(rest, path, rlen + 1);
+  out.trailing_slash = rest[rlen - 1] == '/';
+  Fd cur;
+  if (rest[0] == '/') {
+    if (call.Root() < 0) return -ESRCH;
+    cur = Fd(SRT_SYS(__NR_openat, call.Root(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  } else {
+    long base = call.Base(dirfd);
+    if (Failed(base)) return base;
+    cur = Fd(base);
+  }
+  if (!cur) return -ESRCH;
+  int links = 0;
+  size_t at = 0;
+  for (;;) {
+    while (at < rlen && rest[at] == '/') ++at;
+    size_t end = at;
+    while (end < rlen && rest[end] != '/') ++end;
+    if (end == at) {
+      // Nothing after the last slash: the place is the directory itself ("/", "dir/").
+      out.parent = static_cast<Fd&&>(cur);
+      memcpy(out.name, ".", 2);
+      return 0;
+    }
+    const size_t clen = end - at;
+    if (clen > kNameMax) return -ENAMETOOLONG;
+    char comp[kNameMax + 1];
+    memcpy(comp, rest + at, clen);
+    comp[clen] = 0;
+    size_t next = end;
+    while (next < rlen && rest[next] == '/') ++next;
+    const bool last = next == rlen;
+    const bool dot = StrEq(comp, ".");
+    const bool dotdot = StrEq(comp, "..");
+
+    if (last && (dot || dotdot)) {
+      if (dotdot && call.IsRoot(cur.fd)) memcpy(comp, ".", 2);  // ".." of the root is the root
+      out.parent = static_cast<Fd&&>(cur);
+      memcpy(out.name, comp, strlen(comp) + 1);
+      return 0;
+    }
+    if (dot) {
+      at = next;
+      continue;
+    }
+    if (dotdot) {
+      if (!call.IsRoot(cur.fd)) {
+        Fd up(SRT_SYS(__NR_openat, cur.fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!up) return -ENOENT;
+        cur = static_cast<Fd&&>(up);
+      }
+      at = next;
+      continue;
+    }
+    // /proc/self and /proc/thread-self name the caller, which the guard is not.
+    bool proc_root = false;
+    if (OnProcfs(cur.fd, &proc_root) && proc_root &&
+        (StrEq(comp, "self") || StrEq(comp, "thread-self"))) {
+      char self[64];
+      if (!call.SelfInSandbox(comp[0] == 't', self, sizeof self)) return -ENOENT;
+      size_t slen = strlen(self);
+      size_t tail = rlen - end;
+      if (slen + tail >= sizeof scratch) return -ENAMETOOLONG;
+      memcpy(scratch, self, slen);
+      memcpy(scratch + slen, rest + end, tail + 1);
+      memcpy(rest, scratch, slen + tail + 1);
+      rlen = slen + tail;
+      at = 0;
+      continue;
+    }
+    struct statx st {};
+    long r = StatxAt(cur.fd, comp, 0, st);
+    if (last && (r == -ENOENT || (!Failed(r) && TypeOf(st) != S_IFLNK) ||
+                 (!follow_final && !out.trailing_slash))) {
+      out.parent = static_cast<Fd&&>(cur);
+      memcpy(out.name, comp, clen + 1);
+      return 0;
+    }
+    if (Failed(r)) return r;
+    if (TypeOf(st) == S_IFLNK) {
+      char target[kPathMax];
+      long n = SRT_SYS(__NR_readlinkat, cur.fd, comp, target, sizeof target - 1);
+      if (Failed(n)) return n;
+      target[n] = 0;
+      // A procfs link that is not textual (fd/N, cwd, root, exe...): the kernel follows it.
+      if (OnProcfs(cur.fd) &&
+          !(memcmp(target, "self", 4) == 0 || memcmp(target, "thread-self", 11) == 0)) {
+        Fd followed(SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_CLOEXEC));
+        if (!followed) {
+          SetEffective(true);  // another process's link: the command may trace it, we may too
+          followed = Fd(SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_CLOEXEC));
+          SetEffective(false);
+        }
+        if (!followed) return -ENOENT;
+        if (last) {
+          out.parent = static_cast<Fd&&>(cur);
+          memcpy(out.name, comp, clen + 1);
+          out.magic = static_cast<Fd&&>(followed);
+          return 0;
+        }
+        cur = static_cast<Fd&&>(followed);
+        at = next;
+        continue;
+      }
+      if (++links > kMaxLinks) return -ELOOP;
+      // The link's text, then what followed it.
+      size_t tlen = static_cast<size_t>(n);
+      size_t tail = rlen - end;
+      if (tlen + tail >= sizeof scratch) return -ENAMETOOLONG;
+      memcpy(scratch, target, tlen);
+      memcpy(scratch + tlen, rest + end, tail + 1);
+      memcpy(rest, scratch, tlen + tail + 1);
+      rlen = tlen + tail;
+      at = 0;
+      if (target[0] == '/') {
+        if (call.Root() < 0) return -ESRCH;
+        cur = Fd(SRT_SYS(__NR_openat, call.Root(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!cur) return -ESRCH;
+      }
+      continue;
+    }
+    if (TypeOf(st) != S_IFDIR) return -ENOTDIR;
+    Fd sub(SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+    if (!sub) return SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    cur = static_cast<Fd&&>(sub);
+    at = next;
+  }
+}
+
+// The sandbox path of an open descriptor of ours, or "" when it has none (deleted, elsewhere).
+void PathOf(const GuardSetup& s, int fd, char* out) {
+  char p[64];
+  size_t n = AppendInt(p, 0, sizeof p, s.self_pid);
+  n = Append(p, n, sizeof p, "/fd/");
+  AppendInt(p, n, sizeof p, fd);
+  long len = SRT_SYS(__NR_readlinkat, s.host_proc, p, out, kPathMax - 1);
+  if (Failed(len) || len == 0 || out[0] != '/') {
+    out[0] = 0;
+    return;
+  }
+  out[len] = 0;
+  const char* deleted = " (deleted)";
+  size_t dlen = strlen(deleted);
+  if (static_cast<size_t>(len) > dlen && memcmp(out + len - dlen, deleted, dlen) == 0) out[0] = 0;
+}
+
+// The rules' questions, answered through the directory's descriptor.
+class DirProbe final : public guard::Probe {
+ public:
+  explicit DirProbe(int dir) { level_[0] = dir; }
+  bool Has(int up, const char* name) override {
+    int fd = Level(up);
+    if (fd < 0) return false;
+    struct statx st {};
+    return !Failed(StatxAt(fd, name, 0, st));
+  }
+
+ private:
+  int Level(int up) {
+    if (up < 0 || up > 2) return -1;
+    if (up == 0) return level_[0];
+    if (!opened_[up - 1]) {
+      int below = Level(up - 1);
+      if (below >= 0) {
+        opened_[up - 1] = Fd(SRT_SYS(__NR_openat, below, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      }
+    }
+    return opened_[up - 1].fd;
+  }
+  int level_[1] = {-1};
+  Fd opened_[2];
+};
+
+guard::Kind KindOf(unsigned type) {
+  switch (type) {
+    case S_IFREG:
+      return guard::Kind::kFile;
+    case S_IFDIR:
+      return guard::Kind::kDirectory;
+    case S_IFLNK:
+      return guard::Kind::kSymlink;
+    default:
+      return guard::Kind::kOther;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guard's state across calls.
+
+struct Counts {
+  int32_t handled = 0;
+  int32_t refused = 0;
+};
+
+class Guard {
+ public:
+  explicit Guard(const GuardSetup& s) : s_(s) {}
+
+  // The rules' verdict on `change` of `name` in `dir`; a refusal is reported and becomes EPERM.
+  long Judge(guard::Change change, guard::Kind kind, int dir, const char* name, uint32_t op) {
+    char where[kPathMax];
+    PathOf(s_, dir, where);
+    DirProbe probe(dir);
+    guard::Verdict v = guard::Judge(s_.config, change, kind, where, name, probe);
+    if (v == guard::Verdict::kAllow) return 0;
+    Report(op, where, name, v);
+    return -EPERM;
+  }
+  // The same for a file the guard holds no directory of (reached through a magic link, a
+  // descriptor): judged by where it is now.
+  long JudgeFile(guard::Change change, int file, uint32_t op) {
+    char where[kPathMax];
+    PathOf(s_, file, where);
+    if (!where[0]) return 0;  // not in the sandbox's tree (a pipe, a deleted file)
+    size_t slash = strlen(where);
+    while (slash > 0 && where[slash] != '/') --slash;
+    char name[kNameMax + 1];
+    size_t nlen = strlen(where + slash + 1);
+    if (nlen > kNameMax) return 0;
+    memcpy(name, where + slash + 1, nlen + 1);
+    if (slash == 0) {
+      memcpy(where, "/", 2);
+    } else {
+      where[slash] = 0;
+    }
+    Fd dir(SRT_SYS(__NR_openat, AT_FDCWD, where, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return 0;
+    DirProbe probe(dir.fd);
+    guard::Verdict v = guard::Judge(s_.config, change, guard::Kind::kFile, where, name, probe);
+    if (v == guard::Verdict::kAllow) return 0;
+    Report(op, where, name, v);
+    return -EPERM;
+  }
+
+  Counts counts;
+
+ private:
+  void Report(uint32_t op, const char* dir, const char* name, guard::Verdict v) {
+    ++counts.refused;
+    if (static_cast<uint32_t>(counts.refused) > wire::kMaxGuardReports) return;
+    uint8_t msg[wire::kMaxMessageBytes - 4];
+    uint32_t head[2] = {op, static_cast<uint32_t>(v)};
+    memcpy(msg, head, sizeof head);
+    size_t at = sizeof head;
+    auto put = [&](const char* s) {
+      while (*s && at + 1 < sizeof msg) msg[at++] = static_cast<uint8_t>(*s++);
+    };
+    put(dir[0] ? dir : "?");
+    if (!(dir[0] == '/' && dir[1] == 0)) put("/");
+    put(name);
+    msg[at++] = 0;
+    TrySendMessage(s_.ctl, wire::kMsgGuardDenied, msg, at);
+  }
+
+  const GuardSetup& s_;
+};
+
+// A descriptor for the command: installed in its table, which completes its call (the kernel
+// answers with the new number). Closes ours.
+long Inject(const GuardSetup& s, uint64_t id, int fd, bool cloexec) {
+  seccomp_notif_addfd add{};
+  add.id = id;
+  add.flags = SECCOMP_ADDFD_FLAG_SEND;
+  add.srcfd = static_cast<uint32_t>(fd);
+  add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+  long r = SRT_SYS(__NR_ioctl, s.listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+  SRT_SYS(__NR_close, fd);
+  return r;
+}
+
+// Opens `place` for the command with its flags; a FIFO opened for writing alone may wait for
+// a reader, so that open is done by a child of the guard (which answers the call itself) while
+// the guard goes on serving. Returns an fd, kAnswered, or -errno.
+constexpr long kAnswered = 1L << 40;
+
+long OpenFifo(const GuardSetup& s, uint64_t id, int dir, const char* name, int flags) {
+  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (Failed(child)) return child;
+  if (child == 0) {
+    SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    long fd = SRT_SYS(__NR_openat, dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (Failed(fd)) {
+      seccomp_notif_resp resp{};
+      resp.id = id;
+      resp.error = static_cast<int32_t>(fd);
+      SRT_SYS(__NR_ioctl, s.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    } else {
+      Inject(s, id, static_cast<int>(fd), (flags & O_CLOEXEC) != 0);
+    }
+    rt::Exit(0);
+  }
+  return kAnswered;
+}
+
+// open, openat and creat. `id` lets a FIFO's open answer on its own.
+long DoOpen(Guard& g, Call& call, uint64_t id, int dirfd, const char* path, int flags, long mode,
+            uint32_t op) {
+  if ((flags & __O_TMPFILE) == __O_TMPFILE) {
+    // An unnamed file in a directory: nothing gets a name (a later linkat is judged).
+    Place place;
+    long r = Resolve(call, dirfd, path, /*follow_final=*/true, place);
+    if (Failed(r)) return r;
+    SRT_SYS(__NR_umask, call.Umask());
+    return SRT_SYS(__NR_openat, place.parent.fd, place.name, flags, mode);
+  }
+  const bool creat = (flags & O_CREAT) != 0;
+  const bool excl = creat && (flags & O_EXCL) != 0;
+  // O_CREAT|O_EXCL never follows a final symlink (EEXIST), O_NOFOLLOW refuses one (ELOOP).
+  const bool follow = !excl && (flags & O_NOFOLLOW) == 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    Place place;
+    long r = Resolve(call, dirfd, path, follow, place);
+    if (Failed(r)) return r;
+    if (place.magic) {
+      // Reopening what a magic link points at (/proc/self/fd/N): judged where it is now.
+      r = g.JudgeFile(guard::Change::kWrite, place.magic.fd, op);
+      if (Failed(r)) return r;
+      char p[64];
+      size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
+      n = Append(p, n, sizeof p, "/fd/");
+      AppendInt(p, n, sizeof p, place.magic.fd);
+      return SRT_SYS(__NR_openat, call.setup().host_proc, p, flags & ~(O_CREAT | O_EXCL), mode);
+    }
+    if (creat && place.trailing_slash) return -EISDIR;
+    struct statx st {};
+    r = StatxAt(place.parent.fd, place.name, 0, st);
+    if (r == -ENOENT) {
+      if (!creat) return -ENOENT;
+      r = g.Judge(guard::Change::kCreate, guard::Kind::kFile, place.parent.fd, place.name, op);
+      if (Failed(r)) return r;
+      SRT_SYS(__NR_umask, call.Umask());
+      long fd = SRT_SYS(__NR_openat, place.parent.fd, place.name,
+                        flags | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+      if (fd == -EEXIST && !excl) continue;  // made meanwhile from outside: open that one
+      return fd;
+    }
+    if (Failed(r)) return r;
+    if (excl) return -EEXIST;
+    const unsigned type = TypeOf(st);
+    if (type == S_IFREG || type == S_IFDIR) {
+      r = g.Judge(guard::Change::kWrite, KindOf(type), place.parent.fd, place.name, op);
+      if (Failed(r)) return r;
+    }
+    const int open_flags = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW;
+    if (type == S_IFIFO && (flags & O_NONBLOCK) == 0 && (flags & O_ACCMODE) == O_WRONLY) {
+      return OpenFifo(call.setup(), id, place.parent.fd, place.name, open_flags);
+    }
+    long fd = SRT_SYS(__NR_openat, place.parent.fd, place.name, open_flags, mode);
+    if (fd == -ENOENT) continue;  // removed meanwhile: as if it had not been there
+    return fd;
+  }
+  return -EAGAIN;
+}
+
+// mkdir, mknod and symlink: a new entry at `path` (a final symlink is not followed).
+long DoCreate(Guard& g, Call& call, int dirfd, const char* path, guard::Kind kind, uint32_t op,
+              long mode, uint64_t dev, const char* link_target) {
+  Place place;
+  long r = Resolve(call, dirfd, path, /*follow_final=*/false, place);
+  if (Failed(r)) return r;
+  r = g.Judge(guard::Change::kCreate, kind, place.parent.fd, place.name, op);
+  if (Failed(r)) return r;
+  if (kind == guard::Kind::kSymlink) {
+    return SRT_SYS(__NR_symlinkat, link_target, place.parent.fd, place.name);
+  }
+  SRT_SYS(__NR_umask, call.Umask());
+  if (kind == guard::Kind::kDirectory) {
+    return SRT_SYS(__NR_mkdirat, place.parent.fd, place.name, mode);
+  }
+  return SRT_SYS(__NR_mknodat, place.parent.fd, place.name, mode, dev);
+}
+
+long DoLink(Guard& g, Call& call, int olddirfd, const char* oldpath, int newdirfd,
+            const char* newpath, unsigned flags, uint32_t op) {
+  if (flags & ~(kAtEmptyPath | kAtSymlinkFollow)) return -EINVAL;
+  Place from;
+  Fd source;  // an O_PATH of the file itself (AT_EMPTY_PATH, or through a magic link)
+  if ((flags & kAtEmptyPath) && oldpath[0] == 0) {
+    char what[32] = "fd/";
+    AppendInt(what, 3, sizeof what, olddirfd);
+    source = Fd(call.OpenProc(what));
+    if (!source) return olddirfd == AT_FDCWD ? -ENOENT : -EBADF;
+  } else {
+    long r = Resolve(call, olddirfd, oldpath, (flags & kAtSymlinkFollow) != 0, from);
+    if (Failed(r)) return r;
+    if (from.magic) source = static_cast<Fd&&>(from.magic);
+  }
+  long r = source ? g.JudgeFile(guard::Change::kLinkSource, source.fd, op)
+                  : g.Judge(guard::Change::kLinkSource, guard::Kind::kFile, from.parent.fd,
+                            from.name, op);
+  if (Failed(r)) return r;
+  Place to;
+  r = Resolve(call, newdirfd, newpath, /*follow_final=*/false, to);
+  if (Failed(r)) return r;
+  r = g.Judge(guard::Change::kLinkIn, guard::Kind::kFile, to.parent.fd, to.name, op);
+  if (Failed(r)) return r;
+  if (source) {
+    char p[64];
+    size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
+    n = Append(p, n, sizeof p, "/fd/");
+    AppendInt(p, n, sizeof p, source.fd);
+    return SRT_SYS(__NR_linkat, call.setup().host_proc, p, to.parent.fd, to.name, kAtSymlinkFollow);
+  }
+  return SRT_SYS(__NR_linkat, from.parent.fd, from.name, to.parent.fd, to.name, 0);
+}
+
+long DoRename(Guard& g, Call& call, int olddirfd, const char* oldpath, int newdirfd,
+              const char* newpath, unsigned flags, uint32_t op) {
+  Place from, to;
+  long r = Resolve(call, olddirfd, oldpath, /*follow_final=*/false, from);
+  if (Failed(r)) return r;
+  r = Resolve(call, newdirfd, newpath, /*follow_final=*/false, to);
+  if (Failed(r)) return r;
+  struct statx src {
+  }, dst{};
+  r = StatxAt(from.parent.fd, from.name, 0, src);
+  if (Failed(r)) return r;
+  r = g.Judge(guard::Change::kMoveIn, KindOf(TypeOf(src)), to.parent.fd, to.name, op);
+  if (Failed(r)) return r;
+  if (flags & kRenameExchange) {
+    // Both names get the other's entry.
+    r = StatxAt(to.parent.fd, to.name, 0, dst);
+    if (Failed(r)) return r;
+    r = g.Judge(guard::Change::kMoveIn, KindOf(TypeOf(dst)), from.parent.fd, from.name, op);
+    if (Failed(r)) return r;
+  }
+  return SRT_SYS(__NR_renameat2, from.parent.fd, from.name, to.parent.fd, to.name, flags);
+}
+
+long DoTruncate(Guard& g, Call& call, const char* path, uint64_t length, uint32_t op) {
+  Place place;
+  long r = Resolve(call, AT_FDCWD, path, /*follow_final=*/true, place);
+  if (Failed(r)) return r;
+  Fd target;
+  if (place.magic) {
+    r = g.JudgeFile(guard::Change::kWrite, place.magic.fd, op);
+    if (Failed(r)) return r;
+    char p[64];
+    size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
+    n = Append(p, n, sizeof p, "/fd/");
+    AppendInt(p, n, sizeof p, place.magic.fd);
+    target = Fd(SRT_SYS(__NR_openat, call.setup().host_proc, p, O_WRONLY | O_CLOEXEC | O_NONBLOCK));
+  } else {
+    struct statx st {};
+    r = StatxAt(place.parent.fd, place.name, 0, st);
+    if (Failed(r)) return r;
+    if (TypeOf(st) == S_IFDIR) return -EISDIR;
+    if (TypeOf(st) != S_IFREG) return -EINVAL;
+    r = g.Judge(guard::Change::kWrite, guard::Kind::kFile, place.parent.fd, place.name, op);
+    if (Failed(r)) return r;
+    target = Fd(SRT_SYS(__NR_openat, place.parent.fd, place.name,
+                        O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  }
+  if (!target) return -EACCES;
+  return SRT_SYS(__NR_ftruncate, target.fd, length);
+}
+
+// chmod, fchmodat(2) and fchmod with an execute bit: only a hook made runnable is refused.
+long DoChmod(Guard& g, Call& call, int dirfd, const char* path, long mode, unsigned flags,
+             uint32_t op, int fd_arg) {
+  Fd file;
+  if (fd_arg >= 0 || ((flags & kAtEmptyPath) && path[0] == 0)) {
+    char what[32] = "fd/";
+    AppendInt(what, 3, sizeof what, fd_arg >= 0 ? fd_arg : dirfd);
+    file = Fd(call.OpenProc(what));
+    if (!file) return -EBADF;
+  } else {
+    Place place;
+    long r = Resolve(call, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) == 0, place);
+    if (Failed(r)) return r;
+    if (place.magic) {
+      file = static_cast<Fd&&>(place.magic);
+    } else {
+      r = g.Judge(guard::Change::kExecutable, guard::Kind::kFile, place.parent.fd, place.name, op);
+      if (Failed(r)) return r;
+      if (flags & AT_SYMLINK_NOFOLLOW) {
+        return SRT_SYS(452 /* fchmodat2 */, place.parent.fd, place.name, mode, AT_SYMLINK_NOFOLLOW);
+      }
+      return SRT_SYS(__NR_fchmodat, place.parent.fd, place.name, mode);
+    }
+  }
+  long r = g.JudgeFile(guard::Change::kExecutable, file.fd, op);
+  if (Failed(r)) return r;
+  char p[64];
+  size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
+  n = Append(p, n, sizeof p, "/fd/");
+  AppendInt(p, n, sizeof p, file.fd);
+  return SRT_SYS(__NR_fchmodat, call.setup().host_proc, p, mode);
+}
+
+// Performs one call. Returns its result (>= 0), -errno, an fd to inject as `*inject`, or
+// kAnswered when a child answers it.
+long Serve(Guard& g, Call& call, uint64_t id, uint32_t op, int* inject, bool* cloexec) {
+  static char a[kPathMax];
+  static char b[kPathMax];
+  auto str = [&](int arg, char* buf) { return call.ReadString(call.Arg(arg), buf); };
+  long r;
+  switch (op) {
+    case wire::kGuardOpen:
+    case wire::kGuardOpenat:
+    case wire::kGuardCreat: {
+      const int path_arg = op == wire::kGuardOpenat ? 1 : 0;
+      if (Failed(r = str(path_arg, a))) return r;
+      int flags = op == wire::kGuardCreat ? O_CREAT | O_WRONLY | O_TRUNC
+                                          : call.IntArg(op == wire::kGuardOpenat ? 2 : 1);
+      long mode = static_cast<long>(call.Arg(op == wire::kGuardOpenat  ? 3
+                                             : op == wire::kGuardCreat ? 1
+                                                                       : 2) &
+                                    07777);
+      int dirfd = op == wire::kGuardOpenat ? call.IntArg(0) : AT_FDCWD;
+      if (!call.Valid()) return -ESRCH;
+      long fd = DoOpen(g, call, id, dirfd, a, flags, mode, op);
+      if (fd == kAnswered || Failed(fd)) return fd;
+      *inject = static_cast<int>(fd);
+      *cloexec = (flags & O_CLOEXEC) != 0;
+      return 0;
+    }
+    case wire::kGuardMkdir:
+    case wire::kGuardMkdirat: {
+      const bool at = op == wire::kGuardMkdirat;
+      if (Failed(r = str(at ? 1 : 0, a))) return r;
+      if (!call.Valid()) return -ESRCH;
+      return DoCreate(g, call, at ? call.IntArg(0) : AT_FDCWD, a, guard::Kind::kDirectory, op,
+                      static_cast<long>(call.Arg(at ? 2 : 1) & 07777), 0, nullptr);
+    }
+    case wire::kGuardMknod:
+    case wire::kGuardMknodat: {
+      const bool at = op == wire::kGuardMknodat;
+      if (Failed(r = str(at ? 1 : 0, a))) return r;
+      if (!call.Valid()) return -ESRCH;
+      const long mode = static_cast<long>(static_cast<uint32_t>(call.Arg(at ? 2 : 1)));
+      const guard::Kind kind = KindOf(static_cast<unsigned>(mode) & S_IFMT);
+      return DoCreate(g, call, at ? call.IntArg(0) : AT_FDCWD, a,
+                      kind == guard::Kind::kDirectory ? guard::Kind::kOther : kind, op, mode,
+                      call.Arg(at ? 3 : 2), nullptr);
+    }
+    case wire::kGuardSymlink:
+    case wire::kGuardSymlinkat: {
+      const bool at = op == wire::kGuardSymlinkat;
+      if (Failed(r = str(0, b))) return r;
+      if (Failed(r = str(at ? 2 : 1, a))) return r;
+      if (!call.Valid()) return -ESRCH;
+      return DoCreate(g, call, at ? call.IntArg(1) : AT_FDCWD, a, guard::Kind::kSymlink, op, 0, 0,
+                      b);
+    }
+    case wire::kGuardLink:
+    case wire::kGuardLinkat: {
+      const bool at = op == wire::kGuardLinkat;
+      if (Failed(r = str(at ? 1 : 0, a))) return r;
+      if (Failed(r = str(at ? 3 : 1, b))) return r;
+      if (!call.Valid()) return -ESRCH;
+      return DoLink(g, call, at ? call.IntArg(0) : AT_FDCWD, a, at ? call.IntArg(2) : AT_FDCWD, b,
+                    at ? static_cast<unsigned>(call.IntArg(4)) : 0, op);
+    }
+    case wire::kGuardRename:
+    case wire::kGuardRenameat:
+    case wire::kGuardRenameat2: {
+      const bool at = op != wire::kGuardRename;
+      if (Failed(r = str(at ? 1 : 0, a))) return r;
+      if (Failed(r = str(at ? 3 : 1, b))) return r;
+      if (!call.Valid()) return -ESRCH;
+      const unsigned flags =
+          op == wire::kGuardRenameat2 ? static_cast<unsigned>(call.IntArg(4)) : 0;
+      return DoRename(g, call, at ? call.IntArg(0) : AT_FDCWD, a, at ? call.IntArg(2) : AT_FDCWD, b,
+                      flags, op);
+    }
+    case wire::kGuardTruncate:
+    case wire::kGuardTruncate64: {
+      if (Failed(r = str(0, a))) return r;
+      uint64_t length = call.Arg(1);
+      if (op == wire::kGuardTruncate64) {
+        // A 64-bit length in two 32-bit registers; ARM EABI first skips one to align the pair.
+        const int lo = call.arch() == kAuditArchArm ? 2 : 1;
+        length = (call.Arg(lo) & 0xffffffffULL) | (call.Arg(lo + 1) << 32);
+      } else if (call.arch() == kAuditArchI386 || call.arch() == kAuditArchArm) {
+        length = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(call.Arg(1))));
+      }
+      if (!call.Valid()) return -ESRCH;
+      if (static_cast<int64_t>(length) < 0) return -EINVAL;
+      return DoTruncate(g, call, a, length, op);
+    }
+    case wire::kGuardChmod: {
+      if (Failed(r = str(0, a))) return r;
+      if (!call.Valid()) return -ESRCH;
+      return DoChmod(g, call, AT_FDCWD, a, static_cast<long>(call.Arg(1) & 07777), 0, op, -1);
+    }
+    case wire::kGuardFchmod:
+      if (!call.Valid()) return -ESRCH;
+      return DoChmod(g, call, AT_FDCWD, "", static_cast<long>(call.Arg(1) & 07777), 0, op,
+                     call.IntArg(0));
+    case wire::kGuardFchmodat:
+    case wire::kGuardFchmodat2: {
+      if (Failed(r = str(1, a))) return r;
+      if (!call.Valid()) return -ESRCH;
+      // fchmodat has no flags argument (its fourth register is whatever the caller left there).
+      const unsigned flags =
+          op == wire::kGuardFchmodat2 ? static_cast<unsigned>(call.IntArg(3)) : 0;
+      if (flags & ~(AT_SYMLINK_NOFOLLOW | kAtEmptyPath)) return -EINVAL;
+      return DoChmod(g, call, call.IntArg(0), a, static_cast<long>(call.Arg(2) & 07777), flags, op,
+                     -1);
+    }
+    default:
+      return -ENOSYS;
+  }
+}
+
+// Answers one call: its result, or the descriptor it returns installed in the command.
+void Answer(const GuardSetup& setup, uint64_t id, long result, int inject, bool cloexec) {
+  if (result == kAnswered) return;
+  if (inject >= 0) {
+    long r = Inject(setup, id, inject, cloexec);
+    if (!Failed(r) || r == -ENOENT) return;
+    result = r;
+  }
+  seccomp_notif_resp resp{};
+  resp.id = id;
+  if (Failed(result)) {
+    resp.error = static_cast<int32_t>(result);
+  } else {
+    resp.val = result;
+  }
+  SRT_SYS(__NR_ioctl, setup.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+// The guard's own user namespace (its inode number).
+unsigned long long OwnUserns(const GuardSetup& setup) {
+  char p[48];
+  Append(p, rt::FormatInt(setup.self_pid, p), sizeof p, "/ns/user");
+  struct statx st {};
+  Fd fd(SRT_SYS(__NR_openat, setup.host_proc, p, O_PATH | O_CLOEXEC));
+  if (!fd || Failed(StatxAt(fd.fd, "", AT_EMPTY_PATH, st))) return 0;
+  return st.stx_ino;
+}
+
+}  // namespace
+
+int RunGuard(const GuardSetup& setup) {
+  seccomp_notif_sizes sizes{};
+  if (Failed(SRT_SYS(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes))) return 1;
+  const unsigned long long own_userns = OwnUserns(setup);
+  alignas(8) static uint8_t req_buf[1024];
+  if (sizes.seccomp_notif > sizeof req_buf ||
+      sizes.seccomp_notif_resp > sizeof(seccomp_notif_resp)) {
+    return 1;
+  }
+  SetEffective(false);
+  Guard guard(setup);
+  for (;;) {
+    rt::PollFd p{setup.listener, rt::kPollIn, 0};
+    long n = SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0);
+    // Reap the children that answered FIFO opens.
+    while (SRT_SYS(__NR_wait4, -1, 0, WNOHANG, 0) > 0) {
+    }
+    if (n == -EINTR) continue;
+    if (Failed(n)) break;
+    if (!(p.revents & rt::kPollIn)) break;  // POLLHUP: no process is left under the filter
+    memset(req_buf, 0, sizeof req_buf);
+    auto* req = reinterpret_cast<seccomp_notif*>(req_buf);
+    long r = SRT_SYS(__NR_ioctl, setup.listener, SECCOMP_IOCTL_NOTIF_RECV, req);
+    if (r == -EINTR || r == -ENOENT) continue;  // the caller died before we got to it
+    if (Failed(r)) break;
+    ++guard.counts.handled;
+    uint32_t op = 0;
+    for (size_t i = 0; i < setup.call_count; ++i) {
+      if (setup.calls[i].arch == req->data.arch &&
+          setup.calls[i].nr == static_cast<uint32_t>(req->data.nr)) {
+        op = setup.calls[i].op;
+        break;
+      }
+    }
+    Call call(setup, *req);
+    int inject = -1;
+    bool cloexec = false;
+    // A command in a user namespace of its own (allowNestedUserNamespaces): some files check
+    // the credentials of whoever opened them (a namespace's uid_map that the guard would open
+    // for it), so the call is served by a child that joins the command's namespace.
+    if (long userns = op ? call.ForeignUserns(own_userns) : -1; userns >= 0) {
+      long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+      if (child == 0) {
+        SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        GuardSetup mine = setup;
+        mine.self_pid = SRT_SYS(__NR_getpid);  // the child reads its own descriptors' paths
+        Guard child_guard(mine);
+        Call child_call(mine, *req);
+        long result = SRT_SYS(__NR_setns, userns, CLONE_NEWUSER);
+        if (!Failed(result))
+          result = Serve(child_guard, child_call, req->id, op, &inject, &cloexec);
+        Answer(mine, req->id, result, inject, cloexec);
+        rt::Exit(0);
+      }
+      SRT_SYS(__NR_close, userns);
+      if (!Failed(child)) continue;
+      Answer(setup, req->id, child, -1, false);
+      continue;
+    }
+    long result = op ? Serve(guard, call, req->id, op, &inject, &cloexec) : -ENOSYS;
+    Answer(setup, req->id, result, inject, cloexec);
+  }
+  SendInts(setup.ctl, wire::kMsgGuardDone, guard.counts.handled, guard.counts.refused);
+  return 0;
+}
+
+}  // namespace srt::init

@@ -1,0 +1,172 @@
+// The write guard's rules (srt-cli/init/guard_rules.h), over a fake directory tree.
+#include "guard_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace srt::init::guard {
+namespace {
+
+// Entries by directory level: up = 0 is the directory of the change, 1 its parent, 2 above.
+class FakeProbe final : public Probe {
+ public:
+  FakeProbe(std::set<std::string> here, std::set<std::string> parent = {},
+            std::set<std::string> grandparent = {})
+      : levels_{std::move(here), std::move(parent), std::move(grandparent)} {}
+  bool Has(int up, const char* name) override {
+    return up >= 0 && up < 3 && levels_[up].count(name) > 0;
+  }
+
+ private:
+  std::set<std::string> levels_[3];
+};
+
+const std::set<std::string> kGitDir = {"HEAD", "objects", "refs", "config", "hooks", "index"};
+
+class GuardRulesTest : public ::testing::Test {
+ protected:
+  GuardRulesTest() {
+    config_.git_roots[config_.git_root_count++] = "/w";
+    config_.git_roots[config_.git_root_count++] = "/workspace";
+    config_.private_roots[config_.private_root_count++] = "/tmp/srt-1234";
+    config_.blocked = blocked_;
+    config_.blocked_count = 3;
+  }
+  Verdict J(Change c, Kind k, const char* dir, const char* name, FakeProbe probe = {{}}) {
+    return Judge(config_, c, k, dir, name, probe);
+  }
+  const char* blocked_[3] = {"/w/.mcp.json", "/w/out/gen/x", "/w/.claude/commands"};
+  Config config_;
+};
+
+TEST_F(GuardRulesTest, OrdinaryChangesPass) {
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/src", "main.c"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/w", "README"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w", "build"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w", "."), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w", ".."), Verdict::kAllow);
+}
+
+TEST_F(GuardRulesTest, ProtectedPathsThatDoNotExistCannotBeMade) {
+  for (Change c : {Change::kCreate, Change::kLinkIn, Change::kMoveIn, Change::kWrite}) {
+    EXPECT_EQ(J(c, Kind::kFile, "/w", ".mcp.json"), Verdict::kProtectedPath);
+  }
+  // Its directories may be made empty; a symlink or a directory moved in with its contents
+  // would stand for the protected path.
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w", "out"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/out", "gen"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w", "out"), Verdict::kProtectedPath);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kSymlink, "/w/out", "gen"), Verdict::kProtectedPath);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w", "out"), Verdict::kProtectedPath);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w", "out"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/out/gen", "x"), Verdict::kProtectedPath);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/.claude", "commands"),
+            Verdict::kProtectedPath);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/.claude", "skills"), Verdict::kAllow);
+  // Names are compared exactly, components whole.
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w", ".mcp.json2"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w", "ou"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/out/gen", "xy"), Verdict::kAllow);
+}
+
+TEST_F(GuardRulesTest, NoDotGitAnywhereInAGuardRoot) {
+  for (const char* name : {".git", ".GIT", ".Git"}) {
+    for (Change c : {Change::kCreate, Change::kMoveIn, Change::kLinkIn, Change::kWrite,
+                     Change::kLinkSource, Change::kExecutable}) {
+      EXPECT_EQ(J(c, Kind::kDirectory, "/w/a/b/c/d/e/f", name), Verdict::kGitMetadata) << name;
+    }
+  }
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w", ".git"), Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/workspace", ".git"), Verdict::kGitMetadata);
+  // Not in a guard root, or in the private TMPDIR: clones there vanish with the sandbox.
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/tmp/srt-1234/clone", ".git"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/var/tmp", ".git"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/wx", ".git"), Verdict::kAllow);
+  // Where the guard cannot tell, the name rules hold.
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "", ".git"), Verdict::kGitMetadata);
+}
+
+TEST_F(GuardRulesTest, NoDirectoryBecomesAGitDirectory) {
+  // The last of HEAD, objects and refs (or HEAD and commondir) is refused, in any order.
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/b", "HEAD", FakeProbe({"objects", "refs"})),
+            Verdict::kNewRepository);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/b", "refs", FakeProbe({"objects", "HEAD"})),
+            Verdict::kNewRepository);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w/b", "HEAD", FakeProbe({"objects", "refs"})),
+            Verdict::kNewRepository);
+  EXPECT_EQ(J(Change::kLinkIn, Kind::kFile, "/w/b", "HEAD", FakeProbe({"commondir"})),
+            Verdict::kNewRepository);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/b", "commondir", FakeProbe({"HEAD"})),
+            Verdict::kNewRepository);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/b", "head", FakeProbe({"objects", "refs"})),
+            Verdict::kNewRepository);
+  // Parts of one alone are fine (a project may have a directory named refs or objects).
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/b", "refs", FakeProbe({"objects"})),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/b", "HEAD", FakeProbe({"refs"})), Verdict::kAllow);
+  // An existing git directory's HEAD is rewritten through HEAD.lock and a rename: allowed.
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w/.git", "HEAD", FakeProbe(kGitDir)),
+            Verdict::kAllow);
+}
+
+TEST_F(GuardRulesTest, TheEntriesThroughWhichGitReadsConfigurationOrRunsPrograms) {
+  for (const char* name : {"config", "config.worktree", "commondir", "gitdir", "hooks", "remotes",
+                           "branches", "rebase-merge", "rebase-apply", "CONFIG"}) {
+    for (Change c :
+         {Change::kCreate, Change::kMoveIn, Change::kLinkIn, Change::kWrite, Change::kLinkSource}) {
+      EXPECT_EQ(J(c, Kind::kFile, "/w/a/b/c/d/e/.git", name, FakeProbe(kGitDir)),
+                Verdict::kGitMetadata)
+          << name;
+    }
+  }
+  // Inside hooks/ (and the rebase todo directories) nothing changes; the samples neither.
+  for (Change c : {Change::kCreate, Change::kMoveIn, Change::kWrite, Change::kExecutable,
+                   Change::kLinkSource}) {
+    EXPECT_EQ(J(c, Kind::kFile, "/w/.git/hooks", "pre-commit", FakeProbe({}, kGitDir)),
+              Verdict::kGitMetadata);
+    EXPECT_EQ(J(c, Kind::kFile, "/w/.git/rebase-merge", "git-rebase-todo", FakeProbe({}, kGitDir)),
+              Verdict::kGitMetadata);
+  }
+  // A directory named hooks that is not a git directory's is an ordinary one.
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/src/hooks", "useThing.js", FakeProbe({}, {"src"})),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kExecutable, Kind::kFile, "/w/bin", "tool", FakeProbe({})), Verdict::kAllow);
+  // objects/info/alternates: objects read from elsewhere.
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.git/objects/info", "alternates",
+              FakeProbe({}, {"pack"}, kGitDir)),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.git/objects/info", "packs",
+              FakeProbe({}, {"pack"}, kGitDir)),
+            Verdict::kAllow);
+  // Ordinary git work in a git directory.
+  for (const char* name : {"index", "index.lock", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs",
+                           "COMMIT_EDITMSG", "config.lock", "logs"}) {
+    EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.git", name, FakeProbe(kGitDir)), Verdict::kAllow)
+        << name;
+  }
+  // allowGitConfig: the config may change, the rest stays protected.
+  config_.allow_git_config = true;
+  EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/w/.git", "config", FakeProbe(kGitDir)),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w/.git", "config.worktree", FakeProbe(kGitDir)),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.git/hooks", "pre-push", FakeProbe({}, kGitDir)),
+            Verdict::kGitMetadata);
+}
+
+TEST_F(GuardRulesTest, GitRulesHoldOnlyInGuardRoots) {
+  EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/tmp/srt-1234/r/.git", "config", FakeProbe(kGitDir)),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/home/u/r/.git", "config", FakeProbe(kGitDir)),
+            Verdict::kAllow);
+  // The root itself as a guard root.
+  config_.git_roots[0] = "/";
+  config_.git_root_count = 1;
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/", ".git"), Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/anything", ".git"), Verdict::kGitMetadata);
+}
+
+}  // namespace
+}  // namespace srt::init::guard
