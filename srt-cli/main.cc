@@ -1,8 +1,11 @@
 // `srt`: the command-line front end of libsrt. The only place in srt that prints to stderr,
 // exits, and catches exceptions.
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +37,48 @@ int Fail(const std::string& message) {
 bool DebugFromEnvironment() {
   const char* v = getenv("SRT_DEBUG");
   return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
+}
+
+// --log-file, which srt appends to on the host: a sandbox may have planted something where it
+// points (a run whose write roots held it). No symlink is followed anywhere on the way, and
+// only a regular file with no other name is written (a FIFO would stall srt; a hard link would
+// carry the lines to another file).
+srt::Result<srt::UniqueFd> OpenLogFile(const std::string& path) {
+  const std::string what = "--log-file " + path;
+  open_how how{};
+  how.flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  how.mode = 0600;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  srt::UniqueFd fd(
+      static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+  if (!fd && errno == ENOSYS) {
+    // FIXME: remove once Linux 5.6 is the baseline: the last component alone is checked.
+    fd = srt::UniqueFd(open(path.c_str(), static_cast<int>(how.flags), 0600));
+  }
+  if (!fd && errno == ELOOP) {
+    return srt::MakeError(srt::Errc::kInvalidArgument,
+                          what +
+                              ": the path goes through a symlink, which srt does not follow in "
+                              "a path it writes (a sandbox could have planted it); name the real "
+                              "path");
+  }
+  if (!fd && errno == ENXIO) {
+    return srt::MakeError(srt::Errc::kInvalidArgument, what + ": not a regular file");
+  }
+  if (!fd) return srt::SysError(what);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return srt::SysError(what);
+  if (!S_ISREG(st.st_mode)) {
+    return srt::MakeError(srt::Errc::kInvalidArgument, what + ": not a regular file");
+  }
+  if (st.st_nlink > 1) {
+    return srt::MakeError(srt::Errc::kInvalidArgument,
+                          what + ": the file has " + std::to_string(st.st_nlink) +
+                              " names (hard links), so srt's lines could land in a file a sandbox "
+                              "reads; give srt a file of its own");
+  }
+  if (fcntl(fd.get(), F_SETFL, O_APPEND) != 0) return srt::SysError(what);
+  return fd;
 }
 
 bool FileExists(const std::string& path) {
@@ -68,6 +113,12 @@ int Run(int argc, char** argv) {
     options.settings = std::move(loaded->settings);
     if (debug) Print("srt: debug: settings from " + settings_path);
   }
+  // The settings decide the next run's policy: the file in use and the default one are
+  // read-only in the sandbox (their directories pinned), and a missing default cannot be
+  // planted (the write guard).
+  for (const std::string& p : {settings_path, srt::DefaultSettingsPath()}) {
+    options.settings.filesystem.deny_write.push_back(srt::PathEntry{p, /*literal=*/true});
+  }
   options.argv = std::move(cli.argv);
   options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
@@ -76,11 +127,9 @@ int Run(int argc, char** argv) {
   srt::UniqueFd log_file;
   int log_fd = cli.log_fd.value_or(-1);
   if (cli.log_file) {
-    log_file =
-        srt::UniqueFd(open(cli.log_file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-    if (!log_file) {
-      return Fail("--log-file " + *cli.log_file + ": " + std::strerror(errno));
-    }
+    srt::Result<srt::UniqueFd> opened = OpenLogFile(*cli.log_file);
+    if (!opened) return Fail(opened.error().message());
+    log_file = std::move(opened).value();
     log_fd = log_file.get();
   } else if (cli.log_fd && fcntl(*cli.log_fd, F_GETFL) < 0) {
     return Fail("--log-fd " + std::to_string(*cli.log_fd) + " is not open");

@@ -464,6 +464,30 @@ TEST_P(NetworkTest, MalformedConnectTargetIsLoggedAsTheClientSentIt) {
   EXPECT_EQ(rec["host"], std::string("no-port-here")) << rec.dump();
 }
 
+// Targets come from the sandbox: what the log holds of them cannot run when a shell reads the
+// log (an operator's `eval`, a script that pastes a line into a command), nor drive the terminal
+// that --debug prints to. JSON parsers still read the target exactly as it was sent.
+TEST_P(NetworkTest, LoggedTargetsCannotRunInAShellOrTheTerminal) {
+  const std::string marker = run().Path("PWNED");
+  const std::string target = "$(touch${IFS}" + marker + ")`touch${IFS}" + marker + "`;x|y&z:80";
+  RunResult r = Sh("python3 connect.py '" + target + "'; python3 connect.py $'\\e]0;t\\a:80'",
+                   DefaultSettings(), {"--debug"});
+  std::vector<json> recs = log_->Matching({{"protocol", "connect"}});
+  ASSERT_EQ(recs.size(), 2u) << log_->log_text();
+  EXPECT_EQ(recs[0]["host"], target) << recs[0].dump();  // malformed: kept as it was sent
+  for (char c : std::string("$`;|&\x1b\x07")) {
+    EXPECT_EQ(log_->log_text().find(c), std::string::npos)
+        << "raw '" << c << "' in the log: " << log_->log_text();
+  }
+  // The log, fed to a shell line by line, runs nothing.
+  run().Host({"sh", "-c",
+              "while read -r line; do eval \"echo $line\" >/dev/null; done < " +
+                  run().Path("decisions-0.jsonl")});
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "a logged target ran in a shell";
+  // --debug's summary lines carry no control characters.
+  for (char c : r.err) EXPECT_FALSE(c == '\x1b' || c == '\x07') << r.err;
+}
+
 TEST_P(NetworkTest, MissingCredentialsGet407OrSocksRefusal) {
   const std::string url = Origin("/no-credentials");
   RunResult r = Sh(kCurl + ("-i -x http://localhost:3128 " + url + "; ") + kCurl +

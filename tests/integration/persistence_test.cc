@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <string>
 
 #include "srt_fixture.h"
@@ -160,6 +161,59 @@ TEST_P(PersistenceTest, DenyReadRulesCannotBeMovedOrPreArmed) {
   EXPECT_FALSE(run().Exists(".env"));
   EXPECT_FALSE(run().Exists("keys/prod.pem"));
   EXPECT_EQ(run().ReadFile("app/config/.env"), "SECRET");
+}
+
+// --- Files srt itself opens on the host.
+
+// The settings in use decide the next run's policy: read-only inside every sandbox that uses
+// them, their directory not renameable; and the default file cannot be planted where it is
+// missing.
+TEST_P(PersistenceTest, TheSettingsFileCannotBeChangedFromInside) {
+  const std::string settings = R"({"filesystem": {"allowWrite": ["."]}})";
+  run().WriteFile("conf/srt.json", settings);
+  RunResult r =
+      run().SrtRaw({"-s", "conf/srt.json", "sh", "-c",
+                    "echo '{}' > conf/srt.json; echo write=$?; mv conf/srt.json x; echo move=$?; "
+                    "mv conf conf2; echo move-dir=$?; rm -f conf/srt.json; echo rm=$?"});
+  EXPECT_EQ(r.out, "write=2\nmove=1\nmove-dir=1\nrm=1\n") << r.err;  // sh: 2 = redirection
+  EXPECT_EQ(run().ReadFile("conf/srt.json"), settings);
+  // The default ~/.srt-settings.json, missing, under a writable home: it cannot be planted.
+  const std::string home_writable = R"({"filesystem": {"allowWrite": ["~"]}})";
+  RunResult plant = run().Srt(home_writable, {"sh", "-c", "echo '{}' > ~/.srt-settings.json"});
+  EXPECT_NE(plant.exit_code, 0);
+  EXPECT_NE(access((run().home() + "/.srt-settings.json").c_str(), F_OK), 0);
+}
+
+TEST_P(PersistenceTest, TheLogFileIsNeverOpenedThroughWhatASandboxCouldPlant) {
+  const std::string host_file = run().root() + "/../host-file";
+  { std::ofstream(host_file) << "HOST"; }
+  chown(host_file.c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  run().MakeSymlink(host_file, "log-link");
+  run().MakeDir("real");
+  run().MakeSymlink("real", "dir-link");
+  mkfifo(run().Path("log-fifo").c_str(), 0644);
+  chown(run().Path("log-fifo").c_str(), root() ? 0 : 65534, root() ? 0 : 65534);
+  run().WriteFile("log-linked", "");
+  link(run().Path("log-linked").c_str(), run().Path("second-name").c_str());
+  const std::string net = R"({"network": {"allowedDomains": []}})";
+  struct Case {
+    const char* path;
+    const char* says;
+  } cases[] = {{"log-link", "symlink"},
+               {"dir-link/log", "symlink"},
+               {"log-fifo", "not a regular file"},
+               {"log-linked", "2 names"}};
+  for (const Case& c : cases) {
+    RunResult r = run().SrtRaw({"-s", run().SettingsFile(net), "--log-file", c.path, "true"});
+    EXPECT_EQ(r.exit_code, 125) << c.path;
+    EXPECT_NE(r.err.find("--log-file " + std::string(c.path)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run().ReadFile("../host-file"), "HOST");
+  EXPECT_FALSE(run().Exists("real/log"));
+  // A file of its own is fine.
+  RunResult ok = run().SrtRaw({"-s", run().SettingsFile(net), "--log-file", "mine.jsonl", "true"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
 // --- Git: nothing a sandbox writes may make the host user's git run code or leave the repository.

@@ -24,18 +24,41 @@ std::string_view ProtocolName(Protocol protocol) {
   return "unknown";
 }
 
+namespace {
+
+// A byte a shell reading a log line would act on ($(...), `...`, quotes, separators,
+// redirections, history), or a terminal would (controls, and what is not ASCII): escaped wherever
+// srt logs what a sandbox sent.
+bool Unsafe(unsigned char c) {
+  switch (c) {
+    case '$':
+    case '`':
+    case '\\':
+    case '"':
+    case '\'':
+    case ';':
+    case '&':
+    case '|':
+    case '<':
+    case '>':
+    case '(':
+    case ')':
+    case '!':
+      return true;
+    default:
+      return c < 0x20 || c >= 0x7f;
+  }
+}
+
+}  // namespace
+
 std::string JsonQuote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
   out.push_back('"');
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c >= 0x7f) {
+    if (Unsafe(c)) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
@@ -44,6 +67,22 @@ std::string JsonQuote(std::string_view text) {
     }
   }
   out.push_back('"');
+  return out;
+}
+
+std::string LogSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (Unsafe(c)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.push_back(ch);
+    }
+  }
   return out;
 }
 
@@ -79,7 +118,7 @@ std::string FormatBytes(uint64_t n) {
 
 std::string Authority(const ConnectionRecord& r) {
   const bool v6 = r.host.find(':') != std::string::npos;
-  return (v6 ? "[" + r.host + "]" : r.host) + ":" + std::to_string(r.port);
+  return (v6 ? "[" + LogSafe(r.host) + "]" : LogSafe(r.host)) + ":" + std::to_string(r.port);
 }
 
 }  // namespace
@@ -110,13 +149,13 @@ std::string FormatRecordText(const ConnectionRecord& r) {
   std::string out = r.allowed ? "allow " : "deny ";
   out += ProtocolName(r.protocol);
   out += " " + Authority(r);
-  if (!r.allowed) return out + " (" + r.reason + ")";
+  if (!r.allowed) return out + " (" + LogSafe(r.reason) + ")";
   if (!r.address.empty()) out += (r.via_parent ? " via parent " : " -> ") + r.address;
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.0f ms", static_cast<double>(r.duration.count()) / 1000);
   out += " (" + FormatBytes(r.bytes_up) + " up, " + FormatBytes(r.bytes_down) + " down, " + ms;
-  if (!r.end.empty()) out += ", " + r.end;
-  if (!r.error.empty()) out += ": " + r.error;
+  if (!r.end.empty()) out += ", " + LogSafe(r.end);
+  if (!r.error.empty()) out += ": " + LogSafe(r.error);
   return out + ")";
 }
 

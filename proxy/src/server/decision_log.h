@@ -54,7 +54,12 @@ using RecordSink = std::function<void(const ConnectionRecord&)>;
 // "deny http evil.com:80 (host is not on the allow list)". No trailing newline.
 [[nodiscard]] std::string FormatRecordText(const ConnectionRecord& record);
 
-// A JSON string literal (quotes included); bytes >= 0x80 and control bytes as \u00XX.
+// What srt logs of a connection came from the sandbox (a target, a name). Both forms escape
+// every byte that a shell reading the line would act on ($ ` \ " ' ; & | < > ( ) !) or a terminal
+// would (controls, bytes >= 0x7f), so that a logged $(...) can never run.
+// A JSON string literal (quotes included), those bytes as \u00XX: parsers read the original.
 [[nodiscard]] std::string JsonQuote(std::string_view text);
+// The text form, those bytes as \xNN.
+[[nodiscard]] std::string LogSafe(std::string_view text);
 
 }  // namespace srt::proxy

@@ -37,9 +37,28 @@ TEST(DecisionLogTest, HostileTextCannotBreakTheLine) {
   r.reason = "line\r\nbreak";
   const std::string line = FormatRecordJson(r, "x");
   EXPECT_EQ(line.find('\n'), line.size() - 1);
-  EXPECT_NE(line.find(R"("host":"a\"b\\c\nd\u0001\u00ff")"), std::string::npos) << line;
-  EXPECT_NE(line.find(R"("reason":"line\u000d\nbreak")"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("host":"a\u0022b\u005cc\u000ad\u0001\u00ff")"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("reason":"line\u000d\u000abreak")"), std::string::npos) << line;
   for (char c : line) EXPECT_LT(static_cast<unsigned char>(c), 0x80);
+}
+
+// What a shell would act on never appears raw: a logged $(...) cannot run when a script reads
+// the log, and a terminal shown --debug lines gets no escape sequences.
+TEST(DecisionLogTest, ShellAndTerminalTextIsEscaped) {
+  ConnectionRecord r = Sample();
+  r.allowed = false;
+  r.host = "$(id)`id`;a&b|c<d>e'f!g\x1b[31m";
+  r.reason = "host is not on the allow list";
+  const std::string line = FormatRecordJson(r, "x");
+  for (char c : std::string("$`;&|<>'!()\x1b")) {
+    EXPECT_EQ(line.find(c), std::string::npos) << "raw '" << c << "' in " << line;
+  }
+  EXPECT_NE(line.find(R"("host":"\u0024\u0028id\u0029\u0060id\u0060)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("reason":"host is not on the allow list")"), std::string::npos) << line;
+  const std::string text = FormatRecordText(r);
+  EXPECT_EQ(text,
+            "deny connect \\x24\\x28id\\x29\\x60id\\x60\\x3ba\\x26b\\x7cc\\x3cd\\x3ee"
+            "\\x27f\\x21g\\x1b[31m:443 (host is not on the allow list)");
 }
 
 TEST(DecisionLogTest, TextSummaries) {
