@@ -86,6 +86,14 @@ bool FileExists(const std::string& path) {
 }
 
 int Run(int argc, char** argv) {
+  // A closed standard descriptor would be the number of the next one srt opens (its signalfd,
+  // the log file), which the command would then inherit as its stdin or stdout.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null != fd) return srt::kExitSetupFailure;
+    }
+  }
   std::vector<std::string_view> args(argv + 1, argv + argc);
   srt::Result<srt::cli::CliOptions> parsed = srt::cli::ParseArgs(args);
   if (!parsed) return Fail(parsed.error().message());
@@ -122,6 +130,9 @@ int Run(int argc, char** argv) {
   options.argv = std::move(cli.argv);
   options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
+  // Ctrl-Z on the command's terminal: srt stops as the command did, so the shell's job control
+  // works as without srt (`fg` continues both; a shell's orphaned job is not stopped).
+  options.on_terminal_stop = [] { raise(SIGTSTP); };
 
   // The network decision log: JSON lines to a file or descriptor, readable lines with --debug.
   srt::UniqueFd log_file;
@@ -162,7 +173,9 @@ int Run(int argc, char** argv) {
   // none is lost in between; the children get an empty mask back (posix_spawn in libsrt).
   sigset_t relayed;
   sigemptyset(&relayed);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&relayed, s);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
+    sigaddset(&relayed, s);
+  }
   sigprocmask(SIG_BLOCK, &relayed, nullptr);
   int sfd = signalfd(-1, &relayed, SFD_CLOEXEC);
   if (sfd < 0) return Fail(std::string("signalfd: ") + std::strerror(errno));
@@ -182,8 +195,6 @@ int Run(int argc, char** argv) {
   if (!status) return Fail(status.error().message());
   if (control.failed()) return srt::kExitSetupFailure;
   if (status->exec_errno) {
-    const std::string& name = args.empty() ? std::string() : std::string();
-    (void)name;
     Print(std::string("srt: cannot run the command: ") + std::strerror(status->exec_errno));
   }
   switch (status->relayed_signal) {

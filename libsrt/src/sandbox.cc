@@ -279,6 +279,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.cgroups = std::move(cgroups);
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
+  spec.on_terminal_stop = std::move(options.on_terminal_stop);
   spec.debug = options.debug;
   // The proxy holds two descriptors per connection; 1024 (the usual soft limit) would cap it
   // near 500. srt raises its own soft limit and the command gets the original back.

@@ -568,6 +568,17 @@ int RunAgent(int argc, char** argv) {
   PollFd p{init_pidfd, kPollIn, 0};
   while (SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0) == -EINTR) {
   }
+  // The guard's listener hangs up now and it reports; one that is stuck (in a call the kernel
+  // will not finish) is not waited for: the TMPDIR must go, and nothing may stay behind.
+  long guard_pidfd = SRT_SYS(__NR_pidfd_open, child, 0);
+  if (!Failed(guard_pidfd)) {
+    PollFd g{static_cast<int>(guard_pidfd), kPollIn, 0};
+    timespec grace{2, 0};
+    while (SRT_SYS(__NR_ppoll, &g, 1, &grace, 0, 0) == -EINTR) {
+    }
+    if (!g.revents) SRT_SYS(__NR_kill, child, SIGKILL);
+    SRT_SYS(__NR_close, guard_pidfd);
+  }
   int status = 0;
   while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
   }

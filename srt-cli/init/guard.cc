@@ -6,6 +6,7 @@
 #include <linux/errno.h>
 #include <linux/fcntl.h>
 #include <linux/ioctl.h>
+#include <linux/openat2.h>
 #include <linux/prctl.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
@@ -39,13 +40,20 @@ struct IoVec {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Capabilities: none effective, CAP_SYS_PTRACE raised only to read a non-dumpable command.
+// Capabilities: none effective; CAP_SYS_PTRACE raised only to read a non-dumpable command,
+// CAP_DAC_READ_SEARCH only to look at a directory the command made unreadable (so that it cannot
+// hide what the rules look at), CAP_NET_BIND_SERVICE only to bind a port for a command that has
+// it itself.
 
-void SetEffective(bool ptrace) {
+constexpr uint32_t kRaisePtrace = 1u << CAP_SYS_PTRACE;
+constexpr uint32_t kRaiseDacRead = 1u << CAP_DAC_READ_SEARCH;
+constexpr uint32_t kRaiseBindService = 1u << CAP_NET_BIND_SERVICE;
+
+void SetEffective(uint32_t caps) {
   __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   if (SRT_SYS(__NR_capget, &head, data) < 0) return;
-  data[0].effective = ptrace ? (1u << CAP_SYS_PTRACE) & data[0].permitted : 0;
+  data[0].effective = caps & data[0].permitted;
   data[1].effective = 0;
   data[0].inheritable = data[1].inheritable = 0;
   SRT_SYS(__NR_capset, &head, data);
@@ -141,9 +149,9 @@ class Call {
     Append(p, n, sizeof p, what);
     long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
     if (fd == -EACCES || fd == -EPERM) {  // a command that made itself non-dumpable
-      SetEffective(true);
+      SetEffective(kRaisePtrace);
       fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
-      SetEffective(false);
+      SetEffective(0);
     }
     return fd;
   }
@@ -191,9 +199,9 @@ class Call {
     IoVec remote{reinterpret_cast<void*>(addr), kPathMax};
     long n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
     if (n == -EPERM) {
-      SetEffective(true);
+      SetEffective(kRaisePtrace);
       n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
-      SetEffective(false);
+      SetEffective(0);
     }
     // A string that ends just before unmapped memory: read up to the page it ends in.
     if (n == -EFAULT) {
@@ -208,63 +216,115 @@ class Call {
     return n == static_cast<long>(kPathMax) ? -ENAMETOOLONG : -EFAULT;
   }
 
+  // `len` bytes of the command's memory at `addr`; false unless all could be read.
+  bool ReadMemory(uint64_t addr, void* buf, size_t len) const {
+    IoVec local{buf, len};
+    IoVec remote{reinterpret_cast<void*>(addr), len};
+    long n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
+    if (n == -EPERM) {
+      SetEffective(kRaisePtrace);
+      n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
+      SetEffective(0);
+    }
+    return n == static_cast<long>(len);
+  }
+
+  // The command's descriptor `fd` itself (pidfd_getfd), or -errno.
+  long TakeDescriptor(int fd) const {
+    constexpr unsigned kPidfdThread = O_EXCL;  // Linux 6.9: a pidfd of a thread
+    long pidfd = SRT_SYS(__NR_pidfd_open, tid(), kPidfdThread);
+    if (pidfd == -EINVAL) pidfd = SRT_SYS(__NR_pidfd_open, tid(), 0);
+    if (Failed(pidfd)) return -ESRCH;
+    long got = SRT_SYS(__NR_pidfd_getfd, pidfd, fd, 0);
+    if (got == -EPERM) {
+      SetEffective(kRaisePtrace);
+      got = SRT_SYS(__NR_pidfd_getfd, pidfd, fd, 0);
+      SetEffective(0);
+    }
+    SRT_SYS(__NR_close, pidfd);
+    if (!Failed(got) && !Valid()) {
+      SRT_SYS(__NR_close, got);
+      return -ESRCH;
+    }
+    return got;
+  }
+
+  // Whether the command holds CAP_NET_BIND_SERVICE (CapEff in /proc/<tid>/status).
+  bool MayBindServicePorts() const {
+    char buf[kStatusBytes];
+    const char* c = StatusValue(buf, "CapEff:");
+    if (!c) return false;
+    unsigned long long v = 0;
+    for (; *c; ++c) {
+      int d = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+      if (d < 0) break;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return (v >> CAP_NET_BIND_SERVICE) & 1;
+  }
+
   // The umask the command would create with (fs_struct is per process; the guard sets its own
   // to this before creating anything, so that default ACLs apply as they would).
   long Umask() const {
-    char p[32];
-    Append(p, rt::FormatInt(tid(), p), sizeof p, "/status");
-    Fd f(SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC));
-    if (!f) return 022;
-    char buf[2048];
-    long n = SRT_SYS(__NR_read, f.fd, buf, sizeof buf - 1);
-    if (n <= 0) return 022;
-    buf[n] = 0;
-    for (char* line = buf; *line;) {
-      if (memcmp(line, "Umask:", 6) == 0) {
-        const char* c = line + 6;
-        while (*c == ' ' || *c == '\t') ++c;
-        long v = 0;
-        while (*c >= '0' && *c <= '7') v = v * 8 + (*c++ - '0');
-        return v & 0777;
-      }
-      while (*line && *line != '\n') ++line;
-      if (*line) ++line;
+    char buf[kStatusBytes];
+    const char* c = StatusValue(buf, "Umask:");
+    if (!c) return 022;
+    long v = 0;
+    while (*c >= '0' && *c <= '7') v = v * 8 + (*c++ - '0');
+    return v & 0777;
+  }
+
+  // The command's controlling terminal as /proc/<tid>/stat has it (tty_nr: major, minor), or
+  // false if it has none.
+  bool ControllingTerminal(unsigned& major, unsigned& minor) const {
+    char buf[1024];
+    long n = ReadProc("/stat", buf, sizeof buf);
+    if (n <= 0) return false;
+    // "pid (comm) state ppid pgrp session tty_nr ...": comm may hold anything, ')' included.
+    const char* c = nullptr;
+    for (long i = 0; i < n; ++i) {
+      if (buf[i] == ')') c = buf + i + 1;
     }
-    return 022;
+    if (!c) return false;
+    long tty_nr = -1;
+    for (int field = 0; field < 5; ++field) {
+      while (*c == ' ') ++c;
+      if (field == 0) {  // the state, a letter
+        if (!*c) return false;
+        ++c;
+        continue;
+      }
+      long v = 0;
+      if (*c == '-') ++c;
+      if (*c < '0' || *c > '9') return false;
+      while (*c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
+      tty_nr = v;
+    }
+    if (tty_nr <= 0) return false;
+    major = static_cast<unsigned>((tty_nr >> 8) & 0xfff);
+    minor = static_cast<unsigned>((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
+    return Valid();
   }
 
   // The command's pid (or "tgid/task/tid") in the pid namespace of the sandbox's /proc, for
   // /proc/self and /proc/thread-self: the guard is not in that namespace.
   bool SelfInSandbox(bool thread, char* out, size_t cap) const {
-    char p[32];
-    Append(p, rt::FormatInt(tid(), p), sizeof p, "/status");
-    Fd f(SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC));
-    if (!f) return false;
-    char buf[2048];
-    long n = SRT_SYS(__NR_read, f.fd, buf, sizeof buf - 1);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    long tgid = -1, pid = -1;
-    for (char* line = buf; *line;) {
-      // NSpid/NStgid list the ids from the host's namespace inwards; the second is the sandbox's.
-      static const char* const kKeys[] = {"NStgid:", "NSpid:"};
-      for (const char* key : kKeys) {
-        size_t klen = strlen(key);
-        if (memcmp(line, key, klen) != 0) continue;
-        const char* c = line + klen;
-        long ids[2] = {-1, -1};
-        for (int i = 0; i < 2; ++i) {
-          while (*c == ' ' || *c == '\t') ++c;
-          if (*c < '0' || *c > '9') break;
-          long v = 0;
-          while (*c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
-          ids[i] = v;
-        }
-        (key[2] == 't' ? tgid : pid) = ids[1];
+    char buf[kStatusBytes];
+    // NSpid/NStgid list the ids from the host's namespace inwards; the second is the sandbox's.
+    auto second = [&](const char* key) {
+      const char* c = StatusValue(buf, key);
+      long ids[2] = {-1, -1};
+      for (int i = 0; c && i < 2; ++i) {
+        while (*c == ' ' || *c == '\t') ++c;
+        if (*c < '0' || *c > '9') break;
+        long v = 0;
+        while (*c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
+        ids[i] = v;
       }
-      while (*line && *line != '\n') ++line;
-      if (*line) ++line;
-    }
+      return ids[1];
+    };
+    const long tgid = second("NStgid:");
+    const long pid = second("NSpid:");
     if (tgid < 0 || pid < 0) return false;
     size_t at = AppendInt(out, 0, cap, tgid);
     if (thread) {
@@ -276,6 +336,25 @@ class Call {
 
   const GuardSetup& setup() const { return s_; }
 
+  // Whether the command's mount namespace is not the guard's (`own_ino`); true when it cannot
+  // be told.
+  bool ForeignMounts(unsigned long long own_ino) const {
+    char p[48];
+    Append(p, rt::FormatInt(tid(), p), sizeof p, "/ns/mnt");
+    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC);
+    if (fd == -EACCES || fd == -EPERM) {
+      SetEffective(kRaisePtrace);
+      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC);
+      SetEffective(0);
+    }
+    if (Failed(fd)) return true;
+    struct statx st {};
+    const bool same = !Failed(StatxAt(static_cast<int>(fd), "", AT_EMPTY_PATH, st)) &&
+                      st.stx_ino == own_ino && Valid();
+    SRT_SYS(__NR_close, fd);
+    return !same;
+  }
+
   // The command's user namespace, opened for setns(2), when it is not the guard's own (a
   // namespace the command made with allowNestedUserNamespaces); -1 when it is the guard's.
   long ForeignUserns(unsigned long long own_ino) const {
@@ -283,9 +362,9 @@ class Call {
     Append(p, rt::FormatInt(tid(), p), sizeof p, "/ns/user");
     long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
     if (fd == -EACCES || fd == -EPERM) {
-      SetEffective(true);
+      SetEffective(kRaisePtrace);
       fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
-      SetEffective(false);
+      SetEffective(0);
     }
     if (Failed(fd)) return -1;
     struct statx st {};
@@ -297,6 +376,35 @@ class Call {
   }
 
  private:
+  static constexpr size_t kStatusBytes = 2048;
+
+  // /proc/<tid><what> read into `buf` (NUL-terminated): its length, or <= 0.
+  long ReadProc(const char* what, char* buf, size_t cap) const {
+    char p[48];
+    Append(p, rt::FormatInt(tid(), p), sizeof p, what);
+    Fd f(SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC));
+    if (!f) return -1;
+    long n = SRT_SYS(__NR_read, f.fd, buf, cap - 1);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+  }
+  // The value of `key` ("Umask:") in /proc/<tid>/status, read into `buf` (kStatusBytes), its
+  // leading blanks skipped; nullptr when there is none.
+  const char* StatusValue(char* buf, const char* key) const {
+    if (ReadProc("/status", buf, kStatusBytes) <= 0) return nullptr;
+    const size_t klen = strlen(key);
+    for (char* line = buf; *line;) {
+      if (memcmp(line, key, klen) == 0) {
+        const char* c = line + klen;
+        while (*c == ' ' || *c == '\t') ++c;
+        return c;
+      }
+      while (*line && *line != '\n') ++line;
+      if (*line) ++line;
+    }
+    return nullptr;
+  }
+
   const GuardSetup& s_;
   const seccomp_notif& req_;
   Fd root_;
@@ -415,9 +523,10 @@ long Resolve(Call& call, int dirfd, const char* path, bool follow_final, Place& 
           !(memcmp(target, "self", 4) == 0 || memcmp(target, "thread-self", 11) == 0)) {
         Fd followed(SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_CLOEXEC));
         if (!followed) {
-          SetEffective(true);  // another process's link: the command may trace it, we may too
+          SetEffective(
+              kRaisePtrace);  // another process's link: the command may trace it, we may too
           followed = Fd(SRT_SYS(__NR_openat, cur.fd, comp, O_PATH | O_CLOEXEC));
-          SetEffective(false);
+          SetEffective(0);
         }
         if (!followed) return -ENOENT;
         if (last) {
@@ -455,32 +564,68 @@ long Resolve(Call& call, int dirfd, const char* path, bool follow_final, Place& 
   }
 }
 
-// The sandbox path of an open descriptor of ours, or "" when it has none (deleted, elsewhere).
-void PathOf(const GuardSetup& s, int fd, char* out) {
+// What PathOf found.
+enum class Named { kPath, kNoPath, kDeleted, kUnknown };
+
+// The sandbox path of an open descriptor of ours. kNoPath: it has none (a pipe, a socket, an
+// anonymous inode); kDeleted: its name is gone; kUnknown: the kernel would not say (a path
+// longer than kPathMax). `out` is "" unless kPath.
+Named PathOf(const GuardSetup& s, int fd, char* out) {
   char p[64];
   size_t n = AppendInt(p, 0, sizeof p, s.self_pid);
   n = Append(p, n, sizeof p, "/fd/");
   AppendInt(p, n, sizeof p, fd);
   long len = SRT_SYS(__NR_readlinkat, s.host_proc, p, out, kPathMax - 1);
-  if (Failed(len) || len == 0 || out[0] != '/') {
+  const bool whole = !Failed(len) && len > 0 && len < static_cast<long>(kPathMax) - 1;
+  if (!whole) {
     out[0] = 0;
-    return;
+    return Named::kUnknown;
+  }
+  if (out[0] != '/') {
+    out[0] = 0;
+    return Named::kNoPath;
   }
   out[len] = 0;
   const char* deleted = " (deleted)";
   size_t dlen = strlen(deleted);
-  if (static_cast<size_t>(len) > dlen && memcmp(out + len - dlen, deleted, dlen) == 0) out[0] = 0;
+  if (static_cast<size_t>(len) > dlen && memcmp(out + len - dlen, deleted, dlen) == 0) {
+    out[0] = 0;
+    return Named::kDeleted;
+  }
+  return Named::kPath;
 }
 
-// The rules' questions, answered through the directory's descriptor.
+// A look that failed for want of permission is tried again with CAP_DAC_READ_SEARCH: a
+// directory the command made unreadable (chmod 000) must not hide what is in it.
+long StatxSeeing(int dirfd, const char* name, struct statx& st) {
+  long r = StatxAt(dirfd, name, 0, st);
+  if (r == -EACCES || r == -EPERM) {
+    SetEffective(kRaiseDacRead);
+    r = StatxAt(dirfd, name, 0, st);
+    SetEffective(0);
+  }
+  return r;
+}
+long OpenDirSeeing(int dirfd, const char* name) {
+  long r = SRT_SYS(__NR_openat, dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (r == -EACCES || r == -EPERM) {
+    SetEffective(kRaiseDacRead);
+    r = SRT_SYS(__NR_openat, dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    SetEffective(0);
+  }
+  return r;
+}
+
+// The rules' questions, answered through the directory's descriptor. What cannot be looked at
+// counts as there: the rules then refuse rather than allow.
 class DirProbe final : public guard::Probe {
  public:
   explicit DirProbe(int dir) { level_[0] = dir; }
   bool Has(int up, const char* name) override {
     int fd = Level(up);
-    if (fd < 0) return false;
+    if (fd < 0) return true;
     struct statx st {};
-    return !Failed(StatxAt(fd, name, 0, st));
+    return StatxSeeing(fd, name, st) != -ENOENT;
   }
 
  private:
@@ -489,9 +634,7 @@ class DirProbe final : public guard::Probe {
     if (up == 0) return level_[0];
     if (!opened_[up - 1]) {
       int below = Level(up - 1);
-      if (below >= 0) {
-        opened_[up - 1] = Fd(SRT_SYS(__NR_openat, below, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
-      }
+      if (below >= 0) opened_[up - 1] = Fd(OpenDirSeeing(below, ".."));
     }
     return opened_[up - 1].fd;
   }
@@ -524,10 +667,31 @@ class Guard {
  public:
   explicit Guard(const GuardSetup& s) : s_(s) {}
 
+  // A command in a mount namespace of its own (allowNestedUserNamespaces) sees the sandbox's
+  // directories at paths of its choosing (`mount --rbind W /mnt`): its paths say nothing of
+  // where a change lands, so directories are placed by identity instead (PlaceByIdentity).
+  bool foreign_mounts = false;
+
   // The rules' verdict on `change` of `name` in `dir`; a refusal is reported and becomes EPERM.
   long Judge(guard::Change change, guard::Kind kind, int dir, const char* name, uint32_t op) {
     char where[kPathMax];
-    PathOf(s_, dir, where);
+    Named named = PathOf(s_, dir, where);
+    if (named == Named::kPath && foreign_mounts) {
+      char seen[kPathMax];
+      memcpy(seen, where, strlen(where) + 1);
+      named = PlaceByIdentity(dir, seen, where);
+      if (named == Named::kNoPath) return 0;  // a file system of the command's own making
+    }
+    switch (named) {
+      case Named::kPath:
+        break;
+      case Named::kDeleted:
+        return -ENOENT;  // nothing can be made in a removed directory
+      default:
+        // Where it is decides the rules: a place the guard cannot name is refused.
+        Report(op, "?", name, guard::Verdict::kProtectedPath);
+        return -ENAMETOOLONG;
+    }
     DirProbe probe(dir);
     guard::Verdict v = guard::Judge(s_.config, change, kind, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
@@ -538,21 +702,42 @@ class Guard {
   // descriptor): judged by where it is now.
   long JudgeFile(guard::Change change, int file, uint32_t op) {
     char where[kPathMax];
-    PathOf(s_, file, where);
-    if (!where[0]) return 0;  // not in the sandbox's tree (a pipe, a deleted file)
+    if (foreign_mounts) {
+      // No directory to walk up from: refused on the file systems of the guard's roots.
+      struct statx st {};
+      if (Failed(StatxAt(file, "", AT_EMPTY_PATH, st)) || OnRootDevice(st)) {
+        Report(op, "?", "", guard::Verdict::kProtectedPath);
+        return -EPERM;
+      }
+      return 0;
+    }
+    switch (PathOf(s_, file, where)) {
+      case Named::kPath:
+        break;
+      case Named::kNoPath:
+      case Named::kDeleted:
+        return 0;  // no name in any tree (a pipe), or none any more: nothing git could read
+      case Named::kUnknown:
+        Report(op, "?", "", guard::Verdict::kProtectedPath);
+        return -ENAMETOOLONG;
+    }
     size_t slash = strlen(where);
     while (slash > 0 && where[slash] != '/') --slash;
     char name[kNameMax + 1];
     size_t nlen = strlen(where + slash + 1);
-    if (nlen > kNameMax) return 0;
+    if (nlen > kNameMax) return -ENAMETOOLONG;
     memcpy(name, where + slash + 1, nlen + 1);
     if (slash == 0) {
       memcpy(where, "/", 2);
     } else {
       where[slash] = 0;
     }
-    Fd dir(SRT_SYS(__NR_openat, AT_FDCWD, where, O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!dir) return 0;
+    Fd dir(OpenDirSeeing(AT_FDCWD, where));
+    if (!dir) {
+      // Gone or moved meanwhile, or hidden: refused, never judged blind.
+      Report(op, where, name, guard::Verdict::kProtectedPath);
+      return -EACCES;
+    }
     DirProbe probe(dir.fd);
     guard::Verdict v = guard::Judge(s_.config, change, guard::Kind::kFile, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
@@ -563,6 +748,81 @@ class Guard {
   Counts counts;
 
  private:
+  struct Identity {
+    uint32_t dev_major, dev_minor;
+    uint64_t ino;
+    const char* path;
+  };
+
+  void LearnRoots() {
+    if (roots_known_) return;
+    roots_known_ = true;
+    auto learn = [&](const char* path) {
+      struct statx st {};
+      if (root_count_ == kMaxIdentities || Failed(StatxAt(AT_FDCWD, path, 0, st))) return;
+      roots_[root_count_++] = {st.stx_dev_major, st.stx_dev_minor, st.stx_ino, path};
+    };
+    for (size_t i = 0; i < s_.config.git_root_count; ++i) learn(s_.config.git_roots[i]);
+    for (size_t i = 0; i < s_.config.private_root_count; ++i) learn(s_.config.private_roots[i]);
+  }
+
+  bool OnRootDevice(const struct statx& st) {
+    LearnRoots();
+    for (size_t i = 0; i < root_count_; ++i) {
+      if (roots_[i].dev_major == st.stx_dev_major && roots_[i].dev_minor == st.stx_dev_minor) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Where `dir` is in the sandbox's tree: walking up from it to a guard root (the same device
+  // and inode), with the names below that root taken from `seen`, the command's path of it.
+  // kNoPath: on none of the roots' file systems (nothing reaches the host through the guard's
+  // view of it); kUnknown: on one of them, but below no root it can be placed under (a
+  // subdirectory of a root mounted elsewhere) - refused.
+  Named PlaceByIdentity(int dir, const char* seen, char* out) {
+    LearnRoots();
+    Fd cur(SRT_SYS(__NR_openat, dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct statx first {};
+    if (!cur || Failed(StatxAt(cur.fd, "", AT_EMPTY_PATH, first))) return Named::kUnknown;
+    for (int up = 0; up < 1024; ++up) {
+      struct statx st {};
+      if (Failed(StatxAt(cur.fd, "", AT_EMPTY_PATH, st))) break;
+      for (size_t i = 0; i < root_count_; ++i) {
+        const Identity& r = roots_[i];
+        if (r.dev_major != st.stx_dev_major || r.dev_minor != st.stx_dev_minor ||
+            r.ino != st.stx_ino) {
+          continue;
+        }
+        // The last `up` components of `seen` are the names from the root down to `dir`.
+        size_t at = strlen(seen);
+        for (int k = 0; k < up; ++k) {
+          while (at > 0 && seen[at - 1] != '/') --at;
+          if (at == 0) return Named::kUnknown;
+          --at;
+        }
+        size_t rlen = strlen(r.path);
+        size_t tail = strlen(seen + at);
+        if (rlen + tail + 1 >= kPathMax) return Named::kUnknown;
+        memcpy(out, r.path, rlen);
+        if (rlen == 1 && tail > 0) rlen = 0;  // the root "/"
+        memcpy(out + rlen, seen + at, tail + 1);
+        return Named::kPath;
+      }
+      if (st.stx_attributes & STATX_ATTR_MOUNT_ROOT) break;  // no root, and ".." leaves its tree
+      Fd parent(OpenDirSeeing(cur.fd, ".."));
+      if (!parent) break;
+      cur = static_cast<Fd&&>(parent);
+    }
+    return OnRootDevice(first) ? Named::kUnknown : Named::kNoPath;
+  }
+
+  static constexpr size_t kMaxIdentities = 2 * guard::kMaxRoots;
+  Identity roots_[kMaxIdentities] = {};
+  size_t root_count_ = 0;
+  bool roots_known_ = false;
+
   void Report(uint32_t op, const char* dir, const char* name, guard::Verdict v) {
     ++counts.refused;
     if (static_cast<uint32_t>(counts.refused) > wire::kMaxGuardReports) return;
@@ -596,17 +856,33 @@ long Inject(const GuardSetup& s, uint64_t id, int fd, bool cloexec) {
   return r;
 }
 
-// Opens `place` for the command with its flags; a FIFO opened for writing alone may wait for
-// a reader, so that open is done by a child of the guard (which answers the call itself) while
-// the guard goes on serving. Returns an fd, kAnswered, or -errno.
+// Opens `place` for the command with its flags. An open of a FIFO for reading or writing alone
+// waits for the other end, so it is done by a child of the guard (which answers the call
+// itself) while the guard goes on serving. `magic`: the FIFO is the guard's descriptor `dir`
+// (reached through a magic link), reopened through the child's own /proc entry. Returns
+// kAnswered or -errno.
 constexpr long kAnswered = 1L << 40;
 
-long OpenFifo(const GuardSetup& s, uint64_t id, int dir, const char* name, int flags) {
+bool OpenWaits(unsigned type, int flags) {
+  return type == S_IFIFO && (flags & O_NONBLOCK) == 0 && (flags & O_ACCMODE) != O_RDWR;
+}
+
+long OpenFifo(const GuardSetup& s, uint64_t id, int dir, const char* name, int flags,
+              bool magic = false) {
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (Failed(child)) return child;
   if (child == 0) {
     SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    long fd = SRT_SYS(__NR_openat, dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0);
+    long fd;
+    if (magic) {
+      char p[64];
+      size_t n = AppendInt(p, 0, sizeof p, SRT_SYS(__NR_getpid));
+      n = Append(p, n, sizeof p, "/fd/");
+      AppendInt(p, n, sizeof p, dir);
+      fd = SRT_SYS(__NR_openat, s.host_proc, p, (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC, 0);
+    } else {
+      fd = SRT_SYS(__NR_openat, dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0);
+    }
     if (Failed(fd)) {
       seccomp_notif_resp resp{};
       resp.id = id;
@@ -618,6 +894,35 @@ long OpenFifo(const GuardSetup& s, uint64_t id, int dir, const char* name, int f
     rt::Exit(0);
   }
   return kAnswered;
+}
+
+// /dev/tty is its opener's controlling terminal, which the guard (no process of the command's
+// session) does not have. The only terminals in a sandbox are ptys of its own /dev/pts (srt-init
+// makes the command's): the guard opens the entry there that the caller's controlling terminal
+// is, checked to be that device. ENXIO, as from the kernel, for a caller without one.
+long OpenControllingTerminal(Call& call, int flags) {
+  unsigned major = 0, minor = 0;
+  if (!call.ControllingTerminal(major, minor)) return -ENXIO;
+  constexpr unsigned kPtySlaveMajor = 136, kPtySlaveMajors = 8;  // UNIX98 pty replicas
+  if (major < kPtySlaveMajor || major >= kPtySlaveMajor + kPtySlaveMajors) return -ENXIO;
+  char name[32] = "dev/pts/";
+  AppendInt(name, 8, sizeof name, static_cast<long>((major - kPtySlaveMajor) * 256 + minor));
+  open_how how{};
+  how.flags = static_cast<uint64_t>((flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_NOCTTY |
+                                    O_NOFOLLOW | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  Fd fd(SRT_SYS(__NR_openat2, call.Root(), name, &how, sizeof how));
+  if (!fd) return -ENXIO;
+  struct statx st {};
+  if (Failed(StatxAt(fd.fd, "", AT_EMPTY_PATH, st)) || TypeOf(st) != S_IFCHR ||
+      st.stx_rdev_major != major || st.stx_rdev_minor != minor) {
+    return -ENXIO;
+  }
+  if ((flags & O_CLOEXEC) == 0) {
+    long r = SRT_SYS(__NR_fcntl, fd.fd, F_SETFD, 0);
+    if (Failed(r)) return r;
+  }
+  return fd.Release();
 }
 
 // open, openat and creat. `id` lets a FIFO's open answer on its own.
@@ -643,6 +948,10 @@ long DoOpen(Guard& g, Call& call, uint64_t id, int dirfd, const char* path, int 
       // Reopening what a magic link points at (/proc/self/fd/N): judged where it is now.
       r = g.JudgeFile(guard::Change::kWrite, place.magic.fd, op);
       if (Failed(r)) return r;
+      struct statx st {};
+      if (!Failed(StatxAt(place.magic.fd, "", AT_EMPTY_PATH, st)) && OpenWaits(TypeOf(st), flags)) {
+        return OpenFifo(call.setup(), id, place.magic.fd, nullptr, flags, /*magic=*/true);
+      }
       char p[64];
       size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
       n = Append(p, n, sizeof p, "/fd/");
@@ -665,12 +974,15 @@ long DoOpen(Guard& g, Call& call, uint64_t id, int dirfd, const char* path, int 
     if (Failed(r)) return r;
     if (excl) return -EEXIST;
     const unsigned type = TypeOf(st);
+    if (type == S_IFCHR && st.stx_rdev_major == 5 && st.stx_rdev_minor == 0) {
+      return OpenControllingTerminal(call, flags);
+    }
     if (type == S_IFREG || type == S_IFDIR) {
       r = g.Judge(guard::Change::kWrite, KindOf(type), place.parent.fd, place.name, op);
       if (Failed(r)) return r;
     }
     const int open_flags = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW;
-    if (type == S_IFIFO && (flags & O_NONBLOCK) == 0 && (flags & O_ACCMODE) == O_WRONLY) {
+    if (OpenWaits(type, flags)) {
       return OpenFifo(call.setup(), id, place.parent.fd, place.name, open_flags);
     }
     long fd = SRT_SYS(__NR_openat, place.parent.fd, place.name, open_flags, mode);
@@ -816,6 +1128,57 @@ long DoChmod(Guard& g, Call& call, int dirfd, const char* path, long mode, unsig
   return SRT_SYS(__NR_fchmodat, call.setup().host_proc, p, mode);
 }
 
+// bind: an AF_UNIX socket's name in the filesystem is a new entry, judged and made where the
+// command's path leads; every other bind is done as the command would (no name appears). The
+// guard binds the socket it took from the command, with the address it read once: neither can
+// change under it.
+long DoBind(Guard& g, Call& call, int sockfd, uint64_t addr, uint32_t addrlen, uint32_t op) {
+  constexpr int kAfUnix = 1, kSolSocket = 1, kSoDomain = 39;
+  constexpr size_t kSunPathOffset = 2, kSunPathMax = 108;
+  if (addrlen > 128) return -EINVAL;  // sizeof(struct sockaddr_storage)
+  uint8_t sa[128] = {};
+  if (addrlen > 0 && !call.ReadMemory(addr, sa, addrlen)) return -EFAULT;
+  if (!call.Valid()) return -ESRCH;
+  Fd sock(call.TakeDescriptor(sockfd));
+  if (!sock) return -EBADF;
+  int domain = 0;
+  uint32_t dlen = sizeof domain;
+  const bool is_socket =
+      !Failed(SRT_SYS(__NR_getsockopt, sock.fd, kSolSocket, kSoDomain, &domain, &dlen));
+  const int family = addrlen >= 2 ? sa[0] | sa[1] << 8 : -1;
+  if (is_socket && domain == kAfUnix && family == kAfUnix && addrlen > kSunPathOffset &&
+      sa[kSunPathOffset] != 0) {
+    // A name in the filesystem (not abstract, not unnamed): up to its NUL or the address's end.
+    char path[kSunPathMax + 1] = {};
+    size_t plen = 0;
+    while (kSunPathOffset + plen < addrlen && plen < kSunPathMax && sa[kSunPathOffset + plen]) {
+      path[plen] = static_cast<char>(sa[kSunPathOffset + plen]);
+      ++plen;
+    }
+    Place place;
+    long r = Resolve(call, AT_FDCWD, path, /*follow_final=*/false, place);
+    if (Failed(r)) return r;
+    struct statx st {};
+    if (StatxAt(place.parent.fd, place.name, 0, st) != -ENOENT) return -EADDRINUSE;
+    r = g.Judge(guard::Change::kCreate, guard::Kind::kOther, place.parent.fd, place.name, op);
+    if (Failed(r)) return r;
+    // The name, relative to its directory: bind(2) takes no directory descriptor.
+    uint8_t local[kSunPathOffset + kSunPathMax] = {kAfUnix, 0};
+    size_t nlen = strlen(place.name);
+    if (nlen >= kSunPathMax) return -ENAMETOOLONG;
+    memcpy(local + kSunPathOffset, place.name, nlen + 1);
+    r = SRT_SYS(__NR_fchdir, place.parent.fd);
+    if (Failed(r)) return r;
+    SRT_SYS(__NR_umask, call.Umask());
+    return SRT_SYS(__NR_bind, sock.fd, local, kSunPathOffset + nlen + 1);
+  }
+  const bool raise = call.MayBindServicePorts();
+  if (raise) SetEffective(kRaiseBindService);
+  long r = SRT_SYS(__NR_bind, sock.fd, sa, addrlen);
+  if (raise) SetEffective(0);
+  return r;
+}
+
 // Performs one call. Returns its result (>= 0), -errno, an fd to inject as `*inject`, or
 // kAnswered when a child answers it.
 long Serve(Guard& g, Call& call, uint64_t id, uint32_t op, int* inject, bool* cloexec) {
@@ -927,6 +1290,9 @@ long Serve(Guard& g, Call& call, uint64_t id, uint32_t op, int* inject, bool* cl
       return DoChmod(g, call, call.IntArg(0), a, static_cast<long>(call.Arg(2) & 07777), flags, op,
                      -1);
     }
+    case wire::kGuardBind:
+      return DoBind(g, call, call.IntArg(0), call.Arg(1), static_cast<uint32_t>(call.IntArg(2)),
+                    op);
     default:
       return -ENOSYS;
   }
@@ -950,10 +1316,11 @@ void Answer(const GuardSetup& setup, uint64_t id, long result, int inject, bool 
   SRT_SYS(__NR_ioctl, setup.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
-// The guard's own user namespace (its inode number).
-unsigned long long OwnUserns(const GuardSetup& setup) {
+// The guard's own namespace of a kind ("user", "mnt"): its inode number.
+unsigned long long OwnNamespace(const GuardSetup& setup, const char* kind) {
   char p[48];
-  Append(p, rt::FormatInt(setup.self_pid, p), sizeof p, "/ns/user");
+  size_t n = Append(p, rt::FormatInt(setup.self_pid, p), sizeof p, "/ns/");
+  Append(p, n, sizeof p, kind);
   struct statx st {};
   Fd fd(SRT_SYS(__NR_openat, setup.host_proc, p, O_PATH | O_CLOEXEC));
   if (!fd || Failed(StatxAt(fd.fd, "", AT_EMPTY_PATH, st))) return 0;
@@ -963,15 +1330,19 @@ unsigned long long OwnUserns(const GuardSetup& setup) {
 }  // namespace
 
 int RunGuard(const GuardSetup& setup) {
+  // The agent kills the guard if it outstays the sandbox; its own children (a FIFO's open,
+  // a call of a nested namespace) go with it.
+  SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   seccomp_notif_sizes sizes{};
   if (Failed(SRT_SYS(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes))) return 1;
-  const unsigned long long own_userns = OwnUserns(setup);
+  const unsigned long long own_userns = OwnNamespace(setup, "user");
+  const unsigned long long own_mntns = OwnNamespace(setup, "mnt");
   alignas(8) static uint8_t req_buf[1024];
   if (sizes.seccomp_notif > sizeof req_buf ||
       sizes.seccomp_notif_resp > sizeof(seccomp_notif_resp)) {
     return 1;
   }
-  SetEffective(false);
+  SetEffective(0);
   Guard guard(setup);
   for (;;) {
     rt::PollFd p{setup.listener, rt::kPollIn, 0};
@@ -1010,6 +1381,7 @@ int RunGuard(const GuardSetup& setup) {
         mine.self_pid = SRT_SYS(__NR_getpid);  // the child reads its own descriptors' paths
         Guard child_guard(mine);
         Call child_call(mine, *req);
+        child_guard.foreign_mounts = child_call.ForeignMounts(own_mntns);
         long result = SRT_SYS(__NR_setns, userns, CLONE_NEWUSER);
         if (!Failed(result))
           result = Serve(child_guard, child_call, req->id, op, &inject, &cloexec);
@@ -1017,8 +1389,15 @@ int RunGuard(const GuardSetup& setup) {
         rt::Exit(0);
       }
       SRT_SYS(__NR_close, userns);
-      if (!Failed(child)) continue;
-      Answer(setup, req->id, child, -1, false);
+      if (Failed(child)) {
+        Answer(setup, req->id, child, -1, false);
+        continue;
+      }
+      // One call at a time, as for every other: judging two at once (`HEAD` and `refs` made
+      // side by side) would let both see a directory that is no repository yet. Whatever could
+      // wait (a FIFO's open) the child hands to a child of its own.
+      while (SRT_SYS(__NR_wait4, child, 0, 0, 0) == -EINTR) {
+      }
       continue;
     }
     long result = op ? Serve(guard, call, req->id, op, &inject, &cloexec) : -ENOSYS;

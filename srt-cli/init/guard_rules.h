@@ -14,7 +14,10 @@
 //    replaced, written, hard-linked nor made executable: config, config.worktree (both allowed
 //    with allowGitConfig), commondir, gitdir, hooks/ and what is in it, remotes/, branches/,
 //    rebase-merge/ and rebase-apply/ (their todo lists hold `exec` lines), and
-//    objects/info/alternates and http-alternates (objects read from outside the repository).
+//    objects/info/alternates and http-alternates (objects read from outside the repository);
+//    objects/, refs/ and objects/info/ are not replaced by a symlink or a moved-in tree.
+//  What the rules look at and cannot see (an unreadable directory) counts as there, and a place
+//  the guard cannot name is refused: the rules fail closed.
 //  Everything else passes: ordinary git work (objects, refs, the index, HEAD, logs, stash,
 //  FETCH_HEAD) writes none of these.
 #pragma once
@@ -193,6 +196,13 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
       return Verdict::kGitMetadata;
     }
   }
+  // git reads objects and refs through these directories: none of them may be swapped for a
+  // symlink (to a store elsewhere) or for a tree moved in (with an info/alternates of its own).
+  const bool replaced = change == Change::kMoveIn || change == Change::kLinkIn ||
+                        (change == Change::kCreate && kind == Kind::kSymlink);
+  if (replaced && is_git_dir && (NameIs(name, "objects") || NameIs(name, "refs"))) {
+    return Verdict::kGitMetadata;
+  }
   if (!known) return Verdict::kAllow;
   // ... and what is inside those of them that are directories.
   const char* own;
@@ -201,6 +211,10 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
   if ((NameIs(own, own_len, "hooks") || NameIs(own, own_len, "rebase-merge") ||
        NameIs(own, own_len, "rebase-apply") || NameIs(own, own_len, "remotes") ||
        NameIs(own, own_len, "branches")) &&
+      detail::IsGitDir(probe, 1)) {
+    return Verdict::kGitMetadata;
+  }
+  if (replaced && NameIs(own, own_len, "objects") && NameIs(name, "info") &&
       detail::IsGitDir(probe, 1)) {
     return Verdict::kGitMetadata;
   }

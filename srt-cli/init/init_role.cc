@@ -4,6 +4,7 @@
 // forks the command, which applies NO_NEW_PRIVS and seccomp last and execs. PID 1 forwards the
 // signals srt relays, reaps orphans, and when the command exits kills whatever is left in the
 // sandbox and reports the command's exact wait status.
+#include <asm/ioctls.h>
 #include <linux/errno.h>
 #include <linux/fcntl.h>
 #include <linux/filter.h>
@@ -119,19 +120,27 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
 
 // The command's side of the fork. Never returns. g_filter holds the deny filter (`deny_len`
 // bytes) and then the write guard's (`guard_len`, 0 for none), whose listener goes to PID 1
-// over `guard_sock`.
+// over `guard_sock`. `tty` is the sandbox's terminal (plan.terminal), or -1.
 [[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t deny_len,
-                             size_t guard_len, int guard_sock) {
+                             size_t guard_len, int guard_sock, int tty) {
   // The command leads a process group of its own (PID 1 makes the same call from its side, so
   // no relayed signal can come before it): signals srt relays go to that group, as a
   // terminal's go to its foreground job, so the command's children get them too.
   SRT_SYS(__NR_setpgid, 0, 0);
+  if (tty >= 0) {
+    // ... and that group is the foreground job of the sandbox's terminal (PID 1's session):
+    // before the command can read it. Every signal is still blocked, so the call never stops
+    // for SIGTTOU.
+    int self = static_cast<int>(SRT_SYS(__NR_getpid));
+    SRT_SYS(__NR_ioctl, tty, TIOCSPGRP, &self);
+  }
   uint64_t empty = 0;
   SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
-  int keep[kMaxKeepFds + 2];
+  int keep[kMaxKeepFds + 3];
   size_t n = 0;
   keep[n++] = status_fd;
   keep[n++] = guard_sock;
+  keep[n++] = tty;
   for (size_t i = 0; i < plan.keep_count; ++i) keep[n++] = plan.keep_fds[i];
   rt::CloseAllExcept(3, keep, n);
 
@@ -148,6 +157,30 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
     constexpr int kRlimitNofile = 7;
     long rl = SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, plan.nofile, 0);
     if (Failed(rl)) fail(wire::kStageNofile, rl);
+  }
+  for (size_t i = 0; i < plan.reopen_count; ++i) {
+    // A device the caller passed (or /dev/null for a closed standard descriptor), opened
+    // through the sandbox's read-only node: no descriptor of the host's node reaches the
+    // command, so it cannot change that node's mode or owner.
+    const InitPlan::Reopen& d = plan.reopens[i];
+    long fd = SRT_SYS(__NR_openat, AT_FDCWD, d.path, d.flags | O_NOCTTY | O_CLOEXEC, 0);
+    if (Failed(fd)) fail(wire::kStageFds, fd);
+    if (fd != d.fd) {
+      long r = SRT_SYS(__NR_dup3, fd, d.fd, 0);
+      SRT_SYS(__NR_close, fd);
+      if (Failed(r)) fail(wire::kStageFds, r);
+    } else {
+      SRT_SYS(__NR_fcntl, fd, F_SETFD, 0);
+    }
+  }
+  if (tty >= 0) {
+    long r = 0;
+    for (int slot = 0; slot < 3; ++slot) {
+      if ((plan.terminal & (1u << slot)) == 0) continue;
+      r = SRT_SYS(__NR_dup3, tty, slot, 0);
+      if (Failed(r)) fail(wire::kStageTerminal, r);
+    }
+    SRT_SYS(__NR_close, tty);
   }
   long r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
@@ -236,6 +269,34 @@ int RunInit(int argc, char** argv, char** envp) {
   }
   SRT_SYS(__NR_close, pidfd);
 
+  int tty = -1;
+  if (plan.terminal) {
+    // The command's own terminal, a pty of the sandbox's /dev/pts (bwrap's --dev): the caller's
+    // terminal never enters the sandbox, so nothing in it can change that one's modes or size,
+    // or type into it. srt relays the master to and from the caller's terminal, and sets its
+    // modes and size before the go-ahead.
+    long master = SRT_SYS(__NR_openat, AT_FDCWD, "/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC, 0);
+    if (Failed(master)) Die(ctl, wire::kStageTerminal, master, "/dev/ptmx");
+    int unlock = 0;
+    long r = SRT_SYS(__NR_ioctl, master, TIOCSPTLCK, &unlock);
+    if (Failed(r)) Die(ctl, wire::kStageTerminal, r, "unlock the pty");
+    // TIOCGPTPEER: the replica of this very master, with no path lookup to be fooled.
+    long replica = SRT_SYS(__NR_ioctl, master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (Failed(replica)) Die(ctl, wire::kStageTerminal, replica, "open the pty's replica");
+    if (Failed(SendMessage(ctl, wire::kMsgTerminal, nullptr, 0, static_cast<int>(master)))) {
+      rt::Exit(kExitSetupFailure);
+    }
+    SRT_SYS(__NR_close, master);
+    tty = static_cast<int>(replica);
+    // PID 1 leads the session the terminal controls and the command runs in, as a login shell
+    // does: the command's group then has a parent in its session, so it is no orphan and Ctrl-Z
+    // stops it (the kernel ignores the terminal's stop signals for orphaned groups). bwrap's
+    // --new-session may already have made PID 1 the leader.
+    SRT_SYS(__NR_setsid);
+    r = SRT_SYS(__NR_ioctl, tty, TIOCSCTTY, 0);
+    if (Failed(r)) Die(ctl, wire::kStageTerminal, r, "make the pty the controlling terminal");
+  }
+
   // srt compiles the seccomp filter while bwrap sets the sandbox up, and sends it with the
   // go-ahead, which comes only once srt-agent has finished its work.
   uint8_t msg[wire::kMaxMessageBytes];
@@ -274,10 +335,12 @@ int RunInit(int argc, char** argv, char** envp) {
     SRT_SYS(__NR_close, status_pipe[0]);
     SRT_SYS(__NR_close, guard_sock[0]);
     RunCommand(plan, envp, status_pipe[1], static_cast<size_t>(deny_len),
-               static_cast<size_t>(filter_len - deny_len), guard_sock[1]);
+               static_cast<size_t>(filter_len - deny_len), guard_sock[1], tty);
   }
   SRT_SYS(__NR_close, status_pipe[1]);
   SRT_SYS(__NR_close, guard_sock[1]);
+  const bool terminal = tty >= 0;
+  if (terminal) SRT_SYS(__NR_close, tty);
   SRT_SYS(__NR_setpgid, pid, pid);
   if (filter_len > deny_len) {
     // The listener, on to srt (which hands it to the agent). Nothing comes if the command failed
@@ -316,7 +379,14 @@ int RunInit(int argc, char** argv, char** envp) {
       }
       int st = 0;
       long reaped;
-      while ((reaped = SRT_SYS(__NR_wait4, -1, &st, WNOHANG, 0)) > 0) {
+      // With a terminal, Ctrl-Z stops the command: srt hears of it, so that its caller's shell
+      // gets its terminal back, and continues the command when it is resumed.
+      const int flags = WNOHANG | (terminal ? WUNTRACED : 0);
+      while ((reaped = SRT_SYS(__NR_wait4, -1, &st, flags, 0)) > 0) {
+        if ((st & 0xff) == 0x7f) {
+          if (reaped == pid) SendInts(ctl, wire::kMsgStopped, (st >> 8) & 0xff);
+          continue;
+        }
         if (reaped == pid) {
           command_status = st;
           command_done = true;

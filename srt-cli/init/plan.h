@@ -21,7 +21,32 @@ struct InitPlan {
   const char** argv = nullptr;  // caller-provided array of argc + 1 entries (filled by pass 2)
   bool set_nofile = false;      // kTagNofile given
   uint64_t nofile[2] = {};      // soft, hard
+  uint32_t terminal = 0;        // kTagTerminal: bit n = standard descriptor n
+  struct Reopen {
+    int fd;
+    int flags;
+    const char* path;
+  };
+  Reopen reopens[kMaxKeepFds + 3] = {};  // kTagReopen
+  size_t reopen_count = 0;
 };
+
+// The open flags a kTagReopen may carry: O_ACCMODE, O_APPEND, O_NONBLOCK (nothing that
+// creates or truncates).
+inline constexpr uint32_t kReopenFlags = 03 | 02000 | 04000;
+
+// The devices a kTagReopen may name: those bwrap binds into the sandbox's /dev that grant
+// nothing when opened again.
+inline bool IsReopenableDevice(const char* p) {
+  static const char* const kDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                         "/dev/urandom"};
+  for (const char* d : kDevices) {
+    size_t i = 0;
+    while (d[i] && d[i] == p[i]) ++i;
+    if (!d[i] && !p[i]) return true;
+  }
+  return false;
+}
 
 enum class OpKind : uint8_t { kPin, kProtect };
 struct AgentOp {
@@ -62,6 +87,8 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   uint32_t v = 0;
   plan.keep_count = 0;
   plan.set_nofile = false;  // pass 2 reads the same records again
+  plan.terminal = 0;
+  plan.reopen_count = 0;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
       case wire::kTagStderrFd:
@@ -84,6 +111,23 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
         }
         if (plan.nofile[0] > plan.nofile[1]) return false;
         plan.set_nofile = true;
+        break;
+      case wire::kTagReopen: {
+        uint32_t fd = 0, flags = 0;
+        const char* path;
+        if (len < 9 || plan.reopen_count == kMaxKeepFds + 3 ||
+            !wire::PlanReader::AsU32(payload, 4, fd) ||
+            !wire::PlanReader::AsU32(payload + 4, 4, flags) || fd > 0x7fffffff ||
+            (flags & ~kReopenFlags) != 0 ||
+            !wire::PlanReader::AsString(payload + 8, len - 8, path) || !IsReopenableDevice(path)) {
+          return false;
+        }
+        plan.reopens[plan.reopen_count++] = {static_cast<int>(fd), static_cast<int>(flags), path};
+        break;
+      }
+      case wire::kTagTerminal:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v == 0 || v > 7) return false;
+        plan.terminal = v;
         break;
       case wire::kTagArg: {
         const char* s;

@@ -4,8 +4,9 @@
 // Properties checked (a violation traps): pass 2 accepts what pass 1 accepted and agrees with
 // it; argc >= 1, argv[argc] is null, and every argv string and agent path starts inside the input
 // and is NUL-terminated inside it, in record order; agent paths are absolute; counts stay within
-// kMaxArgs/kMaxOps/kMaxKeepFds; an accepted plan re-encoded by launch/plan_writer decodes to the
-// same plan.
+// kMaxArgs/kMaxOps/kMaxKeepFds; a reopened device is one of the harmless few, with no flag that
+// creates or truncates; an accepted plan re-encoded by launch/plan_writer decodes to the same
+// plan.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -74,6 +75,14 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   spec.stderr_fd = plan.stderr_fd;
   spec.keep_fds.assign(plan.keep_fds, plan.keep_fds + plan.keep_count);
   spec.argv.assign(argv.begin(), argv.end() - 1);
+  spec.terminal = plan.terminal;
+  Check(plan.terminal <= 7 && plan.reopen_count <= srt::init::kMaxKeepFds + 3);
+  for (size_t i = 0; i < plan.reopen_count; ++i) {
+    const InitPlan::Reopen& r = plan.reopens[i];
+    Check(r.fd >= 0 && (static_cast<uint32_t>(r.flags) & ~srt::init::kReopenFlags) == 0);
+    Check(InsideInput(r.path, data, size) && srt::init::IsReopenableDevice(r.path));
+    spec.reopens.push_back({r.fd, r.flags, r.path});
+  }
   const std::string again = srt::launch::EncodeInitPlan(spec);
   InitPlan round;
   std::vector<const char*> round_argv;
@@ -81,6 +90,12 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   Check(round.argc == plan.argc && round.stderr_fd == plan.stderr_fd &&
         round.keep_count == plan.keep_count);
   Check(std::memcmp(round.keep_fds, plan.keep_fds, plan.keep_count * sizeof(int)) == 0);
+  Check(round.terminal == plan.terminal && round.reopen_count == plan.reopen_count);
+  for (size_t i = 0; i < plan.reopen_count; ++i) {
+    Check(round.reopens[i].fd == plan.reopens[i].fd &&
+          round.reopens[i].flags == plan.reopens[i].flags &&
+          std::strcmp(round.reopens[i].path, plan.reopens[i].path) == 0);
+  }
   for (size_t i = 0; i < plan.argc; ++i) Check(std::strcmp(round_argv[i], argv[i]) == 0);
 }
 

@@ -57,6 +57,11 @@ int main(int argc, char** argv) {
   seeds.push_back({"init_too_many_keep_fds", EncodeInitPlan(many)});
   seeds.push_back({"init_no_command", EncodeInitPlan({2, {}, {}})});
   seeds.push_back({"init_stderr_too_big", EncodeInitPlan({-1, {}, {"true"}})});
+  InitPlanSpec terminal{8, {7}, {"bash"}, std::nullopt, 0b111};
+  terminal.reopens = {{7, 02001, "/dev/null"}, {1, 1, "/dev/zero"}};
+  seeds.push_back({"init_terminal_and_devices", EncodeInitPlan(terminal)});
+  terminal.reopens = {{0, 0, "/etc/passwd"}};
+  seeds.push_back({"init_reopen_not_a_device", EncodeInitPlan(terminal)});
 
   const std::vector<Protection> ps = {{ProtectKind::kPin, "/w/.git", true, ""},
                                       {ProtectKind::kProtect, "/w/.git/hooks", true, ""},

@@ -216,17 +216,124 @@ TEST_P(PersistenceTest, TheLogFileIsNeverOpenedThroughWhatASandboxCouldPlant) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// --- Descriptors the caller passed grant exactly the access they were opened with.
+
+// `srt CMD < file` and `srt CMD >> log` from a shell, as the user types them.
+RunResult Redirected(Runner& run, const std::string& redirections, const std::string& script,
+                     const std::string& settings = kWriteCwd) {
+  return run.Host({"sh", "-c",
+                   std::string(SrtBinary()) + " -s " + run.SettingsFile(settings) + " sh -c '" +
+                       script + "' " + redirections});
+}
+
+TEST_P(PersistenceTest, AFileGivenAsInputCannotBeReopenedForWriting) {
+  run().WriteFile("../input.txt", "ORIGINAL\n");  // outside every write root
+  RunResult r = Redirected(run(), "< " + run().Path("../input.txt"),
+                           "read line; echo \"read:$line\"; echo EVIL > /proc/self/fd/0; "
+                           "python3 -c \"import os; os.open(\\\"/dev/stdin\\\", os.O_RDWR)\" && "
+                           "echo reopened");
+  EXPECT_EQ(run().ReadFile("../input.txt"), "ORIGINAL\n");
+  EXPECT_NE(r.out.find("read:ORIGINAL"), std::string::npos) << r.out << r.err;
+}
+
+TEST_P(PersistenceTest, AnAppendOnlyOutputCannotBeReadNorOverwritten) {
+  run().WriteFile("../log.txt", "EARLIER SECRET\n");
+  RunResult r = Redirected(run(), ">> " + run().Path("../log.txt"),
+                           "echo new; timeout 2 cat /proc/self/fd/1 >&2; echo X > /dev/stdout; "
+                           "python3 -c \"import os; f = os.open(\\\"/dev/stdout\\\", "
+                           "os.O_WRONLY); os.pwrite(f, b\\\"OVER\\\", 0)\"; true");
+  EXPECT_EQ(r.err.find("EARLIER SECRET"), std::string::npos) << r.err;
+  const std::string log = run().ReadFile("../log.txt");
+  EXPECT_EQ(log.rfind("EARLIER SECRET\nnew\n", 0), 0u) << log;
+}
+
+TEST_P(PersistenceTest, OutputAndErrorToOneFileKeepTheirOrder) {
+  RunResult r = Redirected(run(), "> " + run().Path("../both.txt") + " 2>&1",
+                           "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(run().ReadFile("../both.txt"),
+            "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\n");
+}
+
+// A directory descriptor reaches the host's tree below it whatever the policy hides: srt
+// refuses to hand one over.
+TEST_P(PersistenceTest, ADirectoryIsNeverPassedToTheCommand) {
+  run().WriteFile("../home/.ssh/id_ed25519", "KEY");
+  const char* hidden = R"({"filesystem": {"denyRead": ["~/.ssh"]}})";
+  RunResult in =
+      Redirected(run(), "< " + run().home() + "/.ssh", "cat /proc/self/fd/0/id_ed25519", hidden);
+  EXPECT_EQ(in.exit_code, 125) << in.out << in.err;
+  EXPECT_NE(in.err.find("standard input is a directory"), std::string::npos) << in.err;
+  EXPECT_EQ(in.out.find("KEY"), std::string::npos);
+  RunResult passed =
+      run().Host({"sh", "-c",
+                  std::string(SrtBinary()) + " -s " + run().SettingsFile(hidden) +
+                      " --pass-fd 7 cat /proc/self/fd/7/id_ed25519 7< " + run().home() + "/.ssh"});
+  EXPECT_EQ(passed.exit_code, 125) << passed.out << passed.err;
+  EXPECT_NE(passed.err.find("descriptor 7 is a directory"), std::string::npos) << passed.err;
+}
+
+// bwrap's /dev binds the host's device nodes, and the caller's /dev/null is the host's node too:
+// neither may let the command change the host's (chmod 000 /dev/null breaks every host program).
+TEST_P(PersistenceTest, TheHostsDeviceNodesCannotBeChanged) {
+  struct stat before[3];
+  const char* nodes[] = {"/dev/null", "/dev/zero", "/dev/tty"};
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(stat(nodes[i], &before[i]), 0);
+  RunResult r = Redirected(run(), "< /dev/null",
+                           "chmod 600 /dev/null /dev/zero /dev/tty; touch -d 2001-01-01 /dev/null; "
+                           "python3 -c \"import os; os.fchmod(0, 0o600)\"; "
+                           "echo written > /dev/null && echo ok");
+  bool changed = false;
+  for (int i = 0; i < 3; ++i) {
+    struct stat now {};
+    ASSERT_EQ(stat(nodes[i], &now), 0);
+    EXPECT_EQ(now.st_mode, before[i].st_mode) << nodes[i];
+    EXPECT_EQ(now.st_mtime, before[i].st_mtime) << nodes[i];
+    if (now.st_mode != before[i].st_mode) {
+      changed = true;
+      chmod(nodes[i], before[i].st_mode & 07777);  // the host must go on working
+    }
+  }
+  EXPECT_FALSE(changed);
+  EXPECT_NE(r.out.find("ok"), std::string::npos) << "the devices must still work: " << r.err;
+  EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << r.err;
+}
+
+// A file open for reading and writing cannot be relayed (no pipe is both), and through it the
+// command could change the file's mode: srt refuses it, naming it.
+TEST_P(PersistenceTest, AFileOpenForReadingAndWritingIsRefused) {
+  run().WriteFile("../both.txt", "KEEP\n");
+  RunResult r = Redirected(run(), "<> " + run().Path("../both.txt"), "chmod 777 /proc/self/fd/0");
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("standard input is open for reading and writing"), std::string::npos)
+      << r.err;
+  struct stat st {};
+  ASSERT_EQ(stat(run().Path("../both.txt").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 07777, 0777u);
+}
+
 // --- Git: nothing a sandbox writes may make the host user's git run code or leave the repository.
 
 // The fsmonitor hook runs on every `git status` (a shell prompt, an IDE): the canary of every
 // attack below is a marker file it would create.
 constexpr char kFsmonitor[] = "[core]\n\tfsmonitor = touch \"$MARKER\"\n";
 
-// git on the host, as the user, with the commit identity set.
+// git on the host, as the user, with the commit identity set, and MARKER naming the canary
+// that a planted program creates.
 RunResult HostGit(Runner& run, std::vector<std::string> args, const std::string& cwd = "") {
   std::vector<std::string> argv = {"git", "-c", "user.name=u", "-c", "user.email=u@example.com"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run.Host(argv, cwd);
+  return run.Host(argv, cwd, {"MARKER=" + run.Path("MARKER")});
+}
+
+// The canary itself: a planted fsmonitor does run in the host's `git status` (else no test
+// below could fail).
+TEST_P(PersistenceTest, TheCanaryOfTheGitTestsFires) {
+  run().MakeDir("canary");
+  ASSERT_EQ(HostGit(run(), {"init", "-q", run().Path("canary")}).exit_code, 0);
+  run().WriteFile("canary/.git/config", kFsmonitor);
+  HostGit(run(), {"-C", run().Path("canary"), "status", "--porcelain"});
+  EXPECT_TRUE(run().Exists("MARKER"));
 }
 
 // Every line of `out` that ends in "=0": the steps of a hostile script that succeeded.
@@ -334,6 +441,173 @@ TEST_P(PersistenceTest, AnExistingRepositoryCannotBeTurnedAgainstTheHost) {
               0);
   }
   EXPECT_NE(access(marker.c_str(), F_OK), 0) << "a planted git program ran on the host";
+}
+
+// --- The write guard against a hostile command (each case a way past it that was found).
+
+const char* kNestedWriteCwd =
+    R"({"allowNestedUserNamespaces": true, "filesystem": {"allowWrite": ["."]}})";
+
+// Python in the sandbox, for the calls a shell has no command for.
+std::string Py(const std::string& code) { return "python3 -c '" + code + "'"; }
+std::string BindSocket(const std::string& name) {
+  return Py("import socket; a, b = socket.socketpair(socket.AF_UNIX); a.bind(\"" + name + "\")");
+}
+
+// bind(2) names an AF_UNIX socket in the filesystem, and git takes a socket named `refs` for
+// the directory: the last part of a bare repository, or a protected name.
+TEST_P(PersistenceTest, ASocketCannotCompleteARepositoryNorTakeAProtectedName) {
+  run().MakeDir("r");
+  ASSERT_EQ(HostGit(run(), {"init", "-q", run().Path("r")}).exit_code, 0);
+  RunResult r = run().Srt(
+      kWriteCwd,
+      {"sh", "-c",
+       "mkdir src && cd src && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n"
+       "\\tfsmonitor = touch \"$MARKER\"\\n' > config && echo 'ref: refs/heads/main' > HEAD && "
+       "mkdir objects && " +
+           BindSocket("refs") + "; echo refs-socket=$?; cd ..\n" + BindSocket(".bashrc") +
+           "; echo bashrc=$?\n" + BindSocket("src2/.git") + "; echo git=$?\n" +
+           // A protected repository stops being one once its HEAD moves away; its worktree then
+           // gets the parts of another.
+           "mv r/.git/HEAD r/.git/HEAD.orig; cd r && printf '[core]\\n\\tfsmonitor = touch "
+           "\"$MARKER\"\\n' > config && echo 'ref: refs/heads/main' > HEAD && ln -s .git/objects "
+           "objects && " +
+           BindSocket("refs") + "; echo root-refs=$?; cd ..\n" + BindSocket("ok.sock") +
+           " && echo legit-bind=fine"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  EXPECT_NE(r.out.find("legit-bind=fine"), std::string::npos)
+      << "a bind must still work: " << r.err;
+  EXPECT_TRUE(run().Exists("ok.sock"));
+  for (const char* p : {"src/refs", ".bashrc", "r/refs"}) EXPECT_FALSE(run().Exists(p)) << p;
+  for (const char* dir : {"src", "r"}) {
+    HostGit(run(), {"-C", run().Path(dir), "status", "--porcelain"});
+  }
+  EXPECT_FALSE(run().Exists("MARKER")) << "a planted git program ran on the host";
+}
+
+// The object store's `info` (where alternates live) and the stores themselves cannot be
+// replaced: by a directory moved in, or by a symlink swapped in with RENAME_EXCHANGE.
+TEST_P(PersistenceTest, GitsObjectStoreCannotBeSwappedOrPointedElsewhere) {
+  ASSERT_EQ(HostGit(run(), {"init", "-q", run().root()}).exit_code, 0);
+  ASSERT_EQ(
+      HostGit(run(), {"-C", run().root(), "commit", "-q", "--allow-empty", "-m", "1"}).exit_code,
+      0);
+  const std::string exchange =
+      "import ctypes; c = ctypes.CDLL(None); "
+      "exit(0 if c.syscall(316, -100, b\"objects\", -100, b\"objects.evil\", 2) == 0 else 1)";
+  RunResult r = run().Srt(
+      kWriteCwd, {"sh", "-c",
+                  "cd .git/objects && mv info i2 && echo /tmp/elsewhere > i2/alternates && "
+                  "mv i2 info; echo alternates-dir=$?; cd ../..\n"
+                  "cd .git && ln -s /tmp objects.evil && " +
+                      Py(exchange) + "; echo exchange=$?\n" +
+                      "ln -s /tmp refs.evil && mv -T refs.evil refs; echo refs=$?"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  EXPECT_FALSE(run().Exists(".git/objects/info/alternates"));
+  struct stat st {};
+  ASSERT_EQ(lstat(run().Path(".git/objects").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode)) << ".git/objects was swapped";
+  ASSERT_EQ(lstat(run().Path(".git/refs").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode)) << ".git/refs was swapped";
+}
+
+// What the guard cannot look at must not be taken as allowed: a directory made unreadable
+// (chmod 000) around a write, a path longer than the kernel will name.
+TEST_P(PersistenceTest, WhatTheGuardCannotSeeIsRefused) {
+  run().MakeDir("a/b/c/deep");  // deep enough that no read-only mount protects its repository
+  ASSERT_EQ(HostGit(run(), {"init", "-q", run().Path("a/b/c/deep")}).exit_code, 0);
+  const std::string chain =
+      "import os\n"
+      "d = os.open(\".\", os.O_RDONLY)\n"
+      "top = os.open(\".\", os.O_RDONLY)\n"
+      "try:\n"
+      "  for i in range(20):\n"
+      "    n = chr(97 + i) * 250\n"
+      "    os.mkdir(n, dir_fd=d)\n"
+      "    d = os.open(n, os.O_RDONLY, dir_fd=d)\n"
+      "  os.rename(\"a/b/c/deep\", \"deep\", src_dir_fd=top, dst_dir_fd=d)\n"
+      "  print(\"moved-deep=0\")\n"
+      "except OSError as e:\n"
+      "  print(\"deep=%d\" % e.errno)\n";
+  run().WriteFile("chain.py", chain);
+  RunResult r = run().Srt(
+      kWriteCwd,
+      {"sh", "-c",
+       "cd a/b/c/deep && exec 3<.git/config && chmod 000 . && "
+       "(exec 4>/proc/self/fd/3 && printf '[core]\\n\\tfsmonitor = touch \"$MARKER\"\\n' >&4); "
+       "echo config-through-fd=$?; cd .. && chmod 755 deep; cd ../../..\n"
+       "cd a/b/c/deep/.git/hooks && chmod 000 .. && printf '#!/bin/sh\\ntouch \"$MARKER\"\\n' > "
+       "pre-commit; echo hook=$?; chmod 755 ..; cd /\n"
+       "cd " +
+           run().root() + " && python3 chain.py"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  EXPECT_FALSE(run().Exists("a/b/c/deep/.git/hooks/pre-commit"));
+  chmod(run().Path("a/b/c/deep").c_str(), 0755);
+  chmod(run().Path("a/b/c/deep/.git").c_str(), 0755);
+  HostGit(run(), {"-C", run().Path("a/b/c/deep"), "status", "--porcelain"});
+  HostGit(run(), {"-C", run().Path("a/b/c/deep"), "commit", "-q", "--allow-empty", "-m", "x"});
+  EXPECT_FALSE(run().Exists("MARKER")) << "a planted git program ran on the host";
+}
+
+// allowNestedUserNamespaces lets the command mount: a write root bound elsewhere is still that
+// write root, and two calls of a nested namespace are judged one after the other.
+TEST_P(PersistenceTest, ANestedMountNamespaceDoesNotMoveTheRules) {
+  RunResult r = run().Srt(
+      kNestedWriteCwd,
+      {"sh", "-c",
+       "unshare -Urm sh -c 'mount --rbind " + run().root() +
+           " /mnt && cd /mnt && echo evil > .bashrc; echo bashrc=$?; mkdir nest && git init -q "
+           "nest; echo init=$?; mkdir plain && echo ok > plain/file && echo plain-write=fine'"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Succeeded(r.out), std::vector<std::string>{}) << r.out << r.err;
+  EXPECT_NE(r.out.find("plain-write=fine"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(run().Exists(".bashrc"));
+  EXPECT_FALSE(run().Exists("nest/.git"));
+
+  const std::string race =
+      "import os, threading\n"
+      "os.makedirs(\"d/objects\")\n"
+      "hits = 0\n"
+      "def head():\n"
+      "  try: os.close(os.open(\"d/HEAD\", os.O_CREAT | os.O_WRONLY))\n"
+      "  except OSError: pass\n"
+      "def refs():\n"
+      "  try: os.mkdir(\"d/refs\")\n"
+      "  except OSError: pass\n"
+      "for i in range(200):\n"
+      "  t = [threading.Thread(target=f) for f in (head, refs)]\n"
+      "  [x.start() for x in t]\n"
+      "  [x.join() for x in t]\n"
+      "  if os.path.exists(\"d/HEAD\") and os.path.isdir(\"d/refs\"): hits += 1\n"
+      "  for undo in (lambda: os.unlink(\"d/HEAD\"), lambda: os.rmdir(\"d/refs\")):\n"
+      "    try: undo()\n"
+      "    except OSError: pass\n"
+      "print(\"raced %d\" % hits)\n";
+  run().WriteFile("race.py", race);
+  RunResult raced = run().Srt(kNestedWriteCwd, {"unshare", "-Ur", "python3", "race.py"}, "",
+                              std::chrono::seconds(120));
+  EXPECT_EQ(raced.exit_code, 0) << raced.err;
+  EXPECT_NE(raced.out.find("raced 0"), std::string::npos) << raced.out << raced.err;
+}
+
+// An open that waits (a FIFO without its other end) must not stop the guard: the command's
+// other calls go on, and srt ends when the command does.
+TEST_P(PersistenceTest, AFifoThatNeverOpensDoesNotStopTheGuard) {
+  RunResult r = run().Srt(
+      kWriteCwd,
+      {"sh", "-c",
+       "mkfifo ff && (timeout 3 " + Py("import os; os.open(\"ff\", os.O_RDONLY | os.O_CREAT)") +
+           " &) ; sleep 0.5; touch after && echo after=fine\n"
+           "(timeout 3 " +
+           Py("import os; f = os.open(\"ff\", os.O_PATH); "
+              "os.open(\"/proc/self/fd/%d\" % f, os.O_WRONLY)") +
+           " &) ; sleep 0.5; touch after2 && echo after2=fine; wait"},
+      "", std::chrono::seconds(20));
+  EXPECT_NE(r.out.find("after=fine"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("after2=fine"), std::string::npos) << r.out << r.err;
 }
 
 // Ordinary work in a repository still works inside: status, add, commit, branch, checkout,

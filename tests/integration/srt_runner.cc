@@ -8,8 +8,10 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,7 +43,11 @@ std::string Slurp(int fd) {
 
 }  // namespace
 
-const char* SrtBinary() { return SRT_BINARY; }
+// SRT_TEST_SRT runs the suite against another build of srt (an older one, to see a new test fail).
+const char* SrtBinary() {
+  const char* other = getenv("SRT_TEST_SRT");
+  return other && *other ? other : SRT_BINARY;
+}
 const char* ProbeBinary() { return SRT_PROBE; }
 
 bool SandboxingWorks() {
@@ -260,16 +266,27 @@ RunResult Runner::Finish(pid_t pid, std::chrono::milliseconds limit) const {
 Runner::Terminal Runner::StartInTerminal(const std::string& settings,
                                          const std::vector<std::string>& args,
                                          const std::string& cwd) const {
+  std::vector<std::string> argv = {SrtBinary(), "-s", SettingsFile(settings)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return StartProgramInTerminal(argv, cwd);
+}
+
+Runner::Terminal Runner::StartProgramInTerminal(const std::vector<std::string>& argv,
+                                                const std::string& cwd,
+                                                const std::vector<std::string>& extra_env) const {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
     throw std::runtime_error("posix_openpt");
   }
+  winsize size{};
+  size.ws_row = 40;
+  size.ws_col = 100;
+  ioctl(master, TIOCSWINSZ, &size);
   std::string slave = ptsname(master);
-  std::vector<std::string> argv = {SrtBinary(), "-s", SettingsFile(settings)};
-  argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> full = Wrap(argv);
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
                                   "LANG=C.UTF-8", "TERM=xterm"};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> cargv, cenv;
   for (auto& a : full) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -305,7 +322,8 @@ void Runner::Type(const Terminal& t, std::string_view keys) {
   }
 }
 
-RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds limit) const {
+RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds limit,
+                                   TerminalState* after) const {
   RunResult r;
   auto deadline = std::chrono::steady_clock::now() + limit;
   pollfd p{t.master, POLLIN, 0};
@@ -324,6 +342,18 @@ RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds 
     if (n <= 0) break;  // EIO: nothing holds the slave any more
     r.out.append(buf, static_cast<size_t>(n));
   }
+  if (after) {
+    // The master reports its replica's modes and size.
+    termios modes{};
+    winsize size{};
+    tcgetattr(t.master, &modes);
+    ioctl(t.master, TIOCGWINSZ, &size);
+    after->echo = (modes.c_lflag & ECHO) != 0;
+    after->canonical = (modes.c_lflag & ICANON) != 0;
+    after->signals = (modes.c_lflag & ISIG) != 0;
+    after->rows = size.ws_row;
+    after->cols = size.ws_col;
+  }
   close(t.master);
   int st = 0;
   waitpid(t.pid, &st, 0);
@@ -331,10 +361,11 @@ RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds 
   return r;
 }
 
-RunResult Runner::Host(const std::vector<std::string>& argv, const std::string& cwd) const {
+RunResult Runner::Host(const std::vector<std::string>& argv, const std::string& cwd,
+                       const std::vector<std::string>& extra_env) const {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-  pid_t pid = Spawn(argv, cwd, {}, out[1], err[1]);
+  pid_t pid = Spawn(argv, cwd, extra_env, out[1], err[1]);
   close(out[1]);
   close(err[1]);
   running_.push_back({pid, {out[0], err[0]}});

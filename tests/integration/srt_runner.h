@@ -62,7 +62,8 @@ class Runner {
 
   // Runs `argv` on the host, unsandboxed, as the run identity, in `cwd` (as srt is run): what
   // the user's own tools (git, a shell) do with what a sandbox left behind.
-  RunResult Host(const std::vector<std::string>& argv, const std::string& cwd = "") const;
+  RunResult Host(const std::vector<std::string>& argv, const std::string& cwd = "",
+                 const std::vector<std::string>& extra_env = {}) const;
 
   // srt in a real terminal, as a person runs it: a new pty whose slave is srt's controlling
   // terminal and its stdin, stdout and stderr, with srt as the terminal's foreground process
@@ -73,13 +74,24 @@ class Runner {
   };
   Terminal StartInTerminal(const std::string& settings, const std::vector<std::string>& args,
                            const std::string& cwd = "") const;
+  // Any program (as the test's user, like srt), e.g. an interactive shell to type srt into;
+  // the terminal is 40 rows by 100 columns.
+  Terminal StartProgramInTerminal(const std::vector<std::string>& argv, const std::string& cwd = "",
+                                  const std::vector<std::string>& extra_env = {}) const;
+  // What a terminal is left in.
+  struct TerminalState {
+    bool echo = false, canonical = false, signals = false;  // ECHO, ICANON, ISIG
+    unsigned rows = 0, cols = 0;
+  };
   // Types `keys` (e.g. "\x03" for Ctrl-C) on the terminal.
   static void Type(const Terminal& t, std::string_view keys);
   // Reads everything the terminal shows until srt and everything holding the terminal are gone,
   // then reaps srt: `out` is the terminal's output (stdout and stderr together, with the
   // terminal's own echo and CR-LF translation).
+  // `after`: the terminal's modes and size once srt has exited.
   RunResult FinishInTerminal(const Terminal& t,
-                             std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+                             std::chrono::milliseconds limit = std::chrono::seconds(30),
+                             TerminalState* after = nullptr) const;
 
  private:
   std::vector<std::string> Wrap(const std::vector<std::string>& argv) const;

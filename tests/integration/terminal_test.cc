@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
+#include <thread>
 
 #include "srt_fixture.h"
 
@@ -115,6 +116,7 @@ TEST_P(TerminalTest, ACommandThatIgnoresCtrlCRunsToItsEnd) {
   RunResult r = k.Finish();
   EXPECT_EQ(run().ReadFile("finished"), "finished\n") << r.out;
   EXPECT_EQ(r.out.find("srt:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 0) << "srt must exit as the command did: " << r.out;
   ExpectNothingLeft(run(), sleeper);
 }
 
@@ -127,6 +129,78 @@ TEST_P(TerminalTest, CtrlBackslashQuitsTheCommand) {
   RunResult r = k.Finish();
   EXPECT_EQ(r.exit_code, 128 + SIGQUIT) << r.out;
   ExpectNothingLeft(run(), sleeper);
+}
+
+// The command gets a terminal of its own: a real one (tty, /dev/tty, the caller's size), which it
+// may put in any mode and size without touching the caller's.
+TEST_P(TerminalTest, TheCommandHasATerminalOfItsOwn) {
+  run().WriteFile("own.sh",
+                  "echo \"$TMPDIR\" > tmpdir\ntty > ttyname\n"
+                  "test -t 0 && test -t 1 && test -t 2 && echo yes > all-tty\n"
+                  "echo via-dev-tty > /dev/tty\nstty size > size-inside\n"
+                  "stty raw -echo -isig cols 17 rows 5\n");
+  Runner::Terminal t = run().StartInTerminal(kWriteCwd, {"sh", "own.sh"});
+  Runner::TerminalState after;
+  RunResult r = run().FinishInTerminal(t, std::chrono::seconds(30), &after);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(run().ReadFile("ttyname").rfind("/dev/pts/", 0), 0u) << run().ReadFile("ttyname");
+  EXPECT_EQ(run().ReadFile("all-tty"), "yes\n");
+  EXPECT_NE(r.out.find("via-dev-tty"), std::string::npos) << r.out;
+  EXPECT_EQ(run().ReadFile("size-inside"), "40 100\n");
+  EXPECT_TRUE(after.echo && after.canonical && after.signals)
+      << "the command left the caller's terminal in its modes";
+  EXPECT_EQ(after.rows, 40u);
+  EXPECT_EQ(after.cols, 100u);
+}
+
+TEST_P(TerminalTest, WhatIsTypedReachesTheCommand) {
+  run().WriteFile("read.sh",
+                  "echo \"$TMPDIR\" > tmpdir\n: > started\nread line\necho \"got:$line\" > got\n");
+  Keyboard k(run(), kWriteCwd, {"sh", "read.sh"});
+  k.TypeWhen("started", "hello\r");
+  RunResult r = k.Finish();
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(run().ReadFile("got"), "got:hello\n") << r.out;
+  EXPECT_NE(r.out.find("hello"), std::string::npos) << "no echo: " << r.out;
+}
+
+size_t CountLines(Runner& run, const std::string& file) {
+  return run.Exists(file) ? Lines(run.ReadFile(file)).size() : 0;
+}
+
+// Ctrl-Z in an interactive shell: srt and the command stop together, the shell gets its
+// terminal back, and `fg` goes on where they were.
+TEST_P(TerminalTest, CtrlZStopsTheCommandWithSrtAndFgContinuesBoth) {
+  run().WriteFile("job.sh",
+                  "echo \"$TMPDIR\" > tmpdir\n: > started\n"
+                  "while [ ! -e go ]; do echo tick >> ticks; sleep 0.05; done\nexit 4\n");
+  Runner::Terminal t =
+      run().StartProgramInTerminal({"bash", "--norc", "--noprofile", "-i"}, "", {"PS1=$ "});
+  Runner::Type(t,
+               std::string(SrtBinary()) + " -s " + run().SettingsFile(kWriteCwd) + " sh job.sh\r");
+  if (!Eventually([&] { return CountLines(run(), "ticks") >= 2; }, std::chrono::seconds(10))) {
+    Runner::Type(t, "\x03exit\r");
+    FAIL() << "the command never ran; the terminal showed: "
+           << run().FinishInTerminal(t, std::chrono::seconds(5)).out;
+  }
+  Runner::Type(t, "\x1a");
+  // A person types on once the shell's prompt is back: the command has stopped ticking.
+  size_t ticks = 0;
+  EXPECT_TRUE(Eventually([&] {
+    ticks = CountLines(run(), "ticks");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return CountLines(run(), "ticks") == ticks;
+  })) << "the command did not stop";
+  Runner::Type(t, "jobs > jobs.txt\r");
+  ASSERT_TRUE(Eventually([&] { return run().Exists("jobs.txt"); }, std::chrono::seconds(10)));
+  EXPECT_NE(run().ReadFile("jobs.txt").find("Stopped"), std::string::npos)
+      << run().ReadFile("jobs.txt");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(CountLines(run(), "ticks"), ticks) << "the command ran on while srt was stopped";
+  // One line: what is typed while the job runs is the job's.
+  Runner::Type(t, "touch go; fg; echo \"rc=$?\" > rc.txt; exit\r");
+  RunResult r = run().FinishInTerminal(t);
+  EXPECT_EQ(run().ReadFile("rc.txt"), "rc=4\n") << r.out;
 }
 
 SRT_INSTANTIATE(TerminalTest);

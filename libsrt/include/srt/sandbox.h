@@ -99,12 +99,24 @@ struct SandboxOptions {
   std::optional<std::vector<std::string>> env;  // "NAME=value"; default: this process's env
   std::optional<std::string> cwd;               // default: the current directory
   std::optional<std::string> home;              // for `~` in settings; default: $HOME
+  // The command's standard descriptors, and descriptors of this process it inherits under the
+  // same numbers (>= 3); no other descriptor reaches the sandbox. Each grants exactly the access
+  // it was opened with: one the command could open again with more (/proc/self/fd/N: a file
+  // read-only or append-only, a pipe, a FIFO) reaches it as a pipe of srt's, which Wait()
+  // relays, moving an input file's offset back to what the command consumed; sockets, /dev/null
+  // and files open read-write are passed as they are. A terminal (0-2) is replaced by the
+  // sandbox's own, relayed to and from it, with the caller's raw while the command reads it and
+  // restored at the end. Start() refuses a directory, an O_PATH descriptor, a terminal above 2,
+  // and a file open for reading and appending; a closed standard descriptor becomes /dev/null.
   int stdin_fd = 0;
   int stdout_fd = 1;
   int stderr_fd = 2;
-  // Descriptors of this process the command inherits under the same numbers (>= 3). No other
-  // descriptor reaches the sandbox.
   std::vector<int> inherit_fds;
+  // Called on Wait()'s thread when the command's terminal stopped it (Ctrl-Z), with the caller's
+  // terminal back in its own modes; the command is continued (SIGCONT) when it returns. The srt
+  // command stops itself here (SIGTSTP), so that its shell gets the terminal back. Unset: the
+  // command is continued at once.
+  std::function<void()> on_terminal_stop;
   // srt-init, srt's helper binary; default: found next to this program or in the install prefix.
   std::optional<std::string> init_path;
   // Receives one line per decision (settings, paths, mounts, the bwrap command) when set.
@@ -146,7 +158,9 @@ class Sandbox {
   [[nodiscard]] Result<void> Signal(int signal);
   // Blocks until the sandbox has ended. When `forward_signals_fd` is a signalfd, every signal read
   // from it is relayed to the command while waiting (the `srt` command does this for SIGINT,
-  // SIGTERM and SIGHUP).
+  // SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2), except that with a terminal of its own
+  // SIGWINCH resizes that terminal (the kernel then tells the command), and SIGCONT puts the
+  // caller's terminal back in raw mode before it is relayed.
   [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd = -1);
 
   // Replaces the network lists for new connections: allowedDomains, deniedDomains,

@@ -28,9 +28,9 @@ void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   if (!p.allow_nested_user_namespaces && !p.weaker_nested_sandbox) Add(a, {"--disable-userns"});
 }
 
-// Phase 2: the root, then bwrap's own /dev and /proc (no host device nodes, a /proc of the
-// sandbox's pid namespace), then the policy's mounts in policy order: shallow-first so that a
-// deeper rule is mounted on top of the one it refines, the binds last.
+// Phase 2: the root, then bwrap's own /dev (a tmpfs with binds of the host's harmless device
+// nodes) and /proc (of the sandbox's pid namespace), then the policy's mounts in policy order:
+// shallow-first so that a deeper rule is mounted on top of the one it refines, the binds last.
 void Filesystem(const Policy& p, std::vector<std::string>& a) {
   if (p.filesystem_disabled) {
     Add(a, {"--bind", "/", "/"});
@@ -41,6 +41,7 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
   } else {
     Add(a, {"--ro-bind", "/", "/"});
   }
+  // Its device nodes are binds of the host's, which srt-agent makes read-only (kHostDeviceNodes).
   Add(a, {"--dev", "/dev"});
   if (p.weaker_nested_sandbox) {
     Add(a, {"--bind", "/proc", "/proc"});

@@ -9,6 +9,13 @@
 
 namespace srt::bwrap {
 
+// The host's device nodes bwrap's --dev binds into the sandbox's /dev. Through a writable bind,
+// chmod, chown, utimes or setxattr on /dev/null would change the host's node, so srt-agent makes
+// them read-only (which refuses those with EROFS and still lets the devices be read and written;
+// bwrap's own --remount-ro would add nodev).
+inline constexpr const char* kHostDeviceNodes[] = {"/dev/null",   "/dev/zero",    "/dev/full",
+                                                   "/dev/random", "/dev/urandom", "/dev/tty"};
+
 // Where the launcher put the descriptors bwrap and srt-init need (it chooses the numbers).
 struct Layout {
   int args_fd = -1;       // bwrap reads its options from here (--args), NUL-separated

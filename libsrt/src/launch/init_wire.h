@@ -23,6 +23,10 @@ enum Tag : uint16_t {
   kTagArg = 4,       // string, repeated: the command's argv
   kTagNofile = 5,    // u64 soft, u64 hard: RLIMIT_NOFILE for the command (srt raises its own
                      // for the proxy; the command gets the limit srt started with)
+  kTagReopen = 7,    // u32 fd, u32 open flags, string path: the command gets this device (one of
+                     // /dev/null, zero, full, random, urandom), opened in the sandbox, as fd
+  kTagTerminal = 6,  // u32: bit n set = standard descriptor n gets the sandbox's own terminal
+                     // (a pty init opens in the sandbox's /dev/pts; its master goes to srt)
   // agent plan
   kTagProc = 21,       // u32 ProcMode: what the agent does to the sandbox's /proc
   kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
@@ -42,11 +46,12 @@ enum Tag : uint16_t {
   kTagGuardFlags = 30,    // u32 GuardFlags
 };
 
-// The write guard: every system call of the command that creates, renames or links a name, or
-// opens a file for writing, is handed by the kernel (SECCOMP_RET_USER_NOTIF) to srt-init's agent,
-// which performs it itself on the command's behalf - so no path is resolved twice - unless the
-// rules refuse it (protected paths that do not exist yet, git's metadata). The table comes from
-// srt, which resolves the names with libseccomp for each architecture of the filter.
+// The write guard: every system call of the command that creates, renames or links a name (a
+// socket's bind included), or opens a file for writing, is handed by the kernel
+// (SECCOMP_RET_USER_NOTIF) to srt-init's agent, which performs it itself on the command's behalf -
+// so no path is resolved twice - unless the rules refuse it (protected paths that do not exist yet,
+// git's metadata). The table comes from srt, which resolves the names with libseccomp for each
+// architecture of the filter.
 enum GuardOp : uint32_t {
   kGuardOpen = 1,         // open(path, flags, mode)
   kGuardOpenat = 2,       // openat(dirfd, path, flags, mode)
@@ -68,7 +73,8 @@ enum GuardOp : uint32_t {
   kGuardFchmod = 18,      // fchmod(fd, mode), only with an execute bit
   kGuardFchmodat = 19,    // fchmodat(dirfd, path, mode)
   kGuardFchmodat2 = 20,   // fchmodat2(dirfd, path, mode, flags)
-  kGuardOpMax = 20,
+  kGuardBind = 21,        // bind(fd, addr, len): an AF_UNIX name is a new entry in a directory
+  kGuardOpMax = 21,
 };
 struct GuardCall {
   uint32_t arch = 0;  // AUDIT_ARCH_*
@@ -89,6 +95,9 @@ enum MessageType : uint32_t {
   kMsgExited = 4,      // i32 wait status of the command
   kMsgFailed = 5,      // i32 stage, i32 errno, then a NUL-terminated detail string
   kMsgGuard = 6,       // + SCM_RIGHTS: the listener of the command's write-guard filter
+  kMsgTerminal = 7,    // + SCM_RIGHTS: the master of the sandbox's terminal (kTagTerminal),
+                       // sent right after kMsgHello, before the command exists
+  kMsgStopped = 8,     // i32 signal: the command was stopped (by its terminal: Ctrl-Z)
   // srt -> init
   // + SCM_RIGHTS: the seccomp filters (a sealed memfd: the deny filter's i32 bytes, then the
   // write guard's, which is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing
@@ -134,6 +143,7 @@ enum Stage : int32_t {
   kStageTmpdir = 13,
   kStageNetwork = 14,
   kStageNofile = 15,
+  kStageTerminal = 16,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;

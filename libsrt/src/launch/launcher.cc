@@ -130,6 +130,8 @@ const char* StageName(int32_t stage) {
       return "making the proxy's sockets in the sandbox";
     case wire::kStageNofile:
       return "restoring the open-file limit";
+    case wire::kStageTerminal:
+      return "making the sandbox's terminal";
     default:
       return "set-up";
   }
@@ -160,6 +162,8 @@ const char* GuardOpName(uint32_t op) {
     case wire::kGuardTruncate:
     case wire::kGuardTruncate64:
       return "truncate";
+    case wire::kGuardBind:
+      return "bind";
     default:
       return "chmod";
   }
@@ -256,6 +260,9 @@ Result<void> Launch::SpawnBwrap() {
   if (exe < 0) return SysError("open srt-init " + strings::Quote(spec_.init_path));
   init_exe_.reset(exe);
 
+  // First, as it may refuse a descriptor (and nothing has started yet).
+  SRT_ASSIGN_OR_RETURN(relay_, StdioRelay::Prepare(spec_.stdin_fd, spec_.stdout_fd, spec_.stderr_fd,
+                                                   spec_.keep_fds));
   SRT_ASSIGN_OR_RETURN(auto ctl, sys::SeqpacketPair());
   SRT_ASSIGN_OR_RETURN(auto diag, sys::Pipe());
 
@@ -270,7 +277,8 @@ Result<void> Launch::SpawnBwrap() {
   const bool resolv = !spec_.resolv_conf.empty() && !spec_.policy.resolv_conf.empty();
   const int resolv_target = resolv ? next++ : -1;
 
-  InitPlanSpec plan_spec{stderr_target, spec_.keep_fds, spec_.argv, spec_.command_nofile};
+  InitPlanSpec plan_spec{stderr_target,        spec_.keep_fds,           spec_.argv,
+                         spec_.command_nofile, relay_->terminal_slots(), relay_->reopens()};
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout;
   layout.args_fd = args_target;
@@ -303,12 +311,14 @@ Result<void> Launch::SpawnBwrap() {
   req.path = spec_.bwrap_path;
   req.argv = inv.argv;
   req.env = spec_.env;
-  req.fds = {{spec_.stdin_fd, 0},           {spec_.stdout_fd, 1},
-             {diag.second.get(), 2},        {spec_.stderr_fd, stderr_target},
+  req.fds = {{relay_->CommandFd(0), 0},     {relay_->CommandFd(1), 1},
+             {diag.second.get(), 2},        {relay_->CommandFd(2), stderr_target},
              {plan.get(), plan_target},     {ctl.second.get(), ctl_target},
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   if (resolv_fd) req.fds.push_back({resolv_fd.get(), resolv_target});
-  for (int fd : spec_.keep_fds) req.fds.push_back({fd, fd});
+  for (size_t i = 0; i < spec_.keep_fds.size(); ++i) {
+    req.fds.push_back({relay_->CommandFd(3 + i), spec_.keep_fds[i]});
+  }
   // A terminal sends Ctrl-C, Ctrl-\\ and hang-ups to the caller's whole foreground process
   // group. bwrap (and with it the sandbox, by --die-with-parent) must not die of them: srt
   // takes them and relays them to the command, which then gets each exactly once.
@@ -320,7 +330,7 @@ Result<void> Launch::SpawnBwrap() {
   SRT_ASSIGN_OR_RETURN(bwrap_pidfd_, sys::PidfdOpen(bwrap_pid_));
   ctl_ = std::move(ctl.first);
   diag_ = std::move(diag.first);
-  return Ok();
+  return relay_->Started();
 }
 
 void Launch::ReadDiagnostics() {
@@ -372,8 +382,12 @@ Result<void> Launch::SpawnAgent() {
   // Either way the command sees only its own pid namespace, srt's PID 1 hidden in it.
   const wire::ProcMode proc =
       spec_.policy.weaker_nested_sandbox ? wire::kProcPrivate : wire::kProcHidePid;
+  std::vector<policy::Protection> protections = spec_.policy.protections;
+  for (const char* node : bwrap::kHostDeviceNodes) {
+    protections.push_back({policy::ProtectKind::kProtect, node, true, "a host device node", ""});
+  }
   std::string plan =
-      EncodeAgentPlan(proc, spec_.tmpdir, spec_.policy.protections, spec_.net_sockets, spec_.guard);
+      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
@@ -393,9 +407,16 @@ Result<void> Launch::AwaitHello() {
     if (ev[2]) ReadDiagnostics();
     if (ev[0]) {
       SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
-      if (m.type == wire::kMsgHello && m.fd) {
+      if (m.type == wire::kMsgHello && m.fd && !init_pidfd_) {
         init_pidfd_ = std::move(m.fd);
         Debug("srt-init is running as the sandbox's PID 1");
+        if (!relay_->terminal_slots()) return Ok();
+        continue;  // the terminal's master comes next
+      }
+      if (m.type == wire::kMsgTerminal && m.fd && init_pidfd_) {
+        // Its modes and size are set before the go-ahead: the command may look at once.
+        SRT_RETURN_IF_ERROR(relay_->AttachTerminal(std::move(m.fd)));
+        Debug("the command has a terminal of its own, relayed to and from the caller's");
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-init");
@@ -515,6 +536,14 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
         command_status_ = IntAt(m, 0);
         Debug("the command ended; the sandbox is empty (wait status " +
               std::to_string(command_status_) + ")");
+      } else if (m.type == wire::kMsgStopped) {
+        // Ctrl-Z on the command's terminal: the caller's shell gets its terminal back (the
+        // srt command stops itself), and the command goes on once srt is continued.
+        Debug("the command was stopped by signal " + std::to_string(IntAt(m, 0)));
+        relay_->Suspend();
+        if (spec_.on_terminal_stop) spec_.on_terminal_stop();
+        relay_->Resume();
+        (void)Signal(SIGCONT);
       } else if (m.type == wire::kMsgFailed) {
         Debug(FailureFrom(m, "srt-init").message());
       } else if (m.type == 0) {
@@ -548,9 +577,15 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       signalfd_siginfo info;
       if (read(forward_signals_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
         int sig = static_cast<int>(info.ssi_signo);
-        if (!relayed_signal_) relayed_signal_ = sig;
-        Debug("relaying signal " + std::to_string(sig) + " to the command");
-        (void)Signal(sig);
+        if (sig == SIGWINCH && relay_->terminal_slots()) {
+          relay_->Resize();  // the kernel tells the command's foreground job
+        } else {
+          // SIGCONT: srt was continued (`fg`); the terminal goes back to raw mode.
+          if (sig == SIGCONT) relay_->Resume();
+          if (!relayed_signal_ && sig != SIGCONT && sig != SIGWINCH) relayed_signal_ = sig;
+          Debug("relaying signal " + std::to_string(sig) + " to the command");
+          (void)Signal(sig);
+        }
       }
     }
   }
@@ -558,6 +593,8 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     std::lock_guard<std::mutex> lock(ctl_mu_);
     finished_ = true;
   }
+  // Everything the command wrote is passed on before srt says anything more.
+  relay_->Finish();
   if (!diagnostics_.empty()) {
     // bwrap spoke after the sandbox started; pass it on rather than swallow it.
     (void)!write(spec_.stderr_fd, diagnostics_.data(), diagnostics_.size());
@@ -592,7 +629,8 @@ void Launch::Abort() {
   ctl_.reset();        // srt-init exits on EOF if it is still waiting for its go-ahead
   agent_ctl_.reset();  // the agent removes the TMPDIR on EOF if it has no sandbox yet
   ReapBwrap();
-  ReapAgent();  // it removes the TMPDIR once the sandbox's PID 1 is gone
+  ReapAgent();     // it removes the TMPDIR once the sandbox's PID 1 is gone
+  relay_.reset();  // the sandbox is gone: its pumps end, the caller's terminal is restored
   finished_ = true;
   if (spec_.cgroups) (void)spec_.cgroups->Destroy();
 }

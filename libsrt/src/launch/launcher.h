@@ -17,6 +17,7 @@
 #include "cgroup/cgroup.h"
 #include "launch/init_wire.h"
 #include "launch/plan_writer.h"
+#include "launch/stdio_relay.h"
 #include "policy/policy.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
@@ -39,10 +40,15 @@ struct LaunchSpec {
   GuardPlan guard;
   std::vector<std::string> argv;
   std::vector<std::string> env;
+  // What the command gets for these is launch/passing's decision (a pipe srt relays, the
+  // sandbox's own terminal, or the descriptor itself).
   int stdin_fd = 0;
   int stdout_fd = 1;
   int stderr_fd = 2;
   std::vector<int> keep_fds;
+  // Called on Wait()'s thread when the command was stopped by its terminal (Ctrl-Z), with the
+  // caller's terminal back in its own modes; the command is continued when it returns.
+  std::function<void()> on_terminal_stop;
   std::string tmpdir;  // the private TMPDIR srt-agent creates and mounts ("" = none)
   // Sockets srt-agent makes inside the sandbox's network namespace, and what to do with them
   // (called once they all exist, before the command starts; an error aborts the launch).
@@ -104,6 +110,7 @@ class Launch {
   int exec_errno_ = 0;
   int relayed_signal_ = 0;
   SeccompPrograms filters_;
+  std::unique_ptr<StdioRelay> relay_;
   bool finished_ = false;
 };
 

@@ -49,6 +49,15 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
     }
     Record(out, wire::kTagNofile, p);
   }
+  if (spec.terminal) RecordU32(out, wire::kTagTerminal, spec.terminal);
+  for (const InitPlanSpec::Reopen& r : spec.reopens) {
+    std::string p;
+    PutU32(p, static_cast<uint32_t>(r.fd));
+    PutU32(p, static_cast<uint32_t>(r.flags));
+    p += r.path;
+    p += '\0';
+    Record(out, wire::kTagReopen, p);
+  }
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
   return out;
 }

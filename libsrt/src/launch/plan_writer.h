@@ -18,6 +18,13 @@ struct InitPlanSpec {
   std::vector<std::string> argv;
   // RLIMIT_NOFILE (soft, hard) for the command, when srt changed its own.
   std::optional<std::pair<uint64_t, uint64_t>> nofile;
+  uint32_t terminal = 0;  // wire::kTagTerminal: the standard descriptors on the sandbox's terminal
+  struct Reopen {
+    int fd = -1;
+    int flags = 0;     // O_ACCMODE, O_APPEND, O_NONBLOCK
+    std::string path;  // a device of the sandbox's /dev
+  };
+  std::vector<Reopen> reopens;  // wire::kTagReopen
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);

@@ -316,6 +316,10 @@ const std::vector<GuardedCall> kGuardedCalls = {
     {"fchmod", wire::kGuardFchmod, ExecuteBit(1)},
     {"fchmodat", wire::kGuardFchmodat, ExecuteBit(2)},
     {"fchmodat2", wire::kGuardFchmodat2, ExecuteBit(2), 452},
+    // bind(2) makes a name in the filesystem for an AF_UNIX socket (git takes a socket named
+    // `refs` for a directory). Every bind is the guard's: the address is in the command's
+    // memory and the socket behind the number may change, so the guard binds the socket itself.
+    {"bind", wire::kGuardBind, {}},
 };
 
 std::vector<Rule> GuardRules() {

@@ -239,8 +239,8 @@ SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig&
     o.limits =
         ResourceLimits{config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids};
   }
-  // A proxy from the start, so that SIGHUP can widen (or narrow) a running session's network.
-  // Letters, digits, '.', '_', '-'; at most 64.
+  // Names the session's proxy in the connection log (every sandbox has one, so SIGHUP can
+  // widen or narrow a running session's network). Letters, digits, '.', '_', '-'; at most 64.
   o.id = "s-" + session_id.substr(0, 60);
   return o;
 }

@@ -156,6 +156,47 @@ TEST_F(GuardRulesTest, TheEntriesThroughWhichGitReadsConfigurationOrRunsPrograms
             Verdict::kGitMetadata);
 }
 
+TEST_F(GuardRulesTest, TheObjectStoresCannotBeSwapped) {
+  FakeProbe repo(kGitDir);
+  for (const char* name : {"objects", "refs", "OBJECTS"}) {
+    EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w/.git", name, repo), Verdict::kGitMetadata)
+        << name;
+    EXPECT_EQ(J(Change::kMoveIn, Kind::kSymlink, "/w/.git", name, repo), Verdict::kGitMetadata);
+    EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w/.git", name, repo), Verdict::kGitMetadata);
+  }
+  // objects/info arrives only empty (mkdir); moved in, it could bring alternates along.
+  FakeProbe objects({"pack"}, kGitDir);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w/.git/objects", "info", objects),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w/.git/objects", "info", objects),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w/.git/objects", "info", objects),
+            Verdict::kAllow);
+  // What git itself does there: packs, commit graphs, loose objects moved into place.
+  FakeProbe info({"packs"}, {"pack", "info"}, kGitDir);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w/.git/objects/info", "commit-graph", info),
+            Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kFile, "/w/.git/objects/ab", "cdef", FakeProbe({}, {"info"})),
+            Verdict::kAllow);
+  // Outside a git directory, a directory named objects is nothing special.
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w/src", "objects"), Verdict::kAllow);
+}
+
+// A probe that cannot look (a directory the command made unreadable) answers "there": the
+// rules refuse rather than allow.
+TEST_F(GuardRulesTest, AProbeThatCannotSeeMakesTheRulesRefuse) {
+  class Blind final : public Probe {
+   public:
+    bool Has(int, const char*) override { return true; }
+  } blind;
+  EXPECT_EQ(Judge(config_, Change::kCreate, Kind::kFile, "/w/a/.git/hooks", "pre-commit", blind),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(Judge(config_, Change::kCreate, Kind::kFile, "/w/a", "config", blind),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(Judge(config_, Change::kCreate, Kind::kFile, "/w/a", "commondir", blind),
+            Verdict::kGitMetadata);
+}
+
 TEST_F(GuardRulesTest, GitRulesHoldOnlyInGuardRoots) {
   EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/tmp/srt-1234/r/.git", "config", FakeProbe(kGitDir)),
             Verdict::kAllow);

@@ -49,6 +49,23 @@ TEST(PlanTest, InitPlanCarriesTheCommandsOpenFileLimit) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
 }
 
+TEST(PlanTest, InitPlanNamesTheStandardDescriptorsOnTheSandboxsTerminal) {
+  launch::InitPlanSpec spec{8, {}, {"sh"}, std::nullopt, 0b101};
+  std::string bytes = launch::EncodeInitPlan(spec);
+  init::InitPlan plan;
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(plan.terminal, 0b101u);
+  for (uint32_t bad : {8u, 0xffffffffu}) {
+    spec.terminal = bad;
+    bytes = launch::EncodeInitPlan(spec);
+    EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan)) << bad;
+  }
+  spec.terminal = 0;
+  bytes = launch::EncodeInitPlan(spec);
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(plan.terminal, 0u);
+}
+
 TEST(PlanTest, AgentPlanCarriesTheNetworkSockets) {
   wire::NetSocket tcp{wire::kNetTcpListen, 10, 3128, {}};
   tcp.address[15] = 1;
