@@ -238,9 +238,39 @@ Result<void> StdioRelay::Started() {
   return Ok();
 }
 
+// Moves everything from `src` to `dst` with splice(2), which copies no byte through srt and,
+// with SPLICE_F_NONBLOCK, never waits on the pipe side (the caller's descriptor keeps its own
+// flags). kUnsupported when the kernel cannot splice these two (nothing was moved then).
+enum class Spliced { kDone, kStopped, kUnsupported };
+Spliced SpliceAll(int src, int dst, int stop) {
+  constexpr size_t kChunk = 1 << 20;
+  bool moved = false;
+  for (;;) {
+    ssize_t n = splice(src, nullptr, dst, nullptr, kChunk, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (n > 0) {
+      moved = true;
+      continue;
+    }
+    if (n == 0) return Spliced::kDone;  // EOF
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) {
+      // The source is empty or the destination full: wait for both to be ready.
+      if (!Await(src, POLLIN, stop) || !Await(dst, POLLOUT, stop)) return Spliced::kStopped;
+      continue;
+    }
+    // EINVAL: not a pair splice takes (an O_APPEND file, a terminal); the copy loop does it.
+    if (!moved && errno == EINVAL) return Spliced::kUnsupported;
+    return Spliced::kDone;  // EPIPE (the reader is gone), EIO: the end either way
+  }
+}
+
 void StdioRelay::Run(Pump& pump) {
-  std::vector<char> buf(kBufferBytes);
   const int stop = pump.input ? stop_inputs_.get() : stop_outputs_.get();
+  if (!pump.terminal && SpliceAll(pump.src, pump.dst, stop) != Spliced::kUnsupported) {
+    Ended(pump);
+    return;
+  }
+  std::vector<char> buf(kBufferBytes);
   for (;;) {
     if (!Await(pump.src, POLLIN, stop)) break;
     ssize_t n = read(pump.src, buf.data(), buf.size());
@@ -265,6 +295,10 @@ void StdioRelay::Run(Pump& pump) {
       break;
     }
   }
+  Ended(pump);
+}
+
+void StdioRelay::Ended(Pump& pump) {
   // Input: the command reads EOF. Output: its next write gets EPIPE, as if it wrote to the
   // caller's reader that is gone; and the caller's reader sees EOF once it is alone.
   pump.own.reset();

@@ -63,6 +63,7 @@ class StdioRelay {
   StdioRelay() = default;
   void StartPump(Pump& pump);
   void Run(Pump& pump);
+  static void Ended(Pump& pump);
   void Stop(bool abandon_output);
 
   std::vector<Entry> entries_;
