@@ -68,6 +68,7 @@ struct Options {
   std::string workdir = "/var/tmp";
   bool no_upstream = false;
   bool network = false;
+  std::string command = "true";  // the shell command every contender runs
 };
 
 constexpr std::string_view kUsage =
@@ -88,7 +89,9 @@ constexpr std::string_view kUsage =
     "  --node PATH      node for upstream srt (default: `node` in PATH)\n"
     "  --workdir DIR    where the scratch project is created (default /var/tmp; srt hides /tmp)\n"
     "  --network        allowedDomains [example.com]: srt runs its proxy (target <= 1.5x);\n"
-    "                   adds \"srt, no network\" with the filesystem-only settings\n";
+    "                   adds \"srt, no network\" with the filesystem-only settings\n"
+    "  --command SH     run this shell command instead of `true` (a workload: file creation\n"
+    "                   for the write guard, output for the relay), in the scratch project\n";
 
 constexpr int kMaxCount = 100000;  // for every count option
 
@@ -122,6 +125,8 @@ Options ParseOptions(int argc, char** argv) {
       o.workdir = value();
     } else if (a == "--network") {
       o.network = true;
+    } else if (a == "--command") {
+      o.command = value();
     } else {
       srt::bench::DieUnknownOption(a);
     }
@@ -388,9 +393,9 @@ std::vector<DebugEvent> ParseDebug(const std::string& err) {
 struct SrtCapture {
   std::vector<std::string> options;  // what srt passed through --args, verbatim
   std::vector<std::string> dropped;  // fd-carrying options the bare run cannot replay
-  int placeholders = 0;              // "cannot be created (placeholder)" decisions
-  // Those placeholders: the path, and the protected entries it stands for, relative to the
-  // project (e.g. '/p/.claude' for '.claude/commands' and '.claude/agents').
+  int placeholders = 0;              // "cannot be created (the write guard)" decisions
+  // Those missing protected paths: the path, and the protected entries it stands for, relative
+  // to the project (e.g. '/p/.claude' for '.claude/commands' and '.claude/agents').
   std::vector<std::pair<std::string, std::vector<std::string>>> placeholder_paths;
   std::string agent_line;    // "srt-agent: ..." (what the host-side helper did)
   std::string network_line;  // "network: proxy on ..." (--network)
@@ -401,9 +406,9 @@ SrtCapture CaptureSrtOptions(const std::string& debug_err) {
   std::string line;
   for (const DebugEvent& e : ParseDebug(debug_err)) {
     if (e.message.starts_with("bwrap command")) line = e.message;
-    if (e.message.find("cannot be created (placeholder)") != std::string::npos) {
+    if (e.message.find("cannot be created (the write guard)") != std::string::npos) {
       ++cap.placeholders;
-      // "<what> '<entry>' ...: '<path>' cannot be created (placeholder)"
+      // "<what> '<entry>' ...: '<path>' cannot be created (the write guard)"
       size_t end = e.message.rfind("' cannot be created");
       size_t begin = e.message.rfind(": '", end);
       size_t entry_begin = e.message.find('\'');
@@ -517,7 +522,7 @@ int main(int argc, char** argv) {
   Runner runner(env);
 
   // 1. One `srt -d` run tells us exactly what srt asks of bwrap.
-  Command srt_cmd{"srt", opt.srt, {"srt", "-s", scratch.settings, "-c", "true"}, -1};
+  Command srt_cmd{"srt", opt.srt, {"srt", "-s", scratch.settings, "-c", opt.command}, -1};
   Command srt_debug = srt_cmd;
   srt_debug.argv.insert(srt_debug.argv.begin() + 1, "-d");
   RunResult probe = runner.Run(srt_debug);
@@ -527,9 +532,8 @@ int main(int argc, char** argv) {
   }
   SrtCapture cap = CaptureSrtOptions(probe.err);
 
-  // 1b. The same project with every path srt would make a placeholder for already present, so
-  // that the host-side helper has nothing to create before the run or remove after it: isolates
-  // the cost of placeholders.
+  // 1b. The same project with every protected path present, so that each is a read-only mount
+  // instead of a name the write guard refuses: compares the two ways of protecting a path.
   const std::string prefilled = scratch.root + "/project-prefilled";
   std::filesystem::copy(scratch.project, prefilled, std::filesystem::copy_options::recursive);
   for (const auto& [path, entries] : cap.placeholder_paths) {
@@ -543,7 +547,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  Command srt_prefilled{"srt, no placeholders", opt.srt, srt_cmd.argv, -1, prefilled};
+  Command srt_prefilled{"srt, all protected exist", opt.srt, srt_cmd.argv, -1, prefilled};
   Command prefilled_debug = srt_debug;
   prefilled_debug.cwd = prefilled;
   RunResult probe2 = runner.Run(prefilled_debug);
@@ -563,7 +567,7 @@ int main(int argc, char** argv) {
   }
   Command bare{"bwrap (same mounts)",
                opt.bwrap,
-               {"bwrap", "--args", std::to_string(args_fd.get()), "--", "bash", "-c", "true"},
+               {"bwrap", "--args", std::to_string(args_fd.get()), "--", "bash", "-c", opt.command},
                args_fd.get()};
 
   std::vector<Contender> cs;
@@ -573,15 +577,17 @@ int main(int argc, char** argv) {
   size_t no_network_index = 0;
   if (opt.network) {
     no_network_index = cs.size();
-    cs.push_back(
-        {{"srt, no network", opt.srt, {"srt", "-s", scratch.settings_no_network, "-c", "true"}, -1},
-         true});
+    cs.push_back({{"srt, no network",
+                   opt.srt,
+                   {"srt", "-s", scratch.settings_no_network, "-c", opt.command},
+                   -1},
+                  true});
   }
   size_t upstream_index = 0;
   if (!upstream_cli.empty()) {
     Command up{"upstream srt (node)",
                opt.node,
-               {"node", upstream_cli, "--settings", scratch.settings, "-c", "true"},
+               {"node", upstream_cli, "--settings", scratch.settings, "-c", opt.command},
                -1};
     RunResult check = runner.Run(up);
     if (check.status != 0) {
@@ -617,6 +623,7 @@ int main(int argc, char** argv) {
               sysconf(_SC_NPROCESSORS_ONLN), uts.release, LoadAverage().c_str());
   std::printf("  srt       %s (%s)\n", opt.srt.c_str(), srt_version.c_str());
   std::printf("  bwrap     %s (%s)\n", opt.bwrap.c_str(), bwrap_version.c_str());
+  std::printf("  command   %s\n", opt.command.c_str());
   if (upstream_index) {
     std::printf("  upstream  %s (version %s, node %s)\n", upstream_cli.c_str(),
                 upstream_version.c_str(), opt.node.c_str());
@@ -646,14 +653,13 @@ int main(int argc, char** argv) {
   std::printf("            reported \"%s\";\n",
               cap.agent_line.empty() ? "nothing" : cap.agent_line.c_str());
   std::printf(
-      "            %d of those are placeholders: empty files/dirs srt creates and mounts over so\n",
+      "            %d protected paths are missing: the write guard keeps them from being made\n",
       cap.placeholders);
+  std::printf("            (.bashrc, .mcp.json, ...); the others are read-only mounts.\n");
   std::printf(
-      "            that paths such as .bashrc and .mcp.json cannot be created in the project.\n");
-  std::printf(
-      "  also      \"srt, no placeholders\": the same, in project-prefilled/, a copy of the "
+      "  also      \"srt, all protected exist\": the same, in project-prefilled/, a copy of the "
       "project\n");
-  std::printf("            where those %d paths already exist (%d placeholders needed there).\n",
+  std::printf("            where those %d paths already exist (%d still missing there).\n",
               cap.placeholders, prefilled_placeholders);
   for (const std::string& d : cap.dropped) {
     std::printf("            dropped from the baseline (refers to srt's descriptors): %s\n",
@@ -720,7 +726,7 @@ int main(int argc, char** argv) {
       {"command started", "command exec'd inside the sandbox", {}},
       {"the command ended", "command ended, sandbox empty", {}},
       {"bwrap exited", "bwrap exited", {}},
-      {"srt-agent exited", "host-side helper exited (placeholders removed)", {}},
+      {"srt-agent exited", "host-side helper exited (TMPDIR removed)", {}},
   };
   if (opt.network) {
     phases.insert(phases.begin(), {"network: proxy", "proxy started (its sockets planned)", {}});
@@ -780,7 +786,7 @@ int main(int argc, char** argv) {
               pr.p90);
   Stats nw = Summarize(cs[2].wall_ms);
   std::printf(
-      "  srt, no placeholders / bwrap   %.2fx  (%.2f ms: placeholders cost %.2f ms of srt's "
+      "  srt, all protected / bwrap     %.2fx  (%.2f ms: missing paths save %.2f ms of srt's "
       "median)\n",
       nw.median / bw.median, nw.median, sw.median - nw.median);
   if (no_network_index) {
