@@ -75,8 +75,9 @@ int32_t IntAt(const Message& m, size_t index) {
   return v;
 }
 
-// Sends u32 type + i32 value, with `fd` as SCM_RIGHTS when it is >= 0.
-Result<void> Send(int sock, uint32_t type, int32_t value = 0, int fd = -1) {
+// Sends u32 type + i32 value, with `fd` as SCM_RIGHTS when it is >= 0, to `peer` (named in
+// the error).
+Result<void> Send(const char* peer, int sock, uint32_t type, int32_t value = 0, int fd = -1) {
   uint8_t buf[8];
   std::memcpy(buf, &type, 4);
   std::memcpy(buf + 4, &value, 4);
@@ -94,7 +95,7 @@ Result<void> Send(int sock, uint32_t type, int32_t value = 0, int fd = -1) {
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
   }
-  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
+  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) return SysError(std::string("send to ") + peer);
   return Ok();
 }
 
@@ -434,7 +435,7 @@ Result<void> Launch::AwaitHello() {
 }
 
 Result<void> Launch::AwaitAgent() {
-  SRT_RETURN_IF_ERROR(Send(agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
+  SRT_RETURN_IF_ERROR(Send("srt-agent", agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
   std::vector<UniqueFd> sockets;
   for (;;) {
     std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get()};
@@ -478,8 +479,8 @@ Result<void> Launch::AwaitStart() {
   std::string bytes(reinterpret_cast<const char*>(filters_.deny.data()), filters_.deny.size());
   bytes.append(reinterpret_cast<const char*>(filters_.guard.data()), filters_.guard.size());
   SRT_ASSIGN_OR_RETURN(UniqueFd filter_fd, sys::SealedMemfd("srt-seccomp", bytes));
-  SRT_RETURN_IF_ERROR(
-      Send(ctl_.get(), wire::kMsgGo, static_cast<int32_t>(filters_.deny.size()), filter_fd.get()));
+  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo,
+                           static_cast<int32_t>(filters_.deny.size()), filter_fd.get()));
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -492,7 +493,20 @@ Result<void> Launch::AwaitStart() {
         case wire::kMsgGuard:
           // The command's write-guard listener: on to the agent, which serves it.
           if (!m.fd) return MakeError(Errc::kProtocol, "srt-init sent no guard listener");
-          SRT_RETURN_IF_ERROR(Send(agent_ctl_.get(), wire::kMsgGuardListener, 0, m.fd.get()));
+          if (Result<void> sent =
+                  Send("srt-agent", agent_ctl_.get(), wire::kMsgGuardListener, 0, m.fd.get());
+              !sent) {
+            // A command that ends before its first guarded call (a setuid chmod refused by
+            // the filter itself) takes PID 1 down with it, and the guard, seeing PID 1 gone,
+            // stops before the listener reaches it. Nothing is left to guard then; were the
+            // command still running, its guarded calls fail with ENOSYS once the listener's
+            // last copy (m.fd) closes, so going on fails closed either way.
+            if (sent.error().sys_errno() != EPIPE && sent.error().sys_errno() != ECONNRESET) {
+              return std::move(sent).error();
+            }
+            Debug("the write guard ended before the command's filter reached it");
+            continue;
+          }
           Debug("the write guard is serving the command's filter");
           continue;
         case wire::kMsgExecFailed:
@@ -515,7 +529,7 @@ Result<void> Launch::Signal(int signal) {
   // Another thread may be inside Wait(), which closes ctl_ when srt-init is done.
   std::lock_guard<std::mutex> lock(ctl_mu_);
   if (finished_ || !ctl_) return Ok();
-  return Send(ctl_.get(), wire::kMsgSignal, signal);
+  return Send("srt-init", ctl_.get(), wire::kMsgSignal, signal);
 }
 
 Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
