@@ -141,16 +141,17 @@ class Call {
     return SRT_SYS(__NR_ioctl, s_.listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
   }
 
-  // O_PATH of /proc/<tid>/<what> on the host (root, cwd, fd/N, ...), following the magic link.
-  long OpenProc(const char* what, unsigned flags = 0) const {
+  // /proc/<tid>/<what> on the host (root, cwd, fd/N, ns/mnt, ...), following the magic link;
+  // O_PATH unless `access` says otherwise.
+  long OpenProc(const char* what, unsigned flags = 0, unsigned access = O_PATH) const {
     char p[64];
     size_t n = AppendInt(p, 0, sizeof p, tid());
     n = Append(p, n, sizeof p, "/");
     Append(p, n, sizeof p, what);
-    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
+    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, access | O_CLOEXEC | flags);
     if (fd == -EACCES || fd == -EPERM) {  // a command that made itself non-dumpable
       SetEffective(kRaisePtrace);
-      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC | flags);
+      fd = SRT_SYS(__NR_openat, s_.host_proc, p, access | O_CLOEXEC | flags);
       SetEffective(0);
     }
     return fd;
@@ -339,14 +340,7 @@ class Call {
   // Whether the command's mount namespace is not the guard's (`own_ino`); true when it cannot
   // be told.
   bool ForeignMounts(unsigned long long own_ino) const {
-    char p[48];
-    Append(p, rt::FormatInt(tid(), p), sizeof p, "/ns/mnt");
-    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC);
-    if (fd == -EACCES || fd == -EPERM) {
-      SetEffective(kRaisePtrace);
-      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_PATH | O_CLOEXEC);
-      SetEffective(0);
-    }
+    const long fd = OpenProc("ns/mnt");
     if (Failed(fd)) return true;
     struct statx st {};
     const bool same = !Failed(StatxAt(static_cast<int>(fd), "", AT_EMPTY_PATH, st)) &&
@@ -358,14 +352,7 @@ class Call {
   // The command's user namespace, opened for setns(2), when it is not the guard's own (a
   // namespace the command made with allowNestedUserNamespaces); -1 when it is the guard's.
   long ForeignUserns(unsigned long long own_ino) const {
-    char p[48];
-    Append(p, rt::FormatInt(tid(), p), sizeof p, "/ns/user");
-    long fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
-    if (fd == -EACCES || fd == -EPERM) {
-      SetEffective(kRaisePtrace);
-      fd = SRT_SYS(__NR_openat, s_.host_proc, p, O_RDONLY | O_CLOEXEC);
-      SetEffective(0);
-    }
+    const long fd = OpenProc("ns/user", 0, O_RDONLY);  // setns(2) takes no O_PATH
     if (Failed(fd)) return -1;
     struct statx st {};
     if (!Failed(StatxAt(static_cast<int>(fd), "", AT_EMPTY_PATH, st)) && st.stx_ino == own_ino) {

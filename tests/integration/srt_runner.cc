@@ -165,19 +165,26 @@ std::vector<std::string> Runner::Wrap(const std::vector<std::string>& argv) cons
   return out;
 }
 
+Runner::Exec Runner::Prepare(const std::vector<std::string>& argv, const std::string& cwd,
+                             std::vector<std::string> env,
+                             const std::vector<std::string>& extra_env) const {
+  Exec exec;
+  exec.argv = Wrap(argv);
+  exec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_, "LANG=C.UTF-8"};
+  exec.env.insert(exec.env.end(), env.begin(), env.end());
+  exec.env.insert(exec.env.end(), extra_env.begin(), extra_env.end());
+  for (auto& a : exec.argv) exec.c_argv.push_back(a.data());
+  exec.c_argv.push_back(nullptr);
+  for (auto& e : exec.env) exec.c_env.push_back(e.data());
+  exec.c_env.push_back(nullptr);
+  exec.dir = cwd.empty() ? root_ : (cwd[0] == '/' ? cwd : Path(cwd));
+  return exec;
+}
+
 pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd,
                     const std::vector<std::string>& extra_env, int out_fd, int err_fd,
                     const std::vector<std::pair<int, int>>& fds) const {
-  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
-                                  "LANG=C.UTF-8"};
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<std::string> full = Wrap(argv);
-  std::vector<char*> cargv, cenv;
-  for (auto& a : full) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  for (auto& e : env) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  std::string dir = cwd.empty() ? root_ : (cwd[0] == '/' ? cwd : Path(cwd));
+  Exec exec = Prepare(argv, cwd, {}, extra_env);
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -185,7 +192,7 @@ pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd
   posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   for (const auto& [child_fd, here] : fds) posix_spawn_file_actions_adddup2(&fa, here, child_fd);
-  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  posix_spawn_file_actions_addchdir_np(&fa, exec.dir.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setpgroup(&attr, 0);
@@ -194,7 +201,7 @@ pid_t Runner::Spawn(const std::vector<std::string>& argv, const std::string& cwd
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), cenv.data());
+  int rc = posix_spawnp(&pid, exec.c_argv[0], &fa, &attr, exec.c_argv.data(), exec.c_env.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw std::runtime_error(std::string("spawn: ") + std::strerror(rc));
@@ -283,16 +290,7 @@ Runner::Terminal Runner::StartProgramInTerminal(const std::vector<std::string>& 
   size.ws_col = 100;
   ioctl(master, TIOCSWINSZ, &size);
   std::string slave = ptsname(master);
-  std::vector<std::string> full = Wrap(argv);
-  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_,
-                                  "LANG=C.UTF-8", "TERM=xterm"};
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> cargv, cenv;
-  for (auto& a : full) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  for (auto& e : env) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  std::string dir = cwd.empty() ? root_ : (cwd[0] == '/' ? cwd : Path(cwd));
+  Exec exec = Prepare(argv, cwd, {"TERM=xterm"}, extra_env);
   // Only async-signal-safe calls in the child: everything was prepared above.
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork");
@@ -306,11 +304,11 @@ Runner::Terminal Runner::StartProgramInTerminal(const std::vector<std::string>& 
     dup2(fd, 1);
     dup2(fd, 2);
     if (fd > 2) close(fd);
-    if (chdir(dir.c_str()) != 0) _exit(126);
+    if (chdir(exec.dir.c_str()) != 0) _exit(126);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvpe(cargv[0], cargv.data(), cenv.data());
+    execvpe(exec.c_argv[0], exec.c_argv.data(), exec.c_env.data());
     _exit(127);
   }
   return Terminal{pid, master};

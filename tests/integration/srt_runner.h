@@ -94,7 +94,16 @@ class Runner {
                              TerminalState* after = nullptr) const;
 
  private:
+  // A command ready for exec: its argv and environment as the C arrays exec takes (pointing
+  // into the strings kept beside them) and the directory it starts in.
+  struct Exec {
+    std::vector<std::string> argv, env;
+    std::vector<char*> c_argv, c_env;
+    std::string dir;
+  };
   std::vector<std::string> Wrap(const std::vector<std::string>& argv) const;
+  Exec Prepare(const std::vector<std::string>& argv, const std::string& cwd,
+               std::vector<std::string> env, const std::vector<std::string>& extra_env) const;
   pid_t Spawn(const std::vector<std::string>& argv, const std::string& cwd,
               const std::vector<std::string>& extra_env, int out_fd, int err_fd,
               const std::vector<std::pair<int, int>>& fds = {}) const;
