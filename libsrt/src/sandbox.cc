@@ -18,9 +18,9 @@
 #include "launch/launcher.h"
 #include "net/sandbox_network.h"
 #include "policy/policy.h"
+#include "policy/real_fs_view.h"
 #include "seccomp/filter.h"
 #include "sys/random_hex.h"
-#include "sys/real_fs_view.h"
 
 extern char** environ;
 
@@ -177,7 +177,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   for (const BindMount& b : options.binds) {
     env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
   }
-  sys::RealFsView fs;
+  policy::RealFsView fs;
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
   for (const std::string& note : policy.notes) debug(note);
   if (options.warn) {

@@ -26,8 +26,8 @@
 #include <linux/stat.h>
 
 #include "guard.h"
+#include "init_protocol/wire.h"
 #include "ipc.h"
-#include "launch/init_wire.h"
 #include "plan.h"
 #include "rt.h"
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "guard_rules.h"
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
 namespace srt::init {
 

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
 namespace srt::init {
 

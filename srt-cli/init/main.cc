@@ -1,5 +1,5 @@
 // srt-init: srt's helper binary. `srt-init init ...` is PID 1 inside a sandbox; `srt-init agent
-// ...` works on the host side of one. Both are started by srt only (see launch/init_wire.h).
+// ...` works on the host side of one. Both are started by srt only (see init_protocol/wire.h).
 #include "rt.h"
 
 namespace srt::init {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 #include "launch/plan_writer.h"
 
 namespace {

@@ -28,6 +28,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # order does not matter for correctness: a name that two roots hold is an error below.
 INCLUDE_ROOTS = (
     "libsrt/include",
+    "libsrt/init_protocol",
     "libsrt/src",
     "proxy/include",
     "proxy/src",
@@ -44,6 +45,8 @@ def module_of(path):
     parts = path.split("/")
     if path.startswith("libsrt/include/"):
         return "api"
+    if path.startswith("libsrt/init_protocol/"):
+        return "init_protocol"
     if path.startswith("libsrt/src/"):
         return parts[2] if len(parts) > 3 else "facade"
     if path.startswith("proxy/include/"):

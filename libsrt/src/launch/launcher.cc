@@ -20,8 +20,8 @@
 
 #include "base/strings.h"
 #include "bwrap/argv_builder.h"
+#include "init_protocol/wire.h"
 #include "launch/diagnose.h"
-#include "launch/init_wire.h"
 #include "launch/plan_writer.h"
 #include "sys/fd.h"
 #include "sys/spawn.h"

@@ -15,7 +15,7 @@
 
 #include "base/unique_fd.h"
 #include "cgroup/cgroup.h"
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 #include "launch/plan_writer.h"
 #include "launch/stdio_relay.h"
 #include "policy/policy.h"

@@ -1,7 +1,7 @@
 // Plan encoding for srt-init.
 #include "launch/plan_writer.h"
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
 namespace srt::launch {
 

@@ -1,4 +1,5 @@
-// launch/plan_writer: encodes the plans srt hands to srt-init (format in init_wire.h). Pure.
+// launch/plan_writer: encodes the plans srt hands to srt-init (format in init_protocol/wire.h).
+// Pure.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 #include "policy/policy.h"
 
 namespace srt::launch {
@@ -29,7 +30,7 @@ struct InitPlanSpec {
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
 
-// The agent's write guard (init_wire.h GuardOp); no calls: no guard.
+// The agent's write guard (init_protocol/wire.h GuardOp); no calls: no guard.
 struct GuardPlan {
   std::vector<wire::GuardCall> calls;
   std::vector<std::string> roots;          // sandbox paths where git's rules hold

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 #include "net/socket_plan.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
 namespace srt::net {
 

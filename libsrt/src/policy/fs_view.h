@@ -1,5 +1,6 @@
 // policy/fs_view: the questions policy resolution asks the filesystem, behind an interface so the
-// policy and the bwrap argv builder stay pure (RealFsView lives in sys/, FakeFsView in tests).
+// policy and the bwrap argv builder stay pure (RealFsView, its own target, in real_fs_view.h;
+// FakeFsView in tests).
 #pragma once
 
 #include <string>
@@ -37,7 +38,7 @@ class FsView {
   virtual Result<FileId> IdOf(const std::string& path) const = 0;
   // Up to `max_bytes` of a regular file (used for the "gitdir:" line of a worktree's .git file).
   virtual Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) const = 0;
-  // True if `path` is a placeholder an earlier srt left there (launch/init_wire.h
+  // True if `path` is a placeholder an earlier srt left there (init_protocol/wire.h
   // kPlaceholderMode): planning treats it as the missing path it stands for.
   virtual bool IsPlaceholder(const std::string& path) const = 0;
 };

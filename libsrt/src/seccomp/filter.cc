@@ -42,7 +42,7 @@
 #include <utility>
 
 #include "base/unique_fd.h"
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
 namespace srt::seccomp {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 #include "srt/result.h"
 
 namespace srt::seccomp {

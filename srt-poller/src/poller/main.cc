@@ -9,6 +9,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -18,7 +19,6 @@
 #include "poller/poller.h"
 #include "poller/session.h"
 #include "srt/sandbox.h"
-#include "sys/random_hex.h"
 
 extern char** environ;
 
@@ -62,9 +62,12 @@ std::string DefaultWorkerId() {
     h += ok ? c : '-';
   }
   if (h.empty()) h = "worker";
-  // The suffix only has to differ between workers on one host; without getrandom, the pid does.
-  auto hex = sys::RandomHex(8);
-  return h.substr(0, 100) + "-" + (hex ? *hex : std::to_string(getpid()));
+  // The suffix only has to differ between workers on one host (std::random_device is
+  // getrandom(2) here); the pid is mixed in so that two at once cannot collide either.
+  std::random_device random;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%08x%08x", random(), random() ^ static_cast<unsigned>(getpid()));
+  return h.substr(0, 100) + "-" + hex;
 }
 
 std::string FindToolbox(const PollerConfig& c) {

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "policy/policy.h"
+#include "policy/real_fs_view.h"
 #include "srt/settings.h"
-#include "sys/real_fs_view.h"
 
 namespace srt {
 namespace {
@@ -54,7 +54,7 @@ TEST_P(PoliciesTest, LoadsWithoutWarningsAndResolves) {
   Result<LoadedSettings> loaded = LoadSettingsFile(path);
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message();
   EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
-  sys::RealFsView fs;
+  policy::RealFsView fs;
   Result<policy::Policy> p =
       policy::ResolvePolicy(loaded->settings, {base_ + "/home", base_ + "/project"}, fs);
   ASSERT_TRUE(p.has_value()) << p.error().message();
@@ -84,7 +84,7 @@ TEST(PoliciesSemanticsTest, DefaultWritesOnlyTheWorkingDirectoryAndReadonlyWrite
   char tmpl[] = "/var/tmp/srt-policies-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   std::string base = tmpl;
-  sys::RealFsView fs;
+  policy::RealFsView fs;
   Result<LoadedSettings> d = LoadSettingsFile(std::string(SRT_POLICIES_DIR) + "/default.json");
   ASSERT_TRUE(d.has_value());
   Result<policy::Policy> p = policy::ResolvePolicy(d->settings, {base, base}, fs);

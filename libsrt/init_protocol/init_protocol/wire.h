@@ -1,4 +1,4 @@
-// launch/init_wire: the messages between srt and srt-init (its in-sandbox `init` role and its
+// init_protocol/wire: the messages between srt and srt-init (its in-sandbox `init` role and its
 // host-side `agent` role). Header-only and free of libc so the freestanding srt-init can use it.
 //
 // Plans travel in sealed memfds as a sequence of records: u16 tag, u16 zero, u32 length,

@@ -1,5 +1,5 @@
 // FsView backed by lstat(2), readlink(2) and getdents via opendir(3).
-#include "sys/real_fs_view.h"
+#include "policy/real_fs_view.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,11 +11,9 @@
 
 #include "base/strings.h"
 #include "base/unique_fd.h"
-#include "launch/init_wire.h"
+#include "init_protocol/wire.h"
 
-namespace srt::sys {
-
-using policy::FileType;
+namespace srt::policy {
 
 namespace {
 
@@ -52,7 +50,7 @@ Result<std::string> RealFsView::ReadLink(const std::string& path) const {
   }
 }
 
-Result<std::vector<policy::DirEntry>> RealFsView::List(const std::string& dir) const {
+Result<std::vector<DirEntry>> RealFsView::List(const std::string& dir) const {
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return SysError("open directory " + strings::Quote(dir));
   std::unique_ptr<DIR, DirCloser> d(fdopendir(fd));
@@ -61,7 +59,7 @@ Result<std::vector<policy::DirEntry>> RealFsView::List(const std::string& dir) c
     close(fd);
     return e;
   }
-  std::vector<policy::DirEntry> out;
+  std::vector<DirEntry> out;
   errno = 0;
   while (struct dirent* e = readdir(d.get())) {
     std::string_view name = e->d_name;
@@ -88,16 +86,16 @@ Result<std::vector<policy::DirEntry>> RealFsView::List(const std::string& dir) c
         type = FileType::kOther;
         break;
     }
-    out.push_back(policy::DirEntry{std::string(name), type});
+    out.push_back(DirEntry{std::string(name), type});
   }
   if (errno != 0) return SysError("readdir " + strings::Quote(dir));
   return out;
 }
 
-Result<policy::FileId> RealFsView::IdOf(const std::string& path) const {
+Result<FileId> RealFsView::IdOf(const std::string& path) const {
   struct stat st;
   if (lstat(path.c_str(), &st) < 0) return SysError("lstat " + strings::Quote(path));
-  return policy::FileId{static_cast<unsigned long long>(st.st_dev),
+  return FileId{static_cast<unsigned long long>(st.st_dev),
                         static_cast<unsigned long long>(st.st_ino)};
 }
 
@@ -123,4 +121,4 @@ bool RealFsView::IsPlaceholder(const std::string& path) const {
          (st.st_mode & 07777) == wire::kPlaceholderMode && st.st_uid == geteuid();
 }
 
-}  // namespace srt::sys
+}  // namespace srt::policy
