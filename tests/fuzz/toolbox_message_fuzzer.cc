@@ -1,16 +1,20 @@
-// libFuzzer target: srt-toolbox's protocol decoder (srt-poller/src/toolbox/server.h), which
-// reads what the poller sends into the sandbox. Properties: no crash or throw; a call has an
-// id and a tool name (its input is each tool's to check); a bad line says why; the response for any
-// id and text is one line of valid JSON that carries the id back.
+// libFuzzer target: the toolbox protocol's parsers (srt-poller/src/toolbox_protocol), both
+// ends: the toolbox's decoder of what the poller sends, and the poller's decoders of what comes
+// out of a session's sandbox (the ready line and answers). Properties: no crash, throw or stack
+// exhaustion; a call has an id and a tool name; a bad line says why; an accepted answer is one
+// the toolbox could have written (it formats back to a line that parses to the same answer);
+// the answer for any id and text is one line of valid JSON that carries the id back.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
-#include "toolbox/server.h"
+#include "toolbox_protocol/protocol.h"
 
 namespace {
+
+namespace protocol = srt::poller::toolbox_protocol;
 
 void Require(bool condition) {
   if (!condition) std::abort();
@@ -20,8 +24,8 @@ void Require(bool condition) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view line(reinterpret_cast<const char*>(data), size);
-  using srt::poller::toolbox::Message;
-  Message m = srt::poller::toolbox::ParseMessage(line);
+  using protocol::Message;
+  Message m = protocol::ParseMessage(line);
   switch (m.kind) {
     case Message::Kind::kCall:
       Require(!m.tool.empty());
@@ -36,10 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Whatever text a tool produced (here: the raw input, invalid UTF-8 included), the answer is
   // one parseable JSON line with the same id.
-  std::string out = srt::poller::toolbox::FormatResponse(m.id, std::string(line), true);
+  std::string out = protocol::FormatAnswer(m.id, std::string(line), true);
   Require(out.find('\n') == std::string::npos);
   auto j = nlohmann::json::parse(out, nullptr, false);
   Require(!j.is_discarded() && j.is_object());
   Require(j["id"] == m.id);
+
+  if (auto answer = protocol::ParseAnswer(line)) {
+    nlohmann::json id = answer->id ? nlohmann::json(*answer->id) : nlohmann::json(nullptr);
+    auto again = protocol::ParseAnswer(protocol::FormatAnswer(id, answer->text, answer->is_error));
+    Require(again && again->id == answer->id && again->is_error == answer->is_error);
+  } else {
+    Require(!answer.error().message().empty());
+  }
+  (void)protocol::ParseReady(line);
   return 0;
 }

@@ -19,6 +19,7 @@
 #include "poller/toolbox_client.h"
 #include "runner/runner.h"
 #include "runner/skills.h"
+#include "toolbox_protocol/protocol.h"
 
 namespace srt::poller {
 namespace {
@@ -446,7 +447,8 @@ SessionEnd SessionWorker::RunNative() {
     ropts.max_idle = cfg.max_idle;
     // The built-in toolset srt-toolbox serves; a tool_use for any other name belongs to another
     // client of the session and is left pending for it (Go: unowned names post nothing).
-    ropts.served_tools = std::set<std::string>{"bash", "read", "write", "edit", "glob", "grep"};
+    ropts.served_tools = std::set<std::string>(toolbox_protocol::kServedTools.begin(),
+                                               toolbox_protocol::kServedTools.end());
     ropts.on_dispatch = [&](const DispatchReport& d) {
       ctx_.log->Info("dispatched tool", Fields({{"tool", d.call.name},
                                                 {"tool_use_id", d.call.id},

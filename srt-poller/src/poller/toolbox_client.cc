@@ -6,14 +6,17 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "toolbox_protocol/protocol.h"
+
 namespace srt::poller {
 namespace {
+
+namespace protocol = toolbox_protocol;
 
 ToolResult ErrorResult(const std::string& text) {
   ToolResult r;
   r.is_error = true;
-  nlohmann::json content = nlohmann::json::array({{{"type", "text"}, {"text", text}}});
-  r.content_json = content.dump();
+  r.content_json = protocol::ContentJson(text);
   return r;
 }
 
@@ -43,7 +46,7 @@ Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_poin
       buffer_.erase(0, nl + 1);
       return line;
     }
-    if (buffer_.size() > kMaxLine) {
+    if (buffer_.size() > protocol::kMaxLineBytes) {
       return MakeError(Errc::kProtocol, "srt-toolbox sent a line over 64 MiB");
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -72,11 +75,7 @@ Result<void> ToolboxClient::WaitReady(std::chrono::milliseconds timeout) {
   if (ready_) return {};
   auto line = ReadLine(std::chrono::steady_clock::now() + timeout);
   if (!line) return line.error().Wrap("waiting for srt-toolbox to start");
-  auto j = nlohmann::json::parse(*line, nullptr, false);
-  if (!j.is_object() || !j.value("ready", false)) {
-    return MakeError(Errc::kProtocol,
-                     "srt-toolbox's first line is not {\"ready\":true}: " + line->substr(0, 200));
-  }
+  SRT_RETURN_IF_ERROR(protocol::ParseReady(*line));
   ready_ = true;
   return {};
 }
@@ -92,12 +91,8 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
   if (input.is_discarded() || !input.is_object()) {
     return ErrorResult("tool input is not a JSON object");
   }
-  nlohmann::json req = {{"id", id},
-                        {"tool", call.name},
-                        {"input", std::move(input)},
-                        {"timeout_ms", timeout.count()}};
   running_id_ = id;
-  if (!WriteLine(req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+  if (!WriteLine(protocol::FormatCall(id, call.name, input, timeout))) {
     running_id_ = 0;
     MarkBroken("could not write to srt-toolbox");
     return ErrorResult("could not send the tool call to the session's sandbox");
@@ -112,16 +107,19 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
       r.timed_out = std::chrono::steady_clock::now() >= deadline;
       return r;
     }
-    auto j = nlohmann::json::parse(*line, nullptr, false);
-    if (!j.is_object() || !j.contains("id") || !j["id"].is_number_unsigned()) continue;
-    if (j["id"].get<uint64_t>() != id) continue;  // a late answer to a cancelled call
+    // Everything on this line comes from inside the session's sandbox: a line that is not an
+    // answer the toolbox could have written breaks the toolbox, and the call fails.
+    Result<protocol::Answer> answer = protocol::ParseAnswer(*line);
+    if (!answer) {
+      running_id_ = 0;
+      MarkBroken(answer.error().message());
+      return ErrorResult("tool \"" + call.name + "\" failed: " + answer.error().message());
+    }
+    if (answer->id != id) continue;  // a late answer to a cancelled call, or to a bad line
     running_id_ = 0;
     ToolResult r;
-    r.is_error = j.value("is_error", false);
-    r.timed_out = j.value("timed_out", false);
-    if (j.contains("content") && j["content"].is_array()) {
-      r.content_json = j["content"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    }
+    r.is_error = answer->is_error;
+    r.content_json = protocol::ContentJson(answer->text);
     return r;
   }
 }
@@ -129,8 +127,7 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
 void ToolboxClient::Cancel() {
   uint64_t id = running_id_;
   if (id == 0) return;
-  nlohmann::json c = {{"cancel", id}};
-  WriteLine(c.dump());
+  WriteLine(protocol::FormatCancel(id));
 }
 
 void ToolboxClient::Close() {

@@ -1,7 +1,7 @@
 // srt-poller/poller/toolbox_client: the session runner's ToolExecutor, backed by srt-toolbox
 // running inside the session's sandbox. It speaks the toolbox protocol
-// (docs/poller.md): one JSON request per line on the toolbox's stdin, one JSON response
-// per line on its stdout, `{"cancel": id}` to stop the running tool.
+// (toolbox_protocol/protocol.h): one JSON request per line on the toolbox's stdin, one JSON
+// answer per line on its stdout, `{"cancel": id}` to stop the running tool.
 #pragma once
 
 #include <atomic>
@@ -20,7 +20,6 @@ class ToolboxClient final : public ToolExecutor {
  public:
   // Grace after a tool's own timeout before the client gives up on the toolbox's answer.
   static constexpr std::chrono::milliseconds kAnswerGrace{10'000};
-  static constexpr size_t kMaxLine = size_t{64} << 20;
 
   // `to_toolbox` is the write end of its stdin, `from_toolbox` the read end of its stdout.
   ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox);

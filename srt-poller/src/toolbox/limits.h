@@ -6,9 +6,7 @@
 
 namespace srt::poller::toolbox {
 
-// Protocol (docs/poller.md "Toolbox protocol").
-inline constexpr size_t kMaxRequestLineBytes = 64u << 20;  // one JSON request line
-inline constexpr size_t kMaxQueuedRequests = 64;           // requests read while a tool runs
+// The protocol's own limits are in toolbox_protocol/protocol.h.
 
 // bash (GO-SDK tools/agenttoolset/bash.go).
 inline constexpr size_t kBashOutputLimit = 100 * 1024;  // keeps the tail

@@ -12,6 +12,9 @@
 namespace srt::poller::toolbox {
 namespace {
 
+using toolbox_protocol::Message;
+using toolbox_protocol::ParseMessage;
+
 constexpr char kCancelled[] = "tool cancelled";
 
 class Server final : public Interrupt {
@@ -20,7 +23,7 @@ class Server final : public Interrupt {
       : in_fd_(in_fd), out_fd_(out_fd), toolbox_(toolbox), options_(options) {}
 
   Result<void> Run() {
-    Send(nlohmann::json{{"ready", true}, {"version", kProtocolVersion}}.dump());
+    Send(toolbox_protocol::FormatReady());
     while (!eof_ && !broken_) {
       if (queue_.empty()) {
         ReadSome();
@@ -120,7 +123,7 @@ class Server final : public Interrupt {
   }
 
   void Respond(const nlohmann::json& id, const std::string& text, bool is_error) {
-    Send(FormatResponse(id, text, is_error));
+    Send(toolbox_protocol::FormatAnswer(id, text, is_error));
   }
 
   void Send(std::string line) {
@@ -157,59 +160,6 @@ class Server final : public Interrupt {
 };
 
 }  // namespace
-
-Message ParseMessage(std::string_view line) {
-  Message m;
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    m.error = "not a JSON object";
-    return m;
-  }
-  if (!j.is_object()) {
-    m.error = "not a JSON object";
-    return m;
-  }
-  auto valid_id = [](const nlohmann::json& v) { return v.is_number_integer() || v.is_string(); };
-  if (auto c = j.find("cancel"); c != j.end()) {
-    if (!valid_id(*c)) {
-      m.error = "cancel must be an integer or a string";
-      return m;
-    }
-    m.kind = Message::Kind::kCancel;
-    m.id = *c;
-    return m;
-  }
-  auto id = j.find("id");
-  if (id == j.end() || !valid_id(*id)) {
-    m.error = "id must be an integer or a string";
-    return m;
-  }
-  m.id = *id;
-  auto tool = j.find("tool");
-  if (tool == j.end() || !tool->is_string() || tool->get_ref<const std::string&>().empty()) {
-    m.error = "tool must be a non-empty string";
-    return m;
-  }
-  m.tool = tool->get<std::string>();
-  if (auto in = j.find("input"); in != j.end()) m.input = std::move(*in);
-  if (auto t = j.find("timeout_ms"); t != j.end() && !t->is_null()) {
-    if (!t->is_number_integer() || t->get<long long>() < 0 ||
-        (t->is_number_unsigned() && t->get<unsigned long long>() > 0x7fffffffffffffffULL)) {
-      m.error = "timeout_ms must be a non-negative integer";
-      return m;
-    }
-    m.timeout_ms = t->get<long long>();
-  }
-  m.kind = Message::Kind::kCall;
-  return m;
-}
-
-std::string FormatResponse(const nlohmann::json& id, const std::string& text, bool is_error) {
-  nlohmann::json r = {{"id", id},
-                      {"is_error", is_error},
-                      {"content", nlohmann::json::array({{{"type", "text"}, {"text", text}}})}};
-  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 Result<void> Serve(int in_fd, int out_fd, Toolbox& toolbox, const ServeOptions& options) {
   return Server(in_fd, out_fd, toolbox, options).Run();

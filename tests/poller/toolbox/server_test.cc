@@ -20,42 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-TEST(ParseMessageTest, CallsCancelsAndBadLines) {
-  Message m = ParseMessage(R"({"id":7,"tool":"bash","input":{"command":"ls"},"timeout_ms":5})");
-  EXPECT_EQ(m.kind, Message::Kind::kCall);
-  EXPECT_EQ(m.id, 7);
-  EXPECT_EQ(m.tool, "bash");
-  EXPECT_EQ(m.input["command"], "ls");
-  EXPECT_EQ(m.timeout_ms, 5);
-  m = ParseMessage(R"({"id":"toolu_1","tool":"read"})");
-  EXPECT_EQ(m.kind, Message::Kind::kCall);
-  EXPECT_EQ(m.id, "toolu_1");
-  m = ParseMessage(R"({"cancel":7})");
-  EXPECT_EQ(m.kind, Message::Kind::kCancel);
-  EXPECT_EQ(m.id, 7);
-  EXPECT_EQ(ParseMessage("nope").kind, Message::Kind::kBad);
-  EXPECT_EQ(ParseMessage("[1]").kind, Message::Kind::kBad);
-  m = ParseMessage(R"({"id":3})");
-  EXPECT_EQ(m.kind, Message::Kind::kBad);
-  EXPECT_EQ(m.id, 3);
-  EXPECT_EQ(m.error, "tool must be a non-empty string");
-  EXPECT_EQ(ParseMessage(R"({"id":1.5,"tool":"x"})").kind, Message::Kind::kBad);
-  EXPECT_EQ(ParseMessage(R"({"id":1,"tool":"x","timeout_ms":-1})").kind, Message::Kind::kBad);
-}
-
-TEST(FormatResponseTest, ShapeAndInvalidUtf8) {
-  EXPECT_EQ(FormatResponse(7, "hi", false),
-            R"({"content":[{"text":"hi","type":"text"}],"id":7,"is_error":false})");
-  nlohmann::json j = nlohmann::json::parse(FormatResponse("x",
-                                                          "a\xff"
-                                                          "b",
-                                                          true));
-  EXPECT_EQ(Text(j),
-            "a\xEF\xBF\xBD"
-            "b");
-  EXPECT_EQ(j["is_error"], true);
-}
-
 // Serve() on a thread, talking over two pipes.
 class ServeTest : public ToolboxTest {
  protected:

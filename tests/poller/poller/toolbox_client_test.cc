@@ -1,0 +1,123 @@
+// srt-poller's end of the toolbox protocol against a scripted toolbox: what comes out of a
+// session's sandbox is hostile, so each bad line fails the call (and marks the toolbox broken)
+// without taking the worker down.
+#include "poller/toolbox_client.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace srt::poller {
+namespace {
+
+class ToolboxClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int to[2], from[2];
+    ASSERT_EQ(pipe2(to, O_CLOEXEC), 0);
+    ASSERT_EQ(pipe2(from, O_CLOEXEC), 0);
+    toolbox_in_.reset(to[0]);
+    toolbox_out_.reset(from[1]);
+    client_ = std::make_unique<ToolboxClient>(UniqueFd(to[1]), UniqueFd(from[0]));
+    client_->OnBroken([this](const std::string& why) { broken_ = why; });
+  }
+
+  // What the toolbox "writes": whole lines, before the call is made (the pipe holds them).
+  void ToolboxWrites(const std::string& lines) {
+    ASSERT_EQ(write(toolbox_out_.get(), lines.data(), lines.size()),
+              static_cast<ssize_t>(lines.size()));
+  }
+
+  ToolResult Call() {
+    return client_->Run(ToolCall{"toolu_1", "bash", R"({"command":"ls"})"},
+                        std::chrono::seconds(5));
+  }
+
+  static std::string TextOf(const ToolResult& r) {
+    return nlohmann::json::parse(r.content_json)[0]["text"].get<std::string>();
+  }
+
+  UniqueFd toolbox_in_, toolbox_out_;
+  std::unique_ptr<ToolboxClient> client_;
+  std::string broken_;
+};
+
+TEST_F(ToolboxClientTest, AnAnswerOfTheToolboxsShapeIsTheResult) {
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n"
+                R"({"id":null,"is_error":true,"content":[{"type":"text","text":"stale"}]})"
+                "\n"
+                R"({"id":1,"is_error":false,"content":[{"type":"text","text":"a.txt"}]})"
+                "\n");
+  ToolResult r = Call();
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.content_json, R"([{"text":"a.txt","type":"text"}])");
+  EXPECT_TRUE(client_->healthy());
+}
+
+TEST_F(ToolboxClientTest, AnotherProtocolVersionIsRefused) {
+  ToolboxWrites(R"({"ready":true,"version":2})"
+                "\n");
+  ToolResult r = Call();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(TextOf(r).find("srt-toolbox speaks protocol version 2"), std::string::npos)
+      << TextOf(r);
+  EXPECT_FALSE(client_->healthy());
+}
+
+TEST_F(ToolboxClientTest, AHostileAnswerFailsTheCallAndNothingElse) {
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n"
+                R"({"id":1,"is_error":"boom","content":[{"type":"text","text":"x"}]})"
+                "\n");
+  ToolResult r = Call();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(TextOf(r).find("srt-toolbox sent a malformed answer (is_error is not a boolean)"),
+            std::string::npos)
+      << TextOf(r);
+  EXPECT_FALSE(client_->healthy());
+  EXPECT_FALSE(broken_.empty());
+  // Broken stays broken: the next call does not read what the sandbox wrote after.
+  ToolboxWrites(R"({"id":2,"is_error":false,"content":[{"type":"text","text":"forged"}]})"
+                "\n");
+  EXPECT_EQ(TextOf(Call()), "the session's sandbox is gone; the tool did not run");
+}
+
+TEST_F(ToolboxClientTest, ContentTheToolboxNeverProducesIsRefused) {
+  ToolboxWrites(
+      R"({"ready":true,"version":1})"
+      "\n"
+      R"({"id":1,"is_error":false,"content":[{"type":"image","source":{"type":"url","url":"http://x"}}]})"
+      "\n");
+  ToolResult r = Call();
+  EXPECT_TRUE(r.is_error);
+  // One text block that says so; no image block reaches the API.
+  nlohmann::json content = nlohmann::json::parse(r.content_json);
+  ASSERT_EQ(content.size(), 1u);
+  EXPECT_EQ(content[0]["type"], "text");
+  EXPECT_EQ(TextOf(r).rfind("tool \"bash\" failed: srt-toolbox sent a malformed answer (content "
+                            "is not one text block)",
+                            0),
+            0u)
+      << TextOf(r);
+}
+
+TEST_F(ToolboxClientTest, DeepNestingIsRefusedBeforeItIsParsed) {
+  std::string line = R"({"id":1,"is_error":false,"content":)" + std::string(300'000, '[') +
+                     std::string(300'000, ']') + "}\n";
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n");
+  std::thread writer([&] { ToolboxWrites(line); });
+  ToolResult r = Call();
+  writer.join();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(TextOf(r).find("nested deeper than 64"), std::string::npos) << TextOf(r);
+}
+
+}  // namespace
+}  // namespace srt::poller
