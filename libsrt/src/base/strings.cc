@@ -1,8 +1,6 @@
 // String quoting helpers.
 #include "base/strings.h"
 
-#include <cstdio>
-
 namespace srt::strings {
 
 std::string ShellQuote(std::string_view s) {
@@ -47,14 +45,53 @@ std::string Quote(std::string_view s) {
       out += '\\';
       out += c;
     } else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
+      AppendHexEscape(out, u);
     } else {
       out += c;
     }
   }
   out += '\'';
+  return out;
+}
+
+void AppendHexEscape(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 0xf];
+}
+
+namespace {
+bool Printable(unsigned char c) { return c >= 0x20 && c < 0x7f; }
+}  // namespace
+
+std::string QuoteForMessage(std::string_view s, size_t max) {
+  std::string out = "'";
+  const size_t n = s.size() < max ? s.size() : max;
+  for (size_t i = 0; i < n; ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (!Printable(u) || u == '\'' || u == '\\') {
+      AppendHexEscape(out, u);
+    } else {
+      out += static_cast<char>(u);
+    }
+  }
+  out += '\'';
+  if (n < s.size()) out += "...";
+  return out;
+}
+
+std::string EscapeNonPrintable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (Printable(u)) {
+      out += c;
+    } else {
+      AppendHexEscape(out, u);
+    }
+  }
   return out;
 }
 

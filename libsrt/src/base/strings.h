@@ -1,6 +1,7 @@
 // Pure string helpers shared by the CLI, debug output and error messages.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,5 +14,12 @@ std::string ShellQuote(std::string_view s);
 std::string ShellJoin(const std::vector<std::string>& words);
 // Quotes a user-controlled value for an error message: 'value' with control characters escaped.
 std::string Quote(std::string_view s);
+// A hostile value quoted for an error message: at most `max` bytes of it, with anything outside
+// printable ASCII (and the quote and backslash) escaped as \xNN, and "..." when cut.
+std::string QuoteForMessage(std::string_view s, size_t max = 64);
+// Appends byte `c` as \xNN (lower-case hex): the one escape every quoting helper uses.
+void AppendHexEscape(std::string& out, unsigned char c);
+// `s` with every byte outside printable ASCII (below 0x20, 0x7f and above) as \xNN.
+std::string EscapeNonPrintable(std::string_view s);
 
 }  // namespace srt::strings

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
 #include "base/strings.h"
 #include "config/address.h"
 
@@ -32,34 +33,6 @@ Error Invalid(std::string_view text, PatternList list, std::string_view reason) 
   return MakeError(Errc::kInvalidArgument, std::move(message));
 }
 
-// /^[1-9][0-9]{0,4}$/ and <= 65535.
-std::optional<uint16_t> ParsePort(std::string_view text) {
-  if (text.empty() || text.size() > 5 || text[0] == '0') {
-    return std::nullopt;
-  }
-  unsigned value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<uint16_t>(value);
-}
-
-std::string AsciiLower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
 // True if `name` is at least two non-empty dot-separated labels.
 bool HasTwoNonEmptyLabels(std::string_view name) {
   if (name.empty() || name.front() == '.' || name.back() == '.') {
@@ -87,7 +60,7 @@ Result<DomainPattern> ParseDomainPattern(std::string_view text, PatternList list
       if (rest.front() != ':') {
         return Invalid(text, list, kNotValid);
       }
-      pattern.port = ParsePort(rest.substr(1));
+      pattern.port = ascii::ParsePort(rest.substr(1), ascii::LeadingZeros::kRefused);
       if (!pattern.port) {
         return Invalid(text, list, "has an invalid port (1-65535)");
       }
@@ -120,7 +93,7 @@ Result<DomainPattern> ParseDomainPattern(std::string_view text, PatternList list
   if (colons == 1) {
     size_t colon = text.find(':');
     host = text.substr(0, colon);
-    pattern.port = ParsePort(text.substr(colon + 1));
+    pattern.port = ascii::ParsePort(text.substr(colon + 1), ascii::LeadingZeros::kRefused);
     if (!pattern.port) {
       return Invalid(text, list, "has an invalid port (1-65535)");
     }
@@ -128,7 +101,7 @@ Result<DomainPattern> ParseDomainPattern(std::string_view text, PatternList list
   if (host.find('/') != std::string_view::npos) {
     return Invalid(text, list, "contains a '/': write only the host name");
   }
-  pattern.host = AsciiLower(host);
+  pattern.host = ascii::ToLower(host);
   const std::string& name = pattern.host;
 
   if (name == "*") {

@@ -18,6 +18,7 @@
 #include <span>
 #include <unordered_set>
 
+#include "base/ascii.h"
 #include "base/path.h"
 #include "base/strings.h"
 #include "base/unique_fd.h"
@@ -50,10 +51,7 @@ std::string EscapePointerToken(std::string_view token) {
     } else if (c == '/') {
       out += "~1";
     } else if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
+      strings::AppendHexEscape(out, u);
     } else {
       out += c;
     }
@@ -102,19 +100,7 @@ std::string ShortParseReason(std::string_view what) {
       what.remove_prefix(colon + 2);
     }
   }
-  std::string out;
-  for (char c : what) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return strings::EscapeNonPrintable(what);
 }
 
 // 1-based line and byte column of 1-based byte `position` (nlohmann's "characters read", so
@@ -679,12 +665,7 @@ class Decoder {
       return Expected("a proxy URL string", j);
     }
     const std::string& url = j.get_ref<const std::string&>();
-    std::string lower = url;
-    for (char& c : lower) {
-      if (c >= 'A' && c <= 'Z') {
-        c = static_cast<char>(c - 'A' + 'a');
-      }
-    }
+    const std::string lower = ascii::ToLower(url);
     constexpr std::string_view kScheme = "http://";
     bool ok = !HasControlCharacter(url) && url.find(' ') == std::string::npos &&
               lower.starts_with(kScheme) && lower.size() > kScheme.size();

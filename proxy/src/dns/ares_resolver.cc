@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -81,23 +80,6 @@ struct ServerAddress {
   int port = 53;
 };
 
-std::optional<int> ParsePort(std::string_view text) {
-  if (text.empty() || text.size() > 5) {
-    return std::nullopt;
-  }
-  int port = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    port = port * 10 + (c - '0');
-  }
-  if (port < 1 || port > 65535) {
-    return std::nullopt;
-  }
-  return port;
-}
-
 // "ip", "ip:port", "[v6]", "[v6]:port", or a bare IPv6 literal.
 Result<ServerAddress> ParseServer(std::string_view text) {
   auto bad = [&](std::string_view why) {
@@ -118,7 +100,7 @@ Result<ServerAddress> ParseServer(std::string_view text) {
       if (rest.front() != ':') {
         return bad("junk after ']'");
       }
-      auto port = ParsePort(rest.substr(1));
+      auto port = ascii::ParsePort(rest.substr(1), ascii::LeadingZeros::kAccepted);
       if (!port) {
         return bad("bad port");
       }
@@ -143,7 +125,7 @@ Result<ServerAddress> ParseServer(std::string_view text) {
   if (!ip) {
     return bad("not an IP address");
   }
-  auto port = ParsePort(text.substr(colon + 1));
+  auto port = ascii::ParsePort(text.substr(colon + 1), ascii::LeadingZeros::kAccepted);
   if (!port) {
     return bad("bad port");
   }
@@ -247,18 +229,6 @@ ResolveResult FromAddrinfo(const ares_addrinfo* ai, std::string_view name, size_
   return r;
 }
 
-// Lower-case and without one trailing dot, for the "localhost" check.
-std::string Canonical(std::string_view name) {
-  std::string out(name);
-  if (!out.empty() && out.back() == '.') {
-    out.pop_back();
-  }
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 // Answers that need no DNS: IP literals (also bracketed IPv6) and, per RFC 6761 §6.3, localhost
 // (c-ares 1.18 returns ECONNREFUSED for it when /etc/hosts is not consulted). Also rejects names
 // c-ares would silently cut short (NUL bytes) or that cannot be a DNS name at all.
@@ -282,7 +252,7 @@ std::optional<ResolveResult> AnswerLocally(const std::string& name) {
   if (auto ip = config::ParseIpAddress(literal)) {
     return ResolveResult{{*ip}, ResolveError::kOk, {}};
   }
-  if (Canonical(name) == "localhost") {
+  if (NameKey(name) == "localhost") {
     ResolveResult r;
     r.addresses.push_back(*config::ParseIpv4("127.0.0.1"));
     r.addresses.push_back(*config::ParseIpv6("::1"));

@@ -1,24 +1,9 @@
 // dns/fake_resolver.cc: the scripted resolver for session tests.
-#include <cctype>
 #include <utility>
 
 #include "dns/resolver.h"
 
 namespace srt::proxy {
-namespace {
-
-std::string Key(std::string_view name) {
-  std::string key(name);
-  if (!key.empty() && key.back() == '.') {
-    key.pop_back();
-  }
-  for (char& c : key) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return key;
-}
-
-}  // namespace
 
 FakeResolver::FakeResolver(EventLoop& loop) : loop_(loop) {
   default_.result.error = ResolveError::kNotFound;
@@ -35,7 +20,7 @@ FakeResolver::~FakeResolver() {
 
 void FakeResolver::Set(std::string_view name, ResolveResult result,
                        std::chrono::milliseconds delay) {
-  table_[Key(name)] = Answer{std::move(result), delay};
+  table_[NameKey(name)] = Answer{std::move(result), delay};
 }
 
 void FakeResolver::SetAddresses(std::string_view name, const std::vector<std::string>& addresses,
@@ -57,14 +42,14 @@ void FakeResolver::SetDefault(ResolveResult result, std::chrono::milliseconds de
 }
 
 size_t FakeResolver::calls(std::string_view name) const {
-  auto it = calls_by_name_.find(Key(name));
+  auto it = calls_by_name_.find(NameKey(name));
   return it == calls_by_name_.end() ? 0 : it->second;
 }
 
 Resolver::QueryId FakeResolver::Resolve(const std::string& name, Callback done) {
   loop_.AssertInLoopThread();
   ++calls_;
-  std::string key = Key(name);
+  std::string key = NameKey(name);
   ++calls_by_name_[key];
   auto it = table_.find(key);
   Answer answer = it != table_.end() ? it->second : default_;

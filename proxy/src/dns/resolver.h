@@ -23,12 +23,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/ascii.h"
 #include "config/address.h"
 #include "loop/event_loop.h"
 #include "proxy_limits.h"
 #include "srt/result.h"
 
 namespace srt::proxy {
+
+// A name as the resolvers compare it: lower-case, without one trailing dot ("LocalHost." is
+// "localhost").
+inline std::string NameKey(std::string_view name) {
+  if (!name.empty() && name.back() == '.') name.remove_suffix(1);
+  return ascii::ToLower(name);
+}
 
 // Why a lookup produced no address. Independent of c-ares, whose types stay out of headers.
 enum class ResolveError {

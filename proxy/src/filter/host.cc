@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/ascii.h"
 #include "base/strings.h"
 
 namespace srt::proxy {
@@ -288,12 +289,7 @@ Result<Host> CanonicalizeHost(std::string_view raw) {
     return ParseIpv6Host(raw, raw);
   }
 
-  std::string name(raw);
-  for (char& c : name) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
+  std::string name = ascii::ToLower(raw);
   if (name.back() == '.') {
     name.pop_back();
   }

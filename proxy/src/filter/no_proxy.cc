@@ -1,6 +1,8 @@
 // NoProxy: Go httpproxy's NO_PROXY parser and matcher, over canonical hosts.
 #include "filter/no_proxy.h"
 
+#include "base/ascii.h"
+
 namespace srt::proxy {
 namespace {
 
@@ -8,34 +10,6 @@ using config::IpAddress;
 
 bool IsSeparator(char c) {
   return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-// 1-65535 in decimal.
-std::optional<uint16_t> ParsePort(std::string_view text) {
-  if (text.empty() || text.size() > 5) {
-    return std::nullopt;
-  }
-  unsigned value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-    value = value * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (value == 0 || value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<uint16_t>(value);
 }
 
 }  // namespace
@@ -51,7 +25,7 @@ NoProxy NoProxy::Parse(std::string_view list) {
     while (end < list.size() && !IsSeparator(list[end])) {
       ++end;
     }
-    const std::string entry = Lower(list.substr(i, end - i));
+    const std::string entry = ascii::ToLower(list.substr(i, end - i));
     i = end;
     if (entry.empty()) {
       continue;
@@ -76,7 +50,8 @@ NoProxy NoProxy::Parse(std::string_view list) {
     std::optional<uint16_t> port;
     const size_t colon = entry.rfind(':');
     if (colon != std::string::npos) {
-      port = ParsePort(std::string_view(entry).substr(colon + 1));
+      port = ascii::ParsePort(std::string_view(entry).substr(colon + 1),
+                              ascii::LeadingZeros::kAccepted);
       if (!port) {
         continue;  // "example.com:", "example.com:http", "[::1]:0": means nothing
       }

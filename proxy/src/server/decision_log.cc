@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/strings.h"
+
 namespace srt::proxy {
 
 std::string_view ProtocolName(Protocol protocol) {
@@ -76,9 +78,7 @@ std::string LogSafe(std::string_view text) {
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     if (Unsafe(c)) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
+      strings::AppendHexEscape(out, c);
     } else {
       out.push_back(ch);
     }

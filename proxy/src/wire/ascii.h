@@ -1,59 +1,26 @@
-// wire/ascii.h: locale-independent ASCII character classes and helpers shared by the proxy's
-// parsers. Pure, header-only. Never uses <cctype> (locale-dependent, UB on negative chars).
+// wire/ascii.h: the character classes of the proxy's wire grammars (HTTP tokens, visible
+// bytes, host-name characters), over base/ascii.h. Pure, header-only.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
+#include "base/ascii.h"
+#include "base/strings.h"
+
 namespace srt::proxy::ascii {
 
-inline constexpr bool IsDigit(uint8_t c) { return c >= '0' && c <= '9'; }
-inline constexpr bool IsAlpha(uint8_t c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-inline constexpr bool IsHexDigit(uint8_t c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-inline constexpr int HexValue(uint8_t c) {
-  if (IsDigit(c)) {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-// The same classes for a char, whatever char's signedness.
-inline constexpr bool IsDigit(char c) { return IsDigit(static_cast<uint8_t>(c)); }
-inline constexpr bool IsAlpha(char c) { return IsAlpha(static_cast<uint8_t>(c)); }
-inline constexpr bool IsHexDigit(char c) { return IsHexDigit(static_cast<uint8_t>(c)); }
-inline constexpr char ToLower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-inline std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = ToLower(c);
-  }
-  return out;
-}
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (ToLower(a[i]) != ToLower(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
+// The character classes every module shares live in base/ascii.h; this namespace adds the
+// wire grammars' own.
+using srt::ascii::EqualsIgnoreCase;
+using srt::ascii::HexValue;
+using srt::ascii::IsAlpha;
+using srt::ascii::IsDigit;
+using srt::ascii::IsHexDigit;
+using srt::ascii::ToLower;
+using srt::strings::QuoteForMessage;
 
 // RFC 9110 §5.6.2: tchar, the characters of a token (methods, field names, codings).
 inline constexpr bool IsTchar(uint8_t c) {
@@ -115,27 +82,5 @@ inline constexpr bool IsHostNameChar(uint8_t c) {
 }
 
 inline constexpr bool IsHostNameChar(char c) { return IsHostNameChar(static_cast<uint8_t>(c)); }
-
-// `s` quoted for an error message: at most `max` bytes of it, with anything outside printable
-// ASCII (and the quote and backslash) escaped as \xNN, and "..." when cut.
-inline std::string QuoteForMessage(std::string_view s, size_t max = 64) {
-  std::string out = "'";
-  size_t n = s.size() < max ? s.size() : max;
-  for (size_t i = 0; i < n; ++i) {
-    auto u = static_cast<uint8_t>(s[i]);
-    if (u < 0x20 || u >= 0x7f || u == '\'' || u == '\\') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out += static_cast<char>(u);
-    }
-  }
-  out += '\'';
-  if (n < s.size()) {
-    out += "...";
-  }
-  return out;
-}
 
 }  // namespace srt::proxy::ascii

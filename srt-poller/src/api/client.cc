@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/sse.h"
+#include "base/strings.h"
 
 #ifndef SRT_POLLER_VERSION
 #define SRT_POLLER_VERSION "0"
@@ -109,8 +110,8 @@ class ApiTransport {
     const bool http = base.starts_with("http://");
     if (!PrintableNoSpace(base) || !(https || (http && allow_http)) ||
         base.find_first_of("?#") != std::string_view::npos) {
-      return MakeError(Errc::kInvalidArgument,
-                       "base URL " + QuoteForError(base) + " is not an http(s) URL without query");
+      return MakeError(Errc::kInvalidArgument, "base URL " + strings::QuoteForMessage(base) +
+                                                   " is not an http(s) URL without query");
     }
     return Ok();
   }
@@ -148,7 +149,7 @@ class ApiTransport {
     std::string msg = what + ": HTTP " + std::to_string(resp.status);
     if (auto api = ParseApiErrorMessage(resp.body)) msg += " " + *api;
     if (auto rid = resp.headers.Get("request-id"))
-      msg += " (request-id " + QuoteForError(*rid) + ")";
+      msg += " (request-id " + strings::QuoteForMessage(*rid) + ")";
     const auto ra = RetryAfter(resp.headers, std::chrono::system_clock::now());
     const int s = resp.status;
     ApiErrorKind kind = ApiErrorKind::kProtocol;
@@ -240,7 +241,7 @@ Result<WorkQueueClient> WorkQueueClient::Create(WorkQueueConfig config) {
   }
   if (!PrintableNoSpace(config.worker_id) || config.worker_id.size() > 256) {
     return MakeError(Errc::kInvalidArgument,
-                     "worker id " + QuoteForError(config.worker_id) +
+                     "worker id " + strings::QuoteForMessage(config.worker_id) +
                          " must be 1 to 256 printable ASCII characters without spaces");
   }
   auto t = std::make_shared<const ApiTransport>(
@@ -337,9 +338,9 @@ ApiResult<std::vector<Item>> ListAllPages(const ApiTransport& t, const ApiTransp
     for (auto& item : p->data) all.push_back(std::move(item));
     if (!p->next_page) return all;
     if (!tokens.insert(*p->next_page).second) {
-      return ApiError(
-          ApiErrorKind::kProtocol,
-          std::string(what) + ": the server repeated page token " + QuoteForError(*p->next_page));
+      return ApiError(ApiErrorKind::kProtocol, std::string(what) +
+                                                   ": the server repeated page token " +
+                                                   strings::QuoteForMessage(*p->next_page));
     }
     page = std::move(p->next_page);
   }
@@ -407,9 +408,9 @@ ApiResult<StreamEnd> SessionClient::StreamEvents(std::string_view session_id,
     for (SseEvent& sse : *events) {
       if (sse.type == "ping") continue;
       if (sse.type == "error") {
-        failure = ApiError(ApiErrorKind::kRetryable,
-                           "event stream: server error: " +
-                               ParseApiErrorMessage(sse.data).value_or(QuoteForError(sse.data)));
+        failure = ApiError(ApiErrorKind::kRetryable, "event stream: server error: " +
+                                                         ParseApiErrorMessage(sse.data).value_or(
+                                                             strings::QuoteForMessage(sse.data)));
         return false;
       }
       auto ev = ParseSessionEvent(sse.data);

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
+
 namespace srt::poller {
 namespace {
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -18,11 +18,6 @@ std::string_view Trim(std::string_view s) {
 }
 
 }  // namespace
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return Lower(x) == Lower(y); });
-}
 
 Headers::Headers(std::initializer_list<std::pair<std::string, std::string>> fields) {
   for (const auto& [name, value] : fields) Add(name, value);
@@ -38,12 +33,12 @@ void Headers::Set(std::string_view name, std::string_view value) {
 }
 
 void Headers::Remove(std::string_view name) {
-  std::erase_if(fields_, [&](const auto& f) { return EqualsIgnoreCase(f.first, name); });
+  std::erase_if(fields_, [&](const auto& f) { return ascii::EqualsIgnoreCase(f.first, name); });
 }
 
 std::optional<std::string_view> Headers::Get(std::string_view name) const {
   for (const auto& f : fields_) {
-    if (EqualsIgnoreCase(f.first, name)) return std::string_view(f.second);
+    if (ascii::EqualsIgnoreCase(f.first, name)) return std::string_view(f.second);
   }
   return std::nullopt;
 }

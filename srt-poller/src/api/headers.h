@@ -33,9 +33,6 @@ class Headers {
   std::vector<std::pair<std::string, std::string>> fields_;
 };
 
-// ASCII case-insensitive equality.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 // Percent-encodes everything except RFC 3986 §2.3 unreserved characters, for query values.
 std::string UrlEncode(std::string_view s);
 

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/strings.h"
+
 namespace srt::poller {
 namespace {
 
@@ -116,7 +118,7 @@ Result<Work> WorkFromJson(std::string_view body, const json& j) {
   Work w;
   SRT_ASSIGN_OR_RETURN(std::string type, String(kWhat, j, "type", "", false));
   if (!type.empty() && type != "work") {
-    return Bad(kWhat, "/type", "expected 'work', got " + QuoteForError(type));
+    return Bad(kWhat, "/type", "expected 'work', got " + strings::QuoteForMessage(type));
   }
   SRT_ASSIGN_OR_RETURN(w.id, Id(kWhat, j, "id", "", true));
   SRT_ASSIGN_OR_RETURN(w.environment_id, Id(kWhat, j, "environment_id", "", false));
@@ -271,26 +273,8 @@ Result<void> ValidateId(std::string_view what, std::string_view id) {
   }
   if (ok) return Ok();
   return MakeError(Errc::kInvalidArgument,
-                   std::string(what) + ": " + QuoteForError(id) +
+                   std::string(what) + ": " + strings::QuoteForMessage(id) +
                        " is not a safe id (allowed: A-Z a-z 0-9 _ -, 1 to 128 characters)");
-}
-
-std::string QuoteForError(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  constexpr size_t kMax = 64;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    if (u < 0x20 || u >= 0x7f || u == '\'' || u == '\\') {
-      out += "\\x";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xF]);
-    } else {
-      out.push_back(static_cast<char>(u));
-    }
-  }
-  out += s.size() > kMax ? "'..." : "'";
-  return out;
 }
 
 Result<Work> ParseWork(std::string_view body) {
@@ -338,8 +322,8 @@ Result<std::string> DecodeBase64Url(std::string_view text) {
       break;
     if (v < 0) {
       return MakeError(Errc::kProtocol, "base64: invalid character " +
-                                            QuoteForError(text.substr(i, 1)) + " at offset " +
-                                            std::to_string(i));
+                                            strings::QuoteForMessage(text.substr(i, 1)) +
+                                            " at offset " + std::to_string(i));
     }
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
@@ -383,7 +367,7 @@ Result<WorkSecret> DecodeWorkSecret(std::string_view secret) {
   SRT_ASSIGN_OR_RETURN(std::string base, String(kWhat, j, "api_base_url", "", false));
   if (!base.empty()) {
     if (!PrintableToken(base) || !(base.starts_with("https://") || base.starts_with("http://"))) {
-      return Bad(kWhat, "/api_base_url", QuoteForError(base) + " is not an http(s) URL");
+      return Bad(kWhat, "/api_base_url", strings::QuoteForMessage(base) + " is not an http(s) URL");
     }
     s.api_base_url = std::move(base);
   }

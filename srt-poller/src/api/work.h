@@ -28,10 +28,6 @@ inline constexpr int kMaxJsonDepth = 128;
 // `what` names the field in the error: "session id: 'x y' is not a safe id (...)".
 [[nodiscard]] srt::Result<void> ValidateId(std::string_view what, std::string_view id);
 
-// Quotes an untrusted string for an error message: single ticks, at most 64 bytes, control and
-// non-ASCII bytes escaped as \xNN.
-std::string QuoteForError(std::string_view s);
-
 // A work item (work-queue-protocol.md §2.3).
 struct Work {
   std::string id;                     // validated id

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/ascii.h"
+#include "base/strings.h"
+
 namespace srt::poller::toolbox {
 
 std::string GoQuote(std::string_view s) {
@@ -42,9 +45,7 @@ std::string GoQuote(std::string_view s) {
         break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
+          strings::AppendHexEscape(out, c);
         } else {
           out += ch;
         }
@@ -121,7 +122,7 @@ std::string FsErrorMessage(int err) {
       return "is a directory";
     default: {
       std::string s = std::strerror(err);
-      if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+      if (!s.empty()) s[0] = ascii::ToLower(s[0]);
       return s;
     }
   }

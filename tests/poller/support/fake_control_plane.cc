@@ -20,6 +20,7 @@
 #include <functional>
 #include <thread>
 
+#include "base/ascii.h"
 #include "support/child_process.h"
 
 extern char** environ;
@@ -32,12 +33,7 @@ using nlohmann::json;
 
 constexpr int kReadyFd = 3;  // the child's end of the readiness pipe
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using srt::ascii::EqualsIgnoreCase;
 
 int RemainingMs(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
