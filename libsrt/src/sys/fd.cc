@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/memfd.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,18 +16,28 @@ namespace srt::sys {
 Result<UniqueFd> SealedMemfd(const char* name, std::string_view content) {
   UniqueFd fd(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return SysError(std::string("memfd_create '") + name + "'");
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd.get(), content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return SysError(std::string("write memfd '") + name + "'");
-    done += static_cast<size_t>(n);
-  }
+  SRT_RETURN_IF_ERROR(WriteAll(fd.get(), content, std::string("write memfd '") + name + "'"));
   if (lseek(fd.get(), 0, SEEK_SET) < 0) return SysError("lseek memfd");
   if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
     return SysError(std::string("seal memfd '") + name + "'");
   }
   return fd;
+}
+
+Result<void> WriteAll(int fd, std::string_view data, std::string_view what) {
+  while (!data.empty()) {
+    const ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, -1) < 0 && errno != EINTR) return SysError(what);
+      continue;
+    }
+    if (n == 0) errno = EPIPE;
+    if (n <= 0) return SysError(what);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Ok();
 }
 
 Result<std::pair<UniqueFd, UniqueFd>> SeqpacketPair() {

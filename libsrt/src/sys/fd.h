@@ -21,5 +21,9 @@ namespace srt::sys {
 [[nodiscard]] Result<UniqueFd> PidfdOpen(int pid);
 // True if `fd` is open in this process.
 bool IsOpen(int fd);
+// Writes all of `data` to `fd`: again after EINTR and short writes, waiting for POLLOUT when a
+// non-blocking `fd` is full. The error names `what` and keeps errno (a zero-length write is
+// EPIPE). The one write loop of every module; srt-init, freestanding, has rt::WriteAll.
+[[nodiscard]] Result<void> WriteAll(int fd, std::string_view data, std::string_view what);
 
 }  // namespace srt::sys

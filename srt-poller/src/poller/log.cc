@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "sys/fd.h"
+
 namespace srt::poller {
 namespace {
 
@@ -82,13 +84,7 @@ void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) 
   std::string line = Format(format_, NowRfc3339(), level, msg, fields);
   line += '\n';
   std::lock_guard lock(mu_);
-  size_t off = 0;
-  while (off < line.size()) {
-    ssize_t n = write(fd_, line.data() + off, line.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // nowhere to report a failing stderr
-    off += static_cast<size_t>(n);
-  }
+  (void)sys::WriteAll(fd_, line, "write the log");  // nowhere to report a failing stderr
 }
 
 }  // namespace srt::poller

@@ -19,6 +19,7 @@
 #include "poller/toolbox_client.h"
 #include "runner/runner.h"
 #include "runner/skills.h"
+#include "sys/fd.h"
 #include "toolbox_protocol/protocol.h"
 
 namespace srt::poller {
@@ -558,13 +559,7 @@ SessionEnd SessionWorker::RunScript() {
   // block us: write from a thread and give up when the sandbox ends.
   std::thread feeder([fd = std::move(in->write), json = work_.raw_json + "\n"]() mutable {
     signal(SIGPIPE, SIG_IGN);
-    size_t off = 0;
-    while (off < json.size()) {
-      ssize_t n = write(fd.get(), json.data() + off, json.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
+    (void)sys::WriteAll(fd.get(), json, "write the work to the script");  // it may not read
   });
 
   // Stop(): SIGTERM now, SIGKILL after the grace period (`ant`: exec.CommandContext's cancel,

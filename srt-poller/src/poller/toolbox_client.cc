@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "sys/fd.h"
 #include "toolbox_protocol/protocol.h"
 
 namespace srt::poller {
@@ -28,15 +29,7 @@ ToolboxClient::ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox)
 bool ToolboxClient::WriteLine(const std::string& line) {
   std::lock_guard lock(write_mu_);
   if (!to_) return false;
-  std::string data = line + "\n";
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = write(to_.get(), data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
+  return sys::WriteAll(to_.get(), line + "\n", "write to srt-toolbox").has_value();
 }
 
 Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_point deadline) {

@@ -15,6 +15,7 @@
 
 #include "base/strings.h"
 #include "base/unique_fd.h"
+#include "sys/fd.h"
 
 namespace srt::poller {
 namespace {
@@ -264,21 +265,6 @@ std::string TooBig(const ArchiveLimits& limits) {
   return "skill archive exceeds " + std::to_string(limits.max_total_bytes) + " bytes decompressed";
 }
 
-Result<void> WriteAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return SysError("write");
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Ok();
-}
-
 // Creates (or opens) every directory of `segments` below root; returns the last one.
 Result<UniqueFd> WalkDirs(int root_fd, const std::vector<std::string>& segments, size_t count,
                           const std::string& raw) {
@@ -390,8 +376,9 @@ Result<ExtractStats> ExtractInto(int root_fd, std::string_view bytes, const Arch
       }
       remaining -= len;
       stats.bytes += len;
-      SRT_RETURN_IF_ERROR(Context(WriteAll(out.get(), buf.data(), static_cast<size_t>(n)),
-                                  "archive member " + strings::Quote(m.raw)));
+      SRT_RETURN_IF_ERROR(Context(
+          sys::WriteAll(out.get(), std::string_view(buf.data(), static_cast<size_t>(n)), "write"),
+          "archive member " + strings::Quote(m.raw)));
     }
     ++stats.files;
   }

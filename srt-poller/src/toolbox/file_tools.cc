@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "sys/fd.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
 #include "toolbox/tools.h"
@@ -119,15 +120,8 @@ int AtomicWrite(int dir, const std::string& name, std::string_view data) {
   UniqueFd fd(openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return errno;
   int err = 0;
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      err = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
+  if (Result<void> written = sys::WriteAll(fd.get(), data, "write"); !written) {
+    err = written.error().sys_errno();
   }
   if (err == 0 && fchmod(fd.get(), 0644) != 0) err = errno;
   int fd_num = fd.release();

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <deque>
 
+#include "sys/fd.h"
 #include "toolbox/interrupt.h"
 
 namespace srt::poller::toolbox {
@@ -129,21 +130,7 @@ class Server final : public Interrupt {
   void Send(std::string line) {
     if (broken_) return;
     line += '\n';
-    size_t done = 0;
-    while (done < line.size()) {
-      ssize_t n = write(out_fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) {
-        pollfd p{out_fd_, POLLOUT, 0};
-        poll(&p, 1, -1);
-        continue;
-      }
-      if (n <= 0) {
-        broken_ = true;
-        return;
-      }
-      done += static_cast<size_t>(n);
-    }
+    if (!sys::WriteAll(out_fd_, line, "write to the runner")) broken_ = true;
   }
 
   int in_fd_;
