@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "dns/message.h"
 #include "proxy_limits.h"
 #include "wire/ascii.h"
@@ -27,12 +27,11 @@ void Require(bool condition) {
   }
 }
 
-std::vector<srt::config::IpAddress> SomeAddresses(size_t n) {
-  std::vector<srt::config::IpAddress> out;
+std::vector<srt::IpAddress> SomeAddresses(size_t n) {
+  std::vector<srt::IpAddress> out;
   for (size_t i = 0; i < n; ++i) {
-    srt::config::IpAddress a;
-    a.family =
-        i % 2 ? srt::config::IpAddress::Family::kIpv6 : srt::config::IpAddress::Family::kIpv4;
+    srt::IpAddress a;
+    a.family = i % 2 ? srt::IpAddress::Family::kIpv6 : srt::IpAddress::Family::kIpv4;
     a.bytes[0] = 10;
     a.bytes[3] = static_cast<uint8_t>(i);
     out.push_back(a);

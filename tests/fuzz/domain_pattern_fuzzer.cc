@@ -8,13 +8,13 @@
 #include <string>
 #include <string_view>
 
-#include "config/address.h"
-#include "config/domain_pattern.h"
+#include "base/address.h"
+#include "base/domain_pattern.h"
 
 namespace {
 
-using srt::config::DomainPattern;
-using srt::config::PatternList;
+using srt::DomainPattern;
+using srt::PatternList;
 
 void Require(bool condition) {
   if (!condition) {
@@ -23,7 +23,7 @@ void Require(bool condition) {
 }
 
 void CheckPattern(std::string_view text, PatternList list) {
-  srt::Result<DomainPattern> p = srt::config::ParseDomainPattern(text, list);
+  srt::Result<DomainPattern> p = srt::ParseDomainPattern(text, list);
   if (!p.has_value()) {
     Require(p.error().code() == srt::Errc::kInvalidArgument);
     Require(p.error().message().find("Invalid domain pattern. Must be") != std::string::npos);
@@ -45,28 +45,26 @@ void CheckPattern(std::string_view text, PatternList list) {
       Require(p->host.find('*') == std::string::npos);
       break;
     case DomainPattern::Kind::kIpv4:
-      Require(srt::config::ParseIpv4(p->host).has_value());
+      Require(srt::ParseIpv4(p->host).has_value());
       break;
     case DomainPattern::Kind::kIpv6:
-      Require(srt::config::ParseIpv6(p->host).has_value());
+      Require(srt::ParseIpv6(p->host).has_value());
       break;
   }
-  srt::Result<DomainPattern> again =
-      srt::config::ParseDomainPattern(srt::config::FormatDomainPattern(*p), list);
+  srt::Result<DomainPattern> again = srt::ParseDomainPattern(srt::FormatDomainPattern(*p), list);
   Require(again.has_value() && *again == *p);
 }
 
 void CheckNetwork(std::string_view text) {
-  srt::Result<srt::config::IpNetwork> n = srt::config::ParseIpNetwork(text);
+  srt::Result<srt::IpNetwork> n = srt::ParseIpNetwork(text);
   if (!n.has_value()) {
     Require(n.error().message().find("Invalid IP address or CIDR range.") != std::string::npos);
     return;
   }
-  const bool v4 = n->address.family == srt::config::IpAddress::Family::kIpv4;
+  const bool v4 = n->address.family == srt::IpAddress::Family::kIpv4;
   Require(n->prefix_length >= 0 && n->prefix_length <= (v4 ? 32 : 128));
-  Require(srt::config::Contains(*n, n->address));
-  std::optional<srt::config::IpAddress> again =
-      srt::config::ParseIpAddress(srt::config::FormatIpAddress(n->address));
+  Require(srt::Contains(*n, n->address));
+  std::optional<srt::IpAddress> again = srt::ParseIpAddress(srt::FormatIpAddress(n->address));
   Require(again.has_value() && *again == n->address);
 }
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/address_guard.h"
 #include "filter/domain_matcher.h"
 #include "filter/host.h"
@@ -40,10 +40,8 @@ const srt::proxy::DomainMatcher& Matcher() {
 
 const srt::proxy::AddressGuard& Guard() {
   static const srt::proxy::AddressGuard guard(
-      {srt::config::ParseIpAddress("192.168.7.23").value(),
-       srt::config::ParseIpAddress("2001:db8:7::23").value()},
-      {srt::config::ParseIpNetwork("10.0.0.0/8").value(),
-       srt::config::ParseIpNetwork("fc00::/7").value()});
+      {srt::ParseIpAddress("192.168.7.23").value(), srt::ParseIpAddress("2001:db8:7::23").value()},
+      {srt::ParseIpNetwork("10.0.0.0/8").value(), srt::ParseIpNetwork("fc00::/7").value()});
   return guard;
 }
 
@@ -54,16 +52,15 @@ void CheckName(const Host& h) {
   for (char c : h.text) {
     Require((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_');
   }
-  Require(h.address == srt::config::IpAddress{});
+  Require(h.address == srt::IpAddress{});
 }
 
 void CheckAddress(const Host& h) {
   const bool v4 = h.kind == Host::Kind::kIpv4;
-  Require(h.address.family ==
-          (v4 ? srt::config::IpAddress::Family::kIpv4 : srt::config::IpAddress::Family::kIpv6));
+  Require(h.address.family == (v4 ? srt::IpAddress::Family::kIpv4 : srt::IpAddress::Family::kIpv6));
   Require(srt::proxy::FormatHostAddress(h.address) == h.text);
   Require(srt::proxy::UnmapIpv4(h.address) == h.address);
-  std::optional<srt::config::IpAddress> parsed = srt::config::ParseIpAddress(h.text);
+  std::optional<srt::IpAddress> parsed = srt::ParseIpAddress(h.text);
   Require(parsed.has_value() && *parsed == h.address);
   Require(srt::proxy::HostFromAddress(h.address) == h);
   // The guard judges any address without crashing, and its refusal text has the right shape.

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "config/address.h"
-#include "config/domain_pattern.h"
+#include "base/address.h"
+#include "base/domain_pattern.h"
 #include "srt/settings.h"
 
 namespace {
@@ -39,10 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(s.mandatory_deny_search_depth >= 1 && s.mandatory_deny_search_depth <= 10);
   Require(!s.bwrap_path || (!s.bwrap_path->empty() && s.bwrap_path->front() == '/'));
   for (const std::string& d : s.network.allowed_domains) {
-    Require(srt::config::ParseDomainPattern(d, srt::config::PatternList::kAllow).has_value());
+    Require(srt::ParseDomainPattern(d, srt::PatternList::kAllow).has_value());
   }
   for (const std::string& d : s.network.denied_domains) {
-    Require(srt::config::ParseDomainPattern(d, srt::config::PatternList::kDeny).has_value());
+    Require(srt::ParseDomainPattern(d, srt::PatternList::kDeny).has_value());
   }
   for (const auto& [entry, reason] : s.network.denied_domain_reasons) {
     Require(!reason.empty());
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Require(listed);
   }
   for (const std::string& a : s.network.denied_resolved_addresses) {
-    Require(srt::config::ParseIpNetwork(a).has_value());
+    Require(srt::ParseIpNetwork(a).has_value());
   }
   for (const auto* list : {&s.filesystem.deny_read, &s.filesystem.allow_read,
                            &s.filesystem.allow_write, &s.filesystem.deny_write}) {

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/host.h"
 #include "proxy_limits.h"
 #include "socks5/socks5_parser.h"
@@ -88,7 +88,7 @@ size_t CheckRequest(std::span<const uint8_t> in) {
     srt::Result<Host> host = CanonicalizeHost(q.host);
     Require(host.has_value() || host.error().message().starts_with(kMalformedHost));
   } else {
-    Require(q.host == srt::config::FormatIpAddress(*q.address));
+    Require(q.host == srt::FormatIpAddress(*q.address));
     Require(HostFromAddress(*q.address).is_ip());
   }
   if (q.address) {

@@ -18,12 +18,12 @@
 #include <span>
 #include <unordered_set>
 
+#include "base/address.h"
 #include "base/ascii.h"
+#include "base/domain_pattern.h"
 #include "base/path.h"
 #include "base/strings.h"
 #include "base/unique_fd.h"
-#include "config/address.h"
-#include "config/domain_pattern.h"
 
 namespace srt {
 namespace {
@@ -521,9 +521,9 @@ class Decoder {
     for (const auto& [key, value] : j.items()) {
       PathScope scope(*this, key);
       if (key == "allowedDomains") {
-        SRT_ASSIGN_OR_RETURN(net.allowed_domains, DomainList(value, config::PatternList::kAllow));
+        SRT_ASSIGN_OR_RETURN(net.allowed_domains, DomainList(value, PatternList::kAllow));
       } else if (key == "deniedDomains") {
-        SRT_ASSIGN_OR_RETURN(net.denied_domains, DomainList(value, config::PatternList::kDeny));
+        SRT_ASSIGN_OR_RETURN(net.denied_domains, DomainList(value, PatternList::kDeny));
       } else if (key == "deniedDomainReasons") {
         SRT_ASSIGN_OR_RETURN(net.denied_domain_reasons, Reasons(value));
         reasons = &value;
@@ -566,7 +566,7 @@ class Decoder {
     return net;
   }
 
-  Result<std::vector<std::string>> DomainList(const Json& j, config::PatternList list) {
+  Result<std::vector<std::string>> DomainList(const Json& j, PatternList list) {
     if (!j.is_array()) {
       return Expected("an array of domain patterns", j);
     }
@@ -578,7 +578,7 @@ class Decoder {
         return Expected("a domain pattern string", j[i]);
       }
       const std::string& text = j[i].get_ref<const std::string&>();
-      Result<config::DomainPattern> pattern = config::ParseDomainPattern(text, list);
+      Result<DomainPattern> pattern = ParseDomainPattern(text, list);
       if (!pattern) {
         return Fail(pattern.error().message());
       }
@@ -622,7 +622,7 @@ class Decoder {
         return Expected("an IP address or CIDR range string", j[i]);
       }
       const std::string& text = j[i].get_ref<const std::string&>();
-      Result<config::IpNetwork> network = config::ParseIpNetwork(text);
+      Result<IpNetwork> network = ParseIpNetwork(text);
       if (!network) {
         return Fail(network.error().message());
       }
@@ -720,7 +720,7 @@ class Decoder {
         port_ok = port_ok && value >= 1 && value <= 65535;
       }
       port_ok = port_ok && well_formed;
-      if (!port_ok || !config::ParseIpAddress(host)) {
+      if (!port_ok || !ParseIpAddress(host)) {
         return Fail(strings::Quote(text) +
                     " is not a DNS server address; expected an IP literal with an optional port, "
                     "e.g. \"127.0.0.1\", \"127.0.0.1:5353\", \"[::1]:53\"");

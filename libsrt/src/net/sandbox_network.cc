@@ -50,7 +50,7 @@ Result<proxy::ParentProxies> ParentProxiesFor(const NetworkSettings& network) {
 }
 
 Result<std::shared_ptr<const proxy::NetworkRules>> RulesFor(const NetworkSettings& network) {
-  SRT_ASSIGN_OR_RETURN(std::vector<config::IpAddress> own, proxy::HostInterfaceAddresses());
+  SRT_ASSIGN_OR_RETURN(std::vector<IpAddress> own, proxy::HostInterfaceAddresses());
   return proxy::BuildNetworkRules(network, std::move(own));
 }
 

@@ -76,7 +76,7 @@ const ares_socket_functions kSocketFunctions = {AresSocket, AresClose, AresConne
 // --- Options -------------------------------------------------------------------------------
 
 struct ServerAddress {
-  config::IpAddress ip;
+  IpAddress ip;
   int port = 53;
 };
 
@@ -106,14 +106,14 @@ Result<ServerAddress> ParseServer(std::string_view text) {
       }
       server.port = *port;
     }
-    auto ip = config::ParseIpv6(host);
+    auto ip = ParseIpv6(host);
     if (!ip) {
       return bad("not an IPv6 address");
     }
     server.ip = *ip;
     return server;
   }
-  if (auto ip = config::ParseIpAddress(text)) {
+  if (auto ip = ParseIpAddress(text)) {
     server.ip = *ip;
     return server;
   }
@@ -121,7 +121,7 @@ Result<ServerAddress> ParseServer(std::string_view text) {
   if (colon == std::string_view::npos) {
     return bad("not an IP address");
   }
-  auto ip = config::ParseIpv4(text.substr(0, colon));
+  auto ip = ParseIpv4(text.substr(0, colon));
   if (!ip) {
     return bad("not an IP address");
   }
@@ -197,7 +197,7 @@ ResolveResult Failure(ResolveError error, std::string_view name, std::string_vie
   return r;
 }
 
-void AppendUnique(std::vector<config::IpAddress>& out, const config::IpAddress& ip) {
+void AppendUnique(std::vector<IpAddress>& out, const IpAddress& ip) {
   if (std::find(out.begin(), out.end(), ip) == out.end()) {
     out.push_back(ip);
   }
@@ -207,16 +207,16 @@ ResolveResult FromAddrinfo(const ares_addrinfo* ai, std::string_view name, size_
   ResolveResult r;
   for (const ares_addrinfo_node* n = ai != nullptr ? ai->nodes : nullptr;
        n != nullptr && r.addresses.size() < max_answers; n = n->ai_next) {
-    config::IpAddress ip;
+    IpAddress ip;
     if (n->ai_family == AF_INET && n->ai_addrlen >= sizeof(sockaddr_in)) {
       sockaddr_in sin;
       std::memcpy(&sin, n->ai_addr, sizeof(sin));
-      ip.family = config::IpAddress::Family::kIpv4;
+      ip.family = IpAddress::Family::kIpv4;
       std::memcpy(ip.bytes.data(), &sin.sin_addr, 4);
     } else if (n->ai_family == AF_INET6 && n->ai_addrlen >= sizeof(sockaddr_in6)) {
       sockaddr_in6 sin6;
       std::memcpy(&sin6, n->ai_addr, sizeof(sin6));
-      ip.family = config::IpAddress::Family::kIpv6;
+      ip.family = IpAddress::Family::kIpv6;
       std::memcpy(ip.bytes.data(), &sin6.sin6_addr, 16);
     } else {
       continue;
@@ -245,17 +245,17 @@ std::optional<ResolveResult> AnswerLocally(const std::string& name) {
   std::string_view literal = name;
   if (literal.size() > 2 && literal.front() == '[' && literal.back() == ']') {
     literal = literal.substr(1, literal.size() - 2);
-    if (auto ip = config::ParseIpv6(literal)) {
+    if (auto ip = ParseIpv6(literal)) {
       return ResolveResult{{*ip}, ResolveError::kOk, {}};
     }
   }
-  if (auto ip = config::ParseIpAddress(literal)) {
+  if (auto ip = ParseIpAddress(literal)) {
     return ResolveResult{{*ip}, ResolveError::kOk, {}};
   }
   if (NameKey(name) == "localhost") {
     ResolveResult r;
-    r.addresses.push_back(*config::ParseIpv4("127.0.0.1"));
-    r.addresses.push_back(*config::ParseIpv6("::1"));
+    r.addresses.push_back(*ParseIpv4("127.0.0.1"));
+    r.addresses.push_back(*ParseIpv6("::1"));
     return r;
   }
   return std::nullopt;
@@ -346,7 +346,7 @@ Result<void> AresResolver::Init(const std::vector<ServerAddress>& servers) {
     for (size_t i = 0; i < servers.size(); ++i) {
       ares_addr_port_node& n = nodes[i];
       n.next = i + 1 < servers.size() ? &nodes[i + 1] : nullptr;
-      if (servers[i].ip.family == config::IpAddress::Family::kIpv4) {
+      if (servers[i].ip.family == IpAddress::Family::kIpv4) {
         n.family = AF_INET;
         std::memcpy(&n.addr.addr4, servers[i].ip.bytes.data(), 4);
       } else {

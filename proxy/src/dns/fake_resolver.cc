@@ -27,7 +27,7 @@ void FakeResolver::SetAddresses(std::string_view name, const std::vector<std::st
                                 std::chrono::milliseconds delay) {
   ResolveResult r;
   for (const std::string& text : addresses) {
-    if (auto ip = config::ParseIpAddress(text)) {
+    if (auto ip = ParseIpAddress(text)) {
       r.addresses.push_back(*ip);
     }
   }

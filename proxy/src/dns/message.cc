@@ -204,7 +204,7 @@ QueryParse ParseQuery(std::span<const uint8_t> message) {
 }
 
 std::vector<uint8_t> BuildResponse(const Query& query, Rcode rcode,
-                                   std::span<const config::IpAddress> addresses, uint32_t ttl,
+                                   std::span<const IpAddress> addresses, uint32_t ttl,
                                    Transport transport) {
   auto code = static_cast<uint16_t>(rcode);
   if (code > 0x0f && !query.edns) {
@@ -220,10 +220,10 @@ std::vector<uint8_t> BuildResponse(const Query& query, Rcode rcode,
   }
 
   // Which answers: matching the question's type, class IN, at most kMaxDnsAnswers.
-  std::vector<const config::IpAddress*> answers;
+  std::vector<const IpAddress*> answers;
   if (rcode == Rcode::kNoError && query.question && query.question->qclass == kClassIn) {
-    for (const config::IpAddress& a : addresses) {
-      const bool v4 = a.family == config::IpAddress::Family::kIpv4;
+    for (const IpAddress& a : addresses) {
+      const bool v4 = a.family == IpAddress::Family::kIpv4;
       if ((query.question->qtype == kTypeA && v4) || (query.question->qtype == kTypeAaaa && !v4)) {
         answers.push_back(&a);
       }
@@ -237,8 +237,8 @@ std::vector<uint8_t> BuildResponse(const Query& query, Rcode rcode,
   bool truncated = false;
   size_t answer_bytes = 0;
   size_t fit = 0;
-  for (const config::IpAddress* a : answers) {
-    const size_t rr = 2 + 10 + (a->family == config::IpAddress::Family::kIpv4 ? 4 : 16);
+  for (const IpAddress* a : answers) {
+    const size_t rr = 2 + 10 + (a->family == IpAddress::Family::kIpv4 ? 4 : 16);
     if (fixed + answer_bytes + rr > limit) {
       truncated = true;
       break;
@@ -272,8 +272,8 @@ std::vector<uint8_t> BuildResponse(const Query& query, Rcode rcode,
     PutU16(out, query.question->qclass);
   }
   for (size_t i = 0; i < fit; ++i) {
-    const config::IpAddress& a = *answers[i];
-    const bool v4 = a.family == config::IpAddress::Family::kIpv4;
+    const IpAddress& a = *answers[i];
+    const bool v4 = a.family == IpAddress::Family::kIpv4;
     PutU16(out, 0xc000 | kHeaderBytes);  // the owner: a pointer to the question's name
     PutU16(out, v4 ? kTypeA : kTypeAaaa);
     PutU16(out, kClassIn);

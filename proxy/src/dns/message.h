@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "wire/parse_status.h"
 
 namespace srt::proxy::dns {
@@ -106,8 +106,7 @@ enum class Transport { kUdp, kTcp };
 // each with `ttl` seconds; other addresses are left out, so a resolver's whole list can be passed.
 // An extended `rcode` (kBadVers) without EDNS in the query is sent as SERVFAIL.
 [[nodiscard]] std::vector<uint8_t> BuildResponse(const Query& query, Rcode rcode,
-                                                 std::span<const config::IpAddress> addresses,
-                                                 uint32_t ttl,
+                                                 std::span<const IpAddress> addresses, uint32_t ttl,
                                                  Transport transport = Transport::kUdp);
 
 // RFC 1035 §4.2.2: over TCP each message is preceded by its length as two octets.

@@ -23,8 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/address.h"
 #include "base/ascii.h"
-#include "config/address.h"
 #include "loop/event_loop.h"
 #include "proxy_limits.h"
 #include "srt/result.h"
@@ -60,7 +60,7 @@ struct ResolveResult {
   // this host cannot reach last), duplicates removed, at most ResolverOptions::max_answers.
   // Non-empty exactly when error == kOk. IPv4-mapped IPv6 answers are kept as IPv6; the address
   // filter canonicalises.
-  std::vector<config::IpAddress> addresses;
+  std::vector<IpAddress> addresses;
   ResolveError error = ResolveError::kOk;
   // Empty on success, else "resolve 'name': <reason>", with the name quoted.
   std::string error_text;

@@ -398,7 +398,7 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
   const dns::Query& query = waiter.query;
   const dns::Question& question = *query.question;
   dns::Rcode rcode = dns::Rcode::kNoError;
-  std::optional<config::IpAddress> address;
+  std::optional<IpAddress> address;
   if (!result.ok()) {
     // kNotFound: the name does not exist outside either. Everything else (timeout, server
     // failure, overload, a name the resolver calls bad) is a failure to know: SERVFAIL, which
@@ -416,9 +416,9 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
   }
   // Otherwise (AAAA, other types, other classes) NOERROR without answers: NODATA, so clients
   // fall back to A, whose synthetic address transparent capture maps back to the name.
-  std::span<const config::IpAddress> answers;
+  std::span<const IpAddress> answers;
   if (address) {
-    answers = std::span<const config::IpAddress>(&*address, 1);
+    answers = std::span<const IpAddress>(&*address, 1);
   }
 
   if (const auto* udp = std::get_if<UdpPeer>(&waiter.peer)) {

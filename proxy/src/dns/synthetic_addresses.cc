@@ -10,9 +10,9 @@ namespace {
 constexpr uint32_t kPoolBase = (198u << 24) | (18u << 16);
 constexpr int kPoolPrefixLength = 15;
 
-config::IpAddress Ipv4(uint32_t value) {
-  config::IpAddress out;
-  out.family = config::IpAddress::Family::kIpv4;
+IpAddress Ipv4(uint32_t value) {
+  IpAddress out;
+  out.family = IpAddress::Family::kIpv4;
   out.bytes[0] = static_cast<uint8_t>(value >> 24);
   out.bytes[1] = static_cast<uint8_t>(value >> 16);
   out.bytes[2] = static_cast<uint8_t>(value >> 8);
@@ -20,19 +20,19 @@ config::IpAddress Ipv4(uint32_t value) {
   return out;
 }
 
-uint32_t Ipv4Value(const config::IpAddress& address) {
+uint32_t Ipv4Value(const IpAddress& address) {
   return (uint32_t{address.bytes[0]} << 24) | (uint32_t{address.bytes[1]} << 16) |
          (uint32_t{address.bytes[2]} << 8) | uint32_t{address.bytes[3]};
 }
 
 }  // namespace
 
-config::IpNetwork SyntheticPool() { return config::IpNetwork{Ipv4(kPoolBase), kPoolPrefixLength}; }
+IpNetwork SyntheticPool() { return IpNetwork{Ipv4(kPoolBase), kPoolPrefixLength}; }
 
 SyntheticAddresses::SyntheticAddresses(size_t capacity)
     : capacity_(std::min(capacity, kMaxCapacity)) {}
 
-std::optional<config::IpAddress> SyntheticAddresses::AddressFor(std::string_view name) {
+std::optional<IpAddress> SyntheticAddresses::AddressFor(std::string_view name) {
   if (auto it = by_name_.find(name); it != by_name_.end()) {
     return Ipv4(kPoolBase + it->second);
   }
@@ -46,7 +46,7 @@ std::optional<config::IpAddress> SyntheticAddresses::AddressFor(std::string_view
   return Ipv4(kPoolBase + offset);
 }
 
-std::optional<std::string> SyntheticAddresses::NameFor(const config::IpAddress& address) const {
+std::optional<std::string> SyntheticAddresses::NameFor(const IpAddress& address) const {
   if (!InPool(address)) {
     return std::nullopt;
   }
@@ -57,8 +57,8 @@ std::optional<std::string> SyntheticAddresses::NameFor(const config::IpAddress& 
   return names_[offset - 1];
 }
 
-bool SyntheticAddresses::InPool(const config::IpAddress& address) {
-  return config::Contains(SyntheticPool(), address);
+bool SyntheticAddresses::InPool(const IpAddress& address) {
+  return Contains(SyntheticPool(), address);
 }
 
 }  // namespace srt::proxy

@@ -19,12 +19,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 
 namespace srt::proxy {
 
 // 198.18.0.0/15.
-[[nodiscard]] config::IpNetwork SyntheticPool();
+[[nodiscard]] IpNetwork SyntheticPool();
 
 class SyntheticAddresses {
  public:
@@ -37,12 +37,12 @@ class SyntheticAddresses {
 
   // The address of `name` (canonical: lower-case, no trailing dot; taken as given, byte for
   // byte), allocating the next free one on first use; nullopt when the table is full.
-  [[nodiscard]] std::optional<config::IpAddress> AddressFor(std::string_view name);
+  [[nodiscard]] std::optional<IpAddress> AddressFor(std::string_view name);
   // The name an address stands for; nullopt for addresses never handed out (including every
   // address outside the pool, and IPv4-mapped forms of pool addresses, which the caller unmaps).
-  [[nodiscard]] std::optional<std::string> NameFor(const config::IpAddress& address) const;
+  [[nodiscard]] std::optional<std::string> NameFor(const IpAddress& address) const;
   // True for any address in the pool, handed out or not.
-  [[nodiscard]] static bool InPool(const config::IpAddress& address);
+  [[nodiscard]] static bool InPool(const IpAddress& address);
 
   [[nodiscard]] size_t size() const { return names_.size(); }
 

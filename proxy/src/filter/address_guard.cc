@@ -9,13 +9,10 @@
 namespace srt::proxy {
 namespace {
 
-using config::IpAddress;
-using config::IpNetwork;
-
 // The tables below are constants that the unit tests pin class by class. Should one ever fail
 // to parse, it becomes 0.0.0.0/0: the guard then fails closed (refuses every IPv4 address).
 IpNetwork Net(std::string_view text) {
-  Result<IpNetwork> n = config::ParseIpNetwork(text);
+  Result<IpNetwork> n = ParseIpNetwork(text);
   return n.has_value() ? *n : IpNetwork{};
 }
 
@@ -111,7 +108,7 @@ std::optional<std::string_view> AddressGuard::Classify(const IpAddress& address)
   // Class by class, each on both forms: the most specific built-in class wins the name.
   for (const ClassTable& c : Classes()) {
     for (const IpNetwork& n : c.networks) {
-      if (config::Contains(n, canonical) || (carried && config::Contains(n, *carried))) {
+      if (Contains(n, canonical) || (carried && Contains(n, *carried))) {
         return c.name;
       }
     }

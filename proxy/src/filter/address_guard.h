@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/domain_matcher.h"
 #include "filter/ip_set.h"
 
@@ -57,13 +57,13 @@ inline constexpr std::string_view kNonLoopbackClass = "a non-loopback address";
 
 // The IPv4 address an IPv6 address carries (rule 2 above), or nullopt (also for IPv4 input,
 // for :: and ::1, and for IPv4-mapped addresses, which UnmapIpv4 handles).
-[[nodiscard]] std::optional<config::IpAddress> EmbeddedIpv4(const config::IpAddress& address);
+[[nodiscard]] std::optional<IpAddress> EmbeddedIpv4(const IpAddress& address);
 
 class AddressGuard {
  public:
   // `own`: this host's interface addresses (the caller enumerates them; the guard copies them).
   // `denied`: network.deniedResolvedAddresses; IPv4-mapped networks count as their IPv4 form.
-  AddressGuard(std::vector<config::IpAddress> own, std::vector<config::IpNetwork> denied);
+  AddressGuard(std::vector<IpAddress> own, std::vector<IpNetwork> denied);
 
   // The refusal class of one resolved address, or nullopt if it may be dialed (before
   // carve-outs and deny-listed literals, which need the matcher). Tests, in order, on the
@@ -81,12 +81,12 @@ class AddressGuard {
   //   one of this host's addresses
   //   a listed address         deniedResolvedAddresses
   // Private ranges (10/8, fc00::/7, ...) pass unless listed, as upstream.
-  [[nodiscard]] std::optional<std::string_view> Classify(const config::IpAddress& address) const;
+  [[nodiscard]] std::optional<std::string_view> Classify(const IpAddress& address) const;
 
   struct Vetted {
     // The addresses that may be dialed, canonical (IPv4-mapped unmapped), in resolver order,
     // without duplicates.
-    std::vector<config::IpAddress> dialable;
+    std::vector<IpAddress> dialable;
     // When `dialable` is empty and `resolved` was not: "resolved to <class>[ / <class>...]",
     // distinct classes in first-seen order. Empty otherwise (an empty answer is the resolver's
     // "not found", not a refusal).
@@ -94,18 +94,17 @@ class AddressGuard {
   };
   // Filters the resolution results of an allowed *name* for destination port `port` (rules at
   // the top of this file). Never call it for an IP-literal destination.
-  [[nodiscard]] Vetted Vet(const std::vector<config::IpAddress>& resolved,
-                           const DomainMatcher& matcher, uint16_t port,
-                           bool name_is_localhost) const;
+  [[nodiscard]] Vetted Vet(const std::vector<IpAddress>& resolved, const DomainMatcher& matcher,
+                           uint16_t port, bool name_is_localhost) const;
 
  private:
   // The refusal class for one resolved address under the rules above, or nullopt.
-  std::optional<std::string_view> Judge(const config::IpAddress& canonical,
-                                        const std::optional<config::IpAddress>& carried,
-                                        const config::IpAddress& raw, const DomainMatcher& matcher,
+  std::optional<std::string_view> Judge(const IpAddress& canonical,
+                                        const std::optional<IpAddress>& carried,
+                                        const IpAddress& raw, const DomainMatcher& matcher,
                                         uint16_t port, bool name_is_localhost) const;
-  bool Listed(const config::IpAddress& canonical, const std::optional<config::IpAddress>& carried,
-              const config::IpAddress& raw) const;
+  bool Listed(const IpAddress& canonical, const std::optional<IpAddress>& carried,
+              const IpAddress& raw) const;
 
   internal::IpNetworkSet own_;
   internal::IpNetworkSet denied_;

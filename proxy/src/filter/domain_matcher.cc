@@ -3,14 +3,11 @@
 
 #include <algorithm>
 
+#include "base/domain_pattern.h"
 #include "base/strings.h"
-#include "config/domain_pattern.h"
 
 namespace srt::proxy {
 namespace {
-
-using config::DomainPattern;
-using config::PatternList;
 
 // Appends "?" per UTF-16 code unit of the UTF-8 sequence at text[i], returns its byte length.
 size_t ReplaceNonAscii(std::string_view text, size_t i, std::string& out) {
@@ -91,7 +88,7 @@ Result<void> DomainMatcher::AddEntries(Table& table, const std::vector<std::stri
   const PatternList list = deny ? PatternList::kDeny : PatternList::kAllow;
   for (size_t index = 0; index < entries.size(); ++index) {
     const std::string& text = entries[index];
-    Result<DomainPattern> parsed = config::ParseDomainPattern(text, list);
+    Result<DomainPattern> parsed = ParseDomainPattern(text, list);
     if (!parsed.has_value()) {
       return std::move(parsed).error().Wrap(deny ? "network.deniedDomains"
                                                  : "network.allowedDomains");
@@ -153,7 +150,7 @@ Result<DomainMatcher> DomainMatcher::Build(const std::vector<std::string>& allow
 
   std::vector<uint16_t> ports = {80, 443};
   for (const std::string& text : allowed) {
-    Result<DomainPattern> p = config::ParseDomainPattern(text, PatternList::kAllow);
+    Result<DomainPattern> p = ParseDomainPattern(text, PatternList::kAllow);
     if (p.has_value() && p->port) {
       ports.push_back(*p->port);
     }
@@ -218,11 +215,11 @@ Decision DomainMatcher::Evaluate(std::string_view raw_host, uint16_t port) const
   return Evaluate(*host, port);
 }
 
-bool DomainMatcher::AddressAllowlisted(const config::IpAddress& address, uint16_t port) const {
+bool DomainMatcher::AddressAllowlisted(const IpAddress& address, uint16_t port) const {
   return Evaluate(HostFromAddress(address), port).allowed;
 }
 
-bool DomainMatcher::AddressDenyListed(const config::IpAddress& address, uint16_t port) const {
+bool DomainMatcher::AddressDenyListed(const IpAddress& address, uint16_t port) const {
   const Host host = HostFromAddress(address);
   auto it = deny_.ips.find(host.text);
   return it != deny_.ips.end() && it->second.Find(port) != kNone;

@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/host.h"
 #include "srt/result.h"
 
@@ -74,11 +74,11 @@ class DomainMatcher {
   // deny entry does (Evaluate on the IP-literal host allows it). The resolved-address guard
   // lets such an address through for a name (an explicit carve-out, e.g. `127.0.0.1:3000`).
   // IPv4-mapped addresses are judged as the IPv4 address.
-  [[nodiscard]] bool AddressAllowlisted(const config::IpAddress& address, uint16_t port) const;
+  [[nodiscard]] bool AddressAllowlisted(const IpAddress& address, uint16_t port) const;
   // True if an IP entry of deniedDomains matches the address on `port` (`*` entries do not
   // count: they deny every name before any resolution happens). The guard refuses such an
   // address for a name too ("a deny-listed address").
-  [[nodiscard]] bool AddressDenyListed(const config::IpAddress& address, uint16_t port) const;
+  [[nodiscard]] bool AddressDenyListed(const IpAddress& address, uint16_t port) const;
 
   // Ports transparent capture must listen on: 80 and 443, plus every port an allow entry
   // names. Sorted, no duplicates.

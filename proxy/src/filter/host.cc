@@ -12,8 +12,6 @@
 namespace srt::proxy {
 namespace {
 
-using config::IpAddress;
-
 // Longest slice of a rejected host quoted in an error message.
 constexpr size_t kQuoteLimit = 64;
 
@@ -168,7 +166,7 @@ Host FromIp(const IpAddress& address) {
 }
 
 Result<Host> ParseIpv6Host(std::string_view raw, std::string_view literal) {
-  std::optional<IpAddress> address = config::ParseIpv6(literal);
+  std::optional<IpAddress> address = ParseIpv6(literal);
   if (!address) {
     return Malformed(raw, "is not a valid IPv6 address");
   }

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "srt/result.h"
 
 namespace srt::proxy {
@@ -31,7 +31,7 @@ struct Host {
   // dotted notation ("::7f00:1", "2001:db8::1"); never an IPv4-mapped address.
   std::string text;
   // kIpv4/kIpv6 only (the address `text` spells); zero for kName.
-  config::IpAddress address;
+  IpAddress address;
 
   bool is_ip() const { return kind != Kind::kName; }
   bool operator==(const Host&) const = default;
@@ -56,17 +56,17 @@ struct Host {
 
 // The host for an address a client gave in binary (SOCKS5 ATYP 1/4, a captured connection's
 // original destination). IPv4-mapped IPv6 becomes IPv4, as in CanonicalizeHost().
-[[nodiscard]] Host HostFromAddress(const config::IpAddress& address);
+[[nodiscard]] Host HostFromAddress(const IpAddress& address);
 
 // An IPv4-mapped IPv6 address (::ffff:0:0/96) as the IPv4 address it maps; others unchanged.
-[[nodiscard]] config::IpAddress UnmapIpv4(const config::IpAddress& address);
+[[nodiscard]] IpAddress UnmapIpv4(const IpAddress& address);
 
 // 127.0.0.0/8 or ::1. An IPv4-mapped address is not unmapped here: pass UnmapIpv4() of it.
-[[nodiscard]] bool IsLoopbackAddress(const config::IpAddress& address);
+[[nodiscard]] bool IsLoopbackAddress(const IpAddress& address);
 
 // WHATWG serialisation of an address: dotted quad, or compressed IPv6 without mixed notation.
-// Unlike config::FormatIpAddress (inet_ntop), "::7f00:1" is not written "::127.0.0.1".
-[[nodiscard]] std::string FormatHostAddress(const config::IpAddress& address);
+// Unlike FormatIpAddress (inet_ntop), "::7f00:1" is not written "::127.0.0.1".
+[[nodiscard]] std::string FormatHostAddress(const IpAddress& address);
 
 // "host:port" with IPv6 in brackets: "example.com:443", "[::1]:8080".
 [[nodiscard]] std::string FormatAuthority(const Host& host, uint16_t port);

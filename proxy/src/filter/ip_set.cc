@@ -8,8 +8,6 @@
 namespace srt::proxy::internal {
 namespace {
 
-using config::IpAddress;
-
 bool IsMappedPrefix(const IpAddress& a) {
   for (size_t i = 0; i < 10; ++i) {
     if (a.bytes[i] != 0) {
@@ -42,8 +40,8 @@ IpNetworkSet::Key IpNetworkSet::MakeKey(const IpAddress& address, int prefix_len
   return key;
 }
 
-void IpNetworkSet::Add(const config::IpNetwork& network) {
-  config::IpNetwork n = network;
+void IpNetworkSet::Add(const IpNetwork& network) {
+  IpNetwork n = network;
   if (n.address.family == IpAddress::Family::kIpv6 && n.prefix_length >= 96 &&
       IsMappedPrefix(n.address)) {
     n.address = UnmapIpv4(n.address);

@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 
 namespace srt::proxy::internal {
 
@@ -15,9 +15,9 @@ class IpNetworkSet {
  public:
   // Adds a network; IPv4-mapped IPv6 networks of prefix >= 96 are stored as the IPv4 network
   // they map, so "::ffff:10.0.0.0/104" and "10.0.0.0/8" are the same entry.
-  void Add(const config::IpNetwork& network);
+  void Add(const IpNetwork& network);
   // True if some network of the same family contains `address` (not unmapped here).
-  bool Contains(const config::IpAddress& address) const;
+  bool Contains(const IpAddress& address) const;
   bool empty() const { return size_ == 0; }
 
  private:
@@ -34,7 +34,7 @@ class IpNetworkSet {
     std::unordered_set<Key, KeyHash> keys;
   };
 
-  static Key MakeKey(const config::IpAddress& address, int prefix_length);
+  static Key MakeKey(const IpAddress& address, int prefix_length);
 
   Family v4_;
   Family v6_;

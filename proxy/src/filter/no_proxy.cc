@@ -6,8 +6,6 @@
 namespace srt::proxy {
 namespace {
 
-using config::IpAddress;
-
 bool IsSeparator(char c) {
   return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -36,13 +34,13 @@ NoProxy NoProxy::Parse(std::string_view list) {
     }
     // Go tries a CIDR, then a bare IP, then host:port.
     if (entry.find('/') != std::string::npos) {
-      Result<config::IpNetwork> network = config::ParseIpNetwork(entry);
+      Result<IpNetwork> network = ParseIpNetwork(entry);
       if (network.has_value()) {
         out.networks_.Add(*network);
       }
       continue;
     }
-    if (std::optional<IpAddress> ip = config::ParseIpAddress(entry)) {
+    if (std::optional<IpAddress> ip = ParseIpAddress(entry)) {
       out.addresses_.push_back({UnmapIpv4(*ip), std::nullopt});
       continue;
     }
@@ -63,7 +61,7 @@ NoProxy NoProxy::Parse(std::string_view list) {
     if (host.empty()) {
       continue;
     }
-    if (std::optional<IpAddress> ip = config::ParseIpAddress(host)) {
+    if (std::optional<IpAddress> ip = ParseIpAddress(host)) {
       out.addresses_.push_back({UnmapIpv4(*ip), port});
       continue;
     }

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/host.h"
 #include "filter/ip_set.h"
 
@@ -47,7 +47,7 @@ class NoProxy {
     std::optional<uint16_t> port;
   };
   struct AddressEntry {
-    config::IpAddress address;  // canonical (unmapped)
+    IpAddress address;  // canonical (unmapped)
     std::optional<uint16_t> port;
   };
 

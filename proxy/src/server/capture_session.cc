@@ -25,12 +25,12 @@ class CaptureSession final : public Session {
       : Session(server, std::move(client), std::string()), destination_(destination) {}
 
   void Start() override {
-    const config::IpAddress address = UnmapIpv4(destination_.address);
+    const IpAddress address = UnmapIpv4(destination_.address);
     std::optional<std::string> name;
     if (SyntheticAddresses::InPool(address)) {
       name = server_.synthetic().NameFor(address);
       if (!name) {
-        return Refuse(config::FormatIpAddress(address),
+        return Refuse(FormatIpAddress(address),
                       "a synthetic address the DNS stub never handed out");
       }
       Result<Host> host = CanonicalizeHost(*name);

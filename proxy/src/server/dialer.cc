@@ -121,14 +121,14 @@ class Dialer::Attempt final : public Handler {
     if (parent_ != nullptr) {
       // The parent resolves the destination; its own address is not the sandbox's to pick, so
       // the guard does not judge it (upstream-srt.md §1.3: not applied on this route).
-      for (const config::IpAddress& a : result.addresses) {
+      for (const IpAddress& a : result.addresses) {
         targets_.push_back(Endpoint{a, parent_->port});
       }
     } else {
       AddressGuard::Vetted vetted = request_.rules->guard.Vet(
           result.addresses, request_.rules->matcher, request_.port, IsLocalhostName(request_.host));
       if (vetted.dialable.empty()) return Fail(DialFailure::kBlocked, std::move(vetted.refusal));
-      for (const config::IpAddress& a : vetted.dialable) {
+      for (const IpAddress& a : vetted.dialable) {
         targets_.push_back(Endpoint{a, request_.port});
       }
     }

@@ -8,7 +8,7 @@ namespace srt::proxy {
 
 socklen_t ToSockaddr(const Endpoint& endpoint, sockaddr_storage& storage) {
   std::memset(&storage, 0, sizeof storage);
-  if (endpoint.address.family == config::IpAddress::Family::kIpv4) {
+  if (endpoint.address.family == IpAddress::Family::kIpv4) {
     auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
     sin->sin_family = AF_INET;
     sin->sin_port = htons(endpoint.port);
@@ -22,16 +22,16 @@ socklen_t ToSockaddr(const Endpoint& endpoint, sockaddr_storage& storage) {
   return sizeof(sockaddr_in6);
 }
 
-std::optional<config::IpAddress> AddressFromSockaddr(const sockaddr* address) {
+std::optional<IpAddress> AddressFromSockaddr(const sockaddr* address) {
   if (address == nullptr) return std::nullopt;
-  config::IpAddress a;
+  IpAddress a;
   if (address->sa_family == AF_INET) {
-    a.family = config::IpAddress::Family::kIpv4;
+    a.family = IpAddress::Family::kIpv4;
     std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, 4);
     return a;
   }
   if (address->sa_family == AF_INET6) {
-    a.family = config::IpAddress::Family::kIpv6;
+    a.family = IpAddress::Family::kIpv6;
     std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, 16);
     return a;
   }
@@ -52,8 +52,8 @@ std::optional<Endpoint> FromSockaddr(const sockaddr* address, socklen_t length) 
 }
 
 std::string FormatEndpoint(const Endpoint& endpoint) {
-  std::string host = config::FormatIpAddress(endpoint.address);
-  if (endpoint.address.family == config::IpAddress::Family::kIpv6) host = "[" + host + "]";
+  std::string host = FormatIpAddress(endpoint.address);
+  if (endpoint.address.family == IpAddress::Family::kIpv6) host = "[" + host + "]";
   return host + ":" + std::to_string(endpoint.port);
 }
 

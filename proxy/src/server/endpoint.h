@@ -8,12 +8,12 @@
 #include <optional>
 #include <string>
 
-#include "config/address.h"
+#include "base/address.h"
 
 namespace srt::proxy {
 
 struct Endpoint {
-  config::IpAddress address;
+  IpAddress address;
   uint16_t port = 0;
   bool operator==(const Endpoint&) const = default;
 };
@@ -23,7 +23,7 @@ socklen_t ToSockaddr(const Endpoint& endpoint, sockaddr_storage& storage);
 // nullopt for families other than AF_INET and AF_INET6.
 [[nodiscard]] std::optional<Endpoint> FromSockaddr(const sockaddr* address, socklen_t length);
 // An address from a sockaddr's family and raw bytes (ifaddrs, getsockname).
-[[nodiscard]] std::optional<config::IpAddress> AddressFromSockaddr(const sockaddr* address);
+[[nodiscard]] std::optional<IpAddress> AddressFromSockaddr(const sockaddr* address);
 // "93.184.216.34:443", "[2001:db8::1]:443".
 [[nodiscard]] std::string FormatEndpoint(const Endpoint& endpoint);
 

@@ -7,14 +7,14 @@
 namespace srt::proxy {
 
 Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
-    const NetworkSettings& network, std::vector<config::IpAddress> own_addresses) {
+    const NetworkSettings& network, std::vector<IpAddress> own_addresses) {
   Result<DomainMatcher> matcher = DomainMatcher::Build(
       network.allowed_domains, network.denied_domains, network.denied_domain_reasons);
   if (!matcher) return std::move(matcher).error().Wrap("network");
-  std::vector<config::IpNetwork> denied;
+  std::vector<IpNetwork> denied;
   denied.reserve(network.denied_resolved_addresses.size());
   for (size_t i = 0; i < network.denied_resolved_addresses.size(); ++i) {
-    Result<config::IpNetwork> net = config::ParseIpNetwork(network.denied_resolved_addresses[i]);
+    Result<IpNetwork> net = ParseIpNetwork(network.denied_resolved_addresses[i]);
     if (!net) {
       return std::move(net).error().Wrap("network.deniedResolvedAddresses[" + std::to_string(i) +
                                          "]");
@@ -25,13 +25,13 @@ Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
       NetworkRules{std::move(*matcher), AddressGuard(std::move(own_addresses), std::move(denied))});
 }
 
-Result<std::vector<config::IpAddress>> HostInterfaceAddresses() {
+Result<std::vector<IpAddress>> HostInterfaceAddresses() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return SysError("getifaddrs");
-  std::vector<config::IpAddress> out;
+  std::vector<IpAddress> out;
   for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
     if (it->ifa_addr == nullptr) continue;
-    if (std::optional<config::IpAddress> a = AddressFromSockaddr(it->ifa_addr)) {
+    if (std::optional<IpAddress> a = AddressFromSockaddr(it->ifa_addr)) {
       out.push_back(*a);
     }
   }

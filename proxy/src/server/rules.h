@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "filter/address_guard.h"
 #include "filter/domain_matcher.h"
 #include "srt/result.h"
@@ -23,9 +23,9 @@ struct NetworkRules {
 // kInvalidArgument naming the network key and entry at fault (settings validation refuses the
 // same entries first, so this only fails for settings built in code).
 [[nodiscard]] Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
-    const NetworkSettings& network, std::vector<config::IpAddress> own_addresses);
+    const NetworkSettings& network, std::vector<IpAddress> own_addresses);
 
 // This host's interface addresses (getifaddrs), for the guard's "one of this host's addresses".
-[[nodiscard]] Result<std::vector<config::IpAddress>> HostInterfaceAddresses();
+[[nodiscard]] Result<std::vector<IpAddress>> HostInterfaceAddresses();
 
 }  // namespace srt::proxy

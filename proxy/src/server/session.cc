@@ -260,7 +260,7 @@ class ForwardSession final : public Session {
   void Start() override {
     record_ = NewRecord(Protocol::kExternal, "127.0.0.1", host_port_);
     record_.allowed = true;
-    config::IpAddress loopback;
+    IpAddress loopback;
     loopback.bytes[0] = 127;
     loopback.bytes[3] = 1;
     Dial({HostFromAddress(loopback), host_port_, server_.rules(), /*tunnel=*/true},

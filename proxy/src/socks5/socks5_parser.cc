@@ -117,11 +117,10 @@ RequestResult ParseRequest(std::span<const uint8_t> in) {
       if (!bytes) {
         return {};
       }
-      config::IpAddress address;
-      address.family =
-          length == 4 ? config::IpAddress::Family::kIpv4 : config::IpAddress::Family::kIpv6;
+      IpAddress address;
+      address.family = length == 4 ? IpAddress::Family::kIpv4 : IpAddress::Family::kIpv6;
       std::copy(bytes->begin(), bytes->end(), address.bytes.begin());
-      request.host = config::FormatIpAddress(address);
+      request.host = FormatIpAddress(address);
       request.address = address;
       break;
     }
@@ -164,10 +163,10 @@ std::array<uint8_t, 2> UserPassStatus(bool ok) {
   return {kUserPassVersion, static_cast<uint8_t>(ok ? 0x00 : 0x01)};
 }
 
-std::vector<uint8_t> Reply(uint8_t rep, const std::optional<config::IpAddress>& bound,
+std::vector<uint8_t> Reply(uint8_t rep, const std::optional<IpAddress>& bound,
                            uint16_t bound_port) {
   std::vector<uint8_t> out = {kVersion, rep, 0x00};
-  if (bound && bound->family == config::IpAddress::Family::kIpv6) {
+  if (bound && bound->family == IpAddress::Family::kIpv6) {
     out.push_back(kAddressIpv6);
     out.insert(out.end(), bound->bytes.begin(), bound->bytes.end());
   } else {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "proxy_limits.h"
 #include "wire/parse_status.h"
 
@@ -97,11 +97,11 @@ struct UserPassResult {
 struct Request {
   uint8_t command = 0;  // any value; see kCommand*
   uint8_t address_type = 0;
-  // The destination as text. ATYP 1/4: `address` formatted (config::FormatIpAddress). ATYP 3:
+  // The destination as text. ATYP 1/4: `address` formatted (FormatIpAddress). ATYP 3:
   // the name exactly as sent (case kept, visible ASCII only, 1..255 bytes), not validated: pass
   // it to CanonicalizeHost.
   std::string host;
-  std::optional<config::IpAddress> address;  // ATYP 1/4 only; empty for a name, even "10.0.0.1"
+  std::optional<IpAddress> address;  // ATYP 1/4 only; empty for a name, even "10.0.0.1"
   uint16_t port = 0;
   bool operator==(const Request&) const = default;
 };
@@ -118,8 +118,7 @@ struct RequestResult {
 // VER REP RSV ATYP BND.ADDR BND.PORT, with 0.0.0.0:0 when there is no bound address to report.
 [[nodiscard]] std::array<uint8_t, 2> MethodSelection(uint8_t method);
 [[nodiscard]] std::array<uint8_t, 2> UserPassStatus(bool ok);
-[[nodiscard]] std::vector<uint8_t> Reply(uint8_t rep,
-                                         const std::optional<config::IpAddress>& bound = {},
+[[nodiscard]] std::vector<uint8_t> Reply(uint8_t rep, const std::optional<IpAddress>& bound = {},
                                          uint16_t bound_port = 0);
 
 // For the listener's protocol mux, from a connection's first byte. SOCKS4/4a (VN = 4) is refused:

@@ -238,7 +238,7 @@ TEST_F(DnsStubTest, AllowedNameGetsSyntheticAddress) {
   EXPECT_EQ(r->answers, std::vector<std::string>{"198.18.0.1"});
   EXPECT_EQ(r->ttls, std::vector<uint32_t>{30});
   EXPECT_EQ(resolver_->calls("allowed.test"), 1u);
-  EXPECT_EQ(table_->NameFor(*config::ParseIpAddress("198.18.0.1")), "allowed.test");
+  EXPECT_EQ(table_->NameFor(*ParseIpAddress("198.18.0.1")), "allowed.test");
   EXPECT_EQ(stub_->stats().queries, 1u);
   EXPECT_EQ(stub_->stats().answered, 1u);
 }
@@ -259,7 +259,7 @@ TEST_F(DnsStubTest, QuestionCaseIsEchoedAndNameCanonicalised) {
   auto r = AskUdp("AlLoWeD.TeSt");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->answers, std::vector<std::string>{"198.18.0.1"});
-  EXPECT_EQ(table_->NameFor(*config::ParseIpAddress("198.18.0.1")), "allowed.test");
+  EXPECT_EQ(table_->NameFor(*ParseIpAddress("198.18.0.1")), "allowed.test");
 }
 
 TEST_F(DnsStubTest, AaaaForAllowedNameIsNoData) {

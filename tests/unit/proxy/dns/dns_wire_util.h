@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/address.h"
+#include "base/address.h"
 #include "dns/message.h"
 #include "wire/byte_reader.h"
 
@@ -140,16 +140,16 @@ inline std::optional<Response> DecodeResponse(std::span<const uint8_t> bytes) {
     if (!rdata || *owner != 0xc00c) {
       return std::nullopt;
     }
-    config::IpAddress ip;
+    IpAddress ip;
     if (*type == dns::kTypeA && rdata->size() == 4) {
-      ip.family = config::IpAddress::Family::kIpv4;
+      ip.family = IpAddress::Family::kIpv4;
     } else if (*type == dns::kTypeAaaa && rdata->size() == 16) {
-      ip.family = config::IpAddress::Family::kIpv6;
+      ip.family = IpAddress::Family::kIpv6;
     } else {
       return std::nullopt;
     }
     std::copy(rdata->begin(), rdata->end(), ip.bytes.begin());
-    out.answers.push_back(config::FormatIpAddress(ip));
+    out.answers.push_back(FormatIpAddress(ip));
     out.ttls.push_back(*ttl);
   }
   for (uint16_t i = 0; i < out.arcount; ++i) {

@@ -123,10 +123,10 @@ Decoded Decode(const std::vector<uint8_t>& bytes) {
   return d;
 }
 
-std::vector<config::IpAddress> Addresses(const std::vector<std::string>& texts) {
-  std::vector<config::IpAddress> out;
+std::vector<IpAddress> Addresses(const std::vector<std::string>& texts) {
+  std::vector<IpAddress> out;
   for (const std::string& t : texts) {
-    out.push_back(*config::ParseIpAddress(t));
+    out.push_back(*ParseIpAddress(t));
   }
   return out;
 }
@@ -324,9 +324,9 @@ TEST(DnsMessageTest, RepliesToBadQueries) {
 }
 
 TEST(DnsMessageTest, AnswerLimitsAndTruncation) {
-  std::vector<config::IpAddress> many;
+  std::vector<IpAddress> many;
   for (int i = 0; i < 40; ++i) {
-    config::IpAddress a = *config::ParseIpv6("2001:db8::");
+    IpAddress a = *ParseIpv6("2001:db8::");
     a.bytes[15] = static_cast<uint8_t>(i);
     many.push_back(a);
   }

@@ -14,7 +14,7 @@
 #include <list>
 #include <optional>
 
-#include "config/address.h"
+#include "base/address.h"
 
 namespace srt::proxy::testing {
 namespace {
@@ -130,12 +130,12 @@ std::string BuildReply(const Query& q, const MockDnsReply& r, bool over_tcp) {
                                                                    : nullptr;
   if (rcode == 0 && records != nullptr && (over_tcp || r.kind != MockDnsReply::Kind::kTruncate)) {
     for (const std::string& text : *records) {
-      auto ip = config::ParseIpAddress(text);
+      auto ip = ParseIpAddress(text);
       if (!ip) {
         continue;
       }
       rdatas.emplace_back(reinterpret_cast<const char*>(ip->bytes.data()),
-                          ip->family == config::IpAddress::Family::kIpv4 ? 4 : 16);
+                          ip->family == IpAddress::Family::kIpv4 ? 4 : 16);
     }
   }
   auto header = [&](bool truncated, size_t answers) {

@@ -53,7 +53,7 @@ inline ResolveResult ResolveNow(EventLoop& loop, Resolver& resolver, const std::
 inline std::vector<std::string> Texts(const ResolveResult& r) {
   std::vector<std::string> out;
   for (const auto& ip : r.addresses) {
-    out.push_back(config::FormatIpAddress(ip));
+    out.push_back(FormatIpAddress(ip));
   }
   return out;
 }

@@ -4,24 +4,24 @@
 
 #include <string>
 
-#include "config/address.h"
+#include "base/address.h"
 
 namespace srt::proxy {
 namespace {
 
-config::IpAddress Ip(const std::string& text) {
-  std::optional<config::IpAddress> ip = config::ParseIpAddress(text);
+IpAddress Ip(const std::string& text) {
+  std::optional<IpAddress> ip = ParseIpAddress(text);
   EXPECT_TRUE(ip.has_value()) << text;
-  return ip.value_or(config::IpAddress{});
+  return ip.value_or(IpAddress{});
 }
 
-std::string Text(const std::optional<config::IpAddress>& ip) {
-  return ip ? config::FormatIpAddress(*ip) : "(none)";
+std::string Text(const std::optional<IpAddress>& ip) {
+  return ip ? FormatIpAddress(*ip) : "(none)";
 }
 
 TEST(SyntheticAddressesTest, PoolIsRfc2544BenchmarkingSpace) {
-  const config::IpNetwork pool = SyntheticPool();
-  EXPECT_EQ(config::FormatIpAddress(pool.address), "198.18.0.0");
+  const IpNetwork pool = SyntheticPool();
+  EXPECT_EQ(FormatIpAddress(pool.address), "198.18.0.0");
   EXPECT_EQ(pool.prefix_length, 15);
 }
 
@@ -94,7 +94,7 @@ TEST(SyntheticAddressesTest, ZeroCapacityHandsOutNothing) {
 
 TEST(SyntheticAddressesTest, CapacityIsCappedByThePool) {
   SyntheticAddresses table(SIZE_MAX);
-  std::optional<config::IpAddress> last;
+  std::optional<IpAddress> last;
   for (size_t i = 0; i < SyntheticAddresses::kMaxCapacity; ++i) {
     last = table.AddressFor("n" + std::to_string(i) + ".test");
     ASSERT_TRUE(last) << i;

@@ -12,12 +12,10 @@
 namespace srt::proxy {
 namespace {
 
-using config::IpAddress;
-using config::IpNetwork;
 using Strings = std::vector<std::string>;
 
 IpAddress Ip(const std::string& text) {
-  std::optional<IpAddress> a = config::ParseIpAddress(text);
+  std::optional<IpAddress> a = ParseIpAddress(text);
   EXPECT_TRUE(a.has_value()) << text;
   return a.value_or(IpAddress{});
 }
@@ -33,7 +31,7 @@ std::vector<IpAddress> Ips(const Strings& texts) {
 std::vector<IpNetwork> Nets(const Strings& texts) {
   std::vector<IpNetwork> out;
   for (const std::string& t : texts) {
-    Result<IpNetwork> n = config::ParseIpNetwork(t);
+    Result<IpNetwork> n = ParseIpNetwork(t);
     EXPECT_TRUE(n.has_value()) << t;
     out.push_back(n.has_value() ? *n : IpNetwork{});
   }
@@ -177,7 +175,7 @@ TEST(AddressGuardTest, ExtractsEmbeddedIpv4) {
   };
   for (const auto& [text, expected] : cases) {
     std::optional<IpAddress> v4 = EmbeddedIpv4(Ip(text));
-    EXPECT_EQ(v4 ? config::FormatIpAddress(*v4) : "", expected) << text;
+    EXPECT_EQ(v4 ? FormatIpAddress(*v4) : "", expected) << text;
   }
 }
 
@@ -500,7 +498,7 @@ TEST(AddressGuardTest, VetsResolvedAddresses) {
     AddressGuard::Vetted v = guard.Vet(Ips(c.resolved), *m, c.port, c.localhost);
     Strings dialable;
     for (const IpAddress& a : v.dialable) {
-      dialable.push_back(config::FormatIpAddress(a));
+      dialable.push_back(FormatIpAddress(a));
     }
     EXPECT_EQ(dialable, c.dialable) << c.name;
     EXPECT_EQ(v.refusal, c.refusal) << c.name;

@@ -304,7 +304,7 @@ TEST(DomainMatcherTest, BuildRejectsWhatSettingsValidationRejects) {
 TEST(DomainMatcherTest, AddressCarveOutsAndDenyListedLiterals) {
   DomainMatcher m = MustBuild({"127.0.0.1:3000", "[::1]", "192.168.7.23", "*.example.com"},
                               {"127.0.0.1:6379", "10.0.0.5", "[fd00::7]:22", "*:25"});
-  auto ip = [](const char* text) { return config::ParseIpAddress(text).value(); };
+  auto ip = [](const char* text) { return ParseIpAddress(text).value(); };
   EXPECT_TRUE(m.AddressAllowlisted(ip("127.0.0.1"), 3000));
   EXPECT_FALSE(m.AddressAllowlisted(ip("127.0.0.1"), 3001));
   EXPECT_TRUE(m.AddressAllowlisted(ip("::ffff:127.0.0.1"), 3000));

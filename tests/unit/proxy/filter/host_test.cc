@@ -78,7 +78,7 @@ TEST(HostTest, CanonicalizesEveryInetAtonForm) {
     ASSERT_TRUE(h.has_value()) << c.raw << ": " << h.error().message();
     EXPECT_EQ(h->kind, c.kind) << c.raw;
     EXPECT_EQ(h->text, c.text) << c.raw;
-    EXPECT_EQ(h->address, config::ParseIpv4(c.text).value()) << c.raw;
+    EXPECT_EQ(h->address, ParseIpv4(c.text).value()) << c.raw;
   }
 }
 
@@ -225,14 +225,13 @@ TEST(HostTest, CanonicalFormIsAFixedPoint) {
 }
 
 TEST(HostTest, HostFromAddressUnmaps) {
-  Host h = HostFromAddress(config::ParseIpv6("::ffff:10.0.0.1").value());
+  Host h = HostFromAddress(ParseIpv6("::ffff:10.0.0.1").value());
   EXPECT_EQ(h.kind, Kind::kIpv4);
   EXPECT_EQ(h.text, "10.0.0.1");
-  Host h6 = HostFromAddress(config::ParseIpv6("2001:db8::1").value());
+  Host h6 = HostFromAddress(ParseIpv6("2001:db8::1").value());
   EXPECT_EQ(h6.kind, Kind::kIpv6);
   EXPECT_EQ(h6.text, "2001:db8::1");
-  EXPECT_EQ(UnmapIpv4(config::ParseIpv6("::7f00:1").value()),
-            config::ParseIpv6("::7f00:1").value());
+  EXPECT_EQ(UnmapIpv4(ParseIpv6("::7f00:1").value()), ParseIpv6("::7f00:1").value());
 }
 
 TEST(HostTest, FormatsAuthorities) {

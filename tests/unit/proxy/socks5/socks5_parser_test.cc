@@ -89,12 +89,12 @@ TEST(Socks5Test, CurlSocks5WithAddresses) {
   RequestResult r = Req(Hex("050100010a0102030050"));
   ASSERT_EQ(r.status, ParseStatus::kDone) << r.error;
   EXPECT_EQ(r.request.host, "10.1.2.3");
-  EXPECT_EQ(r.request.address, config::ParseIpv4("10.1.2.3"));
+  EXPECT_EQ(r.request.address, ParseIpv4("10.1.2.3"));
   EXPECT_EQ(r.request.port, 80);
   r = Req(Hex("0501000420010db800000000000000000000000701bb"));
   ASSERT_EQ(r.status, ParseStatus::kDone) << r.error;
   EXPECT_EQ(r.request.host, "2001:db8::7");
-  EXPECT_EQ(r.request.address, config::ParseIpv6("2001:db8::7"));
+  EXPECT_EQ(r.request.address, ParseIpv6("2001:db8::7"));
   EXPECT_EQ(r.request.port, 443);
 }
 
@@ -265,9 +265,9 @@ TEST(Socks5Test, Encoders) {
   EXPECT_EQ(UserPassStatus(false), (std::array<uint8_t, 2>{0x01, 0x01}));
   EXPECT_EQ(Reply(kReplyNotAllowed),
             (std::vector<uint8_t>{0x05, 0x02, 0x00, 0x01, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(Reply(kReplySucceeded, config::ParseIpv4("192.0.2.1"), 0x1f90),
+  EXPECT_EQ(Reply(kReplySucceeded, ParseIpv4("192.0.2.1"), 0x1f90),
             (std::vector<uint8_t>{0x05, 0x00, 0x00, 0x01, 192, 0, 2, 1, 0x1f, 0x90}));
-  std::vector<uint8_t> v6 = Reply(kReplySucceeded, config::ParseIpv6("2001:db8::7"), 443);
+  std::vector<uint8_t> v6 = Reply(kReplySucceeded, ParseIpv6("2001:db8::7"), 443);
   EXPECT_EQ(v6.size(), 22u);
   EXPECT_EQ(v6[3], kAddressIpv6);
   EXPECT_EQ(v6[4], 0x20);

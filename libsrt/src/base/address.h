@@ -1,4 +1,4 @@
-// config/address.h: IP literals and CIDR ranges as written in settings (deniedResolvedAddresses,
+// base/address.h: IP literals and CIDR ranges as written in settings (deniedResolvedAddresses,
 // IP domain patterns). Pure: no I/O, no name resolution; reusable by the proxy's address filter.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "srt/result.h"
 
-namespace srt::config {
+namespace srt {
 
 struct IpAddress {
   enum class Family { kIpv4, kIpv6 };
@@ -46,4 +46,4 @@ struct IpNetwork {
 // IPv4-mapped IPv6 addresses are not unmapped here; the caller canonicalises first.
 [[nodiscard]] bool Contains(const IpNetwork& network, const IpAddress& address);
 
-}  // namespace srt::config
+}  // namespace srt

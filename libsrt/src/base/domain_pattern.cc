@@ -1,13 +1,13 @@
 // Domain pattern validation: upstream srt's isValidDomainPattern plus its host[:port] split.
-#include "config/domain_pattern.h"
+#include "base/domain_pattern.h"
 
 #include <algorithm>
 
+#include "base/address.h"
 #include "base/ascii.h"
 #include "base/strings.h"
-#include "config/address.h"
 
-namespace srt::config {
+namespace srt {
 namespace {
 
 // Upstream srt's validation message, verbatim, followed by the list-specific sentence.
@@ -171,4 +171,4 @@ std::string FormatDomainPattern(const DomainPattern& pattern) {
   return out;
 }
 
-}  // namespace srt::config
+}  // namespace srt

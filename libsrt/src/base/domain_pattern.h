@@ -1,4 +1,4 @@
-// config/domain_pattern.h: upstream srt's domain pattern grammar (network.allowedDomains and
+// base/domain_pattern.h: upstream srt's domain pattern grammar (network.allowedDomains and
 // network.deniedDomains entries, upstream-srt.md §1.6). Pure; the proxy's matcher reuses it.
 //
 // Grammar: `host[:port]`.
@@ -18,7 +18,7 @@
 
 #include "srt/result.h"
 
-namespace srt::config {
+namespace srt {
 
 // Which list an entry belongs to: deniedDomains also accepts `*` and `*:port`.
 enum class PatternList { kAllow, kDeny };
@@ -46,4 +46,4 @@ struct DomainPattern {
 // The canonical spelling of a pattern; ParseDomainPattern(FormatDomainPattern(p), list) == p.
 [[nodiscard]] std::string FormatDomainPattern(const DomainPattern& pattern);
 
-}  // namespace srt::config
+}  // namespace srt

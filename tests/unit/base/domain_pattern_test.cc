@@ -1,10 +1,10 @@
-#include "config/domain_pattern.h"
+#include "base/domain_pattern.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace srt::config {
+namespace srt {
 namespace {
 
 using Kind = DomainPattern::Kind;
@@ -163,4 +163,4 @@ TEST(DomainPatternTest, FormatIsCanonical) {
 }
 
 }  // namespace
-}  // namespace srt::config
+}  // namespace srt

@@ -1,10 +1,10 @@
-#include "config/address.h"
+#include "base/address.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace srt::config {
+namespace srt {
 namespace {
 
 const std::string kUpstream =
@@ -112,4 +112,4 @@ TEST(AddressTest, Contains) {
 }
 
 }  // namespace
-}  // namespace srt::config
+}  // namespace srt

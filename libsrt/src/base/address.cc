@@ -1,5 +1,5 @@
 // IP literal and CIDR parsing on top of inet_pton(3)/inet_ntop(3), which are pure conversions.
-#include "config/address.h"
+#include "base/address.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,7 +8,7 @@
 
 #include "base/strings.h"
 
-namespace srt::config {
+namespace srt {
 namespace {
 
 // Upstream srt's message for a bad deniedResolvedAddresses entry, verbatim.
@@ -136,4 +136,4 @@ bool Contains(const IpNetwork& network, const IpAddress& address) {
   return true;
 }
 
-}  // namespace srt::config
+}  // namespace srt
