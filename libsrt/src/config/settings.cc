@@ -709,17 +709,8 @@ class Decoder {
         port = host.substr(colon + 1);
         host = host.substr(0, colon);
       }
-      bool port_ok = true;
-      if (port) {
-        unsigned value = 0;
-        port_ok = !port->empty() && port->size() <= 5;
-        for (char c : *port) {
-          port_ok = port_ok && c >= '0' && c <= '9';
-          value = value * 10 + static_cast<unsigned>(c - '0');
-        }
-        port_ok = port_ok && value >= 1 && value <= 65535;
-      }
-      port_ok = port_ok && well_formed;
+      const bool port_ok =
+          well_formed && (!port || ascii::ParsePort(*port, ascii::LeadingZeros::kAccepted));
       if (!port_ok || !ParseIpAddress(host)) {
         return Fail(strings::Quote(text) +
                     " is not a DNS server address; expected an IP literal with an optional port, "

@@ -81,13 +81,10 @@ Result<ParentProxy> ParseParentProxyUrl(std::string_view url, std::string_view w
   }
   out.port = 80;
   if (!port_text.empty()) {
-    unsigned value = 0;
-    for (char c : port_text) {
-      if (!ascii::IsDigit(c) || value > 65535) return fail("has a bad port");
-      value = value * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (value == 0 || value > 65535 || port_text.size() > 5) return fail("has a bad port");
-    out.port = static_cast<uint16_t>(value);
+    const std::optional<uint16_t> port =
+        ascii::ParsePort(port_text, ascii::LeadingZeros::kAccepted);
+    if (!port) return fail("has a bad port");
+    out.port = *port;
   }
   Result<Host> canonical = CanonicalizeHost(host);
   if (!canonical) return fail("has a bad host");

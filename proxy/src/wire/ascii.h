@@ -19,6 +19,8 @@ using srt::ascii::HexValue;
 using srt::ascii::IsAlpha;
 using srt::ascii::IsDigit;
 using srt::ascii::IsHexDigit;
+using srt::ascii::LeadingZeros;
+using srt::ascii::ParsePort;
 using srt::ascii::ToLower;
 using srt::strings::QuoteForMessage;
 
