@@ -24,6 +24,7 @@
 #include "dns/stub.h"
 #include "dns/synthetic_addresses.h"
 #include "dns_wire_util.h"
+#include "fake_resolver.h"
 #include "loop/event_loop.h"
 #include "proxy_limits.h"
 #include "resolve_waiter.h"

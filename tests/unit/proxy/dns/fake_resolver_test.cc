@@ -1,4 +1,6 @@
 // Tests of FakeResolver, the resolver that session tests script.
+#include "fake_resolver.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -20,6 +20,7 @@
 
 #include "component_support.h"
 #include "dns/resolver.h"
+#include "fake_resolver.h"
 #include "loop/loop_thread.h"
 #include "server/decision_log.h"
 #include "server/proxy_server.h"

@@ -1,7 +1,7 @@
-// dns/fake_resolver.cc: the scripted resolver for session tests.
+// The scripted resolver for session tests (fake_resolver.h).
 #include <utility>
 
-#include "dns/resolver.h"
+#include "fake_resolver.h"
 
 namespace srt::proxy {
 
