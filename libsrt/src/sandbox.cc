@@ -19,6 +19,7 @@
 #include "net/sandbox_network.h"
 #include "policy/policy.h"
 #include "policy/real_fs_view.h"
+#include "sandbox_plan.h"
 #include "seccomp/filter.h"
 #include "sys/random_hex.h"
 
@@ -29,9 +30,6 @@ namespace srt {
 namespace {
 
 using strings::Quote;
-
-// The soft RLIMIT_NOFILE srt wants while its proxy runs.
-constexpr rlim_t kProxyNofile = 65536;
 
 std::string CurrentDirectory() {
   char buf[PATH_MAX];
@@ -141,6 +139,24 @@ Result<std::string> FindInit(const std::optional<std::string>& configured) {
                                         "); reinstall srt");
 }
 
+// Everything Start asks the host before it plans (see sandbox_plan.h).
+Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
+  facade::HostFacts facts;
+  facts.home = options.home ? *options.home : HomeDirectory();
+  facts.cwd = options.cwd ? *options.cwd : CurrentDirectory();
+  facts.euid = geteuid();
+  if (!options.env) {
+    for (char** e = environ; e && *e; ++e) facts.environment.emplace_back(*e);
+  }
+  SRT_ASSIGN_OR_RETURN(facts.random_name, sys::RandomHex(8));
+  rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    facts.nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
+                                  static_cast<uint64_t>(nofile.rlim_max));
+  }
+  return facts;
+}
+
 }  // namespace
 
 std::string_view Version() { return SRT_VERSION; }
@@ -171,9 +187,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     }
   }
 
-  policy::Environment env{options.home ? *options.home : HomeDirectory(),
-                          options.cwd ? *options.cwd : CurrentDirectory(),
-                          {}};
+  SRT_ASSIGN_OR_RETURN(const facade::HostFacts facts, GatherHostFacts(options));
+  policy::Environment env{facts.home, facts.cwd, {}};
   for (const BindMount& b : options.binds) {
     env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
   }
@@ -184,43 +199,16 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : policy.warnings) options.warn(w);
   }
 
-  seccomp::FilterOptions filter_options;
-  filter_options.allow_unix_sockets = policy.allow_all_unix_sockets;
-  filter_options.allow_namespaces = policy.allow_nested_user_namespaces;
-  // A root caller's nested namespaces map the host's root (see bwrap::Layout::keep_setfcap).
-  filter_options.deny_xattr_writes = policy.allow_nested_user_namespaces && geteuid() == 0;
+  facade::SandboxPlan plan = facade::PlanSandbox(options, facts, policy);
   if (options.debug) {
-    for (const std::string& rule : seccomp::DescribeFilter(filter_options))
-      debug("seccomp: " + rule);
+    for (const std::string& rule : seccomp::DescribeFilter(plan.filter)) debug("seccomp: " + rule);
   }
+  for (const std::string& note : plan.notes) debug(note);
 
-  std::vector<std::string> environment;
-  if (options.env) {
-    environment = *options.env;
-  } else {
-    for (char** e = environ; e && *e; ++e) environment.emplace_back(*e);
-  }
-  auto set_env = [&](const std::string& name, const std::string& value) {
-    std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
-    environment.push_back(name + "=" + value);
-  };
-  set_env("SANDBOX_RUNTIME", "1");
-  std::string tmpdir;
-  if (!policy.tmpdir_parent.empty()) {
-    SRT_ASSIGN_OR_RETURN(std::string name, sys::RandomHex(8));
-    tmpdir = policy.tmpdir_parent + "/srt-" + name;
-    set_env("TMPDIR", tmpdir);
-    debug("TMPDIR " + tmpdir + ": a private tmpfs, removed afterwards");
-  }
-
-  // Whatever the sandbox may modify: the write roots and the sources of writable binds.
-  std::vector<std::string> writable = policy.write_roots;
-  writable.insert(writable.end(), policy.writable_bind_sources.begin(),
-                  policy.writable_bind_sources.end());
-  SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, environment));
-  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", writable));
+  SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, plan.environment));
+  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", plan.writable));
   SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
-  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", writable));
+  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", plan.writable));
 
   // Resource limits: the sandbox's cgroups exist, limits written, before bwrap is spawned.
   std::unique_ptr<cgroup::Cgroups> cgroups;
@@ -231,12 +219,12 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
         (options.id.empty() ? std::string("sandbox") : options.id) + "-" + suffix.substr(0, 8);
     if (!options.id.empty()) SRT_RETURN_IF_ERROR(SandboxId(options.id));
     SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
-    Result<cgroup::Plan> plan =
+    Result<cgroup::Plan> cgroup_plan =
         cgroup::PlanCgroups(host, {l.memory_bytes, l.cpu_millis, l.pids}, name);
-    if (!plan) return std::move(plan).error().Wrap("limits");
-    for (const std::string& note : plan->notes) debug(note);
-    if (!plan->leaves.empty()) {
-      SRT_ASSIGN_OR_RETURN(cgroups, cgroup::Cgroups::Create(std::move(plan).value()));
+    if (!cgroup_plan) return std::move(cgroup_plan).error().Wrap("limits");
+    for (const std::string& note : cgroup_plan->notes) debug(note);
+    if (!cgroup_plan->leaves.empty()) {
+      SRT_ASSIGN_OR_RETURN(cgroups, cgroup::Cgroups::Create(std::move(cgroup_plan).value()));
     }
   }
   debug("bwrap: " + bwrap + ", srt-init: " + init);
@@ -249,19 +237,16 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
       std::unique_ptr<net::SandboxNetwork> network,
       net::SandboxNetwork::Start(policy.network,
                                  {id, init, std::move(options.on_connection), options.debug}));
-  for (auto& [name, value] : network->Environment(environment)) set_env(name, value);
+  for (auto& [name, value] : network->Environment(plan.environment)) {
+    facade::SetEnv(plan.environment, name, value);
+  }
 
   launch::LaunchSpec spec;
-  // The write guard, unless the filesystem is the host's anyway (filesystem.disabled).
-  const bool guard = !policy.filesystem_disabled;
-  if (guard) {
-    spec.guard.calls = seccomp::GuardCalls();
-    spec.guard.roots = policy.guard_roots;
-    if (!tmpdir.empty()) spec.guard.private_roots.push_back(tmpdir);
-    if (policy.allow_git_config) spec.guard.flags |= wire::kGuardAllowGitConfig;
-  }
+  const bool guard = !plan.guard.calls.empty();
+  spec.guard = std::move(plan.guard);
   spec.policy = std::move(policy);
-  spec.build_seccomp_filter = [filter_options, guard]() -> Result<launch::SeccompPrograms> {
+  spec.build_seccomp_filter = [filter_options = plan.filter,
+                               guard]() -> Result<launch::SeccompPrograms> {
     launch::SeccompPrograms programs;
     SRT_ASSIGN_OR_RETURN(programs.deny, seccomp::BuildFilter(filter_options));
     if (guard) {
@@ -270,28 +255,22 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     return programs;
   };
   spec.argv = std::move(options.argv);
-  spec.env = std::move(environment);
+  spec.env = std::move(plan.environment);
   spec.stdin_fd = options.stdin_fd;
   spec.stdout_fd = options.stdout_fd;
   spec.stderr_fd = options.stderr_fd;
   spec.keep_fds = std::move(options.inherit_fds);
-  spec.tmpdir = std::move(tmpdir);
+  spec.tmpdir = std::move(plan.tmpdir);
   spec.cgroups = std::move(cgroups);
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.on_terminal_stop = std::move(options.on_terminal_stop);
   spec.debug = options.debug;
-  // The proxy holds two descriptors per connection; 1024 (the usual soft limit) would cap it
-  // near 500. srt raises its own soft limit and the command gets the original back.
-  rlimit nofile;
-  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < kProxyNofile &&
-      nofile.rlim_cur < nofile.rlim_max) {
-    rlimit raised = nofile;
-    raised.rlim_cur = std::min<rlim_t>(nofile.rlim_max, kProxyNofile);
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-      spec.command_nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
-                                           static_cast<uint64_t>(nofile.rlim_max));
-    }
+  // srt raises its own soft limit for the proxy and the command gets the original back.
+  if (plan.raise_nofile) {
+    rlimit raised{static_cast<rlim_t>(*plan.raise_nofile),
+                  static_cast<rlim_t>(plan.command_nofile->second)};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) spec.command_nofile = plan.command_nofile;
   }
   spec.net_sockets = network->sockets();
   spec.resolv_conf = network->resolv_conf();

@@ -1,0 +1,49 @@
+#include "sandbox_plan.h"
+
+#include <algorithm>
+
+namespace srt::facade {
+
+void SetEnv(std::vector<std::string>& environment, const std::string& name,
+            const std::string& value) {
+  std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+  environment.push_back(name + "=" + value);
+}
+
+SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
+                        const policy::Policy& policy) {
+  SandboxPlan plan;
+  plan.filter.allow_unix_sockets = policy.allow_all_unix_sockets;
+  plan.filter.allow_namespaces = policy.allow_nested_user_namespaces;
+  // A root caller's nested namespaces map the host's root (see bwrap::Layout::keep_setfcap).
+  plan.filter.deny_xattr_writes = policy.allow_nested_user_namespaces && facts.euid == 0;
+
+  plan.environment = options.env ? *options.env : facts.environment;
+  SetEnv(plan.environment, "SANDBOX_RUNTIME", "1");
+  if (!policy.tmpdir_parent.empty()) {
+    plan.tmpdir = policy.tmpdir_parent + "/srt-" + facts.random_name;
+    SetEnv(plan.environment, "TMPDIR", plan.tmpdir);
+    plan.notes.push_back("TMPDIR " + plan.tmpdir + ": a private tmpfs, removed afterwards");
+  }
+
+  plan.writable = policy.write_roots;
+  plan.writable.insert(plan.writable.end(), policy.writable_bind_sources.begin(),
+                       policy.writable_bind_sources.end());
+
+  // The write guard, unless the filesystem is the host's anyway (filesystem.disabled).
+  if (!policy.filesystem_disabled) {
+    plan.guard.calls = seccomp::GuardCalls();
+    plan.guard.roots = policy.guard_roots;
+    if (!plan.tmpdir.empty()) plan.guard.private_roots.push_back(plan.tmpdir);
+    if (policy.allow_git_config) plan.guard.flags |= wire::kGuardAllowGitConfig;
+  }
+
+  if (facts.nofile && facts.nofile->first < kProxyNofile &&
+      facts.nofile->first < facts.nofile->second) {
+    plan.raise_nofile = std::min(facts.nofile->second, kProxyNofile);
+    plan.command_nofile = facts.nofile;
+  }
+  return plan;
+}
+
+}  // namespace srt::facade

@@ -1,0 +1,59 @@
+// sandbox_plan: what Sandbox::Start decides, as a pure function of the caller's options, the
+// resolved policy and the host facts it gathered first (home, working directory, effective
+// uid, environment, a random name, RLIMIT_NOFILE). Start gathers the facts in one place
+// (GatherHostFacts in sandbox.cc), plans, then carries the plan out; tests give facts of
+// their own and check the plan (tests/unit/sandbox).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launch/plan_writer.h"
+#include "policy/policy.h"
+#include "seccomp/filter.h"
+#include "srt/sandbox.h"
+
+namespace srt::facade {
+
+struct HostFacts {
+  std::string home;  // the caller's home: options.home, $HOME or the passwd entry
+  std::string cwd;   // options.cwd or the working directory
+  uid_t euid = 0;    // who srt runs as
+  std::vector<std::string> environment;  // srt's own (used when options.env is unset)
+  std::string random_name;               // 16 random hex digits, for the private TMPDIR
+  // RLIMIT_NOFILE as srt found it (soft, hard); unset when getrlimit failed.
+  std::optional<std::pair<uint64_t, uint64_t>> nofile;
+};
+
+// The soft RLIMIT_NOFILE srt wants while its proxy runs: it holds two descriptors per
+// connection, and 1024 (the usual soft limit) would cap it near 500.
+inline constexpr uint64_t kProxyNofile = 65536;
+
+struct SandboxPlan {
+  seccomp::FilterOptions filter;
+  // The command's environment before the network's variables are added.
+  std::vector<std::string> environment;
+  std::string tmpdir;       // the command's private TMPDIR ("" = none)
+  launch::GuardPlan guard;  // no calls: no write guard (filesystem.disabled)
+  // What the sandbox may modify (write roots, writable bind sources): no executable srt runs on
+  // the host may lie below one.
+  std::vector<std::string> writable;
+  // Raise srt's soft RLIMIT_NOFILE to this; the command then gets `command_nofile` back.
+  std::optional<uint64_t> raise_nofile;
+  std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
+  std::vector<std::string> notes;  // for the debug stream
+};
+
+[[nodiscard]] SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
+                                      const policy::Policy& policy);
+
+// Sets NAME=value in `environment`, replacing every earlier NAME=.
+void SetEnv(std::vector<std::string>& environment, const std::string& name,
+            const std::string& value);
+
+}  // namespace srt::facade

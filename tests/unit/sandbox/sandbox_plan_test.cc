@@ -1,0 +1,122 @@
+// Sandbox::Start's decisions, from facts given here instead of the host's (sandbox_plan.h):
+// each case prints the whole plan and compares it with its golden text.
+#include "sandbox_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace srt::facade {
+namespace {
+
+std::string Describe(const SandboxPlan& plan) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  line(std::string("filter: unix=") + (plan.filter.allow_unix_sockets ? "allowed" : "denied") +
+       " namespaces=" + (plan.filter.allow_namespaces ? "allowed" : "denied") +
+       " xattr-writes=" + (plan.filter.deny_xattr_writes ? "denied" : "allowed"));
+  for (const std::string& e : plan.environment) line("env " + e);
+  line("tmpdir " + (plan.tmpdir.empty() ? std::string("-") : plan.tmpdir));
+  line("guard " + std::string(plan.guard.calls.empty() ? "off" : "on") +
+       " flags=" + std::to_string(plan.guard.flags));
+  for (const std::string& r : plan.guard.roots) line("guard root " + r);
+  for (const std::string& r : plan.guard.private_roots) line("guard private " + r);
+  for (const std::string& w : plan.writable) line("writable " + w);
+  line("nofile " + (plan.raise_nofile ? std::to_string(*plan.raise_nofile) : std::string("-")) +
+       " command " +
+       (plan.command_nofile ? std::to_string(plan.command_nofile->first) + "/" +
+                                  std::to_string(plan.command_nofile->second)
+                            : std::string("-")));
+  for (const std::string& n : plan.notes) line("note " + n);
+  return out;
+}
+
+HostFacts Facts() {
+  HostFacts f;
+  f.home = "/home/u";
+  f.cwd = "/home/u/p";
+  f.euid = 1000;
+  f.environment = {"PATH=/usr/bin:/bin", "TMPDIR=/var/tmp", "SANDBOX_RUNTIME=0"};
+  f.random_name = "0123456789abcdef";
+  f.nofile = std::make_pair(1024, 524288);
+  return f;
+}
+
+policy::Policy ProjectPolicy() {
+  policy::Policy p;
+  p.write_roots = {"/home/u/p"};
+  p.writable_bind_sources = {"/srv/cache"};
+  p.guard_roots = {"/home/u/p"};
+  p.tmpdir_parent = "/tmp";
+  return p;
+}
+
+TEST(SandboxPlanTest, ATypicalProjectSandbox) {
+  SandboxOptions options;
+  EXPECT_EQ(Describe(PlanSandbox(options, Facts(), ProjectPolicy())),
+            "filter: unix=denied namespaces=denied xattr-writes=allowed\n"
+            "env PATH=/usr/bin:/bin\n"
+            "env SANDBOX_RUNTIME=1\n"
+            "env TMPDIR=/tmp/srt-0123456789abcdef\n"
+            "tmpdir /tmp/srt-0123456789abcdef\n"
+            "guard on flags=0\n"
+            "guard root /home/u/p\n"
+            "guard private /tmp/srt-0123456789abcdef\n"
+            "writable /home/u/p\n"
+            "writable /srv/cache\n"
+            "nofile 65536 command 1024/524288\n"
+            "note TMPDIR /tmp/srt-0123456789abcdef: a private tmpfs, removed afterwards\n");
+}
+
+TEST(SandboxPlanTest, TheCallersEnvironmentReplacesSrtsOwn) {
+  SandboxOptions options;
+  options.env = std::vector<std::string>{"A=1", "SANDBOX_RUNTIME=x"};
+  policy::Policy p;
+  p.filesystem_disabled = true;
+  EXPECT_EQ(Describe(PlanSandbox(options, Facts(), p)),
+            "filter: unix=denied namespaces=denied xattr-writes=allowed\n"
+            "env A=1\n"
+            "env SANDBOX_RUNTIME=1\n"
+            "tmpdir -\n"
+            "guard off flags=0\n"
+            "nofile 65536 command 1024/524288\n");
+}
+
+TEST(SandboxPlanTest, NestedNamespacesAsRootDenyXattrWritesAndGitConfigIsFlagged) {
+  HostFacts facts = Facts();
+  facts.euid = 0;
+  facts.nofile = std::make_pair(65536, 65536);  // high enough already: nothing raised
+  policy::Policy p = ProjectPolicy();
+  p.allow_nested_user_namespaces = true;
+  p.allow_all_unix_sockets = true;
+  p.allow_git_config = true;
+  p.tmpdir_parent.clear();
+  EXPECT_EQ(Describe(PlanSandbox(SandboxOptions{}, facts, p)),
+            "filter: unix=allowed namespaces=allowed xattr-writes=denied\n"
+            "env PATH=/usr/bin:/bin\n"
+            "env TMPDIR=/var/tmp\n"
+            "env SANDBOX_RUNTIME=1\n"
+            "tmpdir -\n"
+            "guard on flags=" +
+                std::to_string(wire::kGuardAllowGitConfig) +
+                "\n"
+                "guard root /home/u/p\n"
+                "writable /home/u/p\n"
+                "writable /srv/cache\n"
+                "nofile - command -\n");
+}
+
+TEST(SandboxPlanTest, ASoftLimitAtTheHardLimitIsNotRaised) {
+  HostFacts facts = Facts();
+  facts.nofile = std::make_pair(4096, 4096);
+  EXPECT_FALSE(PlanSandbox(SandboxOptions{}, facts, policy::Policy{}).raise_nofile);
+  facts.nofile = std::make_pair(1024, 4096);
+  SandboxPlan plan = PlanSandbox(SandboxOptions{}, facts, policy::Policy{});
+  ASSERT_TRUE(plan.raise_nofile);
+  EXPECT_EQ(*plan.raise_nofile, 4096u);
+  facts.nofile.reset();  // getrlimit failed
+  EXPECT_FALSE(PlanSandbox(SandboxOptions{}, facts, policy::Policy{}).raise_nofile);
+}
+
+}  // namespace
+}  // namespace srt::facade
