@@ -96,7 +96,7 @@ Result<FileId> RealFsView::IdOf(const std::string& path) const {
   struct stat st;
   if (lstat(path.c_str(), &st) < 0) return SysError("lstat " + strings::Quote(path));
   return FileId{static_cast<unsigned long long>(st.st_dev),
-                        static_cast<unsigned long long>(st.st_ino)};
+                static_cast<unsigned long long>(st.st_ino)};
 }
 
 Result<std::string> RealFsView::ReadSmallFile(const std::string& path, size_t max_bytes) const {

@@ -1,7 +1,7 @@
 // The scripted resolver for session tests (fake_resolver.h).
-#include <utility>
-
 #include "fake_resolver.h"
+
+#include <utility>
 
 namespace srt::proxy {
 
