@@ -194,16 +194,23 @@ class Call {
     return fd;
   }
 
-  // A NUL-terminated string of the command's memory, read once into `buf` (kPathMax bytes).
-  long ReadString(uint64_t addr, char* buf) const {
-    IoVec local{buf, kPathMax};
-    IoVec remote{reinterpret_cast<void*>(addr), kPathMax};
+  // process_vm_readv of one range; a command that made itself non-dumpable needs
+  // CAP_SYS_PTRACE raised for it.
+  long VmRead(IoVec& local, IoVec& remote) const {
     long n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
     if (n == -EPERM) {
       SetEffective(kRaisePtrace);
       n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
       SetEffective(0);
     }
+    return n;
+  }
+
+  // A NUL-terminated string of the command's memory, read once into `buf` (kPathMax bytes).
+  long ReadString(uint64_t addr, char* buf) const {
+    IoVec local{buf, kPathMax};
+    IoVec remote{reinterpret_cast<void*>(addr), kPathMax};
+    long n = VmRead(local, remote);
     // A string that ends just before unmapped memory: read up to the page it ends in.
     if (n == -EFAULT) {
       size_t first = kPathMax - (addr & (kPathMax - 1));
@@ -221,13 +228,7 @@ class Call {
   bool ReadMemory(uint64_t addr, void* buf, size_t len) const {
     IoVec local{buf, len};
     IoVec remote{reinterpret_cast<void*>(addr), len};
-    long n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
-    if (n == -EPERM) {
-      SetEffective(kRaisePtrace);
-      n = SRT_SYS(__NR_process_vm_readv, tid(), &local, 1, &remote, 1, 0);
-      SetEffective(0);
-    }
-    return n == static_cast<long>(len);
+    return VmRead(local, remote) == static_cast<long>(len);
   }
 
   // The command's descriptor `fd` itself (pidfd_getfd), or -errno.

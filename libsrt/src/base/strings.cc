@@ -81,18 +81,44 @@ std::string QuoteForMessage(std::string_view s, size_t max) {
   return out;
 }
 
-std::string EscapeNonPrintable(std::string_view s) {
+std::string EscapeBytes(std::string_view s, bool (*escape)(unsigned char)) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (Printable(u)) {
-      out += c;
-    } else {
+    if (escape(u)) {
       AppendHexEscape(out, u);
+    } else {
+      out += c;
     }
   }
   return out;
+}
+
+std::string EscapeNonPrintable(std::string_view s) {
+  return EscapeBytes(s, [](unsigned char c) { return !Printable(c); });
+}
+
+bool JsonNestingWithin(std::string_view json, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is, cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
 }
 
 }  // namespace srt::strings

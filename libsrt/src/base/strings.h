@@ -19,7 +19,13 @@ std::string Quote(std::string_view s);
 std::string QuoteForMessage(std::string_view s, size_t max = 64);
 // Appends byte `c` as \xNN (lower-case hex): the one escape every quoting helper uses.
 void AppendHexEscape(std::string& out, unsigned char c);
+// `s` with every byte for which `escape` is true written as \xNN.
+std::string EscapeBytes(std::string_view s, bool (*escape)(unsigned char));
 // `s` with every byte outside printable ASCII (below 0x20, 0x7f and above) as \xNN.
 std::string EscapeNonPrintable(std::string_view s);
+// Whether no array or object in the JSON text `json` nests deeper than `max_depth` (brackets
+// inside strings do not count). A linear scan, for text from a hostile peer before nlohmann's
+// recursive parser (and its recursive destructor) sees it.
+bool JsonNestingWithin(std::string_view json, int max_depth);
 
 }  // namespace srt::strings

@@ -72,19 +72,7 @@ std::string JsonQuote(std::string_view text) {
   return out;
 }
 
-std::string LogSafe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (Unsafe(c)) {
-      strings::AppendHexEscape(out, c);
-    } else {
-      out.push_back(ch);
-    }
-  }
-  return out;
-}
+std::string LogSafe(std::string_view text) { return strings::EscapeBytes(text, Unsafe); }
 
 namespace {
 

@@ -30,29 +30,7 @@ const char* TypeName(const json& j) { return j.type_name(); }
 
 // Refuses documents nested deeper than kMaxJsonDepth before nlohmann sees them: its dump() and
 // destructor recurse, and a hostile server should not be able to exhaust our stack.
-bool DepthOk(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  bool escape = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escape) {
-        escape = false;
-      } else if (c == '\\') {
-        escape = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
+bool DepthOk(std::string_view text) { return strings::JsonNestingWithin(text, kMaxJsonDepth); }
 
 Result<json> ParseJson(std::string_view what, std::string_view body) {
   if (!DepthOk(body)) {

@@ -1,5 +1,7 @@
 #include "toolbox_protocol/protocol.h"
 
+#include "base/strings.h"
+
 namespace srt::poller::toolbox_protocol {
 namespace {
 
@@ -9,10 +11,17 @@ std::string Dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, kRepla
 
 // The object on `line`, or a discarded value when it is not one (or nests too deep to parse).
 nlohmann::json ParseObject(std::string_view line) {
-  if (!NestingWithin(line, kMaxNesting)) return nlohmann::json(nlohmann::json::value_t::discarded);
+  if (!strings::JsonNestingWithin(line, kMaxNesting)) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
   nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return nlohmann::json(nlohmann::json::value_t::discarded);
   return j;
+}
+
+// One text block: the only content the toolbox produces.
+nlohmann::json TextContent(std::string_view text) {
+  return nlohmann::json::array({{{"type", "text"}, {"text", std::string(text)}}});
 }
 
 std::string Quote(std::string_view line) {
@@ -22,30 +31,6 @@ std::string Quote(std::string_view line) {
 }
 
 }  // namespace
-
-bool NestingWithin(std::string_view json, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character, whatever it is, cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
 
 std::string FormatReady() { return Dump({{"ready", true}, {"version", kVersion}}); }
 
@@ -68,15 +53,10 @@ Result<void> ParseReady(std::string_view line) {
   return Ok();
 }
 
-std::string ContentJson(std::string_view text) {
-  return Dump(nlohmann::json::array({{{"type", "text"}, {"text", std::string(text)}}}));
-}
+std::string ContentJson(std::string_view text) { return Dump(TextContent(text)); }
 
 std::string FormatAnswer(const nlohmann::json& id, std::string_view text, bool is_error) {
-  return Dump(
-      {{"id", id},
-       {"is_error", is_error},
-       {"content", nlohmann::json::array({{{"type", "text"}, {"text", std::string(text)}}})}});
+  return Dump({{"id", id}, {"is_error", is_error}, {"content", TextContent(text)}});
 }
 
 Result<Answer> ParseAnswer(std::string_view line) {
@@ -84,10 +64,10 @@ Result<Answer> ParseAnswer(std::string_view line) {
     return MakeError(Errc::kProtocol,
                      "srt-toolbox sent a malformed answer (" + what + "): " + Quote(line));
   };
-  if (!NestingWithin(line, kMaxNesting)) {
+  if (!strings::JsonNestingWithin(line, kMaxNesting)) {
     return bad("nested deeper than " + std::to_string(kMaxNesting));
   }
-  nlohmann::json j = ParseObject(line);
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return bad("not a JSON object");
   if (j.size() != 3) return bad("not exactly id, is_error and content");
   Answer a;

@@ -79,10 +79,4 @@ struct Message {
 };
 Message ParseMessage(std::string_view line);
 
-// --- shared ------------------------------------------------------------------------------
-
-// Whether no array or object in `json` nests deeper than `max_depth` (strings are skipped, so
-// brackets inside them do not count). A linear scan: it runs before any recursive parse.
-bool NestingWithin(std::string_view json, int max_depth);
-
 }  // namespace srt::poller::toolbox_protocol

@@ -110,12 +110,5 @@ TEST(ParseAnswerTest, ShapesTheToolboxNeverWritesAreRefused) {
   EXPECT_NE(a.error().message().find("nested deeper than 64"), std::string::npos);
 }
 
-TEST(NestingTest, BracketsInStringsDoNotCount) {
-  EXPECT_TRUE(NestingWithin(R"({"a":[[1]]})", 3));
-  EXPECT_FALSE(NestingWithin(R"({"a":[[1]]})", 2));
-  EXPECT_TRUE(NestingWithin(R"({"a":"[[[[\"[[["})", 1));
-  EXPECT_TRUE(NestingWithin(R"({"a":"\\"})", 1));
-}
-
 }  // namespace
 }  // namespace srt::poller::toolbox_protocol

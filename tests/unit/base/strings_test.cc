@@ -18,5 +18,12 @@ TEST(StringsTest, QuoteEscapesControlCharacters) {
   EXPECT_EQ(Quote("it's"), "'it\\'s'");
 }
 
+TEST(JsonNestingTest, BracketsInStringsDoNotCount) {
+  EXPECT_TRUE(strings::JsonNestingWithin(R"({"a":[[1]]})", 3));
+  EXPECT_FALSE(strings::JsonNestingWithin(R"({"a":[[1]]})", 2));
+  EXPECT_TRUE(strings::JsonNestingWithin(R"({"a":"[[[[\"[[["})", 1));
+  EXPECT_TRUE(strings::JsonNestingWithin(R"({"a":"\\"})", 1));
+}
+
 }  // namespace
 }  // namespace srt::strings
