@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <memory>
@@ -117,6 +118,25 @@ TEST_F(ToolboxClientTest, DeepNestingIsRefusedBeforeItIsParsed) {
   writer.join();
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(TextOf(r).find("nested deeper than 64"), std::string::npos) << TextOf(r);
+}
+
+// The client's own limit on what it buffers from the sandbox: a line that never ends stops at
+// 64 MiB instead of growing srt-poller without bound.
+TEST_F(ToolboxClientTest, ALineOverTheLimitFailsTheCall) {
+  signal(SIGPIPE, SIG_IGN);  // the writer below outlives the client's read end
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n");
+  std::thread writer([fd = toolbox_out_.get()] {
+    const std::string chunk(1 << 20, 'x');
+    for (int i = 0; i < 80; ++i) {
+      if (write(fd, chunk.data(), chunk.size()) < 0) return;
+    }
+  });
+  ToolResult r = Call();
+  client_.reset();  // closes the read end: the writer's next write fails
+  writer.join();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(TextOf(r).find("srt-toolbox sent a line over 64 MiB"), std::string::npos) << TextOf(r);
 }
 
 }  // namespace
