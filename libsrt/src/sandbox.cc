@@ -139,6 +139,15 @@ Result<std::string> FindInit(const std::optional<std::string>& configured) {
                                         "); reinstall srt");
 }
 
+// An environment variable of srt's, upper case first ("HTTP_PROXY", then "http_proxy"); empty
+// counts as unset, as for curl.
+std::optional<std::string> ProxyVariable(const char* upper, const char* lower) {
+  const char* v = getenv(upper);
+  if (v == nullptr || *v == '\0') v = getenv(lower);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -154,6 +163,9 @@ Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
     facts.nofile = std::make_pair(static_cast<uint64_t>(nofile.rlim_cur),
                                   static_cast<uint64_t>(nofile.rlim_max));
   }
+  facts.proxy_variables = {ProxyVariable("HTTP_PROXY", "http_proxy"),
+                           ProxyVariable("HTTPS_PROXY", "https_proxy"),
+                           ProxyVariable("NO_PROXY", "no_proxy")};
   return facts;
 }
 
@@ -188,7 +200,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
 
   SRT_ASSIGN_OR_RETURN(const facade::HostFacts facts, GatherHostFacts(options));
-  policy::Environment env{facts.home, facts.cwd, {}};
+  policy::Environment env{facts.home, facts.cwd, {}, facts.proxy_variables};
   for (const BindMount& b : options.binds) {
     env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
   }
@@ -296,7 +308,9 @@ Result<ExitStatus> Sandbox::Wait(int forward_signals_fd) {
 
 Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
   if (!network_) return MakeError(Errc::kInvalidArgument, "the sandbox has been moved from");
-  return network_->Update(network);
+  // Only the rules change (proxy/proxy.h), so srt's own proxy variables do not matter here.
+  SRT_ASSIGN_OR_RETURN(NetworkPolicy policy, policy::ResolveNetworkPolicy(network, {}));
+  return network_->Update(policy);
 }
 
 Result<ExitStatus> RunSandboxed(SandboxOptions options) {

@@ -28,6 +28,8 @@ struct HostFacts {
   std::string random_name;               // 16 random hex digits, for the private TMPDIR
   // RLIMIT_NOFILE as srt found it (soft, hard); unset when getrlimit failed.
   std::optional<std::pair<uint64_t, uint64_t>> nofile;
+  // srt's own HTTP(S)_PROXY / NO_PROXY, the parents when the settings name none.
+  policy::ProxyVariables proxy_variables;
 };
 
 // The soft RLIMIT_NOFILE srt wants while its proxy runs: it holds two descriptors per

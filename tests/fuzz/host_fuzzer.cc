@@ -12,14 +12,15 @@
 #include <string_view>
 
 #include "base/address.h"
+#include "base/host.h"
 #include "filter/address_guard.h"
 #include "filter/domain_matcher.h"
-#include "filter/host.h"
 #include "filter/no_proxy.h"
+#include "support/network_policy_for.h"
 
 namespace {
 
-using srt::proxy::Host;
+using srt::Host;
 
 void Require(bool condition) {
   if (!condition) {
@@ -29,7 +30,7 @@ void Require(bool condition) {
 
 const srt::proxy::DomainMatcher& Matcher() {
   static const srt::proxy::DomainMatcher matcher =
-      srt::proxy::DomainMatcher::Build(
+      srt::testing::DomainMatcherFor(
           {"example.com", "*.example.com:443", "127.0.0.1:3000", "[::1]", "*.co.uk", "localhost",
            "10.0.0.0"},
           {"evil.example.com", "*:25", "[::ffff:10.0.0.2]", "169.254.169.254"},
@@ -46,7 +47,7 @@ const srt::proxy::AddressGuard& Guard() {
 }
 
 void CheckName(const Host& h) {
-  Require(!h.text.empty() && h.text.size() <= srt::proxy::kMaxHostLength);
+  Require(!h.text.empty() && h.text.size() <= srt::kMaxHostLength);
   Require(h.text.front() != '.' && h.text.back() != '.');
   Require(h.text.find("..") == std::string::npos);
   for (char c : h.text) {
@@ -58,11 +59,11 @@ void CheckName(const Host& h) {
 void CheckAddress(const Host& h) {
   const bool v4 = h.kind == Host::Kind::kIpv4;
   Require(h.address.family == (v4 ? srt::IpAddress::Family::kIpv4 : srt::IpAddress::Family::kIpv6));
-  Require(srt::proxy::FormatHostAddress(h.address) == h.text);
-  Require(srt::proxy::UnmapIpv4(h.address) == h.address);
+  Require(srt::FormatHostAddress(h.address) == h.text);
+  Require(srt::UnmapIpv4(h.address) == h.address);
   std::optional<srt::IpAddress> parsed = srt::ParseIpAddress(h.text);
   Require(parsed.has_value() && *parsed == h.address);
-  Require(srt::proxy::HostFromAddress(h.address) == h);
+  Require(srt::HostFromAddress(h.address) == h);
   // The guard judges any address without crashing, and its refusal text has the right shape.
   (void)Guard().Classify(h.address);
   (void)srt::proxy::EmbeddedIpv4(h.address);
@@ -78,12 +79,12 @@ void CheckAddress(const Host& h) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view raw(reinterpret_cast<const char*>(data), size);
 
-  srt::Result<Host> host = srt::proxy::CanonicalizeHost(raw);
+  srt::Result<Host> host = srt::CanonicalizeHost(raw);
   const srt::proxy::Decision raw_decision = Matcher().Evaluate(raw, 443);
   if (!host.has_value()) {
     Require(host.error().code() == srt::Errc::kDenied);
     Require(host.error().message().starts_with("malformed host: '"));
-    Require(!raw_decision.allowed && raw_decision.reason == srt::proxy::kMalformedHost);
+    Require(!raw_decision.allowed && raw_decision.reason == srt::kMalformedHost);
   } else {
     if (host->kind == Host::Kind::kName) {
       CheckName(*host);
@@ -92,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Canonical form is a fixed point.
     const std::string again = host->kind == Host::Kind::kIpv6 ? "[" + host->text + "]" : host->text;
-    srt::Result<Host> host2 = srt::proxy::CanonicalizeHost(again);
+    srt::Result<Host> host2 = srt::CanonicalizeHost(again);
     Require(host2.has_value() && *host2 == *host);
 
     const srt::proxy::Decision d = Matcher().Evaluate(*host, 443);
@@ -109,8 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     Require(!Matcher().Evaluate(*host, 25).allowed);  // `*:25`
     (void)Matcher().NameMayResolve(host->text);
-    (void)srt::proxy::IsLocalhostName(*host);
-    (void)srt::proxy::FormatAuthority(*host, 443);
+    (void)srt::IsLocalhostName(*host);
+    (void)srt::FormatAuthority(*host, 443);
   }
 
   // The same bytes as a NO_PROXY list and as a deny reason.
@@ -119,7 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)no_proxy.Bypass(*host, 443);
   }
   for (const char* probe : {"example.com", "10.1.2.3", "[2001:db8::1]", "localhost"}) {
-    srt::Result<Host> p = srt::proxy::CanonicalizeHost(probe);
+    srt::Result<Host> p = srt::CanonicalizeHost(probe);
     Require(p.has_value());
     const bool bypass = no_proxy.Bypass(*p, 8080);
     if (std::string_view(probe) == "localhost") {

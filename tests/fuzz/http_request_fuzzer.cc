@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "filter/host.h"
+#include "base/host.h"
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
@@ -20,6 +20,9 @@
 
 namespace {
 
+using srt::CanonicalizeHost;
+using srt::Host;
+using srt::kMalformedHost;
 using namespace srt::proxy;        // NOLINT(google-build-using-namespace)
 using namespace srt::proxy::http;  // NOLINT(google-build-using-namespace)
 

@@ -8,13 +8,16 @@
 #include <cstdlib>
 #include <span>
 
-#include "filter/host.h"
+#include "base/host.h"
 #include "proxy_limits.h"
 #include "tls/client_hello.h"
 #include "wire/ascii.h"
 
 namespace {
 
+using srt::CanonicalizeHost;
+using srt::Host;
+using srt::kMalformedHost;
 using namespace srt::proxy;       // NOLINT(google-build-using-namespace)
 using namespace srt::proxy::tls;  // NOLINT(google-build-using-namespace)
 

@@ -11,13 +11,17 @@
 #include <vector>
 
 #include "base/address.h"
-#include "filter/host.h"
+#include "base/host.h"
 #include "proxy_limits.h"
 #include "socks5/socks5_parser.h"
 #include "wire/ascii.h"
 
 namespace {
 
+using srt::CanonicalizeHost;
+using srt::Host;
+using srt::HostFromAddress;
+using srt::kMalformedHost;
 using namespace srt::proxy;          // NOLINT(google-build-using-namespace)
 using namespace srt::proxy::socks5;  // NOLINT(google-build-using-namespace)
 

@@ -218,6 +218,8 @@ void Dnsmasq::Stop() {
 
 std::string Dnsmasq::address() const { return "127.0.0.1:" + std::to_string(port_); }
 
+Endpoint Dnsmasq::endpoint() const { return Endpoint{*ParseIpv4("127.0.0.1"), port_}; }
+
 std::string Dnsmasq::log() const { return ReadWholeFd(log_.get()); }
 
 }  // namespace srt::testing

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "base/address.h"
 #include "base/unique_fd.h"
 #include "srt/result.h"
 
@@ -56,6 +57,8 @@ class Dnsmasq {
   [[nodiscard]] uint16_t port() const { return port_; }
   // "127.0.0.1:<port>", the form ResolverOptions::servers takes.
   [[nodiscard]] std::string address() const;
+  // The same, for ResolverOptions::servers.
+  [[nodiscard]] Endpoint endpoint() const;
   [[nodiscard]] pid_t pid() const { return pid_; }
   // What dnsmasq wrote to stdout and stderr so far.
   [[nodiscard]] std::string log() const;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "base/ascii.h"
 #include "base/strings.h"
 
 namespace srt {
@@ -120,6 +121,42 @@ Result<IpNetwork> ParseIpNetwork(std::string_view text) {
     network.prefix_length = *length;
   }
   return network;
+}
+
+std::string FormatEndpoint(const Endpoint& endpoint) {
+  std::string host = FormatIpAddress(endpoint.address);
+  if (endpoint.address.family == IpAddress::Family::kIpv6) host = "[" + host + "]";
+  return host + ":" + std::to_string(endpoint.port);
+}
+
+std::optional<Endpoint> ParseEndpoint(std::string_view text, uint16_t default_port) {
+  std::optional<IpAddress> address;
+  std::string_view port_text;
+  if (text.starts_with('[')) {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    address = ParseIpv6(text.substr(1, close - 1));
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return std::nullopt;
+      port_text = rest.substr(1);
+      if (port_text.empty()) return std::nullopt;
+    }
+  } else if (std::optional<IpAddress> whole = ParseIpAddress(text)) {
+    address = whole;  // "10.0.0.1", or a bare IPv6 literal (whose colons are not a port's)
+  } else if (const size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    address = ParseIpv4(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+    if (port_text.empty()) return std::nullopt;
+  }
+  if (!address) return std::nullopt;
+  Endpoint out{*address, default_port};
+  if (!port_text.empty()) {
+    std::optional<uint16_t> port = ascii::ParsePort(port_text, ascii::LeadingZeros::kAccepted);
+    if (!port) return std::nullopt;
+    out.port = *port;
+  }
+  return out;
 }
 
 bool Contains(const IpNetwork& network, const IpAddress& address) {

@@ -1,5 +1,6 @@
-// base/address.h: IP literals and CIDR ranges as written in settings (deniedResolvedAddresses,
-// IP domain patterns). Pure: no I/O, no name resolution; reusable by the proxy's address filter.
+// base/address.h: IP literals, endpoints and CIDR ranges as written in settings
+// (deniedResolvedAddresses, dnsServers, IP domain patterns). Pure: no I/O, no name resolution;
+// reusable by the proxy's address filter.
 #pragma once
 
 #include <array>
@@ -28,6 +29,13 @@ struct IpNetwork {
   bool operator==(const IpNetwork&) const = default;
 };
 
+// An address and a port: a DNS server, a dialed destination, a socket's own address.
+struct Endpoint {
+  IpAddress address;
+  uint16_t port = 0;
+  bool operator==(const Endpoint&) const = default;
+};
+
 // Strict dotted-quad IPv4 ("10.0.0.1"; not "10.1", "0x7f.0.0.1" or "010.0.0.1").
 [[nodiscard]] std::optional<IpAddress> ParseIpv4(std::string_view text);
 // An unbracketed IPv6 literal ("::1", "2001:db8::1", "::ffff:10.0.0.1"), no zone id.
@@ -37,6 +45,13 @@ struct IpNetwork {
 
 // The canonical text form: dotted quad, or RFC 5952 compressed lower-case IPv6 (no brackets).
 [[nodiscard]] std::string FormatIpAddress(const IpAddress& address);
+
+// "93.184.216.34:443", "[2001:db8::1]:443".
+[[nodiscard]] std::string FormatEndpoint(const Endpoint& endpoint);
+
+// "ip", "ip:port", "[v6]", "[v6]:port" or a bare IPv6 literal (network.dnsServers); no port
+// means `default_port`. Ports 1-65535, leading zeros accepted; brackets hold IPv6 only.
+[[nodiscard]] std::optional<Endpoint> ParseEndpoint(std::string_view text, uint16_t default_port);
 
 // Parses an IP literal or CIDR range, IPv6 unbracketed. The error (Errc::kInvalidArgument) quotes
 // `text` and ends in upstream srt's explanation of the accepted forms.

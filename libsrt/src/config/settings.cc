@@ -22,6 +22,7 @@
 #include "base/ascii.h"
 #include "base/domain_pattern.h"
 #include "base/path.h"
+#include "base/proxy_url.h"
 #include "base/strings.h"
 #include "base/unique_fd.h"
 
@@ -659,7 +660,8 @@ class Decoder {
   }
 
   // A parent proxy srt chains to: plain HTTP (the proxy speaks CONNECT and absolute-form to it).
-  // The URL's details (host, port, credentials) are checked where it is used; here only its form.
+  // The scheme is required here (the environment's HTTP_PROXY may omit it); the rest is the one
+  // proxy URL grammar (base/proxy_url.h), so a bad host or port fails at load.
   Result<std::string> ProxyUrl(const Json& j) const {
     if (!j.is_string()) {
       return Expected("a proxy URL string", j);
@@ -674,6 +676,9 @@ class Decoder {
                   " is not a proxy URL srt can chain to; expected http://[user:password@]host"
                   "[:port] (srt speaks plain HTTP to a parent proxy: https:// and socks5:// "
                   "parents are not supported)");
+    }
+    if (Result<srt::ProxyUrl> parsed = ParseProxyUrl(url); !parsed) {
+      return Fail(parsed.error().message());
     }
     return url;
   }
@@ -690,28 +695,7 @@ class Decoder {
         return Expected("a DNS server address string", j[i]);
       }
       const std::string& text = j[i].get_ref<const std::string&>();
-      std::string_view host = text;
-      std::optional<std::string_view> port;
-      bool well_formed = true;
-      if (host.starts_with('[')) {
-        const size_t close = host.find(']');
-        well_formed = close != std::string_view::npos;
-        if (well_formed) {
-          std::string_view rest = host.substr(close + 1);
-          host = host.substr(1, close - 1);
-          if (!rest.empty()) {
-            well_formed = rest.front() == ':';
-            port = rest.substr(1);
-          }
-        }
-      } else if (std::count(host.begin(), host.end(), ':') == 1) {
-        const size_t colon = host.find(':');
-        port = host.substr(colon + 1);
-        host = host.substr(0, colon);
-      }
-      const bool port_ok =
-          well_formed && (!port || ascii::ParsePort(*port, ascii::LeadingZeros::kAccepted));
-      if (!port_ok || !ParseIpAddress(host)) {
+      if (!ParseEndpoint(text, 53)) {
         return Fail(strings::Quote(text) +
                     " is not a DNS server address; expected an IP literal with an optional port, "
                     "e.g. \"127.0.0.1\", \"127.0.0.1:5353\", \"[::1]:53\"");

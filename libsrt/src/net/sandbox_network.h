@@ -3,8 +3,7 @@
 // transparent capture, and the environment and resolv.conf that point the command at it.
 //
 // Usage protocol (the facade, sandbox.cc):
-//   1. SandboxNetwork::Start(settings.network, options): builds the rules (errors name the
-//      network key at fault), starts the loop thread and creates the proxy on it in the
+//   1. SandboxNetwork::Start(policy.network, options): starts the proxy (proxy/proxy.h) in the
 //      background, so that overlaps with bubblewrap's start.
 //   2. Pass sockets() to the launch (LaunchSpec::net_sockets), apply Environment() to the
 //      command's environment and put resolv_conf() over the sandbox's /etc/resolv.conf.
@@ -15,7 +14,6 @@
 #pragma once
 
 #include <functional>
-#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,14 +23,10 @@
 #include "base/unique_fd.h"
 #include "init_protocol/wire.h"
 #include "net/socket_plan.h"
+#include "network_policy/network_policy.h"
+#include "proxy/proxy.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
-#include "srt/settings.h"
-
-namespace srt::proxy {
-class LoopThread;
-class ProxyServer;
-}  // namespace srt::proxy
 
 namespace srt::net {
 
@@ -46,7 +40,7 @@ struct NetworkOptions {
 
 class SandboxNetwork {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<SandboxNetwork>> Start(const NetworkSettings& network,
+  [[nodiscard]] static Result<std::unique_ptr<SandboxNetwork>> Start(const NetworkPolicy& network,
                                                                      NetworkOptions options);
   ~SandboxNetwork();
   SandboxNetwork(const SandboxNetwork&) = delete;
@@ -61,7 +55,7 @@ class SandboxNetwork {
   [[nodiscard]] std::string resolv_conf() const;
 
   [[nodiscard]] Result<void> Attach(std::vector<UniqueFd> sockets);
-  [[nodiscard]] Result<void> Update(const NetworkSettings& network);
+  [[nodiscard]] Result<void> Update(const NetworkPolicy& network);
 
  private:
   SandboxNetwork() = default;
@@ -73,10 +67,7 @@ class SandboxNetwork {
   bool socks_external_ = false;  // socksProxyPort: 1080 does
   std::string token_;
   std::vector<PlannedSocket> plan_;
-  std::unique_ptr<proxy::LoopThread> thread_;
-  // Lives on the loop thread; created there by Start() (ready_ says how that went).
-  std::unique_ptr<proxy::ProxyServer> server_;
-  std::future<Result<void>> ready_;
+  std::unique_ptr<proxy::Proxy> proxy_;
 };
 
 }  // namespace srt::net

@@ -24,7 +24,7 @@ wire::NetSocket Tcp(int family, uint16_t port, bool loopback) {
 }  // namespace
 
 std::vector<PlannedSocket> PlanSockets(const SocketPlanOptions& options) {
-  std::vector<uint16_t> ports = {kHttpProxyPort, kSocksProxyPort};
+  std::vector<uint16_t> ports = {proxy::kHttpProxyPort, proxy::kSocksProxyPort};
   if (options.capture) {
     ports.insert(ports.end(), options.capture_ports.begin(), options.capture_ports.end());
   }

@@ -13,11 +13,10 @@
 #include <vector>
 
 #include "init_protocol/wire.h"
+#include "proxy/proxy.h"
 
 namespace srt::net {
 
-inline constexpr uint16_t kHttpProxyPort = 3128;
-inline constexpr uint16_t kSocksProxyPort = 1080;
 inline constexpr uint16_t kDnsPort = 53;
 
 struct PlannedSocket {
@@ -35,7 +34,7 @@ struct PlannedSocket {
 struct SocketPlanOptions {
   bool capture = true;
   bool ipv6 = true;  // the kernel has IPv6: also listen on [::] / [::1]
-  // DomainMatcher::CapturePorts() (80, 443 and every port an allow entry names).
+  // proxy::Proxy::capture_ports() (80, 443 and every port an allow entry names).
   std::vector<uint16_t> capture_ports;
 };
 

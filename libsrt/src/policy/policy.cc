@@ -90,7 +90,8 @@ class Resolver {
     policy_.weaker_nested_sandbox = settings_.enable_weaker_nested_sandbox;
     policy_.allow_nested_user_namespaces = settings_.allow_nested_user_namespaces;
     policy_.allow_all_unix_sockets = settings_.network.allow_all_unix_sockets;
-    policy_.network = settings_.network;
+    SRT_ASSIGN_OR_RETURN(policy_.network,
+                         ResolveNetworkPolicy(settings_.network, env_.proxy_variables));
     SRT_ASSIGN_OR_RETURN(CanonicalPath cwd, Canonicalize(fs_, path::Normalize(env_.cwd)));
     policy_.cwd = cwd.path;
     // Where srt's DNS stub is named, if the proxy runs with transparent capture (the facade

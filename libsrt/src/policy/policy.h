@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "network_policy/network_policy.h"
 #include "policy/fs_view.h"
+#include "policy/network.h"
 #include "srt/result.h"
 #include "srt/settings.h"
 
@@ -74,6 +76,7 @@ struct Environment {
   std::string home;  // absolute
   std::string cwd;   // absolute
   std::vector<BindRequest> binds;
+  ProxyVariables proxy_variables;  // srt's own HTTP(S)_PROXY / NO_PROXY
 };
 
 struct Policy {
@@ -104,7 +107,7 @@ struct Policy {
   bool weaker_nested_sandbox = false;  // enableWeakerNestedSandbox: host /proc bound
   bool allow_nested_user_namespaces = false;
   bool allow_all_unix_sockets = false;
-  NetworkSettings network;  // enforced by the proxy
+  NetworkPolicy network;  // enforced by the proxy
   // Where the sandbox's resolv.conf is (canonical; /etc/resolv.conf may be a symlink), replaced
   // by one naming srt's DNS stub when the proxy captures traffic; "" when there is none.
   std::string resolv_conf;

@@ -75,65 +75,6 @@ const ares_socket_functions kSocketFunctions = {AresSocket, AresClose, AresConne
 
 // --- Options -------------------------------------------------------------------------------
 
-struct ServerAddress {
-  IpAddress ip;
-  int port = 53;
-};
-
-// "ip", "ip:port", "[v6]", "[v6]:port", or a bare IPv6 literal.
-Result<ServerAddress> ParseServer(std::string_view text) {
-  auto bad = [&](std::string_view why) {
-    return MakeError(Errc::kInvalidArgument, "DNS server '" + std::string(text) +
-                                                 "': " + std::string(why) +
-                                                 " (expected ip, ip:port, [ipv6] or [ipv6]:port)");
-  };
-  ServerAddress server;
-  std::string_view host = text;
-  if (!text.empty() && text.front() == '[') {
-    size_t close = text.find(']');
-    if (close == std::string_view::npos) {
-      return bad("missing ']'");
-    }
-    host = text.substr(1, close - 1);
-    std::string_view rest = text.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') {
-        return bad("junk after ']'");
-      }
-      auto port = ascii::ParsePort(rest.substr(1), ascii::LeadingZeros::kAccepted);
-      if (!port) {
-        return bad("bad port");
-      }
-      server.port = *port;
-    }
-    auto ip = ParseIpv6(host);
-    if (!ip) {
-      return bad("not an IPv6 address");
-    }
-    server.ip = *ip;
-    return server;
-  }
-  if (auto ip = ParseIpAddress(text)) {
-    server.ip = *ip;
-    return server;
-  }
-  size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    return bad("not an IP address");
-  }
-  auto ip = ParseIpv4(text.substr(0, colon));
-  if (!ip) {
-    return bad("not an IP address");
-  }
-  auto port = ascii::ParsePort(text.substr(colon + 1), ascii::LeadingZeros::kAccepted);
-  if (!port) {
-    return bad("bad port");
-  }
-  server.ip = *ip;
-  server.port = *port;
-  return server;
-}
-
 Result<void> ValidateOptions(const ResolverOptions& o) {
   if (o.timeout.count() <= 0 || o.timeout.count() > INT_MAX) {
     return MakeError(Errc::kInvalidArgument, "resolver timeout must be between 1 ms and " +
@@ -271,7 +212,7 @@ class AresResolver final : public Resolver {
   AresResolver(const AresResolver&) = delete;
   AresResolver& operator=(const AresResolver&) = delete;
 
-  Result<void> Init(const std::vector<ServerAddress>& servers);
+  Result<void> Init(const std::vector<Endpoint>& servers);
   QueryId Resolve(const std::string& name, Callback done) override;
   void Cancel(QueryId id) override;
 
@@ -318,7 +259,7 @@ class AresResolver final : public Resolver {
   std::shared_ptr<char> alive_;
 };
 
-Result<void> AresResolver::Init(const std::vector<ServerAddress>& servers) {
+Result<void> AresResolver::Init(const std::vector<Endpoint>& servers) {
   if (int status = AresLibraryInit(); status != ARES_SUCCESS) {
     return MakeError(Errc::kSystem, std::string("ares_library_init: ") + ares_strerror(status));
   }
@@ -346,12 +287,12 @@ Result<void> AresResolver::Init(const std::vector<ServerAddress>& servers) {
     for (size_t i = 0; i < servers.size(); ++i) {
       ares_addr_port_node& n = nodes[i];
       n.next = i + 1 < servers.size() ? &nodes[i + 1] : nullptr;
-      if (servers[i].ip.family == IpAddress::Family::kIpv4) {
+      if (servers[i].address.family == IpAddress::Family::kIpv4) {
         n.family = AF_INET;
-        std::memcpy(&n.addr.addr4, servers[i].ip.bytes.data(), 4);
+        std::memcpy(&n.addr.addr4, servers[i].address.bytes.data(), 4);
       } else {
         n.family = AF_INET6;
-        std::memcpy(&n.addr.addr6, servers[i].ip.bytes.data(), 16);
+        std::memcpy(&n.addr.addr6, servers[i].address.bytes.data(), 16);
       }
       n.udp_port = servers[i].port;
       n.tcp_port = servers[i].port;
@@ -553,14 +494,8 @@ Result<std::unique_ptr<Resolver>> CreateAresResolver(EventLoop& loop,
                                                      const ResolverOptions& options) {
   loop.AssertInLoopThread();
   SRT_RETURN_IF_ERROR(ValidateOptions(options));
-  std::vector<ServerAddress> servers;
-  servers.reserve(options.servers.size());
-  for (const std::string& text : options.servers) {
-    SRT_ASSIGN_OR_RETURN(ServerAddress server, ParseServer(text));
-    servers.push_back(server);
-  }
   auto resolver = std::make_unique<AresResolver>(loop, options);
-  SRT_RETURN_IF_ERROR(resolver->Init(servers));
+  SRT_RETURN_IF_ERROR(resolver->Init(options.servers));
   return std::unique_ptr<Resolver>(std::move(resolver));
 }
 

@@ -81,10 +81,10 @@ class Resolver {
 };
 
 struct ResolverOptions {
-  // "ip", "ip:port", "[v6]" or "[v6]:port" (a bare "v6" means port 53), tried in order. Empty:
-  // the system's configuration (resolv.conf's servers, search domains and ndots; /etc/hosts
+  // Tried in order (network.dnsServers, parsed by settings validation). Empty: the system's
+  // configuration (resolv.conf's servers, search domains and ndots; /etc/hosts
   // before DNS). Explicit servers are used for DNS only: no search domains, no /etc/hosts.
-  std::vector<std::string> servers;
+  std::vector<Endpoint> servers;
   // Per attempt. c-ares doubles it for every further round over the servers, so with one server
   // a lookup that gets no answer fails after timeout * (2^tries - 1): 2 s + 4 s by default.
   std::chrono::milliseconds timeout{2000};

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <array>
 
-#include "filter/host.h"
+#include "base/host.h"
 
 namespace srt::proxy {
 namespace {

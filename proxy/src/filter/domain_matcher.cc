@@ -83,18 +83,10 @@ size_t DomainMatcher::Slot::Find(uint16_t port) const {
   return best;
 }
 
-Result<void> DomainMatcher::AddEntries(Table& table, const std::vector<std::string>& entries,
-                                       bool deny) {
-  const PatternList list = deny ? PatternList::kDeny : PatternList::kAllow;
-  for (size_t index = 0; index < entries.size(); ++index) {
-    const std::string& text = entries[index];
-    Result<DomainPattern> parsed = ParseDomainPattern(text, list);
-    if (!parsed.has_value()) {
-      return std::move(parsed).error().Wrap(deny ? "network.deniedDomains"
-                                                 : "network.allowedDomains");
-    }
-    const DomainPattern& pattern = *parsed;
-    table.entries.push_back(text);
+void DomainMatcher::AddEntries(Table& table, const std::vector<DomainRule>& rules) {
+  for (size_t index = 0; index < rules.size(); ++index) {
+    const DomainPattern& pattern = rules[index].pattern;
+    table.entries.push_back(rules[index].entry);
     switch (pattern.kind) {
       case DomainPattern::Kind::kAny:
         table.all.Add(pattern.port, index);
@@ -120,40 +112,20 @@ Result<void> DomainMatcher::AddEntries(Table& table, const std::vector<std::stri
       }
     }
   }
-  return Ok();
 }
 
-Result<DomainMatcher> DomainMatcher::Build(const std::vector<std::string>& allowed,
-                                           const std::vector<std::string>& denied,
-                                           const std::map<std::string, std::string>& reasons) {
+DomainMatcher DomainMatcher::Build(const std::vector<DomainRule>& allowed,
+                                   const std::vector<DomainRule>& denied) {
   DomainMatcher m;
-  SRT_RETURN_IF_ERROR(AddEntries(m.allow_, allowed, /*deny=*/false));
-  SRT_RETURN_IF_ERROR(AddEntries(m.deny_, denied, /*deny=*/true));
-
-  m.deny_reasons_.resize(denied.size());
-  std::unordered_multimap<std::string_view, size_t> deny_index;
-  for (size_t i = 0; i < denied.size(); ++i) {
-    deny_index.emplace(denied[i], i);
+  AddEntries(m.allow_, allowed);
+  AddEntries(m.deny_, denied);
+  m.deny_reasons_.reserve(denied.size());
+  for (const DomainRule& rule : denied) {
+    m.deny_reasons_.push_back(rule.reason.empty() ? "" : SanitizeDenyReason(rule.reason));
   }
-  for (const auto& [key, reason] : reasons) {
-    auto [first, last] = deny_index.equal_range(key);
-    for (auto it = first; it != last; ++it) {
-      m.deny_reasons_[it->second] = SanitizeDenyReason(reason);
-    }
-    if (first == last) {
-      return MakeError(Errc::kInvalidArgument,
-                       "network.deniedDomainReasons: " + strings::Quote(key) +
-                           " is not an entry of deniedDomains (a reason is keyed by the exact "
-                           "entry)");
-    }
-  }
-
   std::vector<uint16_t> ports = {80, 443};
-  for (const std::string& text : allowed) {
-    Result<DomainPattern> p = ParseDomainPattern(text, PatternList::kAllow);
-    if (p.has_value() && p->port) {
-      ports.push_back(*p->port);
-    }
+  for (const DomainRule& rule : allowed) {
+    if (rule.pattern.port) ports.push_back(*rule.pattern.port);
   }
   std::sort(ports.begin(), ports.end());
   ports.erase(std::unique(ports.begin(), ports.end()), ports.end());

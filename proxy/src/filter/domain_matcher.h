@@ -2,9 +2,7 @@
 // upstream srt's semantics (upstream-srt.md §1.6). Pure and immutable once built.
 //
 // Usage:
-//   SRT_ASSIGN_OR_RETURN(DomainMatcher m, DomainMatcher::Build(net.allowed_domains,
-//                                                              net.denied_domains,
-//                                                              net.denied_domain_reasons));
+//   DomainMatcher m = DomainMatcher::Build(policy.allowed, policy.denied);  // NetworkPolicy
 //   SRT_ASSIGN_OR_RETURN(Host host, CanonicalizeHost(request.host));  // else kMalformedHost
 //   Decision d = m.Evaluate(host, request.port);   // d.reason is the 403 status phrase
 //
@@ -21,7 +19,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +26,8 @@
 #include <vector>
 
 #include "base/address.h"
-#include "filter/host.h"
+#include "base/host.h"
+#include "network_policy/network_policy.h"
 #include "srt/result.h"
 
 namespace srt::proxy {
@@ -56,14 +54,11 @@ struct Decision {
 
 class DomainMatcher {
  public:
-  // Builds from the validated network.allowedDomains / deniedDomains / deniedDomainReasons.
-  // Fails (Errc::kInvalidArgument) only on what settings validation already refuses: an entry
-  // that is not a domain pattern for its list (the error names the list and quotes the entry),
-  // or a reason keyed by something that is not a deniedDomains entry. Entries that no request
-  // can match (e.g. a name outside [A-Za-z0-9._-]) are accepted and never match.
-  [[nodiscard]] static Result<DomainMatcher> Build(
-      const std::vector<std::string>& allowed, const std::vector<std::string>& denied,
-      const std::map<std::string, std::string>& reasons);
+  // Builds from the network policy's allowedDomains / deniedDomains rules (parsed, with their
+  // reasons). Entries that no request can match (e.g. a name outside [A-Za-z0-9._-]) are kept
+  // out and never match.
+  [[nodiscard]] static DomainMatcher Build(const std::vector<DomainRule>& allowed,
+                                           const std::vector<DomainRule>& denied);
 
   // The decision on a canonical host (CanonicalizeHost) and destination port.
   [[nodiscard]] Decision Evaluate(const Host& host, uint16_t port) const;
@@ -114,7 +109,7 @@ class DomainMatcher {
     std::vector<std::string> entries;  // index -> entry as written
   };
 
-  static Result<void> AddEntries(Table& table, const std::vector<std::string>& entries, bool deny);
+  static void AddEntries(Table& table, const std::vector<DomainRule>& rules);
   // The lowest index of an entry of `table` matching (host, port), or kNone.
   static size_t Match(const Table& table, const Host& host, uint16_t port, uint32_t& probes);
   // True if an entry of `table` matches `name` on some port (allow side) or on every port

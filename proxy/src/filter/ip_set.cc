@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "filter/host.h"
+#include "base/host.h"
 
 namespace srt::proxy::internal {
 namespace {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/address.h"
-#include "filter/host.h"
+#include "base/host.h"
 #include "filter/ip_set.h"
 
 namespace srt::proxy {

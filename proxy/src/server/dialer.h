@@ -16,9 +16,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/host.h"
 #include "base/unique_fd.h"
 #include "dns/resolver.h"
-#include "filter/host.h"
 #include "loop/event_loop.h"
 #include "server/endpoint.h"
 #include "server/parent_proxy.h"

@@ -51,10 +51,4 @@ std::optional<Endpoint> FromSockaddr(const sockaddr* address, socklen_t length) 
   return std::nullopt;
 }
 
-std::string FormatEndpoint(const Endpoint& endpoint) {
-  std::string host = FormatIpAddress(endpoint.address);
-  if (endpoint.address.family == IpAddress::Family::kIpv6) host = "[" + host + "]";
-  return host + ":" + std::to_string(endpoint.port);
-}
-
 }  // namespace srt::proxy

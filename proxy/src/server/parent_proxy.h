@@ -1,5 +1,6 @@
 // server/parent_proxy.h: the upstream ("corporate") proxies srt chains to: network.parentProxy,
-// or srt's own HTTP_PROXY / HTTPS_PROXY / NO_PROXY when the settings name none. Pure.
+// or srt's own HTTP_PROXY / HTTPS_PROXY / NO_PROXY when the settings name none (the network
+// policy parsed the URLs). Pure.
 //
 // Routes: plain-HTTP requests go to the `http` proxy in absolute form; everything tunnelled
 // (CONNECT, SOCKS5, captured connections) goes to the `https` proxy, falling back to `http`, as
@@ -10,29 +11,24 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
-#include "filter/host.h"
+#include "base/host.h"
+#include "base/proxy_url.h"
 #include "filter/no_proxy.h"
-#include "srt/result.h"
 
 namespace srt::proxy {
 
 struct ParentProxy {
-  Host host;  // canonical; a name is resolved (without the guard) when dialing
+  Host host;
   uint16_t port = 0;
-  // "Basic <base64(user:password)>" from the URL's userinfo (percent-decoded), or "".
+  // "Basic <base64(user:password)>" from the URL's userinfo, or "".
   std::string authorization;
   // "http://host:port" without credentials, for messages and the decision log.
   std::string display;
 };
 
-// Parses "http://[user[:password]@]host[:port][/]" (port 80 when absent; a bare "host:port" is
-// read as http://host:port, as curl and Go do). Errors (kInvalidArgument) name `what` (e.g.
-// "network.parentProxy.http") and quote the URL with its password replaced by "***":
-// another scheme (https:// proxies need TLS to the proxy, which srt does not speak), a path,
-// query or fragment, a bad host or port, bad percent-encoding.
-[[nodiscard]] Result<ParentProxy> ParseParentProxyUrl(std::string_view url, std::string_view what);
+// The parent a parsed URL (base/proxy_url.h) names.
+[[nodiscard]] ParentProxy ParentProxyFor(const ProxyUrl& url);
 
 struct ParentProxies {
   std::optional<ParentProxy> http;

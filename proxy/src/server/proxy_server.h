@@ -36,6 +36,7 @@
 #include "dns/resolver.h"
 #include "dns/synthetic_addresses.h"
 #include "loop/event_loop.h"
+#include "proxy/proxy.h"
 #include "proxy_limits.h"
 #include "server/decision_log.h"
 #include "server/parent_proxy.h"
@@ -66,7 +67,7 @@ struct ProxyOptions {
   std::chrono::milliseconds handshake_timeout = kHandshakeTimeout;
   Tunnel::Options tunnel;  // `pipes` is set by the server (its own pool)
   size_t max_connections = kMaxConcurrentConnections;
-  std::vector<uint16_t> proxy_ports = {3128, 1080};
+  std::vector<uint16_t> proxy_ports = {kHttpProxyPort, kSocksProxyPort};
   // network.httpProxyPort / socksProxyPort: a proxy client on one of these sandbox ports is
   // relayed as is to the host's 127.0.0.1:<port> (an external proxy the user runs; srt applies
   // no policy and asks no credentials there). Sandbox port -> host port.

@@ -6,23 +6,11 @@
 
 namespace srt::proxy {
 
-Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
-    const NetworkSettings& network, std::vector<IpAddress> own_addresses) {
-  Result<DomainMatcher> matcher = DomainMatcher::Build(
-      network.allowed_domains, network.denied_domains, network.denied_domain_reasons);
-  if (!matcher) return std::move(matcher).error().Wrap("network");
-  std::vector<IpNetwork> denied;
-  denied.reserve(network.denied_resolved_addresses.size());
-  for (size_t i = 0; i < network.denied_resolved_addresses.size(); ++i) {
-    Result<IpNetwork> net = ParseIpNetwork(network.denied_resolved_addresses[i]);
-    if (!net) {
-      return std::move(net).error().Wrap("network.deniedResolvedAddresses[" + std::to_string(i) +
-                                         "]");
-    }
-    denied.push_back(*net);
-  }
+std::shared_ptr<const NetworkRules> BuildNetworkRules(const NetworkPolicy& network,
+                                                      std::vector<IpAddress> own_addresses) {
   return std::make_shared<const NetworkRules>(
-      NetworkRules{std::move(*matcher), AddressGuard(std::move(own_addresses), std::move(denied))});
+      NetworkRules{DomainMatcher::Build(network.allowed, network.denied),
+                   AddressGuard(std::move(own_addresses), network.denied_resolved_addresses)});
 }
 
 Result<std::vector<IpAddress>> HostInterfaceAddresses() {

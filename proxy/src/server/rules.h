@@ -9,8 +9,8 @@
 #include "base/address.h"
 #include "filter/address_guard.h"
 #include "filter/domain_matcher.h"
+#include "network_policy/network_policy.h"
 #include "srt/result.h"
-#include "srt/settings.h"
 
 namespace srt::proxy {
 
@@ -19,11 +19,9 @@ struct NetworkRules {
   AddressGuard guard;
 };
 
-// Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()). Fails with
-// kInvalidArgument naming the network key and entry at fault (settings validation refuses the
-// same entries first, so this only fails for settings built in code).
-[[nodiscard]] Result<std::shared_ptr<const NetworkRules>> BuildNetworkRules(
-    const NetworkSettings& network, std::vector<IpAddress> own_addresses);
+// Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()).
+[[nodiscard]] std::shared_ptr<const NetworkRules> BuildNetworkRules(
+    const NetworkPolicy& network, std::vector<IpAddress> own_addresses);
 
 // This host's interface addresses (getifaddrs), for the guard's "one of this host's addresses".
 [[nodiscard]] Result<std::vector<IpAddress>> HostInterfaceAddresses();

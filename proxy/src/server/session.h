@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/host.h"
 #include "base/unique_fd.h"
-#include "filter/host.h"
 #include "loop/event_loop.h"
 #include "server/decision_log.h"
 #include "server/dialer.h"

@@ -111,5 +111,26 @@ TEST(AddressTest, Contains) {
   EXPECT_FALSE(Contains(net("0.0.0.0/0"), ip("::1")));
 }
 
+// The one grammar of "ip[:port]" (network.dnsServers and the resolver's servers).
+TEST(AddressTest, ParseEndpoint) {
+  auto text = [](const char* s) {
+    std::optional<Endpoint> e = ParseEndpoint(s, 53);
+    return e ? FormatEndpoint(*e) : std::string("none");
+  };
+  EXPECT_EQ(text("127.0.0.1"), "127.0.0.1:53");
+  EXPECT_EQ(text("127.0.0.1:5353"), "127.0.0.1:5353");
+  EXPECT_EQ(text("127.0.0.1:053"), "127.0.0.1:53");
+  EXPECT_EQ(text("::1"), "[::1]:53");
+  EXPECT_EQ(text("[::1]"), "[::1]:53");
+  EXPECT_EQ(text("[::1]:5353"), "[::1]:5353");
+  EXPECT_EQ(text("2001:db8::1"), "[2001:db8::1]:53");
+  EXPECT_EQ(ParseEndpoint("10.0.0.1", 7)->port, 7);
+  for (const char* bad : {"", "example.com", "1.2.3.4:0", "1.2.3.4:65536", "1.2.3.4:53x",
+                          "1.2.3:53", "127.0.0.1:", "[::1", "[::1]x", "[::1]53",
+                          "[::1]:", "[1.2.3.4]:53", "::1:53:", "[]", ":53"}) {
+    EXPECT_FALSE(ParseEndpoint(bad, 53).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace srt

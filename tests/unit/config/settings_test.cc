@@ -585,6 +585,16 @@ TEST(SettingsTest, ParentProxyUrls) {
             "settings.json: /network/parentProxy/https: 'http://'" + tail);
   EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "http://p\n:1"}}})"),
             "settings.json: /network/parentProxy/http: 'http://p\\x0a:1'" + tail);
+  // The rest of the URL is checked here too, not first when a sandbox starts.
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "http://p:0"}}})"),
+            "settings.json: /network/parentProxy/http: 'http://p:0' has a bad port");
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"https": "http://u:secret@p/x"}}})"),
+            "settings.json: /network/parentProxy/https: 'http://u:***@p/x' has a path, query or "
+            "fragment; a proxy URL is http://host:port");
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "http://bad host:8080"}}})"),
+            "settings.json: /network/parentProxy/http: 'http://bad host:8080'" + tail);
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"http": "http://a..b:8080"}}})"),
+            "settings.json: /network/parentProxy/http: 'http://a..b:8080' has a bad host");
 }
 
 TEST(SettingsTest, SrtNetworkKeys) {

@@ -451,7 +451,8 @@ TEST(PolicyTest, CarriesTheOtherSwitches) {
   EXPECT_TRUE(p.weaker_nested_sandbox);
   EXPECT_TRUE(p.allow_nested_user_namespaces);
   EXPECT_TRUE(p.allow_all_unix_sockets);
-  EXPECT_EQ(p.network.allowed_domains, std::vector<std::string>{"example.com"});
+  ASSERT_EQ(p.network.allowed.size(), 1u);
+  EXPECT_EQ(p.network.allowed[0].entry, "example.com");
 }
 
 // --- Binds (Environment::binds) --------------------------------------------------------------

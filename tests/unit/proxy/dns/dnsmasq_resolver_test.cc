@@ -37,7 +37,7 @@ class DnsmasqResolverTest : public ::testing::Test {
     ASSERT_TRUE(dns.has_value()) << dns.error().message();
     dns_ = std::move(dns).value();
     ResolverOptions ro;
-    ro.servers = {dns_->address()};
+    ro.servers = {dns_->endpoint()};
     ro.timeout = std::chrono::milliseconds(1000);
     auto resolver = CreateAresResolver(*loop_, ro);
     ASSERT_TRUE(resolver.has_value()) << resolver.error().message();

@@ -243,7 +243,7 @@ MockDnsServer::~MockDnsServer() {
   }
 }
 
-std::string MockDnsServer::address() const { return "127.0.0.1:" + std::to_string(port_); }
+Endpoint MockDnsServer::endpoint() const { return Endpoint{*ParseIpv4("127.0.0.1"), port_}; }
 
 void MockDnsServer::Set(std::string_view name, MockDnsReply reply) {
   MutexLock lock(mu_);

@@ -3,7 +3,7 @@
 //
 // Usage: SRT_ASSIGN_OR_RETURN(auto dns, MockDnsServer::Start());
 //        dns->Set("a.test", MockDnsReply::Addresses({"192.0.2.1"}, {"2001:db8::1"}));
-//        options.servers = {dns->address()};
+//        options.servers = {dns->endpoint()};
 // It runs on its own thread, so it answers while the code under test blocks or runs its loop.
 // Names match case-insensitively without the trailing dot; unknown names get the default reply
 // (NXDOMAIN unless SetDefault says otherwise). A known name without records of the asked type
@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/address.h"
 #include "base/unique_fd.h"
 #include "loop/thread_annotations.h"
 #include "srt/result.h"
@@ -65,8 +66,8 @@ class MockDnsServer {
   MockDnsServer& operator=(const MockDnsServer&) = delete;
 
   [[nodiscard]] uint16_t port() const { return port_; }
-  // "127.0.0.1:<port>", the form ResolverOptions::servers takes.
-  [[nodiscard]] std::string address() const;
+  // 127.0.0.1:<port>, for ResolverOptions::servers.
+  [[nodiscard]] Endpoint endpoint() const;
 
   // Thread-safe; take effect for queries that arrive afterwards.
   void Set(std::string_view name, MockDnsReply reply) SRT_EXCLUDES(mu_);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/network_policy_for.h"
+
 namespace srt::proxy {
 namespace {
 
@@ -492,7 +494,7 @@ TEST(AddressGuardTest, VetsResolvedAddresses) {
            " / " + kMeta + " / " + kOwnCls + " / " + kListed + " / " + kDenyListed},
   };
   for (const VetCase& c : cases) {
-    Result<DomainMatcher> m = DomainMatcher::Build(c.allow, c.deny, {});
+    Result<DomainMatcher> m = srt::testing::DomainMatcherFor(c.allow, c.deny, {});
     ASSERT_TRUE(m.has_value()) << c.name << ": " << m.error().message();
     AddressGuard guard(Ips(kOwn), Nets(c.listed));
     AddressGuard::Vetted v = guard.Vet(Ips(c.resolved), *m, c.port, c.localhost);

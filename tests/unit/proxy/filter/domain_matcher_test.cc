@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "support/network_policy_for.h"
+
 namespace srt::proxy {
 namespace {
 
@@ -30,7 +32,7 @@ struct Case {
 };
 
 DomainMatcher MustBuild(const Strings& allow, const Strings& deny, const Reasons& reasons = {}) {
-  Result<DomainMatcher> m = DomainMatcher::Build(allow, deny, reasons);
+  Result<DomainMatcher> m = srt::testing::DomainMatcherFor(allow, deny, reasons);
   EXPECT_TRUE(m.has_value()) << m.error().message();
   return std::move(m).value();
 }
@@ -234,7 +236,7 @@ TEST(DomainMatcherTest, DecisionTable) {
       {{}, {"evil.com"}, {{"evil.com", "<>"}}, "evil.com", 443, false, kDeny, "evil.com"},
   };
   for (const Case& c : cases) {
-    Result<DomainMatcher> m = DomainMatcher::Build(c.allow, c.deny, c.reasons);
+    Result<DomainMatcher> m = srt::testing::DomainMatcherFor(c.allow, c.deny, c.reasons);
     ASSERT_TRUE(m.has_value()) << Describe(c) << ": " << m.error().message();
     Decision d = m->Evaluate(std::string_view(c.host), c.port);
     EXPECT_EQ(d.allowed, c.allowed) << Describe(c);
@@ -272,25 +274,25 @@ TEST(DomainMatcherTest, SanitizesReasonsAsUpstream) {
   EXPECT_EQ(SanitizeDenyReason("\xc2\x85next line"), "?next line");  // C1 control: non-ASCII
 }
 
-TEST(DomainMatcherTest, BuildRejectsWhatSettingsValidationRejects) {
-  Result<DomainMatcher> broad = DomainMatcher::Build({"*.com"}, {}, {});
+TEST(DomainMatcherTest, ThePolicySideRejectsWhatSettingsValidationRejects) {
+  Result<DomainMatcher> broad = srt::testing::DomainMatcherFor({"*.com"}, {}, {});
   ASSERT_FALSE(broad.has_value());
   EXPECT_EQ(broad.error().code(), Errc::kInvalidArgument);
   EXPECT_TRUE(broad.error().message().starts_with(
       "network.allowedDomains: '*.com' is too broad: a wildcard needs at least two labels"))
       << broad.error().message();
 
-  Result<DomainMatcher> star = DomainMatcher::Build({"*"}, {}, {});
+  Result<DomainMatcher> star = srt::testing::DomainMatcherFor({"*"}, {}, {});
   ASSERT_FALSE(star.has_value());
   EXPECT_TRUE(star.error().message().starts_with("network.allowedDomains: '*' is too broad"))
       << star.error().message();
 
-  Result<DomainMatcher> bad_deny = DomainMatcher::Build({}, {"http://x.com"}, {});
+  Result<DomainMatcher> bad_deny = srt::testing::DomainMatcherFor({}, {"http://x.com"}, {});
   ASSERT_FALSE(bad_deny.has_value());
   EXPECT_TRUE(bad_deny.error().message().starts_with("network.deniedDomains: 'http://x.com'"))
       << bad_deny.error().message();
 
-  Result<DomainMatcher> reason = DomainMatcher::Build({}, {"a.com"}, {{"b.com", "why"}});
+  Result<DomainMatcher> reason = srt::testing::DomainMatcherFor({}, {"a.com"}, {{"b.com", "why"}});
   ASSERT_FALSE(reason.has_value());
   EXPECT_EQ(reason.error().message(),
             "network.deniedDomainReasons: 'b.com' is not an entry of deniedDomains (a reason is "

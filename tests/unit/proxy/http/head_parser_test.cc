@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "filter/host.h"
+#include "base/host.h"
 #include "http/base64.h"
 #include "wire/parser_test_util.h"
 

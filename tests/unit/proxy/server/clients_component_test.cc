@@ -231,7 +231,7 @@ class RealDnsTest : public ProxyComponentTest {
     for (const char* name : {"app.dns.test", "rebind.dns.test", "nope.dns.test"}) {
       network.allowed_domains.push_back(name);
     }
-    const std::string server = dns_->address();
+    const Endpoint server = dns_->endpoint();
     StartProxyWith(network, DefaultOptions(), [server](EventLoop& loop) {
       ResolverOptions ro;
       ro.servers = {server};

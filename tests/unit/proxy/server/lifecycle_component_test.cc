@@ -221,10 +221,9 @@ class ParentProxyTest : public ProxyComponentTest {
  protected:
   void StartWithParent(std::string_view no_proxy = "") {
     ProxyOptions options = DefaultOptions();
-    Result<ParentProxy> parent =
-        ParseParentProxyUrl("http://u:p@127.0.0.1:" + Port(parent_.port()), "test parent");
+    Result<ProxyUrl> parent = ParseProxyUrl("http://u:p@127.0.0.1:" + Port(parent_.port()));
     ASSERT_TRUE(parent.has_value()) << parent.error().message();
-    options.parents.http = *parent;
+    options.parents.http = ParentProxyFor(*parent);
     options.parents.no_proxy = NoProxy::Parse(no_proxy);
     NetworkSettings network = DefaultNetwork();
     network.allowed_domains.push_back("remote.test");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/rules.h"
+#include "support/network_policy_for.h"
 
 namespace srt::proxy::testing {
 
@@ -160,8 +161,9 @@ void ProxyComponentTest::StartProxyWith(
     const std::function<std::unique_ptr<Resolver>(EventLoop&)>& make_resolver) {
   StopProxy();
   records_.Clear();
-  Result<std::shared_ptr<const NetworkRules>> rules = BuildNetworkRules(network, {});
-  ASSERT_TRUE(rules.has_value()) << rules.error().message();
+  Result<NetworkPolicy> policy = srt::testing::NetworkPolicyFor(network);
+  ASSERT_TRUE(policy.has_value()) << policy.error().message();
+  std::shared_ptr<const NetworkRules> rules = BuildNetworkRules(*policy, {});
   std::optional<Listening> listening = ListenTcp("127.0.0.1");
   ASSERT_TRUE(listening.has_value());
   if (listener_send_buffer_ > 0) {
@@ -174,7 +176,7 @@ void ProxyComponentTest::StartProxyWith(
   OnLoop([&] {
     EventLoop& loop = loop_thread_.loop();
     Result<std::unique_ptr<ProxyServer>> server =
-        ProxyServer::Create(loop, std::move(options), make_resolver(loop), *rules);
+        ProxyServer::Create(loop, std::move(options), make_resolver(loop), rules);
     if (!server) {
       error = server.error().message();
       return;
@@ -195,9 +197,9 @@ void ProxyComponentTest::StopProxy() {
 }
 
 void ProxyComponentTest::UpdateRules(const NetworkSettings& network) {
-  Result<std::shared_ptr<const NetworkRules>> rules = BuildNetworkRules(network, {});
-  ASSERT_TRUE(rules.has_value()) << rules.error().message();
-  OnLoop([&] { server_->UpdateRules(*rules); });
+  Result<NetworkPolicy> policy = srt::testing::NetworkPolicyFor(network);
+  ASSERT_TRUE(policy.has_value()) << policy.error().message();
+  OnLoop([&] { server_->UpdateRules(BuildNetworkRules(*policy, {})); });
 }
 
 size_t ProxyComponentTest::ServerConnections() {

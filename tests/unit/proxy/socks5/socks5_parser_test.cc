@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "filter/host.h"
+#include "base/host.h"
 #include "proxy_limits.h"
 #include "wire/parser_test_util.h"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "filter/host.h"
+#include "base/host.h"
 #include "proxy_limits.h"
 #include "tls/captured_hellos.h"
 #include "wire/parser_test_util.h"

@@ -1,13 +1,13 @@
 // Host canonicalisation: every inet_aton form, IPv6 forms, mapped addresses, brackets, trailing
 // dot, case, length limits, '%' and the other rejections, with exact results.
-#include "filter/host.h"
+#include "base/host.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace srt::proxy {
+namespace srt {
 namespace {
 
 using Kind = Host::Kind;
@@ -251,4 +251,4 @@ TEST(HostTest, RecognisesLocalhostNames) {
 }
 
 }  // namespace
-}  // namespace srt::proxy
+}  // namespace srt

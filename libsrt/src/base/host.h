@@ -1,4 +1,4 @@
-// filter/host.h: the one normaliser of destination hosts. Every host a client names (CONNECT
+// base/host.h: the one normaliser of destination hosts. Every host a client names (CONNECT
 // authority, absolute-URI host, SOCKS5 name or address, a captured connection's DNS name) goes
 // through CanonicalizeHost() once; the result is what the matcher judges, what the guard vets,
 // what the log shows and what the dialer connects to. Pure: no I/O, no name resolution.
@@ -15,7 +15,7 @@
 #include "base/address.h"
 #include "srt/result.h"
 
-namespace srt::proxy {
+namespace srt {
 
 // The refusal reason (HTTP status phrase, violation line) for a host CanonicalizeHost rejects.
 inline constexpr std::string_view kMalformedHost = "malformed host";
@@ -75,4 +75,4 @@ struct Host {
 // Such names may only resolve to loopback (AddressGuard::Vet).
 [[nodiscard]] bool IsLocalhostName(const Host& host);
 
-}  // namespace srt::proxy
+}  // namespace srt

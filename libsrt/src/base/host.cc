@@ -1,6 +1,6 @@
 // Host canonicalisation: the WHATWG URL host parser (https://url.spec.whatwg.org/#host-parsing)
 // reduced to ASCII hosts, plus upstream srt's host sanity rules.
-#include "filter/host.h"
+#include "base/host.h"
 
 #include <array>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "base/ascii.h"
 #include "base/strings.h"
 
-namespace srt::proxy {
+namespace srt {
 namespace {
 
 // Longest slice of a rejected host quoted in an error message.
@@ -341,4 +341,4 @@ bool IsLocalhostName(const Host& host) {
   return host.text == "localhost" || host.text.ends_with(".localhost");
 }
 
-}  // namespace srt::proxy
+}  // namespace srt

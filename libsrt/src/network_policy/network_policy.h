@@ -1,0 +1,51 @@
+// network_policy/network_policy.h: the network part of a policy, typed: what srt's proxy
+// enforces, resolved once on the policy side (policy/network.h) from `network.*` and srt's own
+// proxy variables, so that a bad entry fails where the settings are read and the proxy parses
+// nothing again. The contract between policy and proxy: pure data on base's vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/address.h"
+#include "base/domain_pattern.h"
+#include "base/proxy_url.h"
+
+namespace srt {
+
+// One allowedDomains or deniedDomains entry, in list order (the first deny entry that matches
+// gives the reason).
+struct DomainRule {
+  DomainPattern pattern;
+  std::string entry;   // as written in the settings, for the decision log
+  std::string reason;  // deniedDomainReasons[entry] as written (deny side), else ""
+  bool operator==(const DomainRule&) const = default;
+};
+
+// Where srt chains to instead of dialing: network.parentProxy, or srt's own HTTP_PROXY /
+// HTTPS_PROXY / NO_PROXY when the settings name none.
+struct ParentProxyPolicy {
+  std::optional<ProxyUrl> http;
+  std::optional<ProxyUrl> https;
+  // A NO_PROXY list as written: Go's forgiving grammar, which skips what it cannot read and so
+  // never fails (the proxy's filter/no_proxy.h reads it).
+  std::string no_proxy;
+  bool operator==(const ParentProxyPolicy&) const = default;
+};
+
+struct NetworkPolicy {
+  std::vector<DomainRule> allowed;
+  std::vector<DomainRule> denied;
+  std::vector<IpNetwork> denied_resolved_addresses;
+  ParentProxyPolicy parents;
+  std::vector<Endpoint> dns_servers;  // empty: the host's resolv.conf
+  bool transparent_capture = true;
+  // httpProxyPort / socksProxyPort: the host port of the user's own proxy behind 3128 / 1080.
+  std::optional<uint16_t> http_proxy_port;
+  std::optional<uint16_t> socks_proxy_port;
+  bool operator==(const NetworkPolicy&) const = default;
+};
+
+}  // namespace srt

@@ -1,0 +1,90 @@
+#include "policy/network.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/strings.h"
+
+namespace srt::policy {
+namespace {
+
+Result<std::vector<DomainRule>> Rules(const std::vector<std::string>& entries, PatternList list,
+                                      const std::map<std::string, std::string>& reasons) {
+  std::vector<DomainRule> out;
+  out.reserve(entries.size());
+  for (const std::string& entry : entries) {
+    Result<DomainPattern> pattern = ParseDomainPattern(entry, list);
+    if (!pattern) {
+      return std::move(pattern).error().Wrap(list == PatternList::kDeny ? "network.deniedDomains"
+                                                                        : "network.allowedDomains");
+    }
+    DomainRule rule{std::move(*pattern), entry, ""};
+    if (auto it = reasons.find(entry); it != reasons.end()) rule.reason = it->second;
+    out.push_back(std::move(rule));
+  }
+  return out;
+}
+
+Result<std::optional<ProxyUrl>> Parent(const std::optional<std::string>& url,
+                                       const std::string& what) {
+  if (!url) return std::optional<ProxyUrl>();
+  Result<ProxyUrl> parsed = ParseProxyUrl(*url);
+  if (!parsed) return std::move(parsed).error().Wrap(what);
+  return std::optional<ProxyUrl>(std::move(*parsed));
+}
+
+}  // namespace
+
+Result<NetworkPolicy> ResolveNetworkPolicy(const NetworkSettings& network,
+                                           const ProxyVariables& variables) {
+  NetworkPolicy out;
+  SRT_ASSIGN_OR_RETURN(out.allowed, Rules(network.allowed_domains, PatternList::kAllow, {}));
+  SRT_ASSIGN_OR_RETURN(
+      out.denied, Rules(network.denied_domains, PatternList::kDeny, network.denied_domain_reasons));
+  for (const auto& [key, reason] : network.denied_domain_reasons) {
+    const std::vector<std::string>& denied = network.denied_domains;
+    if (std::find(denied.begin(), denied.end(), key) == denied.end()) {
+      return MakeError(Errc::kInvalidArgument,
+                       "network.deniedDomainReasons: " + strings::Quote(key) +
+                           " is not an entry of deniedDomains (a reason is keyed by the exact "
+                           "entry)");
+    }
+  }
+  for (size_t i = 0; i < network.denied_resolved_addresses.size(); ++i) {
+    Result<IpNetwork> net = ParseIpNetwork(network.denied_resolved_addresses[i]);
+    if (!net) {
+      return std::move(net).error().Wrap("network.deniedResolvedAddresses[" + std::to_string(i) +
+                                         "]");
+    }
+    out.denied_resolved_addresses.push_back(*net);
+  }
+  // network.parentProxy, or srt's own variables when the settings name none (upstream-srt.md
+  // §1.3); the proxy falls back from HTTPS to HTTP.
+  ProxyVariables parents = variables;
+  std::string origin = "srt's environment: ";
+  if (network.parent_proxy) {
+    parents = {network.parent_proxy->http, network.parent_proxy->https,
+               network.parent_proxy->no_proxy};
+    origin = "network.parentProxy.";
+  }
+  SRT_ASSIGN_OR_RETURN(out.parents.http, Parent(parents.http, origin + "http"));
+  SRT_ASSIGN_OR_RETURN(out.parents.https, Parent(parents.https, origin + "https"));
+  out.parents.no_proxy = parents.no_proxy.value_or("");
+  for (size_t i = 0; i < network.dns_servers.size(); ++i) {
+    std::optional<Endpoint> server = ParseEndpoint(network.dns_servers[i], 53);
+    if (!server) {
+      return MakeError(Errc::kInvalidArgument,
+                       "network.dnsServers[" + std::to_string(i) +
+                           "]: " + strings::Quote(network.dns_servers[i]) +
+                           " is not a DNS server address; expected an IP literal with an "
+                           "optional port");
+    }
+    out.dns_servers.push_back(*server);
+  }
+  out.transparent_capture = network.transparent_capture;
+  out.http_proxy_port = network.http_proxy_port;
+  out.socks_proxy_port = network.socks_proxy_port;
+  return out;
+}
+
+}  // namespace srt::policy

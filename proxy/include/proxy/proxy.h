@@ -1,0 +1,78 @@
+// proxy/proxy.h: srt's allowlist proxy as the rest of srt sees it: one sandbox's HTTP/SOCKS5
+// proxy, transparent capture and DNS stub on a thread of its own, enforcing a NetworkPolicy
+// (network_policy/network_policy.h) and nothing else: it never sees the settings.
+//
+// Usage protocol (net/sandbox_network.cc):
+//   1. Proxy::Start(policy, config): builds the rules, starts the proxy's thread and creates the
+//      server there in the background (so that overlaps with bubblewrap's start).
+//   2. capture_ports() says which ports transparent capture needs sockets for.
+//   3. Serve(sockets): the sockets srt-init made in the sandbox, each with its use; waits for
+//      step 1 and returns once the proxy serves them, or why it cannot.
+//   4. Update(policy) any time, from any thread, for live allow/deny changes.
+//   5. Destroying it stops the proxy (open connections are logged with end "shutdown").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "network_policy/network_policy.h"
+#include "srt/result.h"
+
+namespace srt::proxy {
+
+// The proxy's ports on the sandbox's loopback (HTTP_PROXY and ALL_PROXY point there).
+inline constexpr uint16_t kHttpProxyPort = 3128;
+inline constexpr uint16_t kSocksProxyPort = 1080;
+
+// What a socket made in the sandbox is for.
+enum class SocketUse {
+  kProxy,   // a proxy listener (HTTP and SOCKS5 told apart by the first byte)
+  kAuto,    // a wildcard listener: the proxy on its own ports, transparent capture elsewhere
+  kDnsUdp,  // the DNS stub
+  kDnsTcp,
+};
+
+// One decision of the proxy, formatted: the decision log's JSON line and a line for people.
+struct ProxyEvent {
+  std::string json;
+  std::string text;
+  bool allowed = false;
+};
+
+struct ProxyConfig {
+  std::string sandbox_id;  // names the sandbox in the decision log
+  // The per-sandbox secret a client presents (user "srt" or "srt.<anything>"); empty: none.
+  std::string token;
+  // Every decision, on the proxy's thread. May be empty.
+  std::function<void(const ProxyEvent&)> on_event;
+};
+
+class Proxy {
+ public:
+  // Fails (kInvalidArgument) only for a policy the policy side would not have resolved, or when
+  // the thread or this host's interface addresses cannot be had.
+  [[nodiscard]] static Result<std::unique_ptr<Proxy>> Start(const NetworkPolicy& policy,
+                                                            ProxyConfig config);
+  ~Proxy();
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  // 80 and 443 plus every port an allow entry names; sorted, no duplicates.
+  [[nodiscard]] const std::vector<uint16_t>& capture_ports() const;
+  [[nodiscard]] Result<void> Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets);
+  // New decisions use the policy's domain rules and denied addresses; connections already open
+  // keep theirs. Parent proxies, DNS servers and ports stay as started.
+  [[nodiscard]] Result<void> Update(const NetworkPolicy& policy);
+
+ private:
+  struct State;
+  explicit Proxy(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace srt::proxy

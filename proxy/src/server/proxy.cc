@@ -1,0 +1,142 @@
+// The proxy's public face (proxy/proxy.h) over the ProxyServer, its loop thread and resolver.
+#include "proxy/proxy.h"
+
+#include <future>
+
+#include "dns/resolver.h"
+#include "loop/loop_thread.h"
+#include "server/decision_log.h"
+#include "server/parent_proxy.h"
+#include "server/proxy_server.h"
+#include "server/rules.h"
+
+namespace srt::proxy {
+namespace {
+
+Result<std::shared_ptr<const NetworkRules>> RulesFor(const NetworkPolicy& policy) {
+  SRT_ASSIGN_OR_RETURN(std::vector<IpAddress> own, HostInterfaceAddresses());
+  return BuildNetworkRules(policy, std::move(own));
+}
+
+ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
+  ProxyOptions options;
+  options.sandbox_id = config.sandbox_id;
+  options.token = std::move(config.token);
+  if (policy.parents.http) options.parents.http = ParentProxyFor(*policy.parents.http);
+  if (policy.parents.https) options.parents.https = ParentProxyFor(*policy.parents.https);
+  options.parents.no_proxy = NoProxy::Parse(policy.parents.no_proxy);
+  if (policy.http_proxy_port) {
+    options.external_proxies.emplace_back(kHttpProxyPort, *policy.http_proxy_port);
+  }
+  if (policy.socks_proxy_port) {
+    options.external_proxies.emplace_back(kSocksProxyPort, *policy.socks_proxy_port);
+  }
+  if (config.on_event) {
+    options.on_record = [sink = std::move(config.on_event),
+                         id = config.sandbox_id](const ConnectionRecord& r) {
+      sink(ProxyEvent{FormatRecordJson(r, id), FormatRecordText(r), r.allowed});
+    };
+  }
+  return options;
+}
+
+}  // namespace
+
+struct Proxy::State {
+  std::vector<uint16_t> capture_ports;
+  std::unique_ptr<LoopThread> thread;
+  // Lives on the loop thread; created there by Start() (`ready` says how that went).
+  std::unique_ptr<ProxyServer> server;
+  std::future<Result<void>> ready;
+};
+
+Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Result<std::unique_ptr<Proxy>> Proxy::Start(const NetworkPolicy& policy, ProxyConfig config) {
+  SRT_ASSIGN_OR_RETURN(std::shared_ptr<const NetworkRules> rules, RulesFor(policy));
+  auto state = std::make_unique<State>();
+  state->capture_ports = rules->matcher.CapturePorts();
+  ProxyOptions options = OptionsFor(policy, config);
+  ResolverOptions resolver_options;
+  resolver_options.servers = policy.dns_servers;
+
+  state->thread = std::make_unique<LoopThread>("srt-proxy");
+  SRT_RETURN_IF_ERROR(state->thread->Start());
+  std::unique_ptr<Proxy> self(new Proxy(std::move(state)));
+  auto made = std::make_shared<std::promise<Result<void>>>();
+  self->state_->ready = made->get_future();
+  State* raw = self->state_.get();
+  raw->thread->loop().RunInLoop(
+      [raw, made, rules, resolver_options, options = std::move(options)]() mutable {
+        EventLoop& loop = raw->thread->loop();
+        Result<std::unique_ptr<Resolver>> resolver = CreateAresResolver(loop, resolver_options);
+        if (!resolver) {
+          made->set_value(std::move(resolver).error().Wrap("start the proxy's resolver"));
+          return;
+        }
+        Result<std::unique_ptr<ProxyServer>> server =
+            ProxyServer::Create(loop, std::move(options), std::move(*resolver), rules);
+        if (!server) {
+          made->set_value(std::move(server).error());
+          return;
+        }
+        raw->server = std::move(*server);
+        made->set_value(Ok());
+      });
+  return self;
+}
+
+Proxy::~Proxy() {
+  if (!state_->thread) return;
+  if (state_->thread->running()) {
+    // The server lives on the loop thread: it is destroyed there, then the thread stops (Stop()
+    // runs the functors still queued before it returns).
+    state_->thread->loop().RunInLoop([state = state_.get()] { state->server.reset(); });
+    state_->thread->Stop();
+  }
+  state_->server.reset();  // the thread is gone: nobody else touches the loop now
+}
+
+const std::vector<uint16_t>& Proxy::capture_ports() const { return state_->capture_ports; }
+
+Result<void> Proxy::Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets) {
+  SRT_RETURN_IF_ERROR(state_->ready.get());
+  std::promise<Result<void>> served;
+  std::future<Result<void>> done = served.get_future();
+  state_->thread->loop().RunInLoop([&] {
+    ProxyServer& server = *state_->server;
+    for (auto& [fd, use] : sockets) {
+      Result<void> r = Ok();
+      switch (use) {
+        case SocketUse::kProxy:
+          r = server.AddListener(std::move(fd), ListenerRole::kProxy);
+          break;
+        case SocketUse::kAuto:
+          r = server.AddListener(std::move(fd), ListenerRole::kAuto);
+          break;
+        case SocketUse::kDnsUdp:
+          r = server.AddDnsSocket(std::move(fd), /*tcp=*/false);
+          break;
+        case SocketUse::kDnsTcp:
+          r = server.AddDnsSocket(std::move(fd), /*tcp=*/true);
+          break;
+      }
+      if (!r) {
+        served.set_value(std::move(r).error().Wrap("serve the sandbox's proxy sockets"));
+        return;
+      }
+    }
+    served.set_value(Ok());
+  });
+  return done.get();
+}
+
+Result<void> Proxy::Update(const NetworkPolicy& policy) {
+  SRT_ASSIGN_OR_RETURN(std::shared_ptr<const NetworkRules> rules, RulesFor(policy));
+  state_->thread->loop().RunInLoop([state = state_.get(), rules = std::move(rules)]() mutable {
+    if (state->server) state->server->UpdateRules(std::move(rules));
+  });
+  return Ok();
+}
+
+}  // namespace srt::proxy
