@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "net/proxy_env.h"
 #include "net/routes.h"
 #include "sys/random_hex.h"
@@ -10,6 +12,23 @@ namespace srt::net {
 namespace {
 
 bool HostHasIpv6() { return access("/proc/net/if_inet6", F_OK) == 0; }
+
+// What the proxy does with a planned socket; the routes socket is srt's own (Attach).
+std::optional<proxy::SocketUse> ServedAs(PlannedSocket::Use use) {
+  switch (use) {
+    case PlannedSocket::Use::kProxy:
+      return proxy::SocketUse::kProxy;
+    case PlannedSocket::Use::kAuto:
+      return proxy::SocketUse::kAuto;
+    case PlannedSocket::Use::kDnsUdp:
+      return proxy::SocketUse::kDnsUdp;
+    case PlannedSocket::Use::kDnsTcp:
+      return proxy::SocketUse::kDnsTcp;
+    case PlannedSocket::Use::kRoutes:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -89,21 +108,8 @@ Result<void> SandboxNetwork::Attach(std::vector<UniqueFd> sockets) {
   }
   std::vector<std::pair<UniqueFd, proxy::SocketUse>> served;
   for (size_t i = 0; i < plan_.size(); ++i) {
-    switch (plan_[i].use) {
-      case PlannedSocket::Use::kProxy:
-        served.emplace_back(std::move(sockets[i]), proxy::SocketUse::kProxy);
-        break;
-      case PlannedSocket::Use::kAuto:
-        served.emplace_back(std::move(sockets[i]), proxy::SocketUse::kAuto);
-        break;
-      case PlannedSocket::Use::kDnsUdp:
-        served.emplace_back(std::move(sockets[i]), proxy::SocketUse::kDnsUdp);
-        break;
-      case PlannedSocket::Use::kDnsTcp:
-        served.emplace_back(std::move(sockets[i]), proxy::SocketUse::kDnsTcp);
-        break;
-      case PlannedSocket::Use::kRoutes:
-        break;  // installed above
+    if (std::optional<proxy::SocketUse> use = ServedAs(plan_[i].use)) {
+      served.emplace_back(std::move(sockets[i]), *use);
     }
   }
   return proxy_->Serve(std::move(served));
