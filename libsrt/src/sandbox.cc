@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 
@@ -55,31 +56,19 @@ std::string Canonical(const std::string& p) {
   return p;
 }
 
-// A binary srt executes on the host must not be one a sandboxed command could have replaced.
-Result<std::string> VetExecutable(const std::string& path, std::string_view what,
-                                  const std::vector<std::string>& write_roots) {
-  std::string real = Canonical(path);
+// What stat(2) says of an executable srt would run.
+facade::ExecutableFact ExecutableFactOf(const std::string& path) {
+  facade::ExecutableFact fact;
+  fact.path = path;
+  fact.real = Canonical(path);
   struct stat st;
-  if (stat(real.c_str(), &st) < 0) return SysError(std::string(what) + " " + Quote(path));
-  if (!S_ISREG(st.st_mode) || access(real.c_str(), X_OK) != 0) {
-    return MakeError(Errc::kPermissionDenied,
-                     std::string(what) + " " + Quote(path) + " is not an executable file");
+  if (stat(fact.real.c_str(), &st) < 0) {
+    fact.stat_errno = errno;
+    return fact;
   }
-  for (const std::string& root : write_roots) {
-    if (path::IsWithin(real, root)) {
-      return MakeError(Errc::kInvalidArgument,
-                       std::string(what) + " " + Quote(real) + " lies inside the write root " +
-                           Quote(root) +
-                           ": a sandboxed command could replace it and run on the host next "
-                           "time. Install it elsewhere or narrow allowWrite.");
-    }
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return MakeError(
-        Errc::kPermissionDenied,
-        std::string(what) + " " + Quote(real) + " is writable by other users; refusing to run it");
-  }
-  return real;
+  fact.executable = S_ISREG(st.st_mode) && access(fact.real.c_str(), X_OK) == 0;
+  fact.group_or_other_writable = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  return fact;
 }
 
 Result<std::string> FindBwrap(const Settings& settings, const std::vector<std::string>& env) {
@@ -166,6 +155,11 @@ Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facts.proxy_variables = {ProxyVariable("HTTP_PROXY", "http_proxy"),
                            ProxyVariable("HTTPS_PROXY", "https_proxy"),
                            ProxyVariable("NO_PROXY", "no_proxy")};
+  SRT_ASSIGN_OR_RETURN(std::string bwrap,
+                       FindBwrap(options.settings, options.env ? *options.env : facts.environment));
+  facts.bwrap = ExecutableFactOf(bwrap);
+  SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
+  facts.init = ExecutableFactOf(init);
   return facts;
 }
 
@@ -217,10 +211,10 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
   for (const std::string& note : plan.notes) debug(note);
 
-  SRT_ASSIGN_OR_RETURN(std::string bwrap, FindBwrap(options.settings, plan.environment));
-  SRT_ASSIGN_OR_RETURN(bwrap, VetExecutable(bwrap, "bwrap", plan.writable));
-  SRT_ASSIGN_OR_RETURN(std::string init, FindInit(options.init_path));
-  SRT_ASSIGN_OR_RETURN(init, VetExecutable(init, "srt-init", plan.writable));
+  SRT_ASSIGN_OR_RETURN(std::string bwrap,
+                       facade::VetExecutable(facts.bwrap, "bwrap", plan.writable));
+  SRT_ASSIGN_OR_RETURN(std::string init,
+                       facade::VetExecutable(facts.init, "srt-init", plan.writable));
 
   // Resource limits: the sandbox's cgroups exist, limits written, before bwrap is spawned.
   std::unique_ptr<cgroup::Cgroups> cgroups;

@@ -2,12 +2,40 @@
 
 #include <algorithm>
 
+#include "base/path.h"
+#include "base/strings.h"
+
 namespace srt::facade {
 
 void SetEnv(std::vector<std::string>& environment, const std::string& name,
             const std::string& value) {
   std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
   environment.push_back(name + "=" + value);
+}
+
+Result<std::string> VetExecutable(const ExecutableFact& fact, std::string_view what,
+                                  const std::vector<std::string>& writable) {
+  const std::string name = std::string(what) + " ";
+  if (fact.stat_errno != 0) return SysError(name + strings::Quote(fact.path), fact.stat_errno);
+  if (!fact.executable) {
+    return MakeError(Errc::kPermissionDenied,
+                     name + strings::Quote(fact.path) + " is not an executable file");
+  }
+  for (const std::string& root : writable) {
+    if (path::IsWithin(fact.real, root)) {
+      return MakeError(Errc::kInvalidArgument,
+                       name + strings::Quote(fact.real) + " lies inside the write root " +
+                           strings::Quote(root) +
+                           ": a sandboxed command could replace it and run on the host next "
+                           "time. Install it elsewhere or narrow allowWrite.");
+    }
+  }
+  if (fact.group_or_other_writable) {
+    return MakeError(
+        Errc::kPermissionDenied,
+        name + strings::Quote(fact.real) + " is writable by other users; refusing to run it");
+  }
+  return fact.real;
 }
 
 SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,

@@ -1,6 +1,7 @@
 // sandbox_plan: what Sandbox::Start decides, as a pure function of the caller's options, the
 // resolved policy and the host facts it gathered first (home, working directory, effective
-// uid, environment, a random name, RLIMIT_NOFILE). Start gathers the facts in one place
+// uid, environment, a random name, RLIMIT_NOFILE, srt's proxy variables, the bwrap and srt-init
+// it found). Start gathers the facts in one place
 // (GatherHostFacts in sandbox.cc), plans, then carries the plan out; tests give facts of
 // their own and check the plan (tests/unit/sandbox).
 #pragma once
@@ -20,6 +21,15 @@
 
 namespace srt::facade {
 
+// An executable srt runs on the host (bwrap, srt-init), as found and as stat(2) saw it.
+struct ExecutableFact {
+  std::string path;         // as found or configured
+  std::string real;         // its realpath, or `path` when that failed
+  int stat_errno = 0;       // stat's errno on `real`; 0: it succeeded
+  bool executable = false;  // a regular file srt may execute (access X_OK)
+  bool group_or_other_writable = false;
+};
+
 struct HostFacts {
   std::string home;  // the caller's home: options.home, $HOME or the passwd entry
   std::string cwd;   // options.cwd or the working directory
@@ -30,6 +40,8 @@ struct HostFacts {
   std::optional<std::pair<uint64_t, uint64_t>> nofile;
   // srt's own HTTP(S)_PROXY / NO_PROXY, the parents when the settings name none.
   policy::ProxyVariables proxy_variables;
+  ExecutableFact bwrap;
+  ExecutableFact init;
 };
 
 // The soft RLIMIT_NOFILE srt wants while its proxy runs: it holds two descriptors per
@@ -50,6 +62,12 @@ struct SandboxPlan {
   std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
   std::vector<std::string> notes;  // for the debug stream
 };
+
+// The path to execute if `fact` is an executable srt may run on the host: a regular executable
+// file that no other user may write and that lies outside every `writable` root (the sandbox
+// could replace it and have it run on the host next time). Errors name `what` ("bwrap").
+[[nodiscard]] Result<std::string> VetExecutable(const ExecutableFact& fact, std::string_view what,
+                                                const std::vector<std::string>& writable);
 
 [[nodiscard]] SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                                       const policy::Policy& policy);

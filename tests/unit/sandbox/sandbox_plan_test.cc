@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <string>
+#include <vector>
 
 namespace srt::facade {
 namespace {
@@ -116,6 +118,35 @@ TEST(SandboxPlanTest, ASoftLimitAtTheHardLimitIsNotRaised) {
   EXPECT_EQ(*plan.raise_nofile, 4096u);
   facts.nofile.reset();  // getrlimit failed
   EXPECT_FALSE(PlanSandbox(SandboxOptions{}, facts, policy::Policy{}).raise_nofile);
+}
+
+// The executables srt runs on the host, vetted from what the facts say of them.
+TEST(SandboxPlanTest, AnExecutableASandboxCouldReplaceIsRefused) {
+  ExecutableFact bwrap{"/usr/bin/bwrap", "/usr/bin/bwrap", 0, true, false};
+  const std::vector<std::string> writable = {"/home/u/p", "/srv/cache"};
+  auto vet = [&](const ExecutableFact& f) {
+    Result<std::string> r = VetExecutable(f, "bwrap", writable);
+    return r ? "ok " + *r : r.error().message();
+  };
+  EXPECT_EQ(vet(bwrap), "ok /usr/bin/bwrap");
+
+  ExecutableFact planted{"/home/u/p/bin/bwrap", "/home/u/p/bin/bwrap", 0, true, false};
+  EXPECT_EQ(vet(planted),
+            "bwrap '/home/u/p/bin/bwrap' lies inside the write root '/home/u/p': a sandboxed "
+            "command could replace it and run on the host next time. Install it elsewhere or "
+            "narrow allowWrite.");
+  // Judged by where the link leads, named by what was found.
+  ExecutableFact linked{"/usr/local/bin/bwrap", "/srv/cache/bwrap", 0, true, false};
+  EXPECT_EQ(vet(linked),
+            "bwrap '/srv/cache/bwrap' lies inside the write root '/srv/cache': a sandboxed "
+            "command could replace it and run on the host next time. Install it elsewhere or "
+            "narrow allowWrite.");
+  ExecutableFact shared{"/opt/bwrap", "/opt/bwrap", 0, true, true};
+  EXPECT_EQ(vet(shared), "bwrap '/opt/bwrap' is writable by other users; refusing to run it");
+  ExecutableFact not_executable{"/opt/bwrap", "/opt/bwrap", 0, false, false};
+  EXPECT_EQ(vet(not_executable), "bwrap '/opt/bwrap' is not an executable file");
+  ExecutableFact missing{"/opt/none", "/opt/none", ENOENT, false, false};
+  EXPECT_EQ(vet(missing), "bwrap '/opt/none': No such file or directory");
 }
 
 }  // namespace
