@@ -181,6 +181,29 @@ Result<Pipe> MakePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+// How a session the runner served ended, for the poller's log and the workspace cleanup.
+SessionEnd SessionEndFor(const RunResult& result) {
+  SessionEnd end;
+  switch (result.outcome) {
+    case RunOutcome::kTerminated:
+      end = {"terminated", result.message, true};
+      break;
+    case RunOutcome::kIdleTimeout:
+      end = {"idle", result.message};
+      break;
+    case RunOutcome::kStopped:
+      end = {"stopped", result.message};
+      break;
+    case RunOutcome::kLeaseLost:
+      end = {"lease_lost", result.message};
+      break;
+    case RunOutcome::kFatal:
+      end = {"fatal", result.message};
+      break;
+  }
+  return end;
+}
+
 }  // namespace
 
 // --- PolicyStore ---------------------------------------------------------------------------------
@@ -294,7 +317,85 @@ SessionEnd SessionWorker::Run() {
   return ctx_.config->on_work ? RunScript() : RunNative();
 }
 
+// --- SessionWorker::RunNative and its stages -----------------------------------------------------
+
+// The API clients of a native session.
+struct SessionWorker::NativeClients {
+  // Heartbeats get a client of their own whose calls the lease's end cancels, so a slow
+  // server cannot hold up the end of the item (the force-stop in FinishNative must not be
+  // cancelled).
+  std::shared_ptr<CancelToken> hb_cancel;
+  WorkQueueClient hb_queue;
+  WorkQueueClient item_queue;
+  SessionClient reader;  // may retry on its own
+  SessionClient poster;  // must not (the runner does the §2.5 retries)
+  SessionClient skills;  // with the environment key
+};
+
+// What RunNative's stages share. It outlives the lease, the stop hook and the runner, which
+// all point into it.
+struct SessionWorker::NativeSession {
+  explicit NativeSession(NativeClients c) : api(std::move(c)) {}
+
+  // Stops the runner, or keeps the reason for the runner yet to come (the first one wins).
+  void StopRunner(StopReason why, const std::string& msg) {
+    std::lock_guard lock(runner_mu);
+    if (runner != nullptr) {
+      runner->Stop(why, msg);
+    } else if (early_stop.empty()) {
+      early_stop = msg;
+    }
+  }
+
+  NativeClients api;
+  // The runner, once it exists, is what Stop() and the lease talk to.
+  std::mutex runner_mu;
+  SessionRunner* runner = nullptr;  // guarded by runner_mu
+  std::string early_stop;           // guarded by runner_mu
+  std::atomic<bool> lease_lost{false};
+  std::unique_ptr<LeaseKeeper> lease;  // set by StartLease
+};
+
 SessionEnd SessionWorker::RunNative() {
+  const PollerConfig& cfg = *ctx_.config;
+  Result<NativeClients> clients = CreateNativeClients();
+  if (!clients) return {"fatal", "API client: " + clients.error().message()};
+  NativeSession s(std::move(*clients));
+  // The lease first: the item must be ours before slow work (the sandbox, skills). From here
+  // on every way out goes through FinishNative.
+  StartLease(s);
+  AcceptStops(s);
+
+  const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
+  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
+    return FinishNative(s, workspace, {"fatal", r.error().message()});
+  }
+
+  // The session's sandbox: srt-toolbox on two pipes.
+  auto to_tb = MakePipe();
+  auto from_tb = MakePipe();
+  if (!to_tb || !from_tb) return FinishNative(s, workspace, {"fatal", "pipes for srt-toolbox"});
+  Result<Sandbox> sandbox =
+      StartToolboxSandbox(workspace, std::move(to_tb->read), std::move(from_tb->write));
+  if (!sandbox) {
+    return FinishNative(s, workspace, {"fatal", "sandbox: " + sandbox.error().message()});
+  }
+  SetSandbox(&*sandbox);
+
+  // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
+  // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
+  // and so every tool, starts only after this.
+  SetUpSkills(s.api.skills, workspace);
+
+  ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
+  RunResult result = ServeSession(s, toolbox);
+  EndToolboxSandbox(toolbox, *sandbox);
+  return FinishNative(s, workspace, SessionEndFor(result));
+}
+
+// Makes the item's clients (no call yet): per-item calls on the item's API base URL, skills on
+// ours. Fails with the error of the first unusable one, item queue first.
+Result<SessionWorker::NativeClients> SessionWorker::CreateNativeClients() const {
   const PollerConfig& cfg = *ctx_.config;
   const std::string base = secret_ && secret_->api_base_url ? *secret_->api_base_url : cfg.base_url;
   // Per-item calls use the item's sessions token when there is one (TS SDK #handleItem); the
@@ -303,8 +404,6 @@ SessionEnd SessionWorker::RunNative() {
   ClientOptions copts;
   if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
 
-  // Heartbeats get a client of their own whose calls the lease's end cancels, so a slow
-  // server cannot hold up the end of the item (the force-stop below must not be cancelled).
   auto hb_cancel = std::make_shared<CancelToken>();
   ClientOptions hb_opts = copts;
   hb_opts.cancel = hb_cancel;
@@ -319,193 +418,174 @@ SessionEnd SessionWorker::RunNative() {
   post_opts.max_retries = 0;
   auto poster = SessionClient::Create({base, bearer, post_opts});
   auto skills_client = SessionClient::Create({cfg.base_url, ctx_.environment_key, copts});
-  if (!item_queue || !hb_queue || !reader || !poster || !skills_client) {
-    std::string why = !item_queue ? item_queue.error().message()
-                      : !hb_queue ? hb_queue.error().message()
-                      : !reader   ? reader.error().message()
-                      : !poster   ? poster.error().message()
-                                  : skills_client.error().message();
-    return {"fatal", "API client: " + why};
-  }
+  if (!item_queue) return item_queue.error();
+  if (!hb_queue) return hb_queue.error();
+  if (!reader) return reader.error();
+  if (!poster) return poster.error();
+  if (!skills_client) return skills_client.error();
+  return NativeClients{std::move(hb_cancel), std::move(*hb_queue), std::move(*item_queue),
+                       std::move(*reader),   std::move(*poster),   std::move(*skills_client)};
+}
 
-  // The runner, once it exists, is what Stop() and the lease talk to.
-  std::mutex runner_mu;
-  SessionRunner* runner = nullptr;
-  std::atomic<bool> lease_lost{false};
-  std::string early_stop;
-  auto stop_runner = [&](StopReason why, const std::string& msg) {
-    std::lock_guard lock(runner_mu);
-    if (runner != nullptr) {
-      runner->Stop(why, msg);
-    } else if (early_stop.empty()) {
-      early_stop = msg;
-    }
-  };
-
-  LeaseKeeper lease(
-      [&](const std::string& expected, milliseconds timeout, const std::atomic<bool>&) {
-        return ToReply(hb_queue->Heartbeat(work_.id, expected, std::nullopt, timeout));
+// Heartbeats the item from now on, on the lease's thread. The lease's end stops the runner (or
+// the runner yet to come); a lost lease also spares the item FinishNative's force-stop.
+void SessionWorker::StartLease(NativeSession& s) {
+  s.lease = std::make_unique<LeaseKeeper>(
+      [this, &s](const std::string& expected, milliseconds timeout, const std::atomic<bool>&) {
+        return ToReply(s.api.hb_queue.Heartbeat(work_.id, expected, std::nullopt, timeout));
       },
-      [&](LeaseEnd end, const std::string& detail) {
+      [this, &s](LeaseEnd end, const std::string& detail) {
         ctx_.log->Warn("lease ended",
                        Fields({{"reason", std::string(LeaseEndName(end))}, {"detail", detail}}));
         if (end == LeaseEnd::kLost) {
-          lease_lost = true;
-          stop_runner(StopReason::kLeaseLost, std::string(LeaseEndName(end)));
+          s.lease_lost = true;
+          s.StopRunner(StopReason::kLeaseLost, std::string(LeaseEndName(end)));
         } else {
-          stop_runner(StopReason::kShutdown, std::string(LeaseEndName(end)));
+          s.StopRunner(StopReason::kShutdown, std::string(LeaseEndName(end)));
         }
       });
-  lease.Start();
-  {
-    std::lock_guard lock(mu_);
-    stop_hook_ = [&](const std::string& reason) { stop_runner(StopReason::kShutdown, reason); };
-    if (stopping_) stop_runner(StopReason::kShutdown, stop_reason_);
-  }
+  s.lease->Start();
+}
 
-  SessionEnd end;
-  const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
-  auto finish = [&](SessionEnd e) {
-    hb_cancel->Cancel();
-    lease.Stop();
-    {
-      std::lock_guard hook_lock(hook_mu_);
-      std::lock_guard lock(mu_);
-      stop_hook_ = nullptr;
-    }
-    if (auto r = CleanupSkills(workspace); !r) {
-      ctx_.log->Warn("skill cleanup failed", Fields({{"error", r.error().message()}}));
-    }
-    if (!lease_lost) {
-      if (auto r = item_queue->Stop(work_.id, /*force=*/true, kStopTimeout); !r) {
-        ctx_.log->Warn("force-stop on exit failed", Fields({{"error", r.error().message()}}));
-      }
-    }
-    return e;
-  };
+// From now on Stop() stops the runner (or the runner yet to come); a Stop() that came earlier
+// is applied here. FinishNative takes the hook away.
+void SessionWorker::AcceptStops(NativeSession& s) {
+  std::lock_guard lock(mu_);
+  stop_hook_ = [&s](const std::string& reason) { s.StopRunner(StopReason::kShutdown, reason); };
+  if (stopping_) s.StopRunner(StopReason::kShutdown, stop_reason_);
+}
 
-  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
-    return finish({"fatal", r.error().message()});
-  }
-
-  // The session's sandbox: srt-toolbox on two pipes.
-  auto to_tb = MakePipe();
-  auto from_tb = MakePipe();
-  if (!to_tb || !from_tb) return finish({"fatal", "pipes for srt-toolbox"});
+// Starts the session's sandbox running srt-toolbox on the given stdin and stdout (the
+// sandbox's ends of its pipes, closed here once the sandbox has its copies). Logs a failure.
+Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
+                                                   UniqueFd toolbox_stdin,
+                                                   UniqueFd toolbox_stdout) const {
   auto policy = ctx_.policy->Current();
-  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, BaseEnv());
+  SandboxOptions so =
+      SessionSandboxOptions(*policy, *ctx_.config, work_.data_id, workspace, BaseEnv());
   so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
   // srt-toolbox is shown read-only at its own path whatever the policy hides: a build tree or
   // an install under /tmp, /root or /home would otherwise be invisible in the sandbox.
   so.binds.push_back({ctx_.toolbox_path, ctx_.toolbox_path, false});
-  so.stdin_fd = to_tb->read.get();
-  so.stdout_fd = from_tb->write.get();
+  so.stdin_fd = toolbox_stdin.get();
+  so.stdout_fd = toolbox_stdout.get();
   auto sandbox = Sandbox::Start(std::move(so));
   // Our copies of the sandbox's ends must go, or EOF never arrives.
-  to_tb->read.reset();
-  from_tb->write.reset();
+  toolbox_stdin.reset();
+  toolbox_stdout.reset();
   if (!sandbox) {
     ctx_.log->Error("session sandbox did not start",
                     Fields({{"error", sandbox.error().message()}}));
-    return finish({"fatal", "sandbox: " + sandbox.error().message()});
   }
-  {
-    std::lock_guard lock(mu_);
-    sandbox_ = &*sandbox;
-  }
-  // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
-  // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
-  // and so every tool, starts only after this.
-  if (auto session = skills_client->GetSession(work_.data_id); session) {
-    std::vector<SkillRef> refs;
-    for (const auto& s : session->skills) refs.push_back(s);
-    if (!refs.empty()) {
-      ApiSkills api(*skills_client);
-      auto outcomes = SetupSkills(api, refs, workspace);
-      if (!outcomes) {
-        ctx_.log->Warn("skill setup failed", Fields({{"error", outcomes.error().message()}}));
-      } else {
-        for (const auto& o : *outcomes) {
-          if (o.ok) {
-            ctx_.log->Info("skill ready", Fields({{"skill_id", o.skill_id},
-                                                  {"version", o.resolved_version},
-                                                  {"directory", o.directory}}));
-          } else {
-            ctx_.log->Warn("skill failed", Fields({{"skill_id", o.skill_id}, {"error", o.error}}));
-          }
-        }
-      }
-    }
-  } else {
+  return sandbox;
+}
+
+// Puts the session's skills into the workspace (their API on `client`). Best effort: what fails
+// is logged, and the session goes on without it.
+void SessionWorker::SetUpSkills(const SessionClient& client, const std::string& workspace) const {
+  auto session = client.GetSession(work_.data_id);
+  if (!session) {
     ctx_.log->Warn("could not read the session (skills skipped)",
                    Fields({{"error", session.error().message()}}));
+    return;
   }
-
-  ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
-  RunResult result{RunOutcome::kFatal, ""};
-  {
-    SessionRunnerOptions ropts;
-    ropts.max_idle = cfg.max_idle;
-    // The built-in toolset srt-toolbox serves; a tool_use for any other name belongs to another
-    // client of the session and is left pending for it (Go: unowned names post nothing).
-    ropts.served_tools = std::set<std::string>(toolbox_protocol::kServedTools.begin(),
-                                               toolbox_protocol::kServedTools.end());
-    ropts.on_dispatch = [&](const DispatchReport& d) {
-      ctx_.log->Info("dispatched tool", Fields({{"tool", d.call.name},
-                                                {"tool_use_id", d.call.id},
-                                                {"is_error", d.is_error ? "true" : "false"},
-                                                {"posted", d.posted ? "true" : "false"},
-                                                {"timed_out", d.timed_out ? "true" : "false"}}));
-    };
-    ropts.log = [&](std::string_view line) { ctx_.log->Info(line, Fields()); };
-    ApiSession api(*reader, *poster, work_.data_id);
-    // srt-toolbox's readiness is awaited by the first tool call, so the runner opens the event
-    // stream and reads the history while the toolbox (and its shell) start. A toolbox that
-    // never comes up ends the item.
-    toolbox.OnBroken([&](const std::string& why) {
-      ctx_.log->Error("srt-toolbox failed", Fields({{"error", why}}));
-      stop_runner(StopReason::kShutdown, "srt-toolbox failed: " + why);
-    });
-    SessionRunner r(api, toolbox, ropts);
-    {
-      std::lock_guard lock(runner_mu);
-      runner = &r;
-      if (!early_stop.empty()) r.Stop(StopReason::kShutdown, early_stop);
+  std::vector<SkillRef> refs;
+  for (const auto& s : session->skills) refs.push_back(s);
+  if (refs.empty()) return;
+  ApiSkills api(client);
+  auto outcomes = SetupSkills(api, refs, workspace);
+  if (!outcomes) {
+    ctx_.log->Warn("skill setup failed", Fields({{"error", outcomes.error().message()}}));
+    return;
+  }
+  for (const auto& o : *outcomes) {
+    if (o.ok) {
+      ctx_.log->Info("skill ready", Fields({{"skill_id", o.skill_id},
+                                            {"version", o.resolved_version},
+                                            {"directory", o.directory}}));
+    } else {
+      ctx_.log->Warn("skill failed", Fields({{"skill_id", o.skill_id}, {"error", o.error}}));
     }
-    result = r.Run();
-    std::lock_guard lock(runner_mu);
-    runner = nullptr;
   }
+}
 
-  // The toolbox exits on EOF; a sandbox that lingers is killed by the Sandbox's destructor.
-  toolbox.Close();
-  auto status = sandbox->Wait();
+// Serves the session's tool calls with `toolbox` until the session ends or is stopped (a stop
+// that came before the runner applies at once). The runner is gone when this returns.
+RunResult SessionWorker::ServeSession(NativeSession& s, ToolboxClient& toolbox) const {
+  SessionRunnerOptions ropts;
+  ropts.max_idle = ctx_.config->max_idle;
+  // The built-in toolset srt-toolbox serves; a tool_use for any other name belongs to another
+  // client of the session and is left pending for it (Go: unowned names post nothing).
+  ropts.served_tools = std::set<std::string>(toolbox_protocol::kServedTools.begin(),
+                                             toolbox_protocol::kServedTools.end());
+  ropts.on_dispatch = [this](const DispatchReport& d) {
+    ctx_.log->Info("dispatched tool", Fields({{"tool", d.call.name},
+                                              {"tool_use_id", d.call.id},
+                                              {"is_error", d.is_error ? "true" : "false"},
+                                              {"posted", d.posted ? "true" : "false"},
+                                              {"timed_out", d.timed_out ? "true" : "false"}}));
+  };
+  ropts.log = [this](std::string_view line) { ctx_.log->Info(line, Fields()); };
+  ApiSession api(s.api.reader, s.api.poster, work_.data_id);
+  // srt-toolbox's readiness is awaited by the first tool call, so the runner opens the event
+  // stream and reads the history while the toolbox (and its shell) start. A toolbox that
+  // never comes up ends the item.
+  toolbox.OnBroken([this, &s](const std::string& why) {
+    ctx_.log->Error("srt-toolbox failed", Fields({{"error", why}}));
+    s.StopRunner(StopReason::kShutdown, "srt-toolbox failed: " + why);
+  });
+  SessionRunner r(api, toolbox, ropts);
   {
-    std::lock_guard lock(mu_);
-    sandbox_ = nullptr;
+    std::lock_guard lock(s.runner_mu);
+    s.runner = &r;
+    if (!s.early_stop.empty()) r.Stop(StopReason::kShutdown, s.early_stop);
   }
+  RunResult result = r.Run();
+  std::lock_guard lock(s.runner_mu);
+  s.runner = nullptr;
+  return result;
+}
+
+// The toolbox exits on EOF; a sandbox that lingers is killed by the Sandbox's destructor.
+// Once this returns UpdateNetwork() no longer reaches the sandbox.
+void SessionWorker::EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox) {
+  toolbox.Close();
+  auto status = sandbox.Wait();
+  SetSandbox(nullptr);
   if (status && status->oom_killed) {
     ctx_.log->Warn("the session's sandbox hit its memory limit", Fields());
   }
+}
 
-  switch (result.outcome) {
-    case RunOutcome::kTerminated:
-      end = {"terminated", result.message, true};
-      break;
-    case RunOutcome::kIdleTimeout:
-      end = {"idle", result.message};
-      break;
-    case RunOutcome::kStopped:
-      end = {"stopped", result.message};
-      break;
-    case RunOutcome::kLeaseLost:
-      end = {"lease_lost", result.message};
-      break;
-    case RunOutcome::kFatal:
-      end = {"fatal", result.message};
-      break;
+// The last stage on every way out once the lease has started: the lease ends, Stop() no longer
+// reaches `s`, the skills leave the workspace, and the item is force-stopped unless another
+// worker has it now. Returns `end`.
+SessionEnd SessionWorker::FinishNative(NativeSession& s, const std::string& workspace,
+                                       SessionEnd end) {
+  // Heartbeats first: a call in flight would otherwise hold up the lease's Stop.
+  s.api.hb_cancel->Cancel();
+  s.lease->Stop();
+  {
+    // hook_mu_ waits for a stop hook that is running: none is left once the hook is gone.
+    std::lock_guard hook_lock(hook_mu_);
+    std::lock_guard lock(mu_);
+    stop_hook_ = nullptr;
   }
-  return finish(end);
+  if (auto r = CleanupSkills(workspace); !r) {
+    ctx_.log->Warn("skill cleanup failed", Fields({{"error", r.error().message()}}));
+  }
+  if (!s.lease_lost) {
+    if (auto r = s.api.item_queue.Stop(work_.id, /*force=*/true, kStopTimeout); !r) {
+      ctx_.log->Warn("force-stop on exit failed", Fields({{"error", r.error().message()}}));
+    }
+  }
+  return end;
+}
+
+// The sandbox UpdateNetwork() reaches (null: none).
+void SessionWorker::SetSandbox(Sandbox* sandbox) {
+  std::lock_guard lock(mu_);
+  sandbox_ = sandbox;
 }
 
 SessionEnd SessionWorker::RunScript() {

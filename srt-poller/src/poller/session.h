@@ -22,12 +22,16 @@
 
 #include "api/client.h"
 #include "api/work.h"
+#include "base/unique_fd.h"
 #include "poller/config.h"
 #include "poller/log.h"
 #include "srt/sandbox.h"
 #include "srt/settings.h"
 
 namespace srt::poller {
+
+class ToolboxClient;
+struct RunResult;
 
 // The current session policy; SIGHUP replaces it. Thread-safe.
 class PolicyStore {
@@ -93,7 +97,23 @@ class SessionWorker {
   const std::string& work_id() const { return work_.id; }
 
  private:
+  struct NativeClients;  // RunNative's API clients (session.cc)
+  struct NativeSession;  // what RunNative's stages share (session.cc)
+
   SessionEnd RunNative();
+  // RunNative's stages, in the order it runs them (session.cc says what each needs).
+  [[nodiscard]] Result<NativeClients> CreateNativeClients() const;
+  void StartLease(NativeSession& s);
+  void AcceptStops(NativeSession& s);
+  [[nodiscard]] Result<Sandbox> StartToolboxSandbox(const std::string& workspace,
+                                                    UniqueFd toolbox_stdin,
+                                                    UniqueFd toolbox_stdout) const;
+  void SetUpSkills(const SessionClient& client, const std::string& workspace) const;
+  RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
+  void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
+  SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);
+  void SetSandbox(Sandbox* sandbox);
+
   SessionEnd RunScript();
   LogFields Fields(LogFields extra = {}) const;
 
