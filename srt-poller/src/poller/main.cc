@@ -9,6 +9,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -116,15 +117,8 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
   return failures == 0 ? 0 : 1;
 }
 
-int Main(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
-  std::map<std::string, std::string> env = Environment();
-  auto parsed = ParseConfig(args, env, ReadFile);
-  if (!parsed) {
-    std::fprintf(stderr, "srt-poller: %s\n", parsed.error().message().c_str());
-    return 2;
-  }
-  PollerConfig config = std::move(*parsed);
+// --help and --version: prints the answer and returns the exit code; nullopt for other actions.
+std::optional<int> AnswerHelpOrVersion(const PollerConfig& config) {
   if (config.action == PollerConfig::Action::kHelp) {
     std::fputs(HelpText().c_str(), stdout);
     return 0;
@@ -133,11 +127,17 @@ int Main(int argc, char** argv) {
     std::printf("srt-poller %s\n", std::string(Version()).c_str());
     return 0;
   }
+  return std::nullopt;
+}
 
-  // The key leaves the process environment before anything else can copy it (threads, children).
+// Takes the key and the organisation credentials (kSecretVars) out of the process environment,
+// warning about the credentials, then loads the key: from its file when there is one, else
+// from the environment as it was at start (`env`).
+Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
+                                       const std::map<std::string, std::string>& env,
+                                       const Logger& log) {
   std::optional<std::string> env_key;
   if (auto it = env.find("ANTHROPIC_ENVIRONMENT_KEY"); it != env.end()) env_key = it->second;
-  Logger log(config.log_format);
   for (const char* v : kSecretVars) {
     if (getenv(v) != nullptr && std::string_view(v) != "ANTHROPIC_ENVIRONMENT_KEY") {
       log.Warn("removed an organisation credential from the environment: sessions never see it",
@@ -145,41 +145,36 @@ int Main(int argc, char** argv) {
     }
     unsetenv(v);
   }
-  auto key = LoadEnvironmentKey(config.environment_key_file,
-                                config.environment_key_file ? std::nullopt : env_key);
-  env_key.reset();
-  if (!key && config.action != PollerConfig::Action::kCheck) {
-    log.Error("environment key", {{"error", key.error().message()}});
-    return 2;
-  }
-  if (config.worker_id.empty()) config.worker_id = DefaultWorkerId();
+  return LoadEnvironmentKey(config.environment_key_file,
+                            config.environment_key_file ? std::nullopt : env_key);
+}
 
-  PolicyStore policy;
-  if (auto r = policy.Load(config.policy_path); !r) {
-    std::fprintf(stderr, "srt-poller: %s\n", r.error().message().c_str());
-    return 2;
-  }
-  std::string toolbox = FindToolbox(config);
-  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox);
-
+// Whether sessions can be served here: the --on-work script, or else srt-toolbox, is
+// executable, and a session sandbox starts with its limits. Logs why not.
+bool CanServeSessions(const PollerConfig& config, const PolicyStore& policy,
+                      const std::string& toolbox, const Logger& log) {
   if (config.on_work && access(config.on_work->c_str(), X_OK) != 0) {
     log.Error("--on-work script is not executable",
               {{"script", *config.on_work}, {"error", std::strerror(errno)}});
-    return 2;
+    return false;
   }
   if (!config.on_work && access(toolbox.c_str(), X_OK) != 0) {
     log.Error("srt-toolbox not found", {{"path", toolbox}, {"error", std::strerror(errno)}});
-    return 2;
+    return false;
   }
-  // Sessions must be able to start, with their limits, before we claim anything.
   if (auto r = ProbeSessionSandbox(config, *policy.Current()); !r) {
     log.Error(
         "a session sandbox cannot start here (srt-poller --check explains; --no-limits "
         "runs without cgroup limits)",
         {{"error", r.error().message()}});
-    return 2;
+    return false;
   }
+  return true;
+}
 
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and ignores SIGPIPE; returns the
+// blocked set, for the signal thread's sigwait.
+sigset_t BlockPollerSignals() {
   // Signals go to one thread; every other thread (sessions, leases, proxies) inherits the mask.
   sigset_t set;
   sigemptyset(&set);
@@ -188,29 +183,40 @@ int Main(int argc, char** argv) {
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  return set;
+}
 
+// What every session shares; it refers to `config`, `log` and `policy`, which must outlive it.
+PollerContext MakeContext(const PollerConfig& config, const std::string& key, const Logger& log,
+                          const std::string& toolbox, const PolicyStore& policy) {
   PollerContext ctx;
   ctx.config = &config;
-  ctx.environment_key = *key;
+  ctx.environment_key = key;
   ctx.worker_id = config.worker_id;
   ctx.log = &log;
   ctx.toolbox_path = toolbox;
   ctx.policy = &policy;
   for (char** e = environ; *e != nullptr; ++e) ctx.script_env.emplace_back(*e);
+  return ctx;
+}
 
-  auto cancel = std::make_shared<CancelToken>();
+// The poller's work-queue client (poll, ack), its calls ended by `cancel`.
+Result<WorkQueueClient> CreateQueueClient(const PollerConfig& config, const std::string& key,
+                                          std::shared_ptr<CancelToken> cancel) {
   ClientOptions copts;
   if (config.ca_file) copts.ca_file = *config.ca_file;
-  copts.cancel = cancel;
-  auto queue = WorkQueueClient::Create(
-      {config.base_url, config.environment_id, *key, config.worker_id, copts});
-  if (!queue) {
-    log.Error("work queue client", {{"error", queue.error().message()}});
-    return 2;
-  }
-  Poller poller(ctx, policy, std::move(*queue), cancel);
+  copts.cancel = std::move(cancel);
+  return WorkQueueClient::Create(
+      {config.base_url, config.environment_id, key, config.worker_id, copts});
+}
 
-  std::thread signals([&] {
+// Runs `poller` to its end and returns its exit code, with a thread that takes the blocked
+// `set`: SIGHUP reloads the policy, the first SIGTERM or SIGINT shuts down, a second one exits
+// at once. That thread is left running, so `poller`, `set` and `log` are the caller's to keep
+// until the process exits.
+int RunPoller(Poller& poller, const sigset_t& set, const Logger& log) {
+  // By reference to the objects themselves: the thread outlives these parameters.
+  std::thread signals([&poller = poller, &set = set, &log = log] {
     int count = 0;
     for (;;) {
       int sig = 0;
@@ -234,6 +240,49 @@ int Main(int argc, char** argv) {
   signals.detach();
   log.Info("srt-poller exiting", {{"code", std::to_string(code)}});
   return code;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::map<std::string, std::string> env = Environment();
+  auto parsed = ParseConfig(args, env, ReadFile);
+  if (!parsed) {
+    std::fprintf(stderr, "srt-poller: %s\n", parsed.error().message().c_str());
+    return 2;
+  }
+  PollerConfig config = std::move(*parsed);
+  if (std::optional<int> code = AnswerHelpOrVersion(config)) return *code;
+
+  Logger log(config.log_format);
+  // The key leaves the process environment before anything else can copy it (threads, children).
+  Result<std::string> key = TakeEnvironmentKey(config, env, log);
+  if (!key && config.action != PollerConfig::Action::kCheck) {
+    log.Error("environment key", {{"error", key.error().message()}});
+    return 2;
+  }
+  if (config.worker_id.empty()) config.worker_id = DefaultWorkerId();
+
+  PolicyStore policy;
+  if (auto r = policy.Load(config.policy_path); !r) {
+    std::fprintf(stderr, "srt-poller: %s\n", r.error().message().c_str());
+    return 2;
+  }
+  std::string toolbox = FindToolbox(config);
+  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox);
+  // Sessions must be able to start, with their limits, before we claim anything.
+  if (!CanServeSessions(config, policy, toolbox, log)) return 2;
+
+  // Before the poller starts a thread, so that each of them inherits the mask.
+  sigset_t signals = BlockPollerSignals();
+  PollerContext ctx = MakeContext(config, *key, log, toolbox, policy);
+  auto cancel = std::make_shared<CancelToken>();
+  auto queue = CreateQueueClient(config, *key, cancel);
+  if (!queue) {
+    log.Error("work queue client", {{"error", queue.error().message()}});
+    return 2;
+  }
+  Poller poller(ctx, policy, std::move(*queue), cancel);
+  return RunPoller(poller, signals, log);
 }
 
 }  // namespace
