@@ -534,6 +534,26 @@ Result<void> Launch::Signal(int signal) {
 
 Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
   if (finished_) return MakeError(Errc::kInvalidArgument, "Wait() called twice");
+  SRT_RETURN_IF_ERROR(RelayUntilSandboxEnds(forward_signals_fd));
+  {
+    // Ended: Signal(), from any thread, no longer sends to srt-init; ~Launch aborts nothing.
+    std::lock_guard<std::mutex> lock(ctl_mu_);
+    finished_ = true;
+  }
+  // Everything the command wrote is passed on before srt says anything more.
+  relay_->Finish();
+  PassOnDiagnostics();
+  ExitStatus status = CommandExitStatus();
+  // Last: the sandbox's processes are all gone, so the cgroups can be emptied and removed.
+  if (spec_.cgroups) status.oom_killed = RemoveCgroups();
+  return status;
+}
+
+// Serves the running sandbox until srt-init is done (or bwrap, whose monitor outlives the
+// sandbox's PID 1, exited) and bwrap and the agent are reaped: srt-init's and the agent's
+// reports, bwrap's diagnostics, and the caller's signals relayed to the command. Fails only
+// when polling or srt-init's socket fails (then ~Launch aborts the sandbox).
+Result<void> Launch::RelayUntilSandboxEnds(int forward_signals_fd) {
   bool init_done = false;
   while (!(init_done && bwrap_status_ >= 0 && (agent_pid_ < 0 || agent_status_ >= 0))) {
     std::vector<int> fds = {ctl_ ? ctl_.get() : -1,
@@ -544,27 +564,8 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
                             init_done ? -1 : forward_signals_fd};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
     if (ev[0]) {
-      SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
-      if (m.type == wire::kMsgExited) {
-        init_reported_exit_ = true;
-        command_status_ = IntAt(m, 0);
-        Debug("the command ended; the sandbox is empty (wait status " +
-              std::to_string(command_status_) + ")");
-      } else if (m.type == wire::kMsgStopped) {
-        // Ctrl-Z on the command's terminal: the caller's shell gets its terminal back (the
-        // srt command stops itself), and the command goes on once srt is continued.
-        Debug("the command was stopped by signal " + std::to_string(IntAt(m, 0)));
-        relay_->Suspend();
-        if (spec_.on_terminal_stop) spec_.on_terminal_stop();
-        relay_->Resume();
-        (void)Signal(SIGCONT);
-      } else if (m.type == wire::kMsgFailed) {
-        Debug(FailureFrom(m, "srt-init").message());
-      } else if (m.type == 0) {
-        std::lock_guard<std::mutex> lock(ctl_mu_);
-        ctl_.reset();
-        init_done = true;
-      }
+      SRT_ASSIGN_OR_RETURN(bool closed, ReadInitReport());
+      if (closed) init_done = true;
     }
     if (ev[2]) ReadDiagnostics();
     if (ev[1]) {
@@ -572,47 +573,84 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
       Debug("bwrap exited");
       init_done = true;  // bwrap's monitor exits only after the sandbox's PID 1
     }
-    if (ev[3]) {
-      Result<Message> m = Receive(agent_ctl_.get());
-      if (!m || m->type == 0) {
-        agent_ctl_.reset();
-      } else if (m->type == wire::kMsgGuardDenied) {
-        Debug(GuardRefusal(*m));
-      } else if (m->type == wire::kMsgGuardDone) {
-        Debug("the write guard handled " + std::to_string(IntAt(*m, 0)) + " calls and refused " +
-              std::to_string(IntAt(*m, 1)));
-      }
-    }
+    if (ev[3]) ReadAgentReport();
     if (ev[4]) {
       ReapAgent();
       Debug("srt-agent exited");
     }
-    if (ev[5]) {
-      signalfd_siginfo info;
-      if (read(forward_signals_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        int sig = static_cast<int>(info.ssi_signo);
-        if (sig == SIGWINCH && relay_->terminal_slots()) {
-          relay_->Resize();  // the kernel tells the command's foreground job
-        } else {
-          // SIGCONT: srt was continued (`fg`); the terminal goes back to raw mode.
-          if (sig == SIGCONT) relay_->Resume();
-          if (!relayed_signal_ && sig != SIGCONT && sig != SIGWINCH) relayed_signal_ = sig;
-          Debug("relaying signal " + std::to_string(sig) + " to the command");
-          (void)Signal(sig);
-        }
-      }
-    }
+    if (ev[5]) RelayCallerSignal(forward_signals_fd);
   }
-  {
+  return Ok();
+}
+
+// Reads one message of srt-init's while the command runs: its exit status, a terminal stop
+// (handed to on_terminal_stop, then the command is continued) or a failure (debug only).
+// Returns true once srt-init has closed its end (ctl_ is then closed too).
+Result<bool> Launch::ReadInitReport() {
+  SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+  if (m.type == wire::kMsgExited) {
+    init_reported_exit_ = true;
+    command_status_ = IntAt(m, 0);
+    Debug("the command ended; the sandbox is empty (wait status " +
+          std::to_string(command_status_) + ")");
+  } else if (m.type == wire::kMsgStopped) {
+    // Ctrl-Z on the command's terminal: the caller's shell gets its terminal back (the
+    // srt command stops itself), and the command goes on once srt is continued.
+    Debug("the command was stopped by signal " + std::to_string(IntAt(m, 0)));
+    relay_->Suspend();
+    if (spec_.on_terminal_stop) spec_.on_terminal_stop();
+    relay_->Resume();
+    (void)Signal(SIGCONT);
+  } else if (m.type == wire::kMsgFailed) {
+    Debug(FailureFrom(m, "srt-init").message());
+  } else if (m.type == 0) {
     std::lock_guard<std::mutex> lock(ctl_mu_);
-    finished_ = true;
+    ctl_.reset();
+    return true;
   }
-  // Everything the command wrote is passed on before srt says anything more.
-  relay_->Finish();
-  if (!diagnostics_.empty()) {
-    // bwrap spoke after the sandbox started; pass it on rather than swallow it.
-    (void)!write(spec_.stderr_fd, diagnostics_.data(), diagnostics_.size());
+  return false;
+}
+
+// Reads one message of the agent's (the write guard's refusals and its summary, shown at debug
+// level); closes agent_ctl_ at its end or when it cannot be read.
+void Launch::ReadAgentReport() {
+  Result<Message> m = Receive(agent_ctl_.get());
+  if (!m || m->type == 0) {
+    agent_ctl_.reset();
+  } else if (m->type == wire::kMsgGuardDenied) {
+    Debug(GuardRefusal(*m));
+  } else if (m->type == wire::kMsgGuardDone) {
+    Debug("the write guard handled " + std::to_string(IntAt(*m, 0)) + " calls and refused " +
+          std::to_string(IntAt(*m, 1)));
   }
+}
+
+// Reads one signal from the caller's signalfd and relays it to the command (SIGWINCH resizes
+// the command's own terminal instead). Remembers the first relayed signal for the exit status.
+void Launch::RelayCallerSignal(int forward_signals_fd) {
+  signalfd_siginfo info;
+  if (read(forward_signals_fd, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) return;
+  int sig = static_cast<int>(info.ssi_signo);
+  if (sig == SIGWINCH && relay_->terminal_slots()) {
+    relay_->Resize();  // the kernel tells the command's foreground job
+    return;
+  }
+  // SIGCONT: srt was continued (`fg`); the terminal goes back to raw mode.
+  if (sig == SIGCONT) relay_->Resume();
+  if (!relayed_signal_ && sig != SIGCONT && sig != SIGWINCH) relayed_signal_ = sig;
+  Debug("relaying signal " + std::to_string(sig) + " to the command");
+  (void)Signal(sig);
+}
+
+// bwrap spoke after the sandbox started; pass it on rather than swallow it.
+void Launch::PassOnDiagnostics() {
+  if (diagnostics_.empty()) return;
+  (void)!write(spec_.stderr_fd, diagnostics_.data(), diagnostics_.size());
+}
+
+// The command's exit status as srt-init reported it, or else bwrap's (a sandbox that ended
+// without a word from srt-init is a set-up failure, never a success).
+ExitStatus Launch::CommandExitStatus() const {
   ExitStatus status;
   status.relayed_signal = relayed_signal_;
   status.exec_errno = exec_errno_;
@@ -624,13 +662,17 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     status.code = WEXITSTATUS(st);
   }
   if (!init_reported_exit_ && status.code == 0) status.code = kExitSetupFailure;
-  if (spec_.cgroups) {
-    status.oom_killed = spec_.cgroups->OomKilled();
-    if (status.oom_killed) Debug("the OOM killer killed a process of the sandbox (memory limit)");
-    Result<void> removed = spec_.cgroups->Destroy();
-    if (!removed) Debug(removed.error().message() + ", ignoring");
-  }
   return status;
+}
+
+// Empties and removes the sandbox's cgroups (a failure is only a debug line); returns whether
+// the OOM killer killed one of its processes, which must be read before they go.
+bool Launch::RemoveCgroups() {
+  bool oom_killed = spec_.cgroups->OomKilled();
+  if (oom_killed) Debug("the OOM killer killed a process of the sandbox (memory limit)");
+  Result<void> removed = spec_.cgroups->Destroy();
+  if (!removed) Debug(removed.error().message() + ", ignoring");
+  return oom_killed;
 }
 
 void Launch::Abort() {

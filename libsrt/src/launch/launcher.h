@@ -84,6 +84,14 @@ class Launch {
   Result<void> AwaitHello();
   Result<void> AwaitAgent();
   Result<void> AwaitStart();
+  // Wait()'s stages, and the relay's handler for each source (launcher.cc says what each does).
+  Result<void> RelayUntilSandboxEnds(int forward_signals_fd);
+  Result<bool> ReadInitReport();
+  void ReadAgentReport();
+  void RelayCallerSignal(int forward_signals_fd);
+  void PassOnDiagnostics();
+  ExitStatus CommandExitStatus() const;
+  bool RemoveCgroups();
   void Debug(std::string_view line) const;
   void ReadDiagnostics();
   void ReapBwrap();
