@@ -121,7 +121,7 @@ DomainMatcher DomainMatcher::Build(const std::vector<DomainRule>& allowed,
   AddEntries(m.deny_, denied);
   m.deny_reasons_.reserve(denied.size());
   for (const DomainRule& rule : denied) {
-    m.deny_reasons_.push_back(rule.reason.empty() ? "" : SanitizeDenyReason(rule.reason));
+    m.deny_reasons_.push_back(SanitizeDenyReason(rule.reason));  // "" keeps the default
   }
   std::vector<uint16_t> ports = {80, 443};
   for (const DomainRule& rule : allowed) {
