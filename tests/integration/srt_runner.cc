@@ -320,6 +320,23 @@ void Runner::Type(const Terminal& t, std::string_view keys) {
   }
 }
 
+bool Runner::WaitToSee(const Terminal& t, std::string_view needle, std::string& shown, size_t from,
+                       std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  pollfd p{t.master, POLLIN, 0};
+  while (shown.find(needle, from) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(t.master, buf, sizeof buf);
+    if (n <= 0) return false;  // EIO: nothing holds the terminal any more
+    shown.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 RunResult Runner::FinishInTerminal(const Terminal& t, std::chrono::milliseconds limit,
                                    TerminalState* after) const {
   RunResult r;

@@ -85,6 +85,12 @@ class Runner {
   };
   // Types `keys` (e.g. "\x03" for Ctrl-C) on the terminal.
   static void Type(const Terminal& t, std::string_view keys);
+  // Reads what the terminal shows, appending it to `shown`, until `needle` is in `shown` at or
+  // after `from` (as a person waits to see a line or a prompt before typing on); false if it
+  // was not within `limit`.
+  static bool WaitToSee(const Terminal& t, std::string_view needle, std::string& shown,
+                        size_t from = 0,
+                        std::chrono::milliseconds limit = std::chrono::seconds(10));
   // Reads everything the terminal shows until srt and everything holding the terminal are gone,
   // then reaps srt: `out` is the terminal's output (stdout and stderr together, with the
   // terminal's own echo and CR-LF translation).

@@ -184,7 +184,16 @@ TEST_P(TerminalTest, CtrlZStopsTheCommandWithSrtAndFgContinuesBoth) {
            << run().FinishInTerminal(t, std::chrono::seconds(5)).out;
   }
   Runner::Type(t, "\x1a");
-  // A person types on once the shell's prompt is back: the command has stopped ticking.
+  // A person types on once the shell has said the job stopped and shown its prompt again: what
+  // is typed before that is still srt's to relay to the command.
+  std::string shown;
+  if (!Runner::WaitToSee(t, "Stopped", shown) ||
+      !Runner::WaitToSee(t, "$ ", shown, shown.find("Stopped"))) {
+    Runner::Type(t, "kill -9 %1; exit\r");
+    FAIL() << "the shell never got its terminal back; it showed: " << shown
+           << run().FinishInTerminal(t, std::chrono::seconds(5)).out;
+  }
+  // The command has stopped ticking.
   size_t ticks = 0;
   EXPECT_TRUE(Eventually([&] {
     ticks = CountLines(run(), "ticks");
