@@ -1,17 +1,31 @@
-// Error construction helpers that need errno/strerror.
-#include <cerrno>
-#include <cstring>
+// Error construction helpers that need errno, and the texts of errno values and signals.
+#include <string.h>  // strerrordesc_np, sigdescr_np (GNU)
 
+#include <cerrno>
+#include <string>
+
+#include "base/system_text.h"
 #include "srt/result.h"
 
 namespace srt {
+
+const char* ErrnoText(int err) {
+  // glibc's own table: constant strings, no locale, no shared buffer.
+  const char* text = strerrordesc_np(err);
+  return text != nullptr ? text : "unknown error";
+}
+
+const char* SignalText(int sig) {
+  const char* text = sigdescr_np(sig);
+  return text != nullptr ? text : "unknown signal";
+}
 
 Error SysError(std::string_view what) { return SysError(what, errno); }
 
 Error SysError(std::string_view what, int err) {
   std::string msg(what);
   msg += ": ";
-  msg += std::strerror(err);
+  msg += ErrnoText(err);
   Errc code = Errc::kSystem;
   if (err == ENOENT) code = Errc::kNotFound;
   if (err == EACCES || err == EPERM) code = Errc::kPermissionDenied;

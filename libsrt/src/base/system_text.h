@@ -1,0 +1,15 @@
+// The text of an errno value or a signal number, as strerror and strsignal give it but safe from
+// any thread: those two may share one buffer between threads (glibc: "MT-Unsafe race"), and the
+// proxy, srt-poller's sessions and the launcher's relay threads all format errors at once.
+#pragma once
+
+namespace srt {
+
+// "No such file or directory" for ENOENT, "unknown error" for a value libc has no text for; the
+// text is a constant that outlives every caller.
+const char* ErrnoText(int err);
+
+// "Killed" for SIGKILL, "unknown signal" for a number libc has no text for; a constant.
+const char* SignalText(int sig);
+
+}  // namespace srt
