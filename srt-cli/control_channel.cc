@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/system_text.h"
 #include "srt/settings.h"
 
 namespace srt::cli {
@@ -18,8 +19,7 @@ Result<void> ControlChannel::Check(int fd) {
   if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY) {
     const int err = flags < 0 ? errno : EBADF;
     return MakeError(Errc::kInvalidArgument,
-                     "--control-fd " + std::to_string(fd) +
-                         " is not usable: " + std::strerror(err) +
+                     "--control-fd " + std::to_string(fd) + " is not usable: " + ErrnoText(err) +
                          " (it must be open for reading). Refusing to run "
                          "the command without the control channel it asks for.");
   }
@@ -51,14 +51,14 @@ void ControlChannel::Run() {
     pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      return Broken(std::string("poll: ") + std::strerror(errno));
+      return Broken(std::string("poll: ") + ErrnoText(errno));
     }
     if (fds[1].revents != 0) return;
     char chunk[64 * 1024];
     const ssize_t n = read(fd_, chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      return Broken(std::strerror(errno));
+      return Broken(ErrnoText(errno));
     }
     if (n == 0) {
       if (!buffer.empty() && !skipping) Apply(buffer);

@@ -16,6 +16,7 @@
 #include <new>
 
 #include "args.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "control_channel.h"
 #include "srt/result.h"
@@ -132,7 +133,7 @@ int Run(int argc, char** argv) {
   options.inherit_fds = cli.pass_fds;
   // Ctrl-Z on the command's terminal: srt stops as the command did, so the shell's job control
   // works as without srt (`fg` continues both; a shell's orphaned job is not stopped).
-  options.on_terminal_stop = [] { raise(SIGTSTP); };
+  options.on_terminal_stop = [] { (void)raise(SIGTSTP); };
 
   // The network decision log: JSON lines to a file or descriptor, readable lines with --debug.
   srt::UniqueFd log_file;
@@ -176,9 +177,9 @@ int Run(int argc, char** argv) {
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
     sigaddset(&relayed, s);
   }
-  sigprocmask(SIG_BLOCK, &relayed, nullptr);
+  pthread_sigmask(SIG_BLOCK, &relayed, nullptr);
   int sfd = signalfd(-1, &relayed, SFD_CLOEXEC);
-  if (sfd < 0) return Fail(std::string("signalfd: ") + std::strerror(errno));
+  if (sfd < 0) return Fail(std::string("signalfd: ") + srt::ErrnoText(errno));
 
   srt::Result<srt::Sandbox> sandbox = srt::Sandbox::Start(std::move(options));
   if (!sandbox) return Fail(sandbox.error().message());
@@ -195,7 +196,7 @@ int Run(int argc, char** argv) {
   if (!status) return Fail(status.error().message());
   if (control.failed()) return srt::kExitSetupFailure;
   if (status->exec_errno) {
-    Print(std::string("srt: cannot run the command: ") + std::strerror(status->exec_errno));
+    Print(std::string("srt: cannot run the command: ") + srt::ErrnoText(status->exec_errno));
   }
   switch (status->relayed_signal) {
     case SIGINT:
@@ -215,6 +216,10 @@ int main(int argc, char** argv) {
     return Run(argc, argv);
   } catch (const std::bad_alloc&) {
     Print("srt: out of memory");
+    return srt::kExitSetupFailure;
+  } catch (const std::exception& e) {
+    // The edge: libsrt returns errors as values, but a library below it may still throw.
+    Print(std::string("srt: ") + e.what());
     return srt::kExitSetupFailure;
   }
 }

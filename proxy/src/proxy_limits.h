@@ -15,22 +15,22 @@ namespace srt::proxy {
 
 // The whole request or response head: start line, field lines and the empty line that ends it.
 // Answered with 431 (RFC 6585 §5) for requests, 502 for responses.
-inline constexpr size_t kMaxHttpHeadBytes = 64 * 1024;
+inline constexpr size_t kMaxHttpHeadBytes = size_t{64} * 1024;
 // Field lines in one head (431).
 inline constexpr size_t kMaxHttpHeaderCount = 100;
 // One field name (431).
 inline constexpr size_t kMaxHttpHeaderNameBytes = 256;
 // The request line without its CRLF (414 URI Too Long; RFC 9112 §3 recommends at least 8000
 // octets). Also bounds a response's status line.
-inline constexpr size_t kMaxHttpRequestLineBytes = 8 * 1024;
+inline constexpr size_t kMaxHttpRequestLineBytes = size_t{8} * 1024;
 // A chunk-size line of a chunked body (RFC 9112 §7.1): size, extensions, CRLF. Extensions are
 // forwarded, never interpreted, so they only need to fit.
-inline constexpr size_t kMaxHttpChunkLineBytes = 4 * 1024;
+inline constexpr size_t kMaxHttpChunkLineBytes = size_t{4} * 1024;
 // Empty lines a client may send before a request line (RFC 9112 §2.2 says to ignore "at least
 // one"; some clients send a CRLF after a POST body). More are a 400.
 inline constexpr size_t kMaxHttpLeadingEmptyLines = 4;
 // The trailer section of a chunked body (RFC 9112 §7.1.2), its final CRLF included.
-inline constexpr size_t kMaxHttpTrailerBytes = 16 * 1024;
+inline constexpr size_t kMaxHttpTrailerBytes = size_t{16} * 1024;
 
 // --- SOCKS5 (RFC 1928, RFC 1929) -----------------------------------------------------------------
 
@@ -66,7 +66,7 @@ inline constexpr size_t kDnsTcpMessageBytes = 65535;
 // The bytes of a connection's start that the SNI extractor looks at: the ClientHello with its
 // record headers. One full TLS record is 5 + 2^14 bytes (RFC 8446 §5.1); a hello larger than
 // this is reported as malformed, never buffered without bound.
-inline constexpr size_t kMaxTlsClientHelloBytes = 16 * 1024;
+inline constexpr size_t kMaxTlsClientHelloBytes = size_t{16} * 1024;
 // The longest server_name (host_name) accepted: the longest host CanonicalizeHost accepts
 // (filter/host.h kMaxHostLength). RFC 6066 allows 2^16 - 1; a longer one is a malformed hello.
 inline constexpr size_t kMaxSniHostBytes = 255;

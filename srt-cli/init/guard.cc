@@ -68,7 +68,7 @@ struct Fd {
   explicit Fd(long r) : fd(Failed(r) ? -1 : static_cast<int>(r)) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
-  Fd& operator=(Fd&& o) {
+  Fd& operator=(Fd&& o) noexcept {
     if (this != &o) {
       Reset();
       fd = o.fd;
@@ -485,6 +485,7 @@ long Resolve(Call& call, int dirfd, const char* path, bool follow_final, Place& 
       size_t slen = strlen(self);
       size_t tail = rlen - end;
       if (slen + tail >= sizeof scratch) return -ENAMETOOLONG;
+      // NOLINTNEXTLINE(bugprone-not-null-terminated-result): the next copy brings the NUL
       memcpy(scratch, self, slen);
       memcpy(scratch + slen, rest + end, tail + 1);
       memcpy(rest, scratch, slen + tail + 1);
@@ -894,7 +895,8 @@ long OpenControllingTerminal(Call& call, int flags) {
   constexpr unsigned kPtySlaveMajor = 136, kPtySlaveMajors = 8;  // UNIX98 pty replicas
   if (major < kPtySlaveMajor || major >= kPtySlaveMajor + kPtySlaveMajors) return -ENXIO;
   char name[32] = "dev/pts/";
-  AppendInt(name, 8, sizeof name, static_cast<long>((major - kPtySlaveMajor) * 256 + minor));
+  AppendInt(name, 8, sizeof name,
+            static_cast<long>(major - kPtySlaveMajor) * 256 + static_cast<long>(minor));
   open_how how{};
   how.flags = static_cast<uint64_t>((flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_NOCTTY |
                                     O_NOFOLLOW | O_CLOEXEC);

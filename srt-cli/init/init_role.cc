@@ -30,7 +30,7 @@ using rt::kPollIn;
 using rt::PollFd;
 
 constexpr int kExitSetupFailure = 125;
-constexpr size_t kMaxFilterBytes = 64 * 1024;
+constexpr size_t kMaxFilterBytes = size_t{64} * 1024;
 
 alignas(8) uint8_t g_filter[kMaxFilterBytes];
 
@@ -319,12 +319,12 @@ int RunInit(int argc, char** argv, char** envp) {
     Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
   }
 
-  int status_pipe[2];
+  int status_pipe[2] = {-1, -1};
   long r = SRT_SYS(__NR_pipe2, status_pipe, O_CLOEXEC);
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "pipe2");
   // The command hands its write guard's listener back over this pair (PID 1 is not filtered).
   constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
-  int guard_sock[2];
+  int guard_sock[2] = {-1, -1};
   r = SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, guard_sock);
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "socketpair");
   long pid = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);

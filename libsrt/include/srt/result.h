@@ -146,7 +146,10 @@ inline Result<void> Ok() { return {}; }
 // `SRT_ASSIGN_OR_RETURN(auto x, F());` declares x from F()'s value or returns F()'s error.
 #define SRT_ASSIGN_OR_RETURN(lhs, expr) \
   SRT_ASSIGN_OR_RETURN_IMPL_(SRT_CONCAT_(srt_result_, __LINE__), lhs, expr)
+// `tmp` is a name and `lhs` a declaration: neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SRT_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)     \
   auto tmp = (expr);                                   \
   if (!tmp.has_value()) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -24,6 +24,7 @@
 #include "base/path.h"
 #include "base/proxy_url.h"
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 
 namespace srt {
@@ -722,7 +723,7 @@ Error FileError(const std::string& path, int err) {
   } else if (err == EISDIR) {
     code = Errc::kInvalidArgument;
   }
-  return Error(code, path + ": cannot be read: " + std::strerror(err), err);
+  return Error(code, path + ": cannot be read: " + ErrnoText(err), err);
 }
 
 Error TooLarge(const std::string& path) {

@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "bwrap/argv_builder.h"
 #include "init_protocol/wire.h"
 #include "launch/diagnose.h"
@@ -30,7 +31,7 @@ namespace srt::launch {
 
 namespace {
 
-constexpr size_t kMaxDiagnostics = 64 * 1024;
+constexpr size_t kMaxDiagnostics = size_t{64} * 1024;
 
 struct Message {
   uint32_t type = 0;
@@ -199,7 +200,7 @@ Error FailureFrom(const Message& m, std::string_view who) {
   std::string text = std::string(who) + " failed " + StageName(stage);
   if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
   text += ": ";
-  text += std::strerror(err);
+  text += ErrnoText(err);
   return Error(err == EPERM || err == EACCES ? Errc::kPermissionDenied : Errc::kSystem,
                std::move(text), err);
 }
@@ -214,6 +215,7 @@ std::string ReadSysctl(const char* path) {
 // Blocks until one of `fds` is readable (POLLIN/POLLHUP/POLLERR); returns revents per fd.
 Result<std::vector<short>> PollAll(const std::vector<int>& fds) {
   std::vector<pollfd> p;
+  p.reserve(fds.size());
   for (int fd : fds) p.push_back(pollfd{fd, POLLIN, 0});
   for (;;) {
     int r = poll(p.data(), p.size(), -1);
@@ -222,6 +224,7 @@ Result<std::vector<short>> PollAll(const std::vector<int>& fds) {
     break;
   }
   std::vector<short> out;
+  out.reserve(p.size());
   for (const pollfd& x : p) out.push_back(x.revents);
   return out;
 }
@@ -511,7 +514,7 @@ Result<void> Launch::AwaitStart() {
           continue;
         case wire::kMsgExecFailed:
           exec_errno_ = IntAt(m, 0);
-          Debug(std::string("command could not be executed: ") + std::strerror(exec_errno_));
+          Debug(std::string("command could not be executed: ") + ErrnoText(exec_errno_));
           return Ok();
         case wire::kMsgFailed:
           return FailureFrom(m, "srt-init");

@@ -20,7 +20,7 @@ namespace srt::launch {
 
 namespace {
 
-constexpr size_t kBufferBytes = 64 * 1024;
+constexpr size_t kBufferBytes = size_t{64} * 1024;
 // After POLLOUT a pipe has room for one page at least: a write no larger never blocks, so a
 // stalled reader cannot hold a pump that is told to stop.
 constexpr size_t kAtomicBytes = 4096;

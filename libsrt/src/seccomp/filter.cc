@@ -41,6 +41,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "init_protocol/wire.h"
 
@@ -295,36 +296,40 @@ std::vector<ArgMatch> ExecuteBit(unsigned int arg) {
   return {{arg, 0100, 0100}, {arg, 0010, 0010}, {arg, 0001, 0001}};
 }
 
-const std::vector<GuardedCall> kGuardedCalls = {
-    {"open", wire::kGuardOpen, WriteIntent(1)},
-    {"openat", wire::kGuardOpenat, WriteIntent(2)},
-    {"creat", wire::kGuardCreat, {}},
-    {"mkdir", wire::kGuardMkdir, {}},
-    {"mkdirat", wire::kGuardMkdirat, {}},
-    {"mknod", wire::kGuardMknod, {}},
-    {"mknodat", wire::kGuardMknodat, {}},
-    {"symlink", wire::kGuardSymlink, {}},
-    {"symlinkat", wire::kGuardSymlinkat, {}},
-    {"link", wire::kGuardLink, {}},
-    {"linkat", wire::kGuardLinkat, {}},
-    {"rename", wire::kGuardRename, {}},
-    {"renameat", wire::kGuardRenameat, {}},
-    {"renameat2", wire::kGuardRenameat2, {}},
-    {"truncate", wire::kGuardTruncate, {}},
-    {"truncate64", wire::kGuardTruncate64, {}},
-    {"chmod", wire::kGuardChmod, ExecuteBit(1)},
-    {"fchmod", wire::kGuardFchmod, ExecuteBit(1)},
-    {"fchmodat", wire::kGuardFchmodat, ExecuteBit(2)},
-    {"fchmodat2", wire::kGuardFchmodat2, ExecuteBit(2), 452},
-    // bind(2) makes a name in the filesystem for an AF_UNIX socket (git takes a socket named
-    // `refs` for a directory). Every bind is the guard's: the address is in the command's
-    // memory and the socket behind the number may change, so the guard binds the socket itself.
-    {"bind", wire::kGuardBind, {}},
-};
+// Built on first use, not at load: a static initializer that throws (bad_alloc) cannot be caught.
+const std::vector<GuardedCall>& GuardedCalls() {
+  static const std::vector<GuardedCall> calls = {
+      {"open", wire::kGuardOpen, WriteIntent(1)},
+      {"openat", wire::kGuardOpenat, WriteIntent(2)},
+      {"creat", wire::kGuardCreat, {}},
+      {"mkdir", wire::kGuardMkdir, {}},
+      {"mkdirat", wire::kGuardMkdirat, {}},
+      {"mknod", wire::kGuardMknod, {}},
+      {"mknodat", wire::kGuardMknodat, {}},
+      {"symlink", wire::kGuardSymlink, {}},
+      {"symlinkat", wire::kGuardSymlinkat, {}},
+      {"link", wire::kGuardLink, {}},
+      {"linkat", wire::kGuardLinkat, {}},
+      {"rename", wire::kGuardRename, {}},
+      {"renameat", wire::kGuardRenameat, {}},
+      {"renameat2", wire::kGuardRenameat2, {}},
+      {"truncate", wire::kGuardTruncate, {}},
+      {"truncate64", wire::kGuardTruncate64, {}},
+      {"chmod", wire::kGuardChmod, ExecuteBit(1)},
+      {"fchmod", wire::kGuardFchmod, ExecuteBit(1)},
+      {"fchmodat", wire::kGuardFchmodat, ExecuteBit(2)},
+      {"fchmodat2", wire::kGuardFchmodat2, ExecuteBit(2), 452},
+      // bind(2) makes a name in the filesystem for an AF_UNIX socket (git takes a socket named
+      // `refs` for a directory). Every bind is the guard's: the address is in the command's
+      // memory and the socket behind the number may change, so the guard binds the socket itself.
+      {"bind", wire::kGuardBind, {}},
+  };
+  return calls;
+}
 
 std::vector<Rule> GuardRules() {
   Rule notify{"the write guard", SCMP_ACT_NOTIFY, {}};
-  for (const GuardedCall& g : kGuardedCalls) {
+  for (const GuardedCall& g : GuardedCalls()) {
     if (g.only_if.empty()) {
       notify.calls.push_back({g.name, {}, g.generic_nr});
       continue;
@@ -398,7 +403,7 @@ using SeccompCtx = std::unique_ptr<void, SeccompCtxDeleter>;
 Error LibError(std::string what, int rc) {
   const int err = -rc;
   what += ": ";
-  what += std::strerror(err);
+  what += ErrnoText(err);
   return Error(Errc::kSystem, std::move(what), err);
 }
 
@@ -627,7 +632,7 @@ std::vector<wire::GuardCall> GuardCalls(HostArch host) {
   for (const std::uint32_t arch : ArchesFor(host)) {
     // x32 calls reach seccomp as x86_64 ones with __X32_SYSCALL_BIT in the number.
     const std::uint32_t audit_arch = arch == SCMP_ARCH_X32 ? std::uint32_t{SCMP_ARCH_X86_64} : arch;
-    for (const GuardedCall& g : kGuardedCalls) {
+    for (const GuardedCall& g : GuardedCalls()) {
       int nr = seccomp_syscall_resolve_name_arch(arch, g.name);
       if (nr == __NR_SCMP_ERROR && g.generic_nr != 0) {
         nr = g.generic_nr | (arch == SCMP_ARCH_X32 ? 0x40000000 : 0);

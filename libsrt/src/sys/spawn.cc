@@ -205,7 +205,7 @@ Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request) {
                    0,
                    -1};
 
-  constexpr size_t kStackBytes = 256 * 1024;
+  constexpr size_t kStackBytes = size_t{256} * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return SysError("mmap a stack to start " + strings::Quote(request.path));

@@ -150,8 +150,9 @@ QueryParse ParseQuery(std::span<const uint8_t> message) {
   query.recursion_desired = (*flags & kFlagRd) != 0;
   query.checking_disabled = (*flags & kFlagCd) != 0;
   if (query.opcode != 0) {
-    return Reply(std::move(query), Rcode::kNotImp,
-                 "opcode " + std::to_string(query.opcode) + " is not QUERY");
+    // The text first: the order in which a call's arguments are evaluated is unspecified.
+    std::string why = "opcode " + std::to_string(query.opcode) + " is not QUERY";
+    return Reply(std::move(query), Rcode::kNotImp, std::move(why));
   }
   if (*qdcount != 1) {
     return Reply(std::move(query), Rcode::kFormErr,
@@ -194,8 +195,8 @@ QueryParse ParseQuery(std::span<const uint8_t> message) {
     return Reply(std::move(query), Rcode::kRefused, "question name is not a host name");
   }
   if (query.edns && query.edns->version != 0) {
-    return Reply(std::move(query), Rcode::kBadVers,
-                 "EDNS version " + std::to_string(query.edns->version));
+    std::string why = "EDNS version " + std::to_string(query.edns->version);
+    return Reply(std::move(query), Rcode::kBadVers, std::move(why));
   }
   QueryParse out;
   out.action = QueryParse::Action::kAnswer;

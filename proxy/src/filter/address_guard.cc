@@ -85,7 +85,8 @@ std::optional<IpAddress> EmbeddedIpv4(const IpAddress& a) {
   return std::nullopt;
 }
 
-AddressGuard::AddressGuard(std::vector<IpAddress> own, std::vector<IpNetwork> denied) {
+AddressGuard::AddressGuard(const std::vector<IpAddress>& own,
+                           const std::vector<IpNetwork>& denied) {
   for (const IpAddress& a : own) {
     const IpAddress canonical = UnmapIpv4(a);
     own_.Add(IpNetwork{canonical, canonical.family == IpAddress::Family::kIpv4 ? 32 : 128});

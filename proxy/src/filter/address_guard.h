@@ -63,7 +63,7 @@ class AddressGuard {
  public:
   // `own`: this host's interface addresses (the caller enumerates them; the guard copies them).
   // `denied`: network.deniedResolvedAddresses; IPv4-mapped networks count as their IPv4 form.
-  AddressGuard(std::vector<IpAddress> own, std::vector<IpNetwork> denied);
+  AddressGuard(const std::vector<IpAddress>& own, const std::vector<IpNetwork>& denied);
 
   // The refusal class of one resolved address, or nullopt if it may be dialed (before
   // carve-outs and deny-listed literals, which need the matcher). Tests, in order, on the

@@ -454,6 +454,7 @@ std::optional<Failure> ParseFraming(const std::vector<Header>& headers, Kind kin
 }
 
 template <typename R>
+// NOLINTNEXTLINE(performance-unnecessary-value-param): clang-tidy 14 misses the move below
 R MakeFailure(Kind kind, Failure f) {
   R r;
   r.status = ParseStatus::kError;

@@ -122,8 +122,7 @@ class CaptureSession final : public Session {
       Record(record_);
       return Abort();
     }
-    StartTunnel(std::move(outcome.fd), std::move(in_), std::move(outcome.leftover),
-                std::move(record_));
+    StartTunnel(std::move(outcome.fd), std::move(in_), outcome.leftover, std::move(record_));
   }
 
   const Endpoint destination_;

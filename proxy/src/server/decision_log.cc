@@ -94,7 +94,7 @@ std::string FormatBytes(uint64_t n) {
   char buf[32];
   if (n < 1024) {
     std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
-  } else if (n < 1024 * 1024) {
+  } else if (n < 1024ull * 1024) {
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
   } else if (n < 1024ull * 1024 * 1024) {
     std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1024 * 1024));

@@ -8,14 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/system_text.h"
 #include "http/head_parser.h"
 
 namespace srt::proxy {
-namespace {
-
-std::string Strerror(int err) { return std::strerror(err); }
-
-}  // namespace
 
 class Dialer::Attempt final : public Handler {
  public:
@@ -62,7 +58,7 @@ class Dialer::Attempt final : public Handler {
       if (getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       if (err == 0 && (events & EPOLLOUT) == 0) return;  // spurious: wait for the outcome
       if (err != 0) {
-        last_error_ = "connect " + FormatEndpoint(current_) + ": " + Strerror(err);
+        last_error_ = "connect " + FormatEndpoint(current_) + ": " + ErrnoText(err);
         DropSocket();
         ConnectNext();
         return;
@@ -74,7 +70,7 @@ class Dialer::Attempt final : public Handler {
     if ((events & EPOLLOUT) != 0 && sent_ < out_.size()) {
       const ssize_t n = send(fd_.get(), out_.data() + sent_, out_.size() - sent_, MSG_NOSIGNAL);
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        return FailParent("sending CONNECT: " + Strerror(errno));
+        return FailParent(std::string("sending CONNECT: ") + ErrnoText(errno));
       }
       if (n > 0) sent_ += static_cast<size_t>(n);
       if (sent_ == out_.size()) (void)dialer_.loop_.Modify(fd_.get(), EPOLLIN | EPOLLRDHUP);
@@ -85,7 +81,7 @@ class Dialer::Attempt final : public Handler {
     const ssize_t n = recv(fd_.get(), buf, std::min(sizeof buf, room), 0);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      return FailParent("reading its answer: " + Strerror(errno));
+      return FailParent(std::string("reading its answer: ") + ErrnoText(errno));
     }
     if (n == 0) return FailParent("closed the connection before answering the CONNECT");
     in_.append(buf, static_cast<size_t>(n));
@@ -143,14 +139,14 @@ class Dialer::Attempt final : public Handler {
       const socklen_t length = ToSockaddr(current_, storage);
       UniqueFd fd(socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
       if (!fd) {
-        last_error_ = "socket: " + Strerror(errno);
+        last_error_ = std::string("socket: ") + ErrnoText(errno);
         continue;
       }
       const int one = 1;
       (void)setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) != 0 &&
           errno != EINPROGRESS) {
-        last_error_ = "connect " + FormatEndpoint(current_) + ": " + Strerror(errno);
+        last_error_ = "connect " + FormatEndpoint(current_) + ": " + ErrnoText(errno);
         continue;
       }
       if (Result<void> added = dialer_.loop_.Add(fd.get(), EPOLLOUT, this); !added) {
@@ -215,7 +211,7 @@ class Dialer::Attempt final : public Handler {
     dialer_.Finish(id_, std::move(outcome));  // destroys *this
   }
 
-  void FailParent(std::string why) {
+  void FailParent(const std::string& why) {
     Fail(DialFailure::kParent, "parent proxy " + parent_->display + " " + why);
   }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/system_text.h"
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
@@ -24,7 +25,7 @@ namespace srt::proxy {
 namespace {
 
 // The most a session buffers in either direction before it stops reading the other side.
-constexpr size_t kPumpBytes = 256 * 1024;
+constexpr size_t kPumpBytes = size_t{256} * 1024;
 
 bool IsHopByHopForUpstream(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Proxy-Authorization") ||
@@ -112,7 +113,7 @@ class HttpSession final : public Session {
     const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      return UpstreamFailed(std::string("reading from the destination: ") + std::strerror(errno));
+      return UpstreamFailed(std::string("reading from the destination: ") + ErrnoText(errno));
     }
     if (n == 0) return UpstreamEof();
     resp_in_.append(buf, static_cast<size_t>(n));
@@ -311,8 +312,7 @@ class HttpSession final : public Session {
     }
     if (tunnel) {
       std::string to_client = http::FormatConnectEstablished() + outcome.leftover;
-      return StartTunnel(std::move(outcome.fd), std::move(in_), std::move(to_client),
-                         std::move(record_));
+      return StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
     }
     up_ = std::move(outcome.fd);
     up_via_parent_ = outcome.via_parent;
@@ -399,7 +399,7 @@ class HttpSession final : public Session {
           send(up_.get(), up_out_.data() + up_sent_, up_out_.size() - up_sent_, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) break;
-        UpstreamFailed(std::string("writing to the destination: ") + std::strerror(errno));
+        UpstreamFailed(std::string("writing to the destination: ") + ErrnoText(errno));
         return false;
       }
       up_sent_ += static_cast<size_t>(n);
@@ -498,7 +498,7 @@ class HttpSession final : public Session {
     up_out_.clear();
     up_sent_ = 0;
     up_key_.clear();
-    StartTunnel(std::move(up_), std::move(to_upstream), std::move(to_client), std::move(record));
+    StartTunnel(std::move(up_), std::move(to_upstream), to_client, std::move(record));
   }
 
   // A kept-alive connection the destination closed (or reset) while it was idle, found out as

@@ -35,7 +35,7 @@ namespace srt::proxy {
 // about +-0.05). The price: each pipe, busy or spare, charges 256 pages to the user's
 // pipe-user-pages-soft (16384), so about 64 busy directions get full-size pipes before new ones
 // shrink to two pages; a deployment short of pipe pages passes a smaller size.
-inline constexpr size_t kDefaultPipeBytes = 1024 * 1024;
+inline constexpr size_t kDefaultPipeBytes = size_t{1024} * 1024;
 // Empty pipes a pool keeps for reuse; the rest are closed on Release(). Eight 1 MiB spares charge
 // 2048 pages, an eighth of the default soft limit, and save a pipe2() + F_SETPIPE_SZ + close per
 // burst, which is cheap: more spares would buy little.

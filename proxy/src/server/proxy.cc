@@ -15,7 +15,7 @@ namespace {
 
 Result<std::shared_ptr<const NetworkRules>> RulesFor(const NetworkPolicy& policy) {
   SRT_ASSIGN_OR_RETURN(std::vector<IpAddress> own, HostInterfaceAddresses());
-  return BuildNetworkRules(policy, std::move(own));
+  return BuildNetworkRules(policy, own);
 }
 
 ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {

@@ -7,10 +7,10 @@
 namespace srt::proxy {
 
 std::shared_ptr<const NetworkRules> BuildNetworkRules(const NetworkPolicy& network,
-                                                      std::vector<IpAddress> own_addresses) {
+                                                      const std::vector<IpAddress>& own_addresses) {
   return std::make_shared<const NetworkRules>(
       NetworkRules{DomainMatcher::Build(network.allowed, network.denied),
-                   AddressGuard(std::move(own_addresses), network.denied_resolved_addresses)});
+                   AddressGuard(own_addresses, network.denied_resolved_addresses)});
 }
 
 Result<std::vector<IpAddress>> HostInterfaceAddresses() {

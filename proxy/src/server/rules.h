@@ -21,7 +21,7 @@ struct NetworkRules {
 
 // Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()).
 [[nodiscard]] std::shared_ptr<const NetworkRules> BuildNetworkRules(
-    const NetworkPolicy& network, std::vector<IpAddress> own_addresses);
+    const NetworkPolicy& network, const std::vector<IpAddress>& own_addresses);
 
 // This host's interface addresses (getifaddrs), for the guard's "one of this host's addresses".
 [[nodiscard]] Result<std::vector<IpAddress>> HostInterfaceAddresses();

@@ -54,7 +54,7 @@ bool Session::FlushClient() {
   if (out_sent_ == out_.size()) {
     out_.clear();
     out_sent_ = 0;
-  } else if (out_sent_ > 64 * 1024) {
+  } else if (out_sent_ > size_t{64} * 1024) {
     out_.erase(0, out_sent_);
     out_sent_ = 0;
   }
@@ -165,7 +165,7 @@ void Session::Dial(DialRequest request, std::function<void(DialOutcome)> done) {
                                 });
 }
 
-void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, std::string to_client,
+void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,
                           ConnectionRecord record) {
   CancelTimeout();
   if (registered_) loop_.Remove(client_.get());
@@ -270,8 +270,7 @@ class ForwardSession final : public Session {
              Record(record_);
              return Abort();
            }
-           StartTunnel(std::move(outcome.fd), std::string(), std::move(outcome.leftover),
-                       std::move(record_));
+           StartTunnel(std::move(outcome.fd), std::string(), outcome.leftover, std::move(record_));
          });
   }
   void OnEvents(uint32_t) override {}

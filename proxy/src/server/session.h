@@ -55,7 +55,7 @@ class Session : public Handler {
   [[nodiscard]] bool closing() const { return close_after_flush_; }
   void ContinueClose();
   static constexpr std::chrono::milliseconds kLingerTimeout{2000};
-  static constexpr size_t kLingerDrainBytes = 1024 * 1024;
+  static constexpr size_t kLingerDrainBytes = size_t{1024} * 1024;
   // Unregisters the client socket and gives it away (a hand-over to another session).
   [[nodiscard]] UniqueFd ReleaseClient();
   // Sets the client socket's epoll mask (registers it on first use; 0 unregisters it).
@@ -70,7 +70,7 @@ class Session : public Handler {
 
   // Relays client <-> upstream until both end; `record` (its decision and address filled in)
   // gets bytes, duration and end, and is logged when the tunnel ends. Ends the session then.
-  void StartTunnel(UniqueFd upstream, std::string to_upstream, std::string to_client,
+  void StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,
                    ConnectionRecord record);
   // A denial or failure before anything was relayed: log it now.
   void Record(const ConnectionRecord& record) const { server_.Record(record); }

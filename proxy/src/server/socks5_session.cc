@@ -189,7 +189,7 @@ class Socks5Session final : public Session {
     }
     std::string to_client(AsText(socks5::Reply(socks5::kReplySucceeded)));
     to_client += outcome.leftover;
-    StartTunnel(std::move(outcome.fd), std::move(in_), std::move(to_client), std::move(record_));
+    StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
   }
 
   Phase phase_ = Phase::kGreeting;

@@ -16,6 +16,8 @@
 #include <optional>
 #include <utility>
 
+#include "base/system_text.h"
+
 namespace srt::proxy {
 namespace {
 
@@ -439,7 +441,7 @@ void Tunnel::Impl::OnIdleTimer() {
 void Tunnel::Impl::Fail(const Failure& failure) {
   std::string error = SideName(failure.side);
   error += ": ";
-  error += std::strerror(failure.err);
+  error += ErrnoText(failure.err);
   Finish(TunnelEnd::kError, std::move(error));
 }
 

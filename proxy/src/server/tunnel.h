@@ -82,7 +82,7 @@ class Tunnel {
   };
 
   // The user-space buffer a direction copies through while it has no pipe.
-  static constexpr size_t kCopyBufferBytes = 16 * 1024;
+  static constexpr size_t kCopyBufferBytes = size_t{16} * 1024;
 
   // Fails only if a socket cannot be registered with the loop (EventLoop::Add: kSystem, e.g.
   // ENOSPC from epoll_ctl; kInvalidArgument if it already is); the sockets are then closed. Pipes

@@ -141,7 +141,7 @@ std::optional<system_clock::time_point> ParseHttpDate(std::string_view text) {
   }
   if (day < 1 || day > 31) return std::nullopt;
   const int64_t days = DaysFromCivil(year, *month, static_cast<unsigned>(day));
-  const int64_t secs = days * 86400 + h * 3600 + mi * 60 + se;
+  const int64_t secs = days * 86400 + int64_t{h} * 3600 + int64_t{mi} * 60 + se;
   return system_clock::time_point{std::chrono::seconds{secs}};
 }
 

@@ -50,31 +50,31 @@ enum class Opt {
 };
 
 struct OptSpec {
-  Opt opt;
   std::string_view flag;  // without "--"; also the config file's key
   std::string_view env;   // "" = none
+  Opt opt;
   bool takes_value;
 };
 
 constexpr OptSpec kOpts[] = {
-    {Opt::kEnvironmentId, "environment-id", "ANTHROPIC_ENVIRONMENT_ID", true},
-    {Opt::kEnvironmentKeyFile, "environment-key-file", "", true},
-    {Opt::kBaseUrl, "base-url", "ANTHROPIC_BASE_URL", true},
-    {Opt::kWorkerId, "worker-id", "ANTHROPIC_WORKER_ID", true},
-    {Opt::kSessionsDir, "sessions-dir", "", true},
-    {Opt::kConcurrency, "concurrency", "", true},
-    {Opt::kPolicy, "policy", "", true},
-    {Opt::kMaxIdle, "max-idle", "", true},
-    {Opt::kOnWork, "on-work", "", true},
-    {Opt::kLogFormat, "log-format", "", true},
-    {Opt::kMemory, "memory", "", true},
-    {Opt::kCpus, "cpus", "", true},
-    {Opt::kPids, "pids", "", true},
-    {Opt::kNoLimits, "no-limits", "", false},
-    {Opt::kWorkspaceCleanup, "workspace-cleanup", "", true},
-    {Opt::kScriptGetsKey, "script-gets-environment-key", "", false},
-    {Opt::kCaFile, "ca-file", "", true},
-    {Opt::kToolbox, "toolbox", "", true},
+    {"environment-id", "ANTHROPIC_ENVIRONMENT_ID", Opt::kEnvironmentId, true},
+    {"environment-key-file", "", Opt::kEnvironmentKeyFile, true},
+    {"base-url", "ANTHROPIC_BASE_URL", Opt::kBaseUrl, true},
+    {"worker-id", "ANTHROPIC_WORKER_ID", Opt::kWorkerId, true},
+    {"sessions-dir", "", Opt::kSessionsDir, true},
+    {"concurrency", "", Opt::kConcurrency, true},
+    {"policy", "", Opt::kPolicy, true},
+    {"max-idle", "", Opt::kMaxIdle, true},
+    {"on-work", "", Opt::kOnWork, true},
+    {"log-format", "", Opt::kLogFormat, true},
+    {"memory", "", Opt::kMemory, true},
+    {"cpus", "", Opt::kCpus, true},
+    {"pids", "", Opt::kPids, true},
+    {"no-limits", "", Opt::kNoLimits, false},
+    {"workspace-cleanup", "", Opt::kWorkspaceCleanup, true},
+    {"script-gets-environment-key", "", Opt::kScriptGetsKey, false},
+    {"ca-file", "", Opt::kCaFile, true},
+    {"toolbox", "", Opt::kToolbox, true},
 };
 
 const OptSpec* FindOpt(std::string_view flag) {

@@ -36,7 +36,7 @@ std::optional<LeaseEnd> LeaseState::OnReply(const HeartbeatReply& r, Clock::time
   last_success_ = now;
   if (r.ttl_seconds > 0) {
     // Bound the server's TTL: a week is plenty and keeps the arithmetic far from overflow.
-    int64_t ttl_s = std::min<int64_t>(r.ttl_seconds, 7 * 24 * 3600);
+    int64_t ttl_s = std::min<int64_t>(r.ttl_seconds, int64_t{7} * 24 * 3600);
     ttl_ = std::max<std::chrono::milliseconds>(std::chrono::seconds(ttl_s), kFloor);
     interval_ = std::clamp<std::chrono::milliseconds>(ttl_ / 2, kFloor, kDefault);
   }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/client.h"
+#include "base/system_text.h"
 #include "poller/config.h"
 #include "poller/log.h"
 #include "poller/poller.h"
@@ -100,10 +101,10 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
     line(true, "environment key", "from ANTHROPIC_ENVIRONMENT_KEY (prefer --environment-key-file)");
   }
   line(access(toolbox.c_str(), X_OK) == 0, "srt-toolbox '" + toolbox + "'",
-       access(toolbox.c_str(), X_OK) == 0 ? "" : std::strerror(errno));
+       access(toolbox.c_str(), X_OK) == 0 ? "" : ErrnoText(errno));
   if (c.on_work) {
     bool ok = access(c.on_work->c_str(), X_OK) == 0;
-    line(ok, "--on-work script '" + *c.on_work + "'", ok ? "" : std::strerror(errno));
+    line(ok, "--on-work script '" + *c.on_work + "'", ok ? "" : ErrnoText(errno));
   }
   line(true, "session policy", c.policy_path.value_or("built-in policies/poller-session.json"));
   auto probe = ProbeSessionSandbox(c, *policy.Current());
@@ -143,7 +144,7 @@ Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
       log.Warn("removed an organisation credential from the environment: sessions never see it",
                {{"variable", v}});
     }
-    unsetenv(v);
+    unsetenv(v);  // NOLINT(concurrency-mt-unsafe): before any thread exists (see above)
   }
   return LoadEnvironmentKey(config.environment_key_file,
                             config.environment_key_file ? std::nullopt : env_key);
@@ -155,11 +156,11 @@ bool CanServeSessions(const PollerConfig& config, const PolicyStore& policy,
                       const std::string& toolbox, const Logger& log) {
   if (config.on_work && access(config.on_work->c_str(), X_OK) != 0) {
     log.Error("--on-work script is not executable",
-              {{"script", *config.on_work}, {"error", std::strerror(errno)}});
+              {{"script", *config.on_work}, {"error", ErrnoText(errno)}});
     return false;
   }
   if (!config.on_work && access(toolbox.c_str(), X_OK) != 0) {
-    log.Error("srt-toolbox not found", {{"path", toolbox}, {"error", std::strerror(errno)}});
+    log.Error("srt-toolbox not found", {{"path", toolbox}, {"error", ErrnoText(errno)}});
     return false;
   }
   if (auto r = ProbeSessionSandbox(config, *policy.Current()); !r) {

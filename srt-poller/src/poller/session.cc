@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "poller/lease.h"
 #include "poller/poller_session_policy.h"
@@ -283,7 +284,7 @@ LogFields SessionWorker::Fields(LogFields extra) const {
   return f;
 }
 
-void SessionWorker::Stop(std::string reason) {
+void SessionWorker::Stop(const std::string& reason) {
   std::lock_guard hook_lock(hook_mu_);
   std::function<void(const std::string&)> hook;
   {
@@ -697,7 +698,7 @@ SessionEnd SessionWorker::RunScript() {
   } else if (status->exec_errno != 0) {
     // `ant` treats an exec.Error (missing or not executable) as fatal: do not burn the queue.
     end = {"fatal", "--on-work script '" + script +
-                        "' could not be executed: " + std::string(strerror(status->exec_errno))};
+                        "' could not be executed: " + std::string(ErrnoText(status->exec_errno))};
     end.fatal_script = true;
   } else if (status->code != 0) {
     ctx_.log->Warn("on-work script failed", Fields({{"exit_code", std::to_string(status->code)}}));

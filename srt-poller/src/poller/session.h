@@ -89,7 +89,7 @@ class SessionWorker {
   SessionEnd Run();
   // Asks Run to finish: cancels the running tool and posts its result (native) or sends the
   // script SIGTERM, then SIGKILL after `grace` (--on-work). Thread-safe; idempotent.
-  void Stop(std::string reason);
+  void Stop(const std::string& reason);
   // Gives a running sandbox new network lists (SIGHUP).
   void UpdateNetwork(const NetworkSettings& network);
 

@@ -318,7 +318,7 @@ Result<ExtractStats> ExtractInto(int root_fd, std::string_view bytes, const Arch
   // Pass 2: extract. The archive is in memory, so it reads back identically.
   SRT_ASSIGN_OR_RETURN(ArchivePtr a, OpenArchive(bytes));
   uint64_t remaining = limits.max_total_bytes;
-  std::vector<char> buf(64 * 1024);
+  std::vector<char> buf(size_t{64} * 1024);
   for (size_t index = 0;; ++index) {
     SRT_ASSIGN_OR_RETURN(archive_entry * entry, NextHeader(a.get()));
     if (entry == nullptr) {

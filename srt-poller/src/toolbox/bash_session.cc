@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/system_text.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
 
@@ -243,7 +244,7 @@ BashSession::Outcome BashSession::Run(std::string_view command, std::chrono::mil
     int n = poll(p, 3, static_cast<int>(std::min<long long>(wait_ms, 60'000)));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return {Status::kFailed, "", -1, std::string("poll: ") + std::strerror(errno)};
+      return {Status::kFailed, "", -1, std::string("poll: ") + ErrnoText(errno)};
     }
     if (p[2].revents != 0 && interrupt.Check()) {
       return {Status::kInterrupted, Finish(buf, truncated), -1, "interrupted"};
@@ -253,7 +254,7 @@ BashSession::Outcome BashSession::Run(std::string_view command, std::chrono::mil
       if (w > 0) {
         written += static_cast<size_t>(w);
       } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        return {Status::kFailed, "", -1, std::string("write to pty: ") + std::strerror(errno)};
+        return {Status::kFailed, "", -1, std::string("write to pty: ") + ErrnoText(errno)};
       }
     }
     bool hup = (p[0].revents & (POLLHUP | POLLERR)) != 0;

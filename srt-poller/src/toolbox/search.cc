@@ -15,6 +15,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/system_text.h"
 #include "toolbox/bash_session.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
@@ -164,9 +165,9 @@ bool Interrupted(Interrupt* interrupt) {
 ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const std::string& path,
                       const GrepContext& ctx) {
   int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + std::strerror(errno));
+  if (pipe2(out, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + ErrnoText(errno));
   UniqueFd out_r(out[0]), out_w(out[1]);
-  if (pipe2(err, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + std::strerror(errno));
+  if (pipe2(err, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + ErrnoText(errno));
   UniqueFd err_r(err[0]), err_w(err[1]);
 
   // --max-filesize bounds each file; the capped buffer bounds stdout. No --follow: ripgrep
@@ -181,10 +182,12 @@ ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const s
                                    "--",
                                    path};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env = ShellEnvironment();
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
 
@@ -207,7 +210,7 @@ ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const s
   int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Fail("grep: rg failed: " + std::string(std::strerror(rc)));
+  if (rc != 0) return Fail("grep: rg failed: " + std::string(ErrnoText(rc)));
   out_w.reset();
   err_w.reset();
 
@@ -253,7 +256,7 @@ ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const s
   if (WIFEXITED(st) && WEXITSTATUS(st) == 1) return Ok("no matches");
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     std::string why = WIFEXITED(st) ? "exit status " + std::to_string(WEXITSTATUS(st))
-                                    : std::string("signal: ") + strsignal(WTERMSIG(st));
+                                    : std::string("signal: ") + SignalText(WTERMSIG(st));
     return Fail("grep: rg failed: " + why + ": " + stderr_buf.data);
   }
   std::string text = std::move(stdout_buf.data);

@@ -8,6 +8,7 @@
 
 #include "base/ascii.h"
 #include "base/strings.h"
+#include "base/system_text.h"
 
 namespace srt::poller::toolbox {
 
@@ -121,7 +122,7 @@ std::string FsErrorMessage(int err) {
     case EISDIR:
       return "is a directory";
     default: {
-      std::string s = std::strerror(err);
+      std::string s = ErrnoText(err);
       if (!s.empty()) s[0] = ascii::ToLower(s[0]);
       return s;
     }
