@@ -59,6 +59,138 @@ std::string FormatAnswer(const nlohmann::json& id, std::string_view text, bool i
   return Dump({{"id", id}, {"is_error", is_error}, {"content", TextContent(text)}});
 }
 
+// Where an answer's reader is: the field whose value comes next, or a place in the content.
+enum class AnswerField { kNone, kId, kIsError, kContent, kBlock, kType, kText, kBlockEnd };
+constexpr unsigned Bit(AnswerField f) { return 1u << static_cast<unsigned>(f); }
+constexpr unsigned kAnswerFields =
+    Bit(AnswerField::kId) | Bit(AnswerField::kIsError) | Bit(AnswerField::kContent);
+constexpr unsigned kBlockFields = Bit(AnswerField::kType) | Bit(AnswerField::kText);
+
+// Reads an answer as nlohmann's parser walks it (SAX), accepting exactly FormatAnswer's shape
+// and stopping at the first event outside it. The line comes from a hostile process and may be
+// 64 MiB: a DOM of it (say, millions of empty blocks) would cost srt-poller gigabytes, while
+// this holds nothing but the one text it keeps.
+namespace {
+
+class AnswerReader final : public nlohmann::json::json_sax_t {
+ public:
+  using json = nlohmann::json;
+
+  // The field at fault when the line is not an answer; empty while it still may be one.
+  const std::string& fault() const { return fault_; }
+  bool complete() const { return done_; }
+  Answer take() { return std::move(answer_); }
+
+  bool null() override {
+    if (at_ == AnswerField::kId) return Took(AnswerField::kId);
+    return Fail();
+  }
+  bool boolean(bool v) override {
+    if (at_ != AnswerField::kIsError) return Fail();
+    answer_.is_error = v;
+    return Took(AnswerField::kIsError);
+  }
+  bool number_integer(json::number_integer_t) override { return Fail(); }
+  bool number_unsigned(json::number_unsigned_t v) override {
+    if (at_ != AnswerField::kId) return Fail();
+    answer_.id = v;
+    return Took(AnswerField::kId);
+  }
+  bool number_float(json::number_float_t, const json::string_t&) override { return Fail(); }
+  bool binary(json::binary_t&) override { return Fail(); }
+  bool string(json::string_t& v) override {
+    if (at_ == AnswerField::kType && v == "text") return Took(AnswerField::kType);
+    if (at_ != AnswerField::kText) return Fail();
+    answer_.text = std::move(v);
+    return Took(AnswerField::kText);
+  }
+  bool start_object(std::size_t) override {
+    if (depth_ == 0 && seen_ == 0) return Enter();
+    if (depth_ == 2 && at_ == AnswerField::kBlock) return Enter();
+    return Fail();
+  }
+  bool key(json::string_t& k) override {
+    at_ = depth_ == 1 ? (k == "id"         ? AnswerField::kId
+                         : k == "is_error" ? AnswerField::kIsError
+                         : k == "content"  ? AnswerField::kContent
+                                           : AnswerField::kNone)
+                      : (k == "type"   ? AnswerField::kType
+                         : k == "text" ? AnswerField::kText
+                                       : AnswerField::kNone);
+    if (at_ == AnswerField::kNone || (seen_ & Bit(at_)) != 0) return Fail();
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 0) {
+      done_ = (seen_ & kAnswerFields) == kAnswerFields;
+      if (!done_) fault_ = "not exactly id, is_error and content";
+      return done_;
+    }
+    // The block ends: it must have had its type and its text; the array may not go on.
+    if ((seen_ & kBlockFields) != kBlockFields) return Fail();
+    at_ = AnswerField::kBlockEnd;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ != 1 || at_ != AnswerField::kContent) return Fail();
+    at_ = AnswerField::kBlock;
+    return Enter();
+  }
+  bool end_array() override {
+    if (at_ != AnswerField::kBlockEnd) return Fail();
+    --depth_;
+    return Took(AnswerField::kContent);
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    if (fault_.empty()) fault_ = "not a JSON object";
+    return false;
+  }
+
+ private:
+  bool Enter() {
+    ++depth_;
+    return true;
+  }
+  bool Took(AnswerField f) {
+    seen_ |= Bit(f);
+    at_ = AnswerField::kNone;
+    return true;
+  }
+  // The first event outside the shape names what is wrong, as the field it happened in.
+  bool Fail() {
+    switch (depth_ == 0 ? AnswerField::kNone : at_) {
+      case AnswerField::kNone:
+        fault_ = depth_ <= 1
+                     ? (depth_ == 0 ? "not a JSON object" : "not exactly id, is_error and content")
+                     : "content is not one text block";
+        break;
+      case AnswerField::kId:
+        fault_ = "id is not an unsigned integer or null";
+        break;
+      case AnswerField::kIsError:
+        fault_ = "is_error is not a boolean";
+        break;
+      case AnswerField::kContent:
+        fault_ = "content is not one block";
+        break;
+      default:
+        fault_ = "content is not one text block";
+        break;
+    }
+    return false;
+  }
+
+  Answer answer_;
+  std::string fault_;
+  AnswerField at_ = AnswerField::kNone;
+  unsigned seen_ = 0;
+  int depth_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace
+
 Result<Answer> ParseAnswer(std::string_view line) {
   auto bad = [&](const std::string& what) {
     return MakeError(Errc::kProtocol,
@@ -67,33 +199,12 @@ Result<Answer> ParseAnswer(std::string_view line) {
   if (!strings::JsonNestingWithin(line, kMaxNesting)) {
     return bad("nested deeper than " + std::to_string(kMaxNesting));
   }
-  const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return bad("not a JSON object");
-  if (j.size() != 3) return bad("not exactly id, is_error and content");
-  Answer a;
-  const auto id = j.find("id");
-  if (id == j.end()) return bad("no id");
-  if (id->is_number_unsigned()) {
-    a.id = id->get<uint64_t>();
-  } else if (!id->is_null()) {
-    return bad("id is not an unsigned integer or null");
+  AnswerReader reader;
+  const bool parsed = nlohmann::json::sax_parse(line, &reader);
+  if (!parsed || !reader.complete()) {
+    return bad(reader.fault().empty() ? "not exactly id, is_error and content" : reader.fault());
   }
-  const auto is_error = j.find("is_error");
-  if (is_error == j.end() || !is_error->is_boolean()) return bad("is_error is not a boolean");
-  a.is_error = is_error->get<bool>();
-  const auto content = j.find("content");
-  if (content == j.end() || !content->is_array() || content->size() != 1) {
-    return bad("content is not one block");
-  }
-  const nlohmann::json& block = content->front();
-  const auto type = block.is_object() ? block.find("type") : block.end();
-  const auto text = block.is_object() ? block.find("text") : block.end();
-  if (!block.is_object() || block.size() != 2 || type == block.end() || *type != "text" ||
-      text == block.end() || !text->is_string()) {
-    return bad("content is not one text block");
-  }
-  a.text = text->get<std::string>();
-  return a;
+  return reader.take();
 }
 
 std::string FormatCall(uint64_t id, std::string_view tool, const nlohmann::json& input,

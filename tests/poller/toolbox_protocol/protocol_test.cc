@@ -3,7 +3,11 @@
 #include "toolbox_protocol/protocol.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <string>
 
 namespace srt::poller::toolbox_protocol {
@@ -108,6 +112,63 @@ TEST(ParseAnswerTest, ShapesTheToolboxNeverWritesAreRefused) {
   Result<Answer> a = ParseAnswer(deep);
   ASSERT_FALSE(a);
   EXPECT_NE(a.error().message().find("nested deeper than 64"), std::string::npos);
+}
+
+// Sanitizers reserve terabytes of shadow address space; clang says so by __has_feature only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SRT_SANITIZED_SHADOW 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SRT_SANITIZED_SHADOW 1
+#endif
+#endif
+#ifndef SRT_SANITIZED_SHADOW
+#define SRT_SANITIZED_SHADOW 0
+#endif
+
+// The address space this process uses now (VmSize), in bytes.
+size_t AddressSpaceNow() {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word) {
+    if (word == "VmSize:") {
+      size_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+// One 64 MiB line (the client's limit) of millions of empty blocks: as a DOM it cost srt-poller
+// gigabytes outside every cgroup. Parsed in a child whose address space may grow by 256 MiB
+// only, which a DOM of this line cannot fit in; the answer is refused at its second block.
+TEST(ParseAnswerTest, AHugeLineOfTinyBlocksIsRefusedWithoutBuildingIt) {
+#if SRT_SANITIZED_SHADOW
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
+#endif
+  std::string line = R"({"id":1,"is_error":false,"content":[{"type":"text","text":"x"})";
+  while (line.size() < kMaxLineBytes - 16) line += ",{}";
+  line += "]}";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlim_t limit = AddressSpaceNow() + (256u << 20);
+    rlimit as{limit, limit};
+    if (setrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    try {
+      Result<Answer> a = ParseAnswer(line);
+      _exit(!a && a.error().message().find("(content is not one text block)") != std::string::npos
+                ? 0
+                : 1);
+    } catch (...) {
+      _exit(2);  // std::bad_alloc: the parser tried to hold the line's blocks
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the parse died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: accepted or another error; 2: ran out of memory";
 }
 
 }  // namespace
