@@ -34,11 +34,13 @@ bool ToolboxClient::WriteLine(const std::string& line) {
 
 Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    if (size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+    if (size_t nl = buffer_.find('\n', scanned_); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
+      scanned_ = 0;
       return line;
     }
+    scanned_ = buffer_.size();
     if (buffer_.size() > protocol::kMaxLineBytes) {
       return MakeError(Errc::kProtocol, "srt-toolbox sent a line over 64 MiB");
     }

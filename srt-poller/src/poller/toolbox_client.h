@@ -51,6 +51,9 @@ class ToolboxClient final : public ToolExecutor {
   UniqueFd to_;
   UniqueFd from_;
   std::string buffer_;
+  // How much of buffer_ is known to hold no newline: each read is searched once, so a 64 MiB
+  // line costs one pass over it, not one per read.
+  size_t scanned_ = 0;
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> running_id_{0};
   void MarkBroken(const std::string& why);
