@@ -105,6 +105,11 @@ Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32
   return v;
 }
 
+// The key file and the config file are hidden from every session's sandbox by a deny rule on
+// their path, which only an absolute path can be (SessionSandboxOptions).
+constexpr const char* kHiddenByItsPath =
+    "must be an absolute path (every session's sandbox hides the file by its path)";
+
 // Applies one option's value (`origin` says where it came from, for messages).
 Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::string_view origin) {
   auto fail = [&](const std::string& why) {
@@ -120,6 +125,7 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       return {};
     case Opt::kEnvironmentKeyFile:
       if (value.empty()) return fail("empty path");
+      if (!value.starts_with('/')) return fail(kHiddenByItsPath);
       c.environment_key_file = value;
       return {};
     case Opt::kBaseUrl: {
@@ -307,6 +313,8 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
         if (i + 1 >= args.size()) return Bad("--config needs a file");
         value = std::string(args[++i]);
       }
+      if (!value->starts_with('/'))
+        return Bad("--config: " + Quote(*value) + ": " + kHiddenByItsPath);
       c.config_path = *value;
       continue;
     }
@@ -503,9 +511,9 @@ The environment key stays in srt-poller: it never enters a sandbox.
 
 Options (flag > environment variable > --config file > default):
   --environment-id ID        (ANTHROPIC_ENVIRONMENT_ID) required
-  --environment-key-file F   the environment key, a file of mode 0600; else the variable
-                             ANTHROPIC_ENVIRONMENT_KEY, which srt-poller removes from its
-                             environment at start
+  --environment-key-file F   the environment key, a file of mode 0600 (an absolute path);
+                             else the variable ANTHROPIC_ENVIRONMENT_KEY, which srt-poller
+                             removes from its environment at start
   --base-url URL             (ANTHROPIC_BASE_URL) default https://api.anthropic.com
   --worker-id ID             (ANTHROPIC_WORKER_ID) default: hostname-<16 hex>
   --sessions-dir DIR         where each session's /workspace lives, as DIR/<session id>
@@ -532,7 +540,8 @@ Options (flag > environment variable > --config file > default):
                              terminated or deleted
   --ca-file FILE             extra CA certificates for HTTPS
   --toolbox PATH             srt-toolbox (default: next to srt-poller)
-  --config FILE              JSON object whose keys are the long flag names, e.g.
+  --config FILE              (an absolute path) a JSON object whose keys are the long flag
+                             names, e.g.
                              {"environment-id": "env_1", "concurrency": 4, "max-idle": "90s"}
   --check                    validate the configuration, the key file's permissions and that a
                              session sandbox starts here, then exit (0 = ready)

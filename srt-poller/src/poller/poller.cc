@@ -231,11 +231,13 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
                      "sessions directory '" + config.sessions_dir + "': " + ec.message());
   }
   std::string probe = config.sessions_dir + "/.srt-poller-probe-" + std::to_string(getpid());
+  // The options first: a failure there leaves no probe directory behind.
+  SRT_ASSIGN_OR_RETURN(
+      SandboxOptions o,
+      SessionSandboxOptions(policy, config, "probe", probe,
+                            {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
   std::filesystem::create_directories(probe, ec);
   if (ec) return MakeError(Errc::kSystem, "create '" + probe + "': " + ec.message());
-  SandboxOptions o =
-      SessionSandboxOptions(policy, config, "probe", probe,
-                            {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
   // The probe checks the workspace bind and that bash (which the bash tool runs) works.
   o.argv = {"/bin/bash", "-c", "test -w /workspace && touch /workspace/.probe"};
   UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));

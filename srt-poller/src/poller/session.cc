@@ -243,19 +243,24 @@ std::string UrlHostPort(std::string_view url) {
   return std::string(rest) + (https ? ":443" : ":80");
 }
 
-SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
-                                     const std::string& session_id, const std::string& workspace,
-                                     const std::vector<std::string>& env) {
+Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
+                                             const std::string& session_id,
+                                             const std::string& workspace,
+                                             const std::vector<std::string>& env) {
   SandboxOptions o;
   o.settings = policy;
   // The poller's own files are never readable in a session: every session's workspace (this
-  // one comes back through the bind), the key, the configuration.
-  auto deny = [&](const std::string& p) {
-    if (!p.empty() && p.starts_with('/')) o.settings.filesystem.deny_read.push_back({p, true});
-  };
-  deny(config.sessions_dir);
-  if (config.environment_key_file) deny(*config.environment_key_file);
-  if (config.config_path) deny(*config.config_path);
+  // one comes back through the bind), the key, the configuration. A path the rule cannot
+  // place fails the session rather than leaving the file readable.
+  for (const std::optional<std::string>& p :
+       {std::optional(config.sessions_dir), config.environment_key_file, config.config_path}) {
+    if (!p) continue;
+    if (!p->starts_with('/')) {
+      return MakeError(Errc::kInvalidArgument,
+                       "cannot hide '" + *p + "' from the session: not an absolute path");
+    }
+    o.settings.filesystem.deny_read.push_back({*p, true});
+  }
   // The workspace is the session's own: the agent clones and commits there, and no host user's
   // git reads it (git's write-guard rules would refuse the clone).
   o.binds.push_back({workspace, "/workspace", true, /*own_repositories=*/true});
@@ -462,8 +467,14 @@ Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
                                                    UniqueFd toolbox_stdin,
                                                    UniqueFd toolbox_stdout) const {
   auto policy = ctx_.policy->Current();
-  SandboxOptions so =
+  Result<SandboxOptions> options =
       SessionSandboxOptions(*policy, *ctx_.config, work_.data_id, workspace, BaseEnv());
+  if (!options) {
+    ctx_.log->Error("session sandbox did not start",
+                    Fields({{"error", options.error().message()}}));
+    return options.error();
+  }
+  SandboxOptions so = std::move(*options);
   so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
   // srt-toolbox is shown read-only at its own path whatever the policy hides: a build tree or
   // an install under /tmp, /root or /home would otherwise be invisible in the sandbox.
@@ -609,7 +620,10 @@ SessionEnd SessionWorker::RunScript() {
     env.push_back("ANTHROPIC_ENVIRONMENT_KEY=" + ctx_.environment_key);
   }
   auto policy = ctx_.policy->Current();
-  SandboxOptions so = SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, env);
+  Result<SandboxOptions> options =
+      SessionSandboxOptions(*policy, cfg, work_.data_id, workspace, env);
+  if (!options) return {"fatal", options.error().message()};
+  SandboxOptions so = std::move(*options);
   // The script talks to the API itself: allow its host (and the secret's, if different).
   for (const std::string& url :
        {cfg.base_url, secret_ && secret_->api_base_url ? *secret_->api_base_url : std::string()}) {

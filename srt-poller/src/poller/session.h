@@ -70,9 +70,11 @@ struct SessionEnd {
 // The sandbox options for a session (pure): the policy plus the workspace bind at /workspace,
 // denyRead for the poller's own files, limits, the curated environment and the network for
 // --on-work. `argv` and the standard descriptors are the caller's.
-SandboxOptions SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
-                                     const std::string& session_id, const std::string& workspace,
-                                     const std::vector<std::string>& env);
+[[nodiscard]] Result<SandboxOptions> SessionSandboxOptions(const Settings& policy,
+                                                           const PollerConfig& config,
+                                                           const std::string& session_id,
+                                                           const std::string& workspace,
+                                                           const std::vector<std::string>& env);
 
 // "host:port" of an http(s) URL for allowedDomains ("api.anthropic.com:443"), or "" if unusable.
 std::string UrlHostPort(std::string_view url);

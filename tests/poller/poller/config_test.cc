@@ -128,6 +128,27 @@ TEST(PollerConfig, RequiresIdAndKey) {
   EXPECT_EQ(*c->environment_key_file, "/k");
 }
 
+// Every sandbox hides the key file by its path, and a deny rule needs an absolute one: a relative
+// path once passed here, was skipped by the deny rule, and every session could read the key.
+TEST(PollerConfig, TheKeyFileAndTheConfigFileMustBeAbsolute) {
+  auto e = Parse({"--environment-id", "e", "--environment-key-file", "key"}, {});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(),
+            "--environment-key-file: 'key': must be an absolute path (every session's sandbox "
+            "hides the file by its path)");
+  e = Parse({"--environment-id", "e", "--environment-key-file", "./k"}, {});
+  ASSERT_FALSE(e);
+  e = Parse({"--config", "p.json", "--environment-id", "e"}, Env(), {{"p.json", "{}"}});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(),
+            "--config: 'p.json': must be an absolute path (every session's sandbox hides the "
+            "file by its path)");
+  e = Parse({"--config", "/p.json", "--environment-id", "e"}, {},
+            {{"/p.json", R"({"environment-key-file": "k"})"}});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("must be an absolute path"));
+}
+
 TEST(PollerConfig, NoLimitsWhateverTheOrder) {
   auto c = Parse({"--environment-id", "e", "--memory", "1G", "--no-limits"});
   ASSERT_TRUE(c);
