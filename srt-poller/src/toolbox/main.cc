@@ -15,7 +15,7 @@
 // which needs it, would fail every sanitized run at exit ("LeakSanitizer has encountered a
 // fatal error"). Address and UB checks stay on; the tools' code is leak-checked by the unit
 // tests, which run it in an unsandboxed process. Read only by sanitizer builds.
-// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp): the runtime's name
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the runtime's name
 extern "C" const char* __lsan_default_options() { return "detect_leaks=0"; }
 
 namespace {
