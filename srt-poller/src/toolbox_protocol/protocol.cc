@@ -59,6 +59,8 @@ std::string FormatAnswer(const nlohmann::json& id, std::string_view text, bool i
   return Dump({{"id", id}, {"is_error", is_error}, {"content", TextContent(text)}});
 }
 
+namespace {
+
 // Where an answer's reader is: the field whose value comes next, or a place in the content.
 enum class AnswerField { kNone, kId, kIsError, kContent, kBlock, kType, kText, kBlockEnd };
 constexpr unsigned Bit(AnswerField f) { return 1u << static_cast<unsigned>(f); }
@@ -70,8 +72,6 @@ constexpr unsigned kBlockFields = Bit(AnswerField::kType) | Bit(AnswerField::kTe
 // and stopping at the first event outside it. The line comes from a hostile process and may be
 // 64 MiB: a DOM of it (say, millions of empty blocks) would cost srt-poller gigabytes, while
 // this holds nothing but the one text it keeps.
-namespace {
-
 class AnswerReader final : public nlohmann::json::json_sax_t {
  public:
   using json = nlohmann::json;
