@@ -1,6 +1,8 @@
 #include "poller/lease.h"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 namespace srt::poller {
 
@@ -64,7 +66,25 @@ void LeaseKeeper::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+// The lease's thread. An exception out of a beat or an observer (a bug of ours, memory running
+// out) would std::terminate the worker: it ends the lease as fatal instead, which stops the
+// session (the item is then force-stopped, as after any fatal heartbeat).
 void LeaseKeeper::Loop() {
+  std::string failure;
+  try {
+    Heartbeats();
+    return;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+  }
+  on_end_(LeaseEnd::kFatal, "heartbeat failed: " + failure);
+}
+
+void LeaseKeeper::Heartbeats() {
   LeaseState state(Clock::now());
   for (;;) {
     HeartbeatReply reply = beat_(state.expected(), state.interval(), cancel_);

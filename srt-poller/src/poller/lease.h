@@ -86,7 +86,8 @@ class LeaseKeeper {
   void Stop();
 
  private:
-  void Loop();
+  void Loop();        // the thread: Heartbeats(), and what escapes it ends the lease
+  void Heartbeats();  // beats until the lease ends or Stop()
 
   Beat beat_;
   OnEnd on_end_;

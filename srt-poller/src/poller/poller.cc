@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "api/retry.h"
@@ -105,7 +107,15 @@ void Poller::StartSession(Work work) {
   Slot& slot = slots_[sid];
   slot.worker = std::move(worker);
   slot.thread = std::thread([this, w, sid] {
-    SessionEnd end = w->Run();
+    SessionEnd end;
+    // The worker's last line for a session: RunNative catches what its sandbox stages throw,
+    // this catches the rest (the clients, the lease's start, the on-work path), so that one
+    // session's exception never std::terminates the worker and its other sessions.
+    try {
+      end = w->Run();
+    } catch (const std::exception& e) {
+      end = {"fatal", std::string("internal error: ") + e.what()};
+    }
     ctx_.log->Info("session item finished", {{"work_id", w->work_id()},
                                              {"session_id", sid},
                                              {"outcome", end.outcome},

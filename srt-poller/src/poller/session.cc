@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "base/scope_exit.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "poller/lease.h"
@@ -373,20 +374,34 @@ SessionEnd SessionWorker::RunNative() {
   AcceptStops(s);
 
   const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
-  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
-    return FinishNative(s, workspace, {"fatal", r.error().message()});
+  SessionEnd end;
+  // The session's edge: an exception (a bug of ours, memory running out) fails this session
+  // and its item, not the worker and its other sessions. The sandbox is gone by now.
+  try {
+    end = ServeInSandbox(s, workspace);
+  } catch (const std::exception& e) {
+    ctx_.log->Error("session failed on an exception", Fields({{"error", e.what()}}));
+    end = {"fatal", std::string("internal error: ") + e.what()};
+  }
+  return FinishNative(s, workspace, std::move(end));
+}
+
+SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& workspace) {
+  if (auto r = MakeWorkspace(ctx_.config->sessions_dir, workspace); !r) {
+    return {"fatal", r.error().message()};
   }
 
   // The session's sandbox: srt-toolbox on two pipes.
   auto to_tb = MakePipe();
   auto from_tb = MakePipe();
-  if (!to_tb || !from_tb) return FinishNative(s, workspace, {"fatal", "pipes for srt-toolbox"});
+  if (!to_tb || !from_tb) return {"fatal", "pipes for srt-toolbox"};
   Result<Sandbox> sandbox =
       StartToolboxSandbox(workspace, std::move(to_tb->read), std::move(from_tb->write));
-  if (!sandbox) {
-    return FinishNative(s, workspace, {"fatal", "sandbox: " + sandbox.error().message()});
-  }
+  if (!sandbox) return {"fatal", "sandbox: " + sandbox.error().message()};
   SetSandbox(&*sandbox);
+  // Declared after the sandbox, so UpdateNetwork() lets go of it before it is destroyed on any
+  // way out, an exception's included.
+  const ScopeExit forget_sandbox([this] { SetSandbox(nullptr); });
 
   // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
   // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
@@ -396,7 +411,7 @@ SessionEnd SessionWorker::RunNative() {
   ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
   RunResult result = ServeSession(s, toolbox);
   EndToolboxSandbox(toolbox, *sandbox);
-  return FinishNative(s, workspace, SessionEndFor(result));
+  return SessionEndFor(result);
 }
 
 // Makes the item's clients (no call yet): per-item calls on the item's API base URL, skills on
@@ -552,10 +567,12 @@ RunResult SessionWorker::ServeSession(NativeSession& s, ToolboxClient& toolbox) 
     s.runner = &r;
     if (!s.early_stop.empty()) r.Stop(StopReason::kShutdown, s.early_stop);
   }
-  RunResult result = r.Run();
-  std::lock_guard lock(s.runner_mu);
-  s.runner = nullptr;
-  return result;
+  // After r: the lease and Stop() let go of the runner before it is destroyed, however Run ends.
+  const ScopeExit forget_runner([&s] {
+    std::lock_guard lock(s.runner_mu);
+    s.runner = nullptr;
+  });
+  return r.Run();
 }
 
 // The toolbox exits on EOF; a sandbox that lingers is killed by the Sandbox's destructor.

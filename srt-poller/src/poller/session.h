@@ -107,6 +107,7 @@ class SessionWorker {
   [[nodiscard]] Result<NativeClients> CreateNativeClients() const;
   void StartLease(NativeSession& s);
   void AcceptStops(NativeSession& s);
+  SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace);  // the next three
   [[nodiscard]] Result<Sandbox> StartToolboxSandbox(const std::string& workspace,
                                                     UniqueFd toolbox_stdin,
                                                     UniqueFd toolbox_stdout) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -228,8 +229,12 @@ RunResult SessionRunner::Run() {
   }
   started_ = true;
   if (!stop_reason_) {
-    stream_thread_ = std::thread([this] { StreamLoop(); });
-    dispatch_thread_ = std::thread([this] { DispatchLoop(); });
+    stream_thread_ = std::thread([this] {
+      RunLoop(&SessionRunner::StreamLoop, &SessionRunner::stream_done_, "event stream");
+    });
+    dispatch_thread_ = std::thread([this] {
+      RunLoop(&SessionRunner::DispatchLoop, &SessionRunner::dispatch_done_, "tool dispatch");
+    });
   } else {
     stream_done_ = dispatch_done_ = true;
   }
@@ -263,7 +268,13 @@ RunResult SessionRunner::Run() {
       CancelToolLocked(CancelCause::kTimeout);
     }
     if (reconcile_requested_) {
-      Reconcile(lock);
+      try {
+        Reconcile(lock);
+      } catch (const std::exception& e) {
+        // Reconcile may have thrown with the lock released.
+        if (!lock.owns_lock()) lock.lock();
+        FailLocked("history pass", e.what());
+      }
       continue;
     }
     milliseconds wait = options_.tick;
@@ -343,6 +354,33 @@ void SessionRunner::Reconcile(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   Emit(reports);
   lock.lock();
+}
+
+// An exception that escapes a loop would std::terminate the whole worker. It ends the session
+// instead, and `done` is set as the loop would have set it, so that Run's drain does not wait
+// for a thread that is gone.
+void SessionRunner::RunLoop(void (SessionRunner::*loop)(), bool SessionRunner::*done,
+                            std::string_view what) {
+  std::string failure;
+  try {
+    (this->*loop)();
+    return;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(what, failure);
+    this->*done = true;
+  }
+  cv_.notify_all();
+}
+
+void SessionRunner::FailLocked(std::string_view what, std::string_view text) {
+  if (!fatal_) fatal_ = Error(Errc::kInternal, std::string(what) + " failed: " + std::string(text));
+  cv_.notify_all();
 }
 
 void SessionRunner::StreamLoop() {

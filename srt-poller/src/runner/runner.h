@@ -24,6 +24,8 @@
 //     except kTerminated a running tool is cancelled and its result posted once; queued calls
 //     are dropped (the next work item's history pass picks them up). Run returns within
 //     drain_timeout of the end; a tool that ignores Cancel is then joined by the destructor.
+//   - An exception out of a tool, the stream or the history pass (a bug of ours, memory
+//     running out) ends Run as kFatal with its text: the session fails, the worker goes on.
 #pragma once
 
 #include <atomic>
@@ -124,6 +126,10 @@ class SessionRunner {
 
   void StreamLoop();
   void DispatchLoop();
+  // Runs `loop` (StreamLoop or DispatchLoop) on its thread; see runner.cc.
+  void RunLoop(void (SessionRunner::*loop)(), bool SessionRunner::*done, std::string_view what);
+  // Ends Run as kFatal with "<what> failed: <text>" (the first failure wins). Under mu_.
+  void FailLocked(std::string_view what, std::string_view text);
   void Reconcile(std::unique_lock<std::mutex>& lock);
   // Applies state-machine actions (under mu_); returns the reports to emit after unlocking.
   std::vector<DispatchReport> ApplyLocked(const std::vector<Action>& actions);

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -122,6 +125,29 @@ TEST(LeaseKeeper, StopCancelsAnInFlightBeatAndSkipsOnEnd) {
   while (!in_beat) std::this_thread::sleep_for(milliseconds(1));
   k.Stop();
   EXPECT_FALSE(called);
+}
+
+// A beat that throws (a bug, or memory running out) ends the lease as a fatal one; it must not
+// take the worker down with std::terminate.
+TEST(LeaseKeeper, ABeatThatThrowsEndsTheLeaseAsFatal) {
+  std::atomic<bool> ended{false};
+  LeaseEnd end{};
+  std::string detail;
+  LeaseKeeper k(
+      [&](const std::string&, milliseconds, const std::atomic<bool>&) -> HeartbeatReply {
+        throw std::runtime_error("beat broke");
+      },
+      [&](LeaseEnd e, const std::string& d) {
+        end = e;
+        detail = d;
+        ended = true;
+      });
+  k.Start();
+  for (int i = 0; i < 500 && !ended; ++i) std::this_thread::sleep_for(milliseconds(10));
+  ASSERT_TRUE(ended);
+  k.Stop();
+  EXPECT_EQ(end, LeaseEnd::kFatal);
+  EXPECT_EQ(detail, "heartbeat failed: beat broke");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 namespace srt::poller {
@@ -824,6 +825,63 @@ TEST(SessionRunnerTest, DrainLimitBoundsRunWhenAToolIgnoresCancel) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
   exec.release = true;
   runner.reset();  // joins the dispatch thread
+}
+
+// Whatever throws inside the runner (a tool, the event stream, the history pass) ends the
+// session as fatal with the exception's text; the worker and its other sessions go on.
+class ThrowingExecutor : public ToolExecutor {
+ public:
+  ToolResult Run(const ToolCall&, milliseconds) override {
+    throw std::runtime_error("executor broke");
+  }
+  void Cancel() override {}
+};
+
+TEST(SessionRunnerTest, AToolThatThrowsFailsTheSession) {
+  TestTime t;
+  FakeSessionApi api;
+  ThrowingExecutor exec;
+  SessionRunner runner(api, exec, TestOptions(t));
+  RunnerThread rt(runner);
+  ASSERT_TRUE(WaitFor([&] { return api.history_calls() == 1; }));
+  api.Push(ToolUse("tu1"));
+  RunResult r = rt.Get();
+  EXPECT_EQ(r.outcome, RunOutcome::kFatal);
+  EXPECT_EQ(r.message, "tool dispatch failed: executor broke");
+  EXPECT_TRUE(api.posts().empty());
+}
+
+class ThrowingStreamApi : public FakeSessionApi {
+ public:
+  Result<void> Stream(const std::function<void()>&, const std::function<bool(const Event&)>&,
+                      const std::atomic<bool>&) override {
+    throw std::runtime_error("stream broke");
+  }
+};
+
+TEST(SessionRunnerTest, AStreamThatThrowsFailsTheSession) {
+  TestTime t;
+  ThrowingStreamApi api;
+  FakeExecutor exec;
+  SessionRunner runner(api, exec, TestOptions(t));
+  RunResult r = runner.Run();
+  EXPECT_EQ(r.outcome, RunOutcome::kFatal);
+  EXPECT_EQ(r.message, "event stream failed: stream broke");
+}
+
+class ThrowingHistoryApi : public FakeSessionApi {
+ public:
+  Result<std::vector<Event>> ListHistory() override { throw std::runtime_error("history broke"); }
+};
+
+TEST(SessionRunnerTest, AHistoryPassThatThrowsFailsTheSession) {
+  TestTime t;
+  ThrowingHistoryApi api;
+  FakeExecutor exec;
+  SessionRunner runner(api, exec, TestOptions(t));
+  RunResult r = runner.Run();
+  EXPECT_EQ(r.outcome, RunOutcome::kFatal);
+  EXPECT_EQ(r.message, "history pass failed: history broke");
 }
 
 TEST(ResultEventsTest, FormatGoDuration) {
