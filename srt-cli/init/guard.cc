@@ -157,6 +157,18 @@ class Call {
     return fd;
   }
 
+  // The command's descriptor `fd` for a base or a metadata call: /proc/<tid>/fd/<fd> opened
+  // O_PATH, or, when the command made itself non-dumpable and that directory (root's then, mode
+  // 0500) is closed to an unprivileged guard, the descriptor itself through pidfd_getfd. Its
+  // users never read or write through it, so sharing the command's open file changes nothing.
+  long OpenFd(int fd) const {
+    char what[32] = "fd/";
+    AppendInt(what, 3, sizeof what, fd);
+    long got = OpenProc(what);
+    if (got == -EACCES || got == -EPERM) got = TakeDescriptor(fd);
+    return got;
+  }
+
   // The command's root (absolute paths and symlinks start there).
   int Root() {
     if (!root_) root_ = Fd(OpenProc("root", O_DIRECTORY));
@@ -181,9 +193,7 @@ class Call {
   long Base(int dirfd) const {
     if (dirfd == AT_FDCWD) return OpenProc("cwd", O_DIRECTORY);
     if (dirfd < 0) return -EBADF;
-    char what[32] = "fd/";
-    AppendInt(what, 3, sizeof what, dirfd);
-    long fd = OpenProc(what);
+    long fd = OpenFd(dirfd);
     if (fd == -ENOENT) return -EBADF;
     if (Failed(fd)) return fd;
     struct statx st {};
@@ -1006,9 +1016,7 @@ long DoLink(Guard& g, Call& call, int olddirfd, const char* oldpath, int newdirf
   Place from;
   Fd source;  // an O_PATH of the file itself (AT_EMPTY_PATH, or through a magic link)
   if ((flags & kAtEmptyPath) && oldpath[0] == 0) {
-    char what[32] = "fd/";
-    AppendInt(what, 3, sizeof what, olddirfd);
-    source = Fd(call.OpenProc(what));
+    source = Fd(call.OpenFd(olddirfd));
     if (!source) return olddirfd == AT_FDCWD ? -ENOENT : -EBADF;
   } else {
     long r = Resolve(call, olddirfd, oldpath, (flags & kAtSymlinkFollow) != 0, from);
@@ -1090,9 +1098,7 @@ long DoChmod(Guard& g, Call& call, int dirfd, const char* path, long mode, unsig
              uint32_t op, int fd_arg) {
   Fd file;
   if (fd_arg >= 0 || ((flags & kAtEmptyPath) && path[0] == 0)) {
-    char what[32] = "fd/";
-    AppendInt(what, 3, sizeof what, fd_arg >= 0 ? fd_arg : dirfd);
-    file = Fd(call.OpenProc(what));
+    file = Fd(call.OpenFd(fd_arg >= 0 ? fd_arg : dirfd));
     if (!file) return -EBADF;
   } else {
     Place place;

@@ -50,6 +50,16 @@ TEST_P(PersistenceTest, NoSyscallSetsSetuidOrSetgidBits) {
   EXPECT_EQ(ModeOf(run().Path("prog")) & 07777, 0700u);
 }
 
+// A command that made itself non-dumpable (srt-toolbox does) keeps a working write guard, as
+// root and unprivileged: a descriptor the guard cannot open through /proc (root's 0500 fd
+// directory) it takes with pidfd_getfd, and it still judges the call.
+TEST_P(PersistenceTest, TheGuardJudgesANonDumpableCommand) {
+  EXPECT_EQ(Errno(kWriteCwd, {"nondumpable-createat", ".", "made"}), 0);
+  EXPECT_TRUE(run().Exists("made"));
+  EXPECT_EQ(Errno(kWriteCwd, {"nondumpable-createat", ".", ".bashrc"}), EPERM);
+  EXPECT_FALSE(run().Exists(".bashrc"));
+}
+
 TEST_P(PersistenceTest, ToolsCannotMakeASetuidCopy) {
   RunResult r =
       run().Srt(kWriteCwd, {"sh", "-c",

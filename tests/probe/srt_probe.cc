@@ -707,6 +707,17 @@ int Write(Args args) { return OpenAndWrite(args, O_WRONLY | O_TRUNC); }
 int Create(Args args) { return OpenAndWrite(args, O_WRONLY | O_CREAT | O_EXCL); }
 int Append(Args args) { return OpenAndWrite(args, O_WRONLY | O_APPEND | O_CREAT); }
 
+// Makes itself non-dumpable (as srt-toolbox does), then creates <name> relative to an O_PATH
+// descriptor of <dir>: the write guard must judge a call whose descriptor it can only take
+// with pidfd_getfd.
+int NondumpableCreateAt(Args args) {
+  if (args.size() != 2) return Usage("expected <dir> <name>");
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Report(-1);
+  const int dir = open(args[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Report(-1);
+  return ReportFd(openat(dir, args[1], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+}
+
 int Mkdir(Args args) {
   if (args.size() != 1) return Usage("expected <path>");
   return Report(mkdir(args[0], 0755));
@@ -936,6 +947,7 @@ constexpr Command kCommands[] = {
     {"write", Write, "<path> [text]"},
     {"create", Create, "<path> [text]"},
     {"append", Append, "<path> [text]"},
+    {"nondumpable-createat", NondumpableCreateAt, "<dir> <name>"},
     {"mkdir", Mkdir, "<path>"},
     {"rmdir", Rmdir, "<path>"},
     {"unlink", Unlink, "<path>"},
