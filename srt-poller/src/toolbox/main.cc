@@ -1,6 +1,7 @@
 // srt-toolbox: runs the agent_toolset_20260401 tools for one session, INSIDE its srt sandbox,
 // speaking the toolbox protocol (toolbox/server.h) on stdin/stdout.
 #include <signal.h>
+#include <sys/prctl.h>
 
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,14 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: the agent's shell is our child with our uid. Non-dumpable, we are invisible in the
+  // sandbox's /proc (hidepid=invisible) and refuse pidfd_getfd and /proc/PID/{fd,mem,environ},
+  // so the shell cannot take the channel (stdin/stdout) to forge answers or steal calls, nor
+  // our stderr (srt-poller's). The shell itself is dumpable again after its execve.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::perror("srt-toolbox: prctl(PR_SET_DUMPABLE)");
+    return 1;
+  }
   try {
     srt::poller::toolbox::ToolboxOptions options;
     for (int i = 1; i < argc; ++i) {

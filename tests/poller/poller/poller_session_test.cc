@@ -423,6 +423,48 @@ TEST_F(PollerSessionTest, BashCannotReadOtherSessionsOrTheKeyNorWriteOutsideTheW
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// Hostile: the agent's shell is srt-toolbox's child, with the same uid. It must not open the
+// toolbox's descriptors (the channel: a forged answer, a stolen call) through /proc or
+// pidfd_getfd, nor read its environment or memory; nor those of srt-init, the sandbox's PID 1
+// (its stderr is the poller's). Both are non-dumpable, so the sandbox's /proc (hidepid=
+// invisible) does not even show them, and pidfd_getfd's ptrace check refuses.
+TEST_F(PollerSessionTest, BashCannotReachTheToolboxsOrInitsDescriptors) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  auto work = StartSession("sesn_steal");
+  const std::string sid = "sesn_steal";
+  Posted r = Bash(sid, R"sh(/usr/bin/python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pp = int(sys.argv[1])  # $PPID of the shell: srt-toolbox
+def show(what, f):
+    try:
+        f()
+        print(what, "ok")
+    except OSError as e:
+        print(what, os.strerror(e.errno))
+show("toolbox comm", lambda: open(f"/proc/{pp}/comm").read())
+show("toolbox fd", lambda: os.readlink(f"/proc/{pp}/fd/1"))
+show("toolbox environ", lambda: open(f"/proc/{pp}/environ", "rb").read())
+show("toolbox mem", lambda: open(f"/proc/{pp}/mem", "rb"))
+show("init fd", lambda: os.readlink("/proc/1/fd/2"))
+pidfd = os.pidfd_open(pp)
+r = libc.syscall(438, pidfd, 1, 0)  # pidfd_getfd
+print("pidfd_getfd", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
+'  "$PPID")sh");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text,
+            "toolbox comm No such file or directory\n"
+            "toolbox fd No such file or directory\n"
+            "toolbox environ No such file or directory\n"
+            "toolbox mem No such file or directory\n"
+            "init fd No such file or directory\n"
+            "pidfd_getfd Operation not permitted\n\n");
+  // The toolbox still serves the session.
+  EXPECT_EQ(Bash(sid, "echo still-served").text, "still-served\n\n");
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // ---- confirmations -----------------------------------------------------------------------------
 
 TEST_F(PollerSessionTest, AskWaitsForTheVerdictAndDenyNeverRuns) {
@@ -575,7 +617,8 @@ std::string LeakSearch(const std::string& secret, const std::string& canary, int
          "if ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -q environment.key; then echo 'key file "
          "open: yes'; else echo 'key file open: no'; fi\n"
          "kill $holder; wait $holder 2>/dev/null; exec 7<&-\n"
-         "tr '\\0' ' ' </proc/$(pgrep -x srt-toolbox | head -1)/cmdline; echo\n";
+         "if pgrep -x srt-toolbox >/dev/null; then echo 'toolbox: visible'; else echo 'toolbox: "
+         "invisible'; fi\n";
 }
 
 class PollerKeyTest : public PollerSessionTest, public ::testing::WithParamInterface<bool> {};
@@ -607,8 +650,9 @@ TEST_P(PollerKeyTest, TheEnvironmentKeyAndTheSessionsTokenNeverReachTheSandbox) 
     size_t report = r.text.find("key env: ");
     ASSERT_NE(report, std::string::npos) << r.text;
     EXPECT_EQ(r.text.substr(report, expected.size()), expected) << r.text;
-    // The toolbox's argv carries nothing but its root.
-    EXPECT_NE(r.text.find("srt-toolbox --root /workspace \n"), std::string::npos) << r.text;
+    // The toolbox (non-dumpable) is not even in the shell's /proc: neither its argv nor its
+    // environment nor its memory can be searched.
+    EXPECT_NE(r.text.find("toolbox: invisible\n"), std::string::npos) << r.text;
   }
   EndSession(work);
   EXPECT_EQ(StopPoller(), 0);
