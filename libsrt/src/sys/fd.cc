@@ -24,13 +24,18 @@ Result<UniqueFd> SealedMemfd(const char* name, std::string_view content) {
   return fd;
 }
 
-Result<void> WriteAll(int fd, std::string_view data, std::string_view what) {
+Result<void> WriteAll(int fd, std::string_view data, std::string_view what,
+                      const std::function<bool()>& give_up) {
   while (!data.empty()) {
     const ssize_t n = write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) {
+      if (give_up && give_up()) {
+        errno = ETIMEDOUT;
+        return SysError(what);
+      }
       pollfd p{fd, POLLOUT, 0};
-      if (poll(&p, 1, -1) < 0 && errno != EINTR) return SysError(what);
+      if (poll(&p, 1, give_up ? 100 : -1) < 0 && errno != EINTR) return SysError(what);
       continue;
     }
     if (n == 0) errno = EPIPE;

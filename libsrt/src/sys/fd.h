@@ -1,6 +1,7 @@
 // sys/fd: descriptors srt creates, every one CLOEXEC from birth (house style §2.4).
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <utility>
 
@@ -24,6 +25,9 @@ bool IsOpen(int fd);
 // Writes all of `data` to `fd`: again after EINTR and short writes, waiting for POLLOUT when a
 // non-blocking `fd` is full. The error names `what` and keeps errno (a zero-length write is
 // EPIPE). The one write loop of every module; srt-init, freestanding, has rt::WriteAll.
-[[nodiscard]] Result<void> WriteAll(int fd, std::string_view data, std::string_view what);
+// With `give_up`, a full non-blocking `fd` is waited for in slices of at most 100 ms, and the
+// write fails with ETIMEDOUT as soon as give_up() says so (a reader that stopped reading).
+[[nodiscard]] Result<void> WriteAll(int fd, std::string_view data, std::string_view what,
+                                    const std::function<bool()>& give_up = {});
 
 }  // namespace srt::sys

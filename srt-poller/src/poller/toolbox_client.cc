@@ -1,11 +1,14 @@
 #include "poller/toolbox_client.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "base/scope_exit.h"
+#include "runner/runner.h"
 #include "sys/fd.h"
 #include "toolbox_protocol/protocol.h"
 
@@ -23,16 +26,35 @@ ToolResult ErrorResult(const std::string& text) {
 
 }  // namespace
 
-ToolboxClient::ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox)
-    : to_(std::move(to_toolbox)), from_(std::move(from_toolbox)) {}
-
-bool ToolboxClient::WriteLine(const std::string& line) {
-  std::lock_guard lock(write_mu_);
-  if (!to_) return false;
-  return sys::WriteAll(to_.get(), line + "\n", "write to srt-toolbox").has_value();
+ToolboxClient::ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox,
+                             std::chrono::milliseconds cancel_grace)
+    : cancel_grace_(cancel_grace), to_(std::move(to_toolbox)), from_(std::move(from_toolbox)) {
+  // Our end of the pipe only (the toolbox's end is another open file); F_SETFL on a descriptor
+  // we own cannot fail.
+  if (to_) (void)fcntl(to_.get(), F_SETFL, fcntl(to_.get(), F_GETFL) | O_NONBLOCK);
 }
 
-Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_point deadline) {
+std::optional<ToolboxClient::Clock::time_point> ToolboxClient::CancelDeadline() {
+  std::lock_guard lock(call_mu_);
+  return cancel_at_;
+}
+
+bool ToolboxClient::CancelExpired() {
+  auto at = CancelDeadline();
+  return at && Clock::now() >= *at;
+}
+
+ToolboxClient::Sent ToolboxClient::SendCall(uint64_t id, const std::string& frame) {
+  std::lock_guard lock(write_mu_);
+  if (CancelDeadline()) return Sent::kCancelled;
+  if (!to_) return Sent::kFailed;
+  running_id_ = id;
+  auto r = sys::WriteAll(to_.get(), frame + "\n", "write to srt-toolbox",
+                         [this] { return CancelExpired(); });
+  return r ? Sent::kYes : Sent::kFailed;
+}
+
+Result<std::string> ToolboxClient::ReadLine(Clock::time_point deadline) {
   for (;;) {
     if (size_t nl = buffer_.find('\n', scanned_); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
@@ -44,11 +66,16 @@ Result<std::string> ToolboxClient::ReadLine(std::chrono::steady_clock::time_poin
     if (buffer_.size() > protocol::kMaxLineBytes) {
       return MakeError(Errc::kProtocol, "srt-toolbox sent a line over 64 MiB");
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto now = Clock::now();
+    if (auto cancel = CancelDeadline(); cancel && now >= *cancel && *cancel < deadline) {
+      return MakeError(Errc::kSystem, "srt-toolbox did not answer within " +
+                                          FormatGoDuration(cancel_grace_) + " of a cancel");
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     if (left.count() <= 0) return MakeError(Errc::kSystem, "srt-toolbox did not answer in time");
+    // Slices of 100 ms: a cancel (another thread's) shortens the wait.
     pollfd p{from_.get(), POLLIN, 0};
-    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return SysError("poll srt-toolbox");
     if (r == 0) continue;
@@ -76,6 +103,17 @@ Result<void> ToolboxClient::WaitReady(std::chrono::milliseconds timeout) {
 }
 
 ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard lock(call_mu_);
+    in_call_ = true;
+    cancel_at_.reset();
+  }
+  // A Cancel after this Run must not reach the next one.
+  const ScopeExit end_call([this] {
+    std::lock_guard lock(call_mu_);
+    in_call_ = false;
+    cancel_at_.reset();
+  });
   if (!healthy_) return ErrorResult("the session's sandbox is gone; the tool did not run");
   if (auto r = WaitReady(kReadyTimeout); !r) {
     MarkBroken(r.error().message());
@@ -86,11 +124,16 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
   if (input.is_discarded() || !input.is_object()) {
     return ErrorResult("tool input is not a JSON object");
   }
-  running_id_ = id;
-  if (!WriteLine(protocol::FormatCall(id, call.name, input, timeout))) {
-    running_id_ = 0;
-    MarkBroken("could not write to srt-toolbox");
-    return ErrorResult("could not send the tool call to the session's sandbox");
+  switch (SendCall(id, protocol::FormatCall(id, call.name, input, timeout))) {
+    case Sent::kYes:
+      break;
+    case Sent::kCancelled:
+      return ErrorResult("tool cancelled");
+    case Sent::kFailed:
+      // Perhaps half a frame: the channel is out of step for good.
+      running_id_ = 0;
+      MarkBroken("could not write to srt-toolbox");
+      return ErrorResult("could not send the tool call to the session's sandbox");
   }
   auto deadline = std::chrono::steady_clock::now() + timeout + kAnswerGrace;
   for (;;) {
@@ -119,10 +162,20 @@ ToolResult ToolboxClient::Run(const ToolCall& call, std::chrono::milliseconds ti
   }
 }
 
+// The toolbox gets `{"cancel": id}` and cancel_grace_ to answer; past that Run gives up on it.
+// Neither write nor wait here can outlast the grace, however the toolbox behaves (stopped, not
+// reading): the runner calls this under its own lock.
 void ToolboxClient::Cancel() {
+  {
+    std::lock_guard lock(call_mu_);
+    if (!in_call_ || cancel_at_) return;
+    cancel_at_ = Clock::now() + cancel_grace_;
+  }
+  std::lock_guard lock(write_mu_);
   uint64_t id = running_id_;
-  if (id == 0) return;
-  WriteLine(protocol::FormatCancel(id));
+  if (id == 0 || !to_) return;  // not sent yet: SendCall sees the cancel
+  (void)sys::WriteAll(to_.get(), protocol::FormatCancel(id) + "\n", "write to srt-toolbox",
+                      [this] { return CancelExpired(); });
 }
 
 void ToolboxClient::Close() {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/unique_fd.h"
@@ -21,8 +22,14 @@ class ToolboxClient final : public ToolExecutor {
   // Grace after a tool's own timeout before the client gives up on the toolbox's answer.
   static constexpr std::chrono::milliseconds kAnswerGrace{10'000};
 
-  // `to_toolbox` is the write end of its stdin, `from_toolbox` the read end of its stdout.
-  ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox);
+  // How long a cancelled call waits for the toolbox's answer before giving up on it (and on the
+  // toolbox: a stopped or wedged one must not hold up the end of a session).
+  static constexpr std::chrono::milliseconds kCancelGrace{5'000};
+
+  // `to_toolbox` is the write end of its stdin (made non-blocking: a toolbox that stops reading
+  // must not block a write past a cancel), `from_toolbox` the read end of its stdout.
+  ToolboxClient(UniqueFd to_toolbox, UniqueFd from_toolbox,
+                std::chrono::milliseconds cancel_grace = kCancelGrace);
 
   // How long the first call waits for the toolbox's `{"ready": true}` line.
   static constexpr std::chrono::milliseconds kReadyTimeout{30'000};
@@ -43,10 +50,22 @@ class ToolboxClient final : public ToolExecutor {
   bool healthy() const { return healthy_; }
 
  private:
-  // Reads one line (without '\n') before `deadline`; Error on EOF, timeout or an oversize line.
-  Result<std::string> ReadLine(std::chrono::steady_clock::time_point deadline);
-  bool WriteLine(const std::string& line);
+  using Clock = std::chrono::steady_clock;
+  // Reads one line (without '\n') before `deadline` and the cancel's end; Error on EOF, timeout
+  // or an oversize line.
+  Result<std::string> ReadLine(Clock::time_point deadline);
+  enum class Sent { kYes, kCancelled, kFailed };
+  // Writes call `id`'s frame, unless the call was cancelled before (under write_mu_, so that a
+  // cancel frame can only follow the call's).
+  Sent SendCall(uint64_t id, const std::string& frame);
+  // When the running call's cancel gives up on the toolbox, if it was cancelled.
+  std::optional<Clock::time_point> CancelDeadline();
+  bool CancelExpired();
 
+  const std::chrono::milliseconds cancel_grace_;
+  std::mutex call_mu_;
+  bool in_call_ = false;                        // guarded by call_mu_: Run is running
+  std::optional<Clock::time_point> cancel_at_;  // guarded by call_mu_
   std::mutex write_mu_;
   UniqueFd to_;
   UniqueFd from_;

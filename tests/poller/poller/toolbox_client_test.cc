@@ -5,9 +5,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,14 +21,29 @@ namespace {
 
 class ToolboxClientTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { MakeClient(ToolboxClient::kCancelGrace); }
+
+  void MakeClient(std::chrono::milliseconds cancel_grace) {
     int to[2], from[2];
     ASSERT_EQ(pipe2(to, O_CLOEXEC), 0);
     ASSERT_EQ(pipe2(from, O_CLOEXEC), 0);
     toolbox_in_.reset(to[0]);
     toolbox_out_.reset(from[1]);
-    client_ = std::make_unique<ToolboxClient>(UniqueFd(to[1]), UniqueFd(from[0]));
+    client_ = std::make_unique<ToolboxClient>(UniqueFd(to[1]), UniqueFd(from[0]), cancel_grace);
     client_->OnBroken([this](const std::string& why) { broken_ = why; });
+  }
+
+  // What the client sent the toolbox so far.
+  std::string ToolboxRead() {
+    std::string got;
+    char buf[4096];
+    for (;;) {
+      pollfd p{toolbox_in_.get(), POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0) return got;
+      ssize_t n = read(toolbox_in_.get(), buf, sizeof buf);
+      if (n <= 0) return got;
+      got.append(buf, static_cast<size_t>(n));
+    }
   }
 
   // What the toolbox "writes": whole lines, before the call is made (the pipe holds them).
@@ -137,6 +155,61 @@ TEST_F(ToolboxClientTest, ALineOverTheLimitFailsTheCall) {
   writer.join();
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(TextOf(r).find("srt-toolbox sent a line over 64 MiB"), std::string::npos) << TextOf(r);
+}
+
+// A toolbox that is stopped (`kill -STOP $PPID` from the agent's shell) or wedged never answers
+// a cancel: the call gives up on it after the grace, so that a stopping session is not held up
+// for the tool's whole timeout, and the toolbox counts as broken.
+TEST_F(ToolboxClientTest, ACancelTheToolboxNeverAnswersGivesUpAfterTheGrace) {
+  MakeClient(std::chrono::milliseconds(200));
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n");
+  auto start = std::chrono::steady_clock::now();
+  auto call = std::async(std::launch::async, [this] {
+    return client_->Run(ToolCall{"toolu_1", "bash", R"({"command":"sleep 100"})"},
+                        std::chrono::seconds(3));
+  });
+  std::string sent;
+  for (int i = 0; i < 500 && sent.find('\n') == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    sent += ToolboxRead();
+  }
+  ASSERT_NE(sent.find("\"id\":1"), std::string::npos) << sent;
+  client_->Cancel();
+  ToolResult r = call.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(r.is_error);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(TextOf(r), "tool \"bash\" failed: srt-toolbox did not answer within 200ms of a cancel");
+  EXPECT_EQ(ToolboxRead(), "{\"cancel\":1}\n");
+  EXPECT_FALSE(client_->healthy());
+  EXPECT_EQ(broken_, "srt-toolbox did not answer within 200ms of a cancel");
+}
+
+// A toolbox that stops reading its stdin must not block the client in a write it cannot cancel:
+// a call whose frame fills the pipe gives up as well once cancelled.
+TEST_F(ToolboxClientTest, ACallTheToolboxDoesNotReadIsCancelledToo) {
+  signal(SIGPIPE, SIG_IGN);  // the rescue below closes the toolbox's stdin
+  MakeClient(std::chrono::milliseconds(200));
+  ToolboxWrites(R"({"ready":true,"version":1})"
+                "\n");
+  const std::string input =
+      nlohmann::json{{"file_path", "/workspace/x"}, {"content", std::string(1 << 20, 'a')}}.dump();
+  auto start = std::chrono::steady_clock::now();
+  auto call = std::async(std::launch::async, [this, &input] {
+    return client_->Run(ToolCall{"toolu_1", "write", input}, std::chrono::seconds(3));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the pipe is full by now
+  client_->Cancel();
+  if (call.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    toolbox_in_.reset();  // EPIPE frees the write, so that the test can end
+    ADD_FAILURE() << "the call stayed blocked in its write after the cancel";
+  }
+  ToolResult r = call.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(TextOf(r), "could not send the tool call to the session's sandbox");
+  EXPECT_FALSE(client_->healthy());
 }
 
 }  // namespace
