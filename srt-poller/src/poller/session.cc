@@ -10,6 +10,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -31,6 +34,73 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kScriptGrace{30'000};  // SIGTERM -> SIGKILL, as `ant`'s WaitDelay
 constexpr milliseconds kStopTimeout{10'000};
+// srt-toolbox exits at once on EOF; one that has not within this (stopped by the agent's shell,
+// wedged) gets SIGTERM, and SIGKILL kToolboxGrace later.
+constexpr milliseconds kToolboxExitWait{2'000};
+constexpr milliseconds kToolboxGrace{3'000};
+
+// Ends a sandbox that does not end by itself, from a thread of its own: SIGTERM to its command
+// at Begin() (or at the deadline BeginAt() names), then SIGKILL `grace` later, each through
+// `signal`, unless Finish() (the sandbox has ended) comes first. One thread sends both, so
+// nothing races the end of the sandbox. Every wait srt-poller makes for a sandbox has one.
+class Escalation {
+ public:
+  Escalation(std::function<void(int)> signal, milliseconds grace)
+      : signal_(std::move(signal)), grace_(grace), thread_([this] { Loop(); }) {}
+  ~Escalation() { Finish(); }
+  Escalation(const Escalation&) = delete;
+  Escalation& operator=(const Escalation&) = delete;
+
+  void Begin() {
+    {
+      std::lock_guard lock(mu_);
+      begun_ = true;
+    }
+    cv_.notify_all();
+  }
+  void BeginAt(std::chrono::steady_clock::time_point at) {
+    {
+      std::lock_guard lock(mu_);
+      begin_at_ = at;
+    }
+    cv_.notify_all();
+  }
+  // The sandbox has ended: nothing more is sent. Joins the thread.
+  void Finish() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      if (done_) return;
+      if (begun_) break;
+      if (begin_at_) {
+        if (cv_.wait_until(lock, *begin_at_, [this] { return done_ || begun_; })) continue;
+        break;
+      }
+      cv_.wait(lock);
+    }
+    signal_(SIGTERM);
+    if (cv_.wait_for(lock, grace_, [this] { return done_; })) return;
+    signal_(SIGKILL);
+  }
+
+  std::function<void(int)> signal_;
+  milliseconds grace_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool begun_ = false;                                             // guarded by mu_
+  bool done_ = false;                                              // guarded by mu_
+  std::optional<std::chrono::steady_clock::time_point> begin_at_;  // guarded by mu_
+  std::thread thread_;  // last: it starts once the rest exists
+};
 
 // --- The runner's view of the API (runner/session_api.h) over api/client.h ---------------------
 
@@ -579,7 +649,18 @@ RunResult SessionWorker::ServeSession(NativeSession& s, ToolboxClient& toolbox) 
 // Once this returns UpdateNetwork() no longer reaches the sandbox.
 void SessionWorker::EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox) {
   toolbox.Close();
+  // A toolbox the agent's shell stopped (kill -STOP $PPID) never reads the EOF: without this,
+  // the session's slot, its item and srt-poller's own SIGTERM would wait for it forever.
+  Escalation escalation(
+      [this, &sandbox](int sig) {
+        ctx_.log->Warn("srt-toolbox did not exit on EOF; signalling it",
+                       Fields({{"signal", SignalText(sig)}}));
+        (void)sandbox.Signal(sig);
+      },
+      kToolboxGrace);
+  escalation.BeginAt(std::chrono::steady_clock::now() + kToolboxExitWait);
   auto status = sandbox.Wait();
+  escalation.Finish();
   SetSandbox(nullptr);
   if (status && status->oom_killed) {
     ctx_.log->Warn("the session's sandbox hit its memory limit", Fields());
@@ -675,31 +756,21 @@ SessionEnd SessionWorker::RunScript() {
   });
 
   // Stop(): SIGTERM now, SIGKILL after the grace period (`ant`: exec.CommandContext's cancel,
-  // then WaitDelay). One watcher thread does both, so nothing races the end of the script.
-  std::mutex kill_mu;
-  std::condition_variable kill_cv;
-  bool done = false;
-  std::optional<std::string> stop_request;
-  std::thread watcher([&] {
-    std::unique_lock kl(kill_mu);
-    kill_cv.wait(kl, [&] { return done || stop_request.has_value(); });
-    if (done) return;
-    ctx_.log->Info("stopping the on-work script (SIGTERM)", Fields({{"reason", *stop_request}}));
-    {
-      std::lock_guard lock(mu_);
-      if (sandbox_ != nullptr) (void)sandbox_->Signal(SIGTERM);
-    }
-    if (kill_cv.wait_for(kl, kScriptGrace, [&] { return done; })) return;
-    ctx_.log->Warn("on-work script outlived its grace period: SIGKILL", Fields());
-    std::lock_guard lock(mu_);
-    if (sandbox_ != nullptr) (void)sandbox_->Signal(SIGKILL);
-  });
+  // then WaitDelay).
+  Escalation escalation(
+      [this](int sig) {
+        if (sig == SIGKILL)
+          ctx_.log->Warn("on-work script outlived its grace period: SIGKILL", Fields());
+        std::lock_guard lock(mu_);
+        if (sandbox_ != nullptr) (void)sandbox_->Signal(sig);
+      },
+      kScriptGrace);
+  std::once_flag stop_once;
   auto request_stop = [&](const std::string& reason) {
-    {
-      std::lock_guard kl(kill_mu);
-      if (!stop_request) stop_request = reason;
-    }
-    kill_cv.notify_all();
+    std::call_once(stop_once, [&] {
+      ctx_.log->Info("stopping the on-work script (SIGTERM)", Fields({{"reason", reason}}));
+      escalation.Begin();
+    });
   };
   {
     // Stop() reads stopping_ and the hook under mu_: a Stop before this point is applied here.
@@ -715,12 +786,7 @@ SessionEnd SessionWorker::RunScript() {
     stop_hook_ = nullptr;
     sandbox_ = nullptr;
   }
-  {
-    std::lock_guard kl(kill_mu);
-    done = true;
-  }
-  kill_cv.notify_all();
-  watcher.join();
+  escalation.Finish();
   feeder.join();
 
   SessionEnd end{"script_exit", ""};

@@ -465,6 +465,43 @@ print("pidfd_getfd", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// Hostile: the agent's shell stops srt-toolbox (its $PPID). The call in flight is cancelled and
+// given up on, the sandbox is killed, and srt-poller's SIGTERM is honoured at once instead of
+// waiting for a toolbox that will never read its EOF.
+TEST_F(PollerSessionTest, AToolboxStoppedByTheShellDoesNotHoldUpTheWorker) {
+  auto work = StartSession("sesn_stopped");
+  const std::string sid = "sesn_stopped";
+  auto appended =
+      cp_->AppendEvents(sid, ToolUse("toolu_stop", "bash", {{"command", "kill -STOP $PPID"}}));
+  ASSERT_TRUE(appended.has_value()) << appended.error().message();
+  // The host sees the toolbox stopped (state T).
+  auto toolbox_stopped = [] {
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      std::string stat = ReadAll(e.path().string() + "/stat");
+      if (stat.find("(srt-toolbox) T ") != std::string::npos) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor(toolbox_stopped, 20s, 20ms)) << poller_->Logs();
+  auto start = std::chrono::steady_clock::now();
+  poller_->Signal(SIGTERM);
+  auto code = poller_->Wait(30s);
+  ASSERT_TRUE(code.has_value()) << "srt-poller did not stop:\n" << poller_->Logs();
+  EXPECT_EQ(*code, 0);
+  // 5 s for the cancel, 2 s for the EOF, 3 s from SIGTERM to SIGKILL, and slack.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  // The call got one answer, an error; the toolbox is gone; the item was stopped.
+  Posted r = WaitResult(sid, "toolu_stop", 1s);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.text.find("did not answer within 5s of a cancel"), std::string::npos) << r.text;
+  EXPECT_FALSE(toolbox_stopped());
+  EXPECT_NE(poller_->Logs().find("srt-toolbox did not exit on EOF; signalling it"),
+            std::string::npos)
+      << poller_->Logs();
+  auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", 5s);
+  EXPECT_TRUE(stopped.has_value()) << stopped.error().message();
+}
+
 // ---- confirmations -----------------------------------------------------------------------------
 
 TEST_F(PollerSessionTest, AskWaitsForTheVerdictAndDenyNeverRuns) {
