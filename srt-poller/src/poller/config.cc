@@ -45,6 +45,7 @@ enum class Opt {
   kNoLimits,
   kWorkspaceCleanup,
   kScriptGetsKey,
+  kScriptEnv,
   kCaFile,
   kToolbox,
 };
@@ -73,6 +74,7 @@ constexpr OptSpec kOpts[] = {
     {"no-limits", "", Opt::kNoLimits, false},
     {"workspace-cleanup", "", Opt::kWorkspaceCleanup, true},
     {"script-gets-environment-key", "", Opt::kScriptGetsKey, false},
+    {"script-env", "", Opt::kScriptEnv, true},
     {"ca-file", "", Opt::kCaFile, true},
     {"toolbox", "", Opt::kToolbox, true},
 };
@@ -103,6 +105,25 @@ Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32
                std::to_string(min) + " to " + std::to_string(max));
   }
   return v;
+}
+
+// Why `name` cannot be passed to an --on-work script with --script-env, or nullopt: it must be
+// a variable name, and neither a credential (the key has --script-gets-environment-key) nor one
+// srt-poller sets itself.
+std::optional<std::string> ScriptEnvNameProblem(std::string_view name) {
+  auto head = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  auto tail = [&](char c) { return head(c) || (c >= '0' && c <= '9'); };
+  if (name.empty() || name.size() > 128 || !head(name[0]) ||
+      !std::all_of(name.begin() + 1, name.end(), tail)) {
+    return "is not a variable name";
+  }
+  for (std::string_view taken :
+       {"ANTHROPIC_ENVIRONMENT_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_WORK_ID", "ANTHROPIC_SESSION_ID", "ANTHROPIC_ENVIRONMENT_ID",
+        "ANTHROPIC_BASE_URL"}) {
+    if (name == taken) return "is set by srt-poller itself, or never passed";
+  }
+  return std::nullopt;
 }
 
 // The key file and the config file are hidden from every session's sandbox by a deny rule on
@@ -208,6 +229,17 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       return {};
     case Opt::kScriptGetsKey:
       c.script_gets_environment_key = true;
+      return {};
+    case Opt::kScriptEnv:
+      // NAME[,NAME...]; repeated flags add up.
+      for (std::string_view rest = value; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const std::string_view name = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (auto why = ScriptEnvNameProblem(name)) return fail(Quote(name) + " " + *why);
+        c.script_env_names.emplace_back(name);
+      }
+      if (c.script_env_names.empty()) return fail("expected NAME[,NAME...]");
       return {};
     case Opt::kCaFile:
       if (value.empty()) return fail("empty path");
@@ -363,6 +395,7 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
         "no environment key: pass --environment-key-file FILE (mode 0600) or set "
         "ANTHROPIC_ENVIRONMENT_KEY");
   }
+  if (!c.script_env_names.empty() && !c.on_work) return Bad("--script-env needs --on-work");
   if (c.script_gets_environment_key && !c.on_work) {
     return Bad("--script-gets-environment-key needs --on-work");
   }
@@ -529,6 +562,9 @@ Options (flag > environment variable > --config file > default):
                              ANTHROPIC_SESSION_ID, ANTHROPIC_ENVIRONMENT_ID, ANTHROPIC_BASE_URL)
   --script-gets-environment-key
                              --on-work only: also set ANTHROPIC_ENVIRONMENT_KEY for the script
+  --script-env NAME[,NAME...]
+                             --on-work only: pass these variables of srt-poller's environment
+                             to the script (it gets no others; repeatable)
   --log-format text|json     (default text) logs go to stderr
   --memory SIZE              per-session memory limit (default 3G)
   --cpus N                   per-session CPU limit (default 2)

@@ -53,6 +53,9 @@ struct PollerConfig {
   // --on-work only: also give the script ANTHROPIC_ENVIRONMENT_KEY (off: it gets the item's
   // secret only).
   bool script_gets_environment_key = false;
+  // --on-work only: the variables of srt-poller's environment the script gets (--script-env);
+  // it gets no others.
+  std::vector<std::string> script_env_names;
   std::optional<std::string> ca_file;       // extra CA bundle for HTTPS (tests, corporate CAs)
   std::optional<std::string> config_path;   // --config
   std::optional<std::string> toolbox_path;  // srt-toolbox; default: next to srt-poller

@@ -197,7 +197,11 @@ PollerContext MakeContext(const PollerConfig& config, const std::string& key, co
   ctx.log = &log;
   ctx.toolbox_path = toolbox;
   ctx.policy = &policy;
-  for (char** e = environ; *e != nullptr; ++e) ctx.script_env.emplace_back(*e);
+  // Only what the operator named: srt-poller's environment may hold anything (other services'
+  // tokens, cloud credentials) and the script runs the session's code.
+  for (const std::string& name : config.script_env_names) {
+    if (const char* v = getenv(name.c_str())) ctx.script_env.push_back(name + "=" + v);
+  }
   return ctx;
 }
 

@@ -21,6 +21,7 @@
 #include "base/unique_fd.h"
 #include "poller/lease.h"
 #include "poller/poller_session_policy.h"
+#include "poller/sandbox_output.h"
 #include "poller/toolbox_client.h"
 #include "runner/runner.h"
 #include "runner/skills.h"
@@ -465,8 +466,12 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   auto to_tb = MakePipe();
   auto from_tb = MakePipe();
   if (!to_tb || !from_tb) return {"fatal", "pipes for srt-toolbox"};
-  Result<Sandbox> sandbox =
-      StartToolboxSandbox(workspace, std::move(to_tb->read), std::move(from_tb->write));
+  // Before the sandbox, so that it outlives it: its thread ends at the sandbox's EOF.
+  auto output = StartOutput();
+  if (!output) return {"fatal", "the sandbox's output: " + output.error().message()};
+  Result<Sandbox> sandbox = StartToolboxSandbox(workspace, std::move(to_tb->read),
+                                                std::move(from_tb->write), (*output)->write_end());
+  (*output)->CloseWriteEnd();
   if (!sandbox) return {"fatal", "sandbox: " + sandbox.error().message()};
   SetSandbox(&*sandbox);
   // Declared after the sandbox, so UpdateNetwork() lets go of it before it is destroyed on any
@@ -549,8 +554,8 @@ void SessionWorker::AcceptStops(NativeSession& s) {
 // Starts the session's sandbox running srt-toolbox on the given stdin and stdout (the
 // sandbox's ends of its pipes, closed here once the sandbox has its copies). Logs a failure.
 Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
-                                                   UniqueFd toolbox_stdin,
-                                                   UniqueFd toolbox_stdout) const {
+                                                   UniqueFd toolbox_stdin, UniqueFd toolbox_stdout,
+                                                   int output_fd) const {
   auto policy = ctx_.policy->Current();
   Result<SandboxOptions> options =
       SessionSandboxOptions(*policy, *ctx_.config, work_.data_id, workspace, BaseEnv());
@@ -566,6 +571,7 @@ Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
   so.binds.push_back({ctx_.toolbox_path, ctx_.toolbox_path, false});
   so.stdin_fd = toolbox_stdin.get();
   so.stdout_fd = toolbox_stdout.get();
+  so.stderr_fd = output_fd;
   auto sandbox = Sandbox::Start(std::move(so));
   // Our copies of the sandbox's ends must go, or EOF never arrives.
   toolbox_stdin.reset();
@@ -692,6 +698,20 @@ SessionEnd SessionWorker::FinishNative(NativeSession& s, const std::string& work
   return end;
 }
 
+// The session's sandbox output pipe, logged line by line as "sandbox output" with the session's
+// ids; srt-poller's own notes about it (the limit reached, bytes dropped) as warnings.
+Result<std::unique_ptr<SandboxOutput>> SessionWorker::StartOutput() const {
+  return SandboxOutput::Start(
+      [this](std::string_view line, bool cut) {
+        LogFields f = Fields({{"line", std::string(line)}});
+        if (cut) f.emplace_back("cut", "true");
+        ctx_.log->Info("sandbox output", f);
+      },
+      [this](std::string_view note, uint64_t dropped) {
+        ctx_.log->Warn(note, dropped > 0 ? Fields({{"bytes", std::to_string(dropped)}}) : Fields());
+      });
+}
+
 // The sandbox UpdateNetwork() reaches (null: none).
 void SessionWorker::SetSandbox(Sandbox* sandbox) {
   std::lock_guard lock(mu_);
@@ -706,13 +726,14 @@ SessionEnd SessionWorker::RunScript() {
     return {"fatal", r.error().message()};
   }
 
-  std::vector<std::string> env = ctx_.script_env;
+  // The curated base of every session, what the operator named, and the protocol's variables.
+  std::vector<std::string> env = BaseEnv();
+  env.insert(env.end(), ctx_.script_env.begin(), ctx_.script_env.end());
   env.push_back("ANTHROPIC_WORK_ID=" + work_.id);
   env.push_back("ANTHROPIC_ENVIRONMENT_ID=" + cfg.environment_id);
   env.push_back("ANTHROPIC_SESSION_ID=" + work_.data_id);
-  // The script's worker talks to the same API as we do (ant passes ANTHROPIC_BASE_URL through
-  // when set; ours may come from --base-url or the config file).
-  std::erase_if(env, [](const std::string& e) { return e.starts_with("ANTHROPIC_BASE_URL="); });
+  // The script's worker talks to the same API as we do (ours may come from --base-url or the
+  // config file; --script-env cannot name it).
   env.push_back("ANTHROPIC_BASE_URL=" + cfg.base_url);
   if (cfg.script_gets_environment_key) {
     env.push_back("ANTHROPIC_ENVIRONMENT_KEY=" + ctx_.environment_key);
@@ -734,11 +755,16 @@ SessionEnd SessionWorker::RunScript() {
   so.binds.push_back({script, script, false});
   auto in = MakePipe();
   if (!in) return {"fatal", "pipe for the script's stdin"};
+  // Both streams to the session's output pipe, never to srt-poller's descriptors. Before the
+  // sandbox, so that it outlives it.
+  auto output = StartOutput();
+  if (!output) return {"fatal", "the sandbox's output: " + output.error().message()};
   so.stdin_fd = in->read.get();
-  so.stdout_fd = 2;  // both streams to the poller's stderr: its stdout stays clean
-  so.stderr_fd = 2;
+  so.stdout_fd = (*output)->write_end();
+  so.stderr_fd = (*output)->write_end();
   auto sandbox = Sandbox::Start(std::move(so));
   in->read.reset();
+  (*output)->CloseWriteEnd();
   if (!sandbox) {
     ctx_.log->Error("session sandbox did not start",
                     Fields({{"error", sandbox.error().message()}}));

@@ -30,6 +30,7 @@
 
 namespace srt::poller {
 
+class SandboxOutput;
 class ToolboxClient;
 struct RunResult;
 
@@ -53,8 +54,8 @@ struct PollerContext {
   const Logger* log = nullptr;
   std::string toolbox_path;
   const PolicyStore* policy = nullptr;
-  // Extra environment for --on-work scripts (the poller's own environment, already without
-  // ANTHROPIC_ENVIRONMENT_KEY / ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN).
+  // The variables of srt-poller's environment an --on-work script gets besides the curated
+  // base and the protocol's (--script-env), "NAME=value".
   std::vector<std::string> script_env;
 };
 
@@ -108,9 +109,10 @@ class SessionWorker {
   void StartLease(NativeSession& s);
   void AcceptStops(NativeSession& s);
   SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace);  // the next three
+  [[nodiscard]] Result<std::unique_ptr<SandboxOutput>> StartOutput() const;
   [[nodiscard]] Result<Sandbox> StartToolboxSandbox(const std::string& workspace,
-                                                    UniqueFd toolbox_stdin,
-                                                    UniqueFd toolbox_stdout) const;
+                                                    UniqueFd toolbox_stdin, UniqueFd toolbox_stdout,
+                                                    int output_fd) const;
   void SetUpSkills(const SessionClient& client, const std::string& workspace) const;
   RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);

@@ -170,6 +170,27 @@ TEST(PollerConfig, ScriptKeyNeedsOnWork) {
   EXPECT_TRUE(c->script_gets_environment_key);
 }
 
+TEST(PollerConfig, ScriptEnvNamesVariablesButNoCredentialNorOursAndNeedsOnWork) {
+  auto c = Parse({"--environment-id", "e", "--on-work", "/bin/true", "--script-env", "A,B_2",
+                  "--script-env", "_c"});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->script_env_names, (std::vector<std::string>{"A", "B_2", "_c"}));
+  auto bad = [](std::string_view value) {
+    auto r = Parse({"--environment-id", "e", "--on-work", "/bin/true", "--script-env", value});
+    return r ? std::string("accepted") : r.error().message();
+  };
+  EXPECT_THAT(bad("2X"), HasSubstr("'2X' is not a variable name"));
+  EXPECT_THAT(bad("A,,B"), HasSubstr("'' is not a variable name"));
+  EXPECT_THAT(bad("A=B"), HasSubstr("'A=B' is not a variable name"));
+  EXPECT_THAT(bad("ANTHROPIC_API_KEY"), HasSubstr("'ANTHROPIC_API_KEY' is set by srt-poller"));
+  EXPECT_THAT(bad("ANTHROPIC_ENVIRONMENT_KEY"), HasSubstr("is set by srt-poller itself, or never"));
+  EXPECT_THAT(bad("ANTHROPIC_BASE_URL"), HasSubstr("is set by srt-poller itself"));
+  EXPECT_THAT(bad("ANTHROPIC_BASE_URL"), HasSubstr("--script-env"));
+  auto e = Parse({"--environment-id", "e", "--script-env", "A"});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(), "--script-env needs --on-work");
+}
+
 TEST(PollerConfig, HelpVersionCheck) {
   EXPECT_EQ(Parse({"--help"}, {})->action, PollerConfig::Action::kHelp);
   EXPECT_EQ(Parse({"-V"}, {})->action, PollerConfig::Action::kVersion);

@@ -758,7 +758,8 @@ TEST_F(PollerOnWorkTest, TheScriptGetsTheWorkAndIdsButNotTheKey) {
   EXPECT_NE(env.find("HTTP_PROXY="), std::string::npos) << env;
   EXPECT_FALSE(ReadAll(ws + "/id.txt").empty());
 
-  // Both of the script's streams went to the poller's stderr; its stdout stays clean.
+  // Both of the script's streams reached the poller's log (as records of the session, below);
+  // its stdout stays clean.
   EXPECT_TRUE(poller_->WaitForLog("script-says-err", 5s)) << poller_->Logs();
   EXPECT_NE(poller_->Logs().find("script-says-out"), std::string::npos);
   EXPECT_EQ(poller_->Stdout(), "");
@@ -769,6 +770,64 @@ TEST_F(PollerOnWorkTest, TheScriptGetsTheWorkAndIdsButNotTheKey) {
   json session = json::parse(ReadAll(ws + "/session.json"), nullptr, false);
   EXPECT_EQ(session.value("id", ""), "sesn_ow") << ReadAll(ws + "/session.json");
 
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile: what the sandbox writes never reaches srt-poller's own descriptors. Each line is a
+// record of its session, escaped, so a forged record stays a value; a long line is cut at 4 KiB
+// and the rest counted.
+TEST_F(PollerOnWorkTest, TheScriptsOutputIsLoggedAsRecordsOfItsSession) {
+  std::string script = WriteScript(
+      "cat >/dev/null\n"
+      "echo plain-out\n"
+      "printf 'time=2026-01-01T00:00:00.000Z level=ERROR msg=\"forged record\"\\n' >&2\n"
+      "head -c 10000 /dev/zero | tr '\\0' x; echo\n");
+  Enqueue({.session_id = "sesn_out"});
+  StartPoller({"--on-work", script});
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+  const std::string logs = poller_->Logs();
+  std::vector<std::string> records;
+  std::istringstream in(logs);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("msg=\"sandbox output\"") != std::string::npos) records.push_back(line);
+    EXPECT_NE(line.rfind("time=2026-01-01T00:00:00.000Z", 0), 0u) << "a forged record: " << line;
+  }
+  auto has = [&](const std::string& what) {
+    for (const auto& r : records) {
+      if (r.find(what) != std::string::npos && r.find("session_id=sesn_out") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(has(" line=plain-out")) << logs;
+  EXPECT_TRUE(has(R"( line="time=2026-01-01T00:00:00.000Z level=ERROR msg=\"forged record\"")"))
+      << logs;
+  EXPECT_TRUE(has(" line=" + std::string(4096, 'x') + " cut=true")) << logs;
+  EXPECT_NE(logs.find("msg=\"sandbox output not logged\""), std::string::npos) << logs;
+  EXPECT_NE(logs.find("bytes=5904"), std::string::npos) << logs;
+}
+
+// The script runs the session's code: of srt-poller's environment it gets only what the
+// operator names with --script-env, on top of the curated base and the protocol's variables.
+TEST_F(PollerOnWorkTest, TheScriptGetsOnlyTheEnvironmentItIsGiven) {
+  std::string script = WriteScript("cat >/dev/null; env > /workspace/env.txt\n");
+  Enqueue({.session_id = "sesn_owenv"});
+  StartPoller({"--on-work", script, "--script-env", "SRT_TEST_NAMED,SRT_TEST_UNSET", "--script-env",
+               "SRT_TEST_ALSO"},
+              false,
+              {{"SRT_TEST_NAMED", "named-value"},
+               {"SRT_TEST_ALSO", "also-value"},
+               {"SRT_TEST_UNNAMED", "cloud-token-of-the-host"}});
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  const std::string env = ReadAll(Workspace("sesn_owenv") + "/env.txt");
+  EXPECT_NE(env.find("\nSRT_TEST_NAMED=named-value\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("\nSRT_TEST_ALSO=also-value\n"), std::string::npos) << env;
+  EXPECT_EQ(env.find("SRT_TEST_UNSET"), std::string::npos) << env;
+  EXPECT_EQ(env.find("cloud-token-of-the-host"), std::string::npos) << env;
+  EXPECT_NE(env.find("\nHOME=/workspace\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("ANTHROPIC_SESSION_ID=sesn_owenv\n"), std::string::npos) << env;
   EXPECT_EQ(StopPoller(), 0);
 }
 
