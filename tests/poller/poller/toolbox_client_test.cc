@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -199,7 +200,18 @@ TEST_F(ToolboxClientTest, ACallTheToolboxDoesNotReadIsCancelledToo) {
   auto call = std::async(std::launch::async, [this, &input] {
     return client_->Run(ToolCall{"toolu_1", "write", input}, std::chrono::seconds(3));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the pipe is full by now
+  // Cancel only once the call is blocked in its write: a cancel before the call is sent ends it
+  // without writing at all, and a fixed sleep is too short on a loaded or sanitized run.
+  const int capacity = fcntl(toolbox_in_.get(), F_GETPIPE_SZ);
+  EXPECT_GT(capacity, 0);
+  int queued = 0;
+  for (int i = 0; i < 5000 && queued < capacity; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (ioctl(toolbox_in_.get(), FIONREAD, &queued) != 0) break;
+  }
+  // No ASSERT before the rescue below: a return here would wait forever on the blocked call.
+  EXPECT_EQ(queued, capacity) << "the call never filled the toolbox's pipe";
+  start = std::chrono::steady_clock::now();  // the bound below is on the cancel, not the fill
   client_->Cancel();
   if (call.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
     toolbox_in_.reset();  // EPIPE frees the write, so that the test can end
