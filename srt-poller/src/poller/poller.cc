@@ -70,6 +70,37 @@ void Poller::StopItem(const std::string& work_id, bool force) {
   }
 }
 
+void Poller::ServeHealthCheck(const std::string& work_id, LogFields f) {
+  // The SDK's runner "handles the health check by probing connectivity to required services".
+  // The first heartbeat takes the lease (the item becomes active) and shows that the control
+  // plane answers this worker's key; the sandbox probe shows that sessions can run on this host;
+  // a force-stop then ends the item `stopped` at once. A graceful stop, without a heartbeat to
+  // confirm it, would leave the item `stopping` until its lease expired.
+  auto beat = queue_.Heartbeat(work_id, kNoHeartbeat);
+  if (!beat) {
+    f.emplace_back("error", beat.error().message());
+    ctx_.log->Warn("health check: heartbeat failed; ending the item", f);
+    StopItem(work_id, /*force=*/true);
+    return;
+  }
+  if (!beat->lease_extended || beat->state == "stopping" || beat->state == "stopped") {
+    f.emplace_back("state", beat->state);
+    ctx_.log->Info("health check ended by the control plane", f);
+    StopItem(work_id, /*force=*/true);
+    return;
+  }
+  if (auto probe = ProbeSessionSandbox(*ctx_.config, *policy_.Current()); !probe) {
+    // Not confirmed: the item is released with a graceful stop and no heartbeat, so the control
+    // plane sees it end only when its lease runs out, as a check that did not pass.
+    f.emplace_back("error", probe.error().message());
+    ctx_.log->Error("health check failed: sessions cannot run on this host", f);
+    StopItem(work_id, /*force=*/false);
+    return;
+  }
+  ctx_.log->Info("health check passed", f);
+  StopItem(work_id, /*force=*/true);
+}
+
 void Poller::ReapFinished() {
   std::vector<std::thread> done;
   {
@@ -196,8 +227,12 @@ int Poller::Run() {
       continue;
     }
     ctx_.log->Info("claimed work", f);
+    if (work.data_type == "healthcheck") {
+      ServeHealthCheck(work.id, std::move(f));
+      continue;
+    }
     if (!work.is_session()) {
-      // `ant` skips other item types (health checks) with a warning; the stop releases them.
+      // `ant` skips item types it does not know with a warning; the stop releases them.
       ctx_.log->Warn("skipping non-session work item", f);
       StopItem(work.id, /*force=*/false);
       continue;

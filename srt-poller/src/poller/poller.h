@@ -39,6 +39,8 @@ class Poller {
   void StartSession(Work work);
   void ReapFinished();
   void StopItem(const std::string& work_id, bool force);
+  // A `healthcheck` item: heartbeat, probe a session sandbox, and end the item.
+  void ServeHealthCheck(const std::string& work_id, LogFields f);
 
   const PollerContext& ctx_;
   PolicyStore& policy_;

@@ -736,23 +736,30 @@ TEST_P(TerminationTest, TerminatedSessionEndsTheItemAndTheCleanupFlagDecidesTheW
 
 INSTANTIATE_TEST_SUITE_P(Cleanup, TerminationTest, ::testing::Values("keep", "terminated"));
 
-TEST_F(PollerLifecycleTest, HealthcheckIsSkippedAndStoppedAndASecretlessItemIsServed) {
+// A health check is served as the SDK's workers do: its lease taken by a first heartbeat, a
+// session sandbox probed, and the item ended `stopped` at once (not left `stopping` until its
+// lease expires, which is how the control plane would see a worker that skipped it).
+TEST_F(PollerLifecycleTest, HealthcheckIsHeartbeatenProbedAndEndedAndASecretlessItemIsServed) {
   ASSERT_NO_FATAL_FAILURE(StartFake());
   auto health = Enqueue({.data_type = "healthcheck"});
   auto bare = Enqueue({.session_id = NewId("sesn_bare"), .with_secret = false});
   ASSERT_NO_FATAL_FAILURE(StartPoller());
 
-  auto skipped =
-      WaitForRecord("skipping non-session work item", {{"work_id", health.work_id}}, seconds(20));
-  ASSERT_TRUE(skipped.has_value());
-  EXPECT_EQ(skipped->value("level", ""), "WARN");
-  EXPECT_EQ(skipped->value("work_type", ""), "healthcheck");
+  auto passed = WaitForRecord("health check passed", {{"work_id", health.work_id}}, seconds(20));
+  ASSERT_TRUE(passed.has_value());
+  EXPECT_EQ(passed->value("level", ""), "INFO");
+  EXPECT_EQ(passed->value("work_type", ""), "healthcheck");
   ASSERT_TRUE(WaitFor([&] { return !Work(health.work_id)["stops"].empty(); }, seconds(10)));
   json h = Work(health.work_id);
   EXPECT_EQ(h["acks"], 1);
+  ASSERT_EQ(h["heartbeats"].size(), 1u);
+  EXPECT_EQ(h["heartbeats"][0]["expected"], "NO_HEARTBEAT");
+  EXPECT_EQ(h["heartbeats"][0]["state"], "active");
   ASSERT_EQ(h["stops"].size(), 1u);
-  EXPECT_EQ(h["stops"][0]["force"], false);  // the ordinary post-item stop
-  EXPECT_EQ(h["heartbeats"].size(), 0u);
+  EXPECT_EQ(h["stops"][0]["force"], true);
+  EXPECT_EQ(h["stops"][0]["state_before"], "active");
+  EXPECT_EQ(h["state"], "stopped") << h.dump();
+  EXPECT_EQ(Records("skipping non-session work item").size(), 0u);
 
   // No secret: the environment key serves the session, on the host.
   ASSERT_NO_FATAL_FAILURE(WaitStreams(bare.session_id));
@@ -767,6 +774,31 @@ TEST_F(PollerLifecycleTest, HealthcheckIsSkippedAndStoppedAndASecretlessItemIsSe
   EXPECT_EQ(Records("work item secret unusable").size(), 0u);
   ASSERT_NO_FATAL_FAILURE(Append(bare.session_id, Terminated()));
   EXPECT_EQ(WaitFinished(bare.work_id), "terminated");
+}
+
+// A health check whose sandbox probe fails is not confirmed: the worker logs why and releases
+// the item with a graceful stop and no heartbeat after it, so it never shows as passed.
+TEST_F(PollerLifecycleTest, AHealthcheckWhoseSandboxCannotStartIsNotConfirmed) {
+  ASSERT_NO_FATAL_FAILURE(StartFake());
+  ASSERT_NO_FATAL_FAILURE(StartPoller());
+  // The sessions directory becomes a file: no session (and no probe) can get a workspace.
+  std::filesystem::remove_all(sessions_);
+  { std::ofstream(sessions_) << "not a directory"; }
+  auto health = Enqueue({.data_type = "healthcheck"});
+  auto failed = WaitForRecord("health check failed: sessions cannot run on this host",
+                              {{"work_id", health.work_id}}, seconds(20));
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->value("level", ""), "ERROR");
+  EXPECT_NE(failed->value("error", "").find(sessions_), std::string::npos) << failed->dump();
+  ASSERT_TRUE(WaitFor([&] { return !Work(health.work_id)["stops"].empty(); }, seconds(10)));
+  json h = Work(health.work_id);
+  ASSERT_EQ(h["heartbeats"].size(), 1u);
+  ASSERT_EQ(h["stops"].size(), 1u);
+  EXPECT_EQ(h["stops"][0]["force"], false);
+  EXPECT_EQ(h["state"], "stopping");
+  EXPECT_EQ(Records("health check passed").size(), 0u);
+  EXPECT_TRUE(poller_->running());
+  std::filesystem::remove(sessions_);
 }
 
 TEST_F(PollerLifecycleTest, DuplicateItemForARunningSessionIsSkippedAndTheFirstKeepsRunning) {
