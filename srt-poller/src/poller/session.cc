@@ -481,7 +481,7 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
   // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
   // and so every tool, starts only after this.
-  SetUpSkills(s.api.skills, workspace);
+  SetUpSkills(s.api.reader, s.api.skills, workspace);
 
   ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
   RunResult result = ServeSession(s, toolbox);
@@ -585,8 +585,11 @@ Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
 
 // Puts the session's skills into the workspace (their API on `client`). Best effort: what fails
 // is logged, and the session goes on without it.
-void SessionWorker::SetUpSkills(const SessionClient& client, const std::string& workspace) const {
-  auto session = client.GetSession(work_.data_id);
+void SessionWorker::SetUpSkills(const SessionClient& session_reader, const SessionClient& skills,
+                                const std::string& workspace) const {
+  // GET /v1/sessions/{id} is a per-session call: the sessions token, never the environment key,
+  // when the item has one. The skills API is the environment's and takes the key.
+  auto session = session_reader.GetSession(work_.data_id);
   if (!session) {
     ctx_.log->Warn("could not read the session (skills skipped)",
                    Fields({{"error", session.error().message()}}));
@@ -595,7 +598,7 @@ void SessionWorker::SetUpSkills(const SessionClient& client, const std::string& 
   std::vector<SkillRef> refs;
   for (const auto& s : session->skills) refs.push_back(s);
   if (refs.empty()) return;
-  ApiSkills api(client);
+  ApiSkills api(skills);
   auto outcomes = SetupSkills(api, refs, workspace);
   if (!outcomes) {
     ctx_.log->Warn("skill setup failed", Fields({{"error", outcomes.error().message()}}));

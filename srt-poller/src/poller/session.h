@@ -113,7 +113,10 @@ class SessionWorker {
   [[nodiscard]] Result<Sandbox> StartToolboxSandbox(const std::string& workspace,
                                                     UniqueFd toolbox_stdin, UniqueFd toolbox_stdout,
                                                     int output_fd) const;
-  void SetUpSkills(const SessionClient& client, const std::string& workspace) const;
+  // The session is read with `session_reader` (the item's sessions token when it has one), the
+  // skills fetched with `skills` (the environment key).
+  void SetUpSkills(const SessionClient& session_reader, const SessionClient& skills,
+                   const std::string& workspace) const;
   RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);

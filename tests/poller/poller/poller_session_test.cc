@@ -956,6 +956,45 @@ TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) 
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// Reading the session is a per-session call: it takes the item's sessions token, never the
+// environment key (which a control plane may refuse there); the skills API takes the key.
+TEST_F(PollerSessionTest, TheSessionIsReadWithTheSessionsTokenAndSkillsWithTheKey) {
+  ASSERT_TRUE(cp_->Configure({{"session_accepts_env_key", false}}).has_value());
+  FakeControlPlane::Skill skill;
+  skill.skill_id = "skill_tok";
+  skill.name = "tool-tok";
+  skill.format = "zip";
+  skill.files = {{"SKILL.md", {"# tok\n", 0644}}};
+  auto added = cp_->AddSkill(skill);
+  ASSERT_TRUE(added.has_value()) << added.error().message();
+  const std::string sid = "sesn_skilltok";
+  ASSERT_TRUE(cp_->PutSession(sid, {{"skills", json::array({{{"skill_id", skill.skill_id},
+                                                             {"version", (*added)["version"]}}})}})
+                  .has_value());
+
+  auto work = StartSession(sid);
+  Posted r = Bash(sid, "ls /workspace/skills");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "tool-tok\n\n") << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("could not read the session"), 0u) << poller_->Logs();
+
+  auto gets = cp_->Requests({.endpoint = "session_get", .session_id = sid});
+  ASSERT_TRUE(gets.has_value()) << gets.error().message();
+  ASSERT_FALSE(gets->empty());
+  for (const auto& g : *gets) EXPECT_EQ(g["auth"], "sessions_token") << g.dump();
+  auto all = cp_->Requests();
+  ASSERT_TRUE(all.has_value()) << all.error().message();
+  size_t skill_calls = 0;
+  for (const auto& q : *all) {
+    if (q.value("endpoint", "").rfind("skill", 0) != 0) continue;
+    ++skill_calls;
+    EXPECT_EQ(q["auth"], "env_key") << q.dump();
+  }
+  EXPECT_GT(skill_calls, 0u);
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // ---- limits ------------------------------------------------------------------------------------
 
 TEST_F(PollerSessionTest, ThePidsLimitStopsAForkBombAndThePollerSurvives) {
