@@ -307,6 +307,17 @@ Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
   return network_->Update(policy);
 }
 
+Result<std::vector<std::string>> RemoveLeftoverCgroups(const ResourceLimits& limits,
+                                                       std::string_view id_prefix) {
+  // The prefix is of a sandbox id, whose grammar SandboxId holds.
+  SRT_RETURN_IF_ERROR(SandboxId(std::string(id_prefix)));
+  SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
+  SRT_ASSIGN_OR_RETURN(
+      std::vector<std::string> parents,
+      cgroup::LeafParents(host, {limits.memory_bytes, limits.cpu_millis, limits.pids}));
+  return cgroup::RemoveLeftovers(parents, id_prefix);
+}
+
 Result<ExitStatus> RunSandboxed(SandboxOptions options) {
   SRT_ASSIGN_OR_RETURN(Sandbox sandbox, Sandbox::Start(std::move(options)));
   return sandbox.Wait();

@@ -179,6 +179,14 @@ class Sandbox {
 // Start() + Wait().
 [[nodiscard]] Result<ExitStatus> RunSandboxed(SandboxOptions options);
 
+// Kills and removes the cgroups that sandboxes with `limits` and an `id` starting with
+// `id_prefix` left behind because their owner died before Wait() removed them (a crashed or
+// SIGKILLed program), looking where Start() places such cgroups now. Only the caller knows
+// that the prefix is its own and that no live sandbox of its uses it: call it at start, before
+// any sandbox. Returns the cgroups removed.
+[[nodiscard]] Result<std::vector<std::string>> RemoveLeftoverCgroups(const ResourceLimits& limits,
+                                                                     std::string_view id_prefix);
+
 // srt's version, "0.1.0".
 std::string_view Version();
 

@@ -1,6 +1,7 @@
 // Cgroup side effects: mkdir, limit writes, cgroup.procs descriptors, kill and rmdir.
 #include "cgroup/cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,7 +58,61 @@ std::vector<int> PidsIn(const std::string& dir) {
   return pids;
 }
 
+// Kills every process in the leaf cgroup `dir` and removes it; false (errno set) if it stays.
+bool KillAndRemove(const std::string& dir) {
+  // cgroup.kill (v2, Linux 5.14) kills atomically, also processes forking meanwhile; elsewhere
+  // SIGKILL every member until none is left.
+  struct stat st;
+  const bool has_kill = stat((dir + "/cgroup.kill").c_str(), &st) == 0;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    if (has_kill) {
+      (void)WriteFile(dir + "/cgroup.kill", "1");
+    } else {
+      for (int pid : PidsIn(dir)) kill(pid, SIGKILL);
+    }
+    if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+    if (errno != EBUSY) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> RemoveLeftovers(const std::vector<std::string>& parents,
+                                                 std::string_view prefix) {
+  std::vector<std::string> removed;
+  std::optional<Error> first;
+  if (prefix.empty()) {
+    return MakeError(Errc::kInvalidArgument, "an empty prefix would match every sandbox's cgroup");
+  }
+  for (const std::string& parent : parents) {
+    UniqueFd fd(open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) {
+      if (errno == ENOENT) continue;  // no sandbox has had a cgroup here yet
+      return SysError("open the cgroup directory " + Quote(parent));
+    }
+    DIR* d = fdopendir(fd.get());
+    if (d == nullptr) return SysError("read the cgroup directory " + Quote(parent));
+    (void)fd.release();  // closedir closes it
+    std::vector<std::string> names;
+    while (const dirent* e = readdir(d)) {
+      const std::string_view name = e->d_name;
+      if (e->d_type == DT_DIR && name.starts_with(prefix)) names.emplace_back(name);
+    }
+    closedir(d);
+    for (const std::string& name : names) {
+      const std::string dir = parent + "/" + name;
+      if (KillAndRemove(dir)) {
+        removed.push_back(dir);
+      } else if (!first) {
+        first = SysError("remove the leftover cgroup " + Quote(dir));
+      }
+    }
+  }
+  if (first) return *first;
+  return removed;
+}
 
 Result<HostCgroups> ReadHostCgroups() {
   HostCgroups host;
@@ -129,27 +184,9 @@ Result<void> Cgroups::Destroy() {
   procs_.clear();
   Result<void> result = Ok();
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-    const std::string& dir = *it;
-    // cgroup.kill (v2, Linux 5.14) kills atomically, also processes forking meanwhile; elsewhere
-    // SIGKILL every member until none is left.
-    struct stat st;
-    const bool has_kill = stat((dir + "/cgroup.kill").c_str(), &st) == 0;
-    bool removed = false;
-    for (int attempt = 0; attempt < 500 && !removed; ++attempt) {
-      if (has_kill) {
-        (void)WriteFile(dir + "/cgroup.kill", "1");
-      } else {
-        for (int pid : PidsIn(dir)) kill(pid, SIGKILL);
-      }
-      if (rmdir(dir.c_str()) == 0 || errno == ENOENT) {
-        removed = true;
-      } else if (errno != EBUSY) {
-        break;
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
+    if (!KillAndRemove(*it) && result) {
+      result = SysError("remove the sandbox's cgroup " + Quote(*it));
     }
-    if (!removed && result) result = SysError("remove the sandbox's cgroup " + Quote(dir));
   }
   created_.clear();
   return result;

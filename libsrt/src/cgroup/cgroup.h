@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -42,5 +43,13 @@ class Cgroups {
   std::vector<UniqueFd> procs_;
   bool destroyed_ = false;
 };
+
+// Kills what is left in each cgroup directly below one of `parents` whose name starts with
+// `prefix`, and removes it: the leaves of sandboxes whose owner died before it could (a
+// SIGKILLed caller). Only the caller knows that no live sandbox of its own has that prefix.
+// Returns the paths removed; a parent that does not exist is skipped. Errors name the first
+// cgroup that could not be removed, after trying the others.
+[[nodiscard]] Result<std::vector<std::string>> RemoveLeftovers(
+    const std::vector<std::string>& parents, std::string_view prefix);
 
 }  // namespace srt::cgroup

@@ -293,4 +293,14 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
   return plan;
 }
 
+Result<std::vector<std::string>> LeafParents(const HostCgroups& host, const Limits& limits) {
+  // The placement is PlanCgroups' alone: ask it for a leaf and take the leaf's parent.
+  SRT_ASSIGN_OR_RETURN(Plan plan, PlanCgroups(host, limits, "leaf"));
+  std::vector<std::string> parents;
+  for (const std::string& leaf : plan.leaves) {
+    parents.push_back(leaf.substr(0, leaf.rfind('/')));
+  }
+  return parents;
+}
+
 }  // namespace srt::cgroup

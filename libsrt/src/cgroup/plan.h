@@ -85,4 +85,10 @@ struct Plan {
 [[nodiscard]] Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits,
                                        std::string_view name);
 
+// The directories PlanCgroups puts the leaves for `limits` in (each leaf's parent, ".../srt"),
+// in plan order: where a sweep looks for the leaves of sandboxes whose owner died. Empty when
+// `limits` sets nothing.
+[[nodiscard]] Result<std::vector<std::string>> LeafParents(const HostCgroups& host,
+                                                           const Limits& limits);
+
 }  // namespace srt::cgroup

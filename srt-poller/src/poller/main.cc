@@ -274,6 +274,14 @@ int Main(int argc, char** argv) {
   }
   std::string toolbox = FindToolbox(config);
   if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox);
+  // The sessions directory is ours alone from here to the exit (the descriptor is never closed
+  // before it): only then are cgroups with our prefix an earlier run's, safe to sweep.
+  Result<UniqueFd> sessions_lock = LockSessionsDir(config);
+  if (!sessions_lock) {
+    log.Error("sessions directory", {{"error", sessions_lock.error().message()}});
+    return 2;
+  }
+  RemoveLeftoverSessionCgroups(config, log);
   // Sessions must be able to start, with their limits, before we claim anything.
   if (!CanServeSessions(config, policy, toolbox, log)) return 2;
 

@@ -1,6 +1,8 @@
 #include "poller/poller.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <exception>
@@ -266,6 +268,43 @@ int Poller::Run() {
   std::lock_guard lock(mu_);
   slots_.clear();
   return fatal_ ? 1 : 0;
+}
+
+Result<UniqueFd> LockSessionsDir(const PollerConfig& config) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(config.sessions_dir, ec); ec) {
+    return MakeError(Errc::kSystem,
+                     "sessions directory '" + config.sessions_dir + "': " + ec.message());
+  }
+  (void)chmod(config.sessions_dir.c_str(), 0700);
+  const std::string path = config.sessions_dir + "/.srt-poller.lock";
+  // O_NOFOLLOW: a symlink planted here must not make us create or lock another file.
+  UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return SysError("open the sessions directory's lock '" + path + "'");
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return MakeError(Errc::kSystem, "sessions directory '" + config.sessions_dir +
+                                          "' is in use by another srt-poller (give each "
+                                          "one its own --sessions-dir)");
+    }
+    return SysError("lock '" + path + "'");
+  }
+  return fd;
+}
+
+void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log) {
+  if (!config.limits) return;
+  const std::string prefix = SessionSandboxIdPrefix(config);
+  auto removed = RemoveLeftoverCgroups(
+      {config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids}, prefix);
+  if (!removed) {
+    log.Warn("could not remove the cgroups of an earlier run",
+             {{"prefix", prefix}, {"error", removed.error().message()}});
+    return;
+  }
+  for (const std::string& path : *removed) {
+    log.Warn("removed a cgroup an earlier run left behind", {{"cgroup", path}});
+  }
 }
 
 Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy) {

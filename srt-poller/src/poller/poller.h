@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/client.h"
+#include "base/unique_fd.h"
 #include "poller/session.h"
 
 namespace srt::poller {
@@ -53,6 +54,17 @@ class Poller {
   bool fatal_ = false;
   std::map<std::string, Slot> slots_;  // by session id: one live worker per session here
 };
+
+// Creates the sessions directory (0700) if need be and takes an exclusive lock on its
+// ".srt-poller.lock", held while the returned descriptor is open: a second srt-poller on the
+// same directory would share its workspaces and sweep its live sessions' cgroups. Errors name
+// the directory and, when it is taken, say so.
+[[nodiscard]] Result<UniqueFd> LockSessionsDir(const PollerConfig& config);
+
+// With limits on: kills and removes the cgroups an earlier run of this srt-poller (the same
+// sessions directory) left behind when it was killed, logging each. Under the lock above,
+// before any session sandbox exists. Failures are logged: a leftover costs memory, not safety.
+void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log);
 
 // Starts a sandbox with the session policy, the limits and a workspace bind, running
 // /bin/true: proves that sessions can run on this host. Used at start and by --check.

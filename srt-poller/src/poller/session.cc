@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -315,6 +317,21 @@ std::string UrlHostPort(std::string_view url) {
   return std::string(rest) + (https ? ":443" : ":80");
 }
 
+std::string SessionSandboxIdPrefix(const PollerConfig& config) {
+  // FNV-1a over the directory as written, minus a trailing '/' and doubled ones: a stable name
+  // across runs and builds (std::hash promises neither).
+  std::string dir = std::filesystem::path(config.sessions_dir).lexically_normal().string();
+  while (dir.size() > 1 && dir.ends_with('/')) dir.pop_back();
+  uint64_t h = 14695981039346656037ULL;
+  for (char c : dir) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h ^ (h >> 32)));
+  return std::string("p") + hex + "-";
+}
+
 Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const PollerConfig& config,
                                              const std::string& session_id,
                                              const std::string& workspace,
@@ -343,8 +360,10 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
         ResourceLimits{config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids};
   }
   // Names the session's proxy in the connection log (every sandbox has one, so SIGHUP can
-  // widen or narrow a running session's network). Letters, digits, '.', '_', '-'; at most 64.
-  o.id = "s-" + session_id.substr(0, 60);
+  // widen or narrow a running session's network) and its cgroups, which a later run finds by
+  // the prefix. Letters, digits, '.', '_', '-'; at most 64.
+  const std::string prefix = SessionSandboxIdPrefix(config);
+  o.id = prefix + session_id.substr(0, 64 - prefix.size());
   return o;
 }
 

@@ -68,6 +68,12 @@ struct SessionEnd {
   bool fatal_script = false;  // --on-work script missing or not executable: the poller stops
 };
 
+// What the sandbox id of every session of this srt-poller starts with, and so the name of its
+// cgroups: "p" and 8 hex digits of a hash of the sessions directory, then '-'. One srt-poller
+// holds a sessions directory at a time (LockSessionsDir), so a cgroup with this prefix that
+// exists when it starts was left by an earlier run of it. Pure.
+[[nodiscard]] std::string SessionSandboxIdPrefix(const PollerConfig& config);
+
 // The sandbox options for a session (pure): the policy plus the workspace bind at /workspace,
 // denyRead for the poller's own files, limits, the curated environment and the network for
 // --on-work. `argv` and the standard descriptors are the caller's.

@@ -801,6 +801,31 @@ TEST_F(PollerLifecycleTest, AHealthcheckWhoseSandboxCannotStartIsNotConfirmed) {
   std::filesystem::remove(sessions_);
 }
 
+// Two srt-pollers on one sessions directory would share workspaces and sweep each other's
+// cgroups: the second is refused, and says why.
+TEST_F(PollerLifecycleTest, ASecondPollerOnTheSameSessionsDirectoryIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartFake());
+  ASSERT_NO_FATAL_FAILURE(StartPoller());
+  Run second = RunPoller(BaseArgs());
+  EXPECT_EQ(second.code, 2) << second.err;
+  EXPECT_NE(
+      second.err.find("sessions directory '" + sessions_ + "' is in use by another srt-poller"),
+      std::string::npos)
+      << second.err;
+  EXPECT_TRUE(poller_->running());
+  // A symlink where the lock should be is not followed.
+  poller_->Signal(SIGTERM);
+  ASSERT_TRUE(poller_->Wait(seconds(40)).has_value());
+  const std::string lock = sessions_ + "/.srt-poller.lock";
+  std::filesystem::remove(lock);
+  std::filesystem::create_symlink(dir_ + "/elsewhere", lock);
+  Run planted = RunPoller(BaseArgs());
+  EXPECT_EQ(planted.code, 2) << planted.err;
+  EXPECT_NE(planted.err.find("open the sessions directory's lock"), std::string::npos)
+      << planted.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/elsewhere"));
+}
+
 TEST_F(PollerLifecycleTest, DuplicateItemForARunningSessionIsSkippedAndTheFirstKeepsRunning) {
   ASSERT_NO_FATAL_FAILURE(StartFake({.ttl_seconds = 4}));
   std::string sid = NewId("sesn_dup");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -996,6 +997,52 @@ TEST_F(PollerSessionTest, TheSessionIsReadWithTheSessionsTokenAndSkillsWithTheKe
 }
 
 // ---- limits ------------------------------------------------------------------------------------
+
+// The cgroup directories (anywhere under /sys/fs/cgroup, a few levels deep) whose name has
+// `part` in it.
+std::vector<std::string> CgroupDirsNamed(const std::string& part) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it("/sys/fs/cgroup",
+                                      fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory(ec) || it->is_symlink(ec)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it.depth() >= 5) it.disable_recursion_pending();
+    if (it->path().filename().string().find(part) != std::string::npos) {
+      found.push_back(it->path().string());
+    }
+  }
+  return found;
+}
+
+// A SIGKILLed srt-poller cannot remove its sessions' cgroups. The next run on the same sessions
+// directory finds them by its prefix and removes them, and only them: another owner's leaf in
+// the same place stays.
+TEST_F(PollerSessionTest, CgroupsAKilledPollerLeftAreRemovedAtItsNextStart) {
+  // Unique to this run: a leftover of another run (another sessions directory) must not count.
+  const std::string sid = "sesn_leftover" + std::to_string(getpid());
+  auto work = StartSession(sid);
+  EXPECT_EQ(Bash(sid, "echo up").text, "up\n\n");
+  const std::vector<std::string> leaves = CgroupDirsNamed("-" + sid + "-");
+  ASSERT_FALSE(leaves.empty()) << "the session's sandbox has no cgroup";
+  const std::string decoy = fs::path(leaves[0]).parent_path().string() + "/s-sesn_other-0123abcd";
+  ASSERT_EQ(mkdir(decoy.c_str(), 0755), 0) << decoy << ": " << strerror(errno);
+
+  poller_->Signal(SIGKILL);
+  ASSERT_TRUE(poller_->Wait(10s).has_value());
+  for (const std::string& leaf : leaves) EXPECT_TRUE(fs::exists(leaf)) << leaf;
+
+  StartPoller();
+  for (const std::string& leaf : leaves) EXPECT_FALSE(fs::exists(leaf)) << leaf;
+  EXPECT_EQ(poller_->CountLog("removed a cgroup an earlier run left behind"), leaves.size())
+      << poller_->Logs();
+  EXPECT_TRUE(fs::exists(decoy));
+  rmdir(decoy.c_str());
+  EXPECT_EQ(StopPoller(), 0);
+}
 
 TEST_F(PollerSessionTest, ThePidsLimitStopsAForkBombAndThePollerSurvives) {
   // bash's `for ...; do sleep 5 & done` retries a fork that fails with EAGAIN (1 s, 2 s, 4 s,

@@ -134,6 +134,26 @@ TEST(CgroupPlanTest, V2DelegatedOwnCgroupHoldsSrt) {
                                      FileWrite{own + "/srt/x/pids.max", "10"}));
 }
 
+// A sweep for a dead owner's leaves looks where the plan would put them, and nowhere else.
+TEST(CgroupPlanTest, LeafParentsAreWherePlansPutTheLeaves) {
+  auto hybrid = LeafParents(Host(kHybridCgroup, kHybridMountinfo, {}), {256u << 20, 500, 32});
+  ASSERT_TRUE(hybrid.has_value()) << hybrid.error().message();
+  EXPECT_THAT(*hybrid,
+              ElementsAre("/sys/fs/cgroup/cpu/srt", "/sys/fs/cgroup/memory/process_api/abc/srt",
+                          "/sys/fs/cgroup/pids/srt"));
+  const std::string own = "/sys/fs/cgroup/system.slice/poller.service";
+  auto v2 = LeafParents(Host("0::/system.slice/poller.service\n", kV2Mountinfo,
+                             {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n"},
+                              {own + "/cgroup.subtree_control", "cpu memory pids\n"}}),
+                        {1 << 20, 1000, 10});
+  ASSERT_TRUE(v2.has_value()) << v2.error().message();
+  EXPECT_THAT(*v2, ElementsAre(own + "/srt"));
+  auto none = LeafParents(Host(kHybridCgroup, kHybridMountinfo, {}), {0, 0, 0});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(LeafParents(Host("0::/\n", kV2Mountinfo, {}), {0, 0, 10}).has_value());
+}
+
 TEST(CgroupPlanTest, MissingControllerIsAClearError) {
   auto p = PlanCgroups(
       Host("0::/\n", kV2Mountinfo, {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory\n"}}),
