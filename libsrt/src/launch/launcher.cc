@@ -50,10 +50,23 @@ Result<Message> Receive(int sock) {
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   ssize_t n;
-  do {
+  bool reset_seen = false;
+  for (;;) {
     n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return SysError("recvmsg from srt-init");
+    if (n >= 0 || errno == EINTR) {
+      if (n >= 0) break;
+      continue;
+    }
+    // A peer that exits with messages of ours unread (a signal relayed as the command ended)
+    // leaves ECONNRESET on this socket, and a datagram receive reports that error before the
+    // messages the peer sent first (its exit status). Reading the error clears it, and the
+    // peer releases its socket only once: read again, once, for what it said.
+    if (errno == ECONNRESET && !reset_seen) {
+      reset_seen = true;
+      continue;
+    }
+    return SysError("recvmsg from srt-init");
+  }
   Message m;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
