@@ -45,6 +45,7 @@ enum class Opt {
   kNoLimits,
   kWorkspaceCleanup,
   kScriptGetsKey,
+  kNoLeaseHandoff,
   kScriptEnv,
   kCaFile,
   kToolbox,
@@ -75,6 +76,7 @@ constexpr OptSpec kOpts[] = {
     {"workspace-cleanup", "", Opt::kWorkspaceCleanup, true},
     {"script-gets-environment-key", "", Opt::kScriptGetsKey, false},
     {"script-env", "", Opt::kScriptEnv, true},
+    {"no-lease-handoff", "", Opt::kNoLeaseHandoff, false},
     {"ca-file", "", Opt::kCaFile, true},
     {"toolbox", "", Opt::kToolbox, true},
 };
@@ -229,6 +231,9 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       return {};
     case Opt::kScriptGetsKey:
       c.script_gets_environment_key = true;
+      return {};
+    case Opt::kNoLeaseHandoff:
+      c.lease_handoff = false;
       return {};
     case Opt::kScriptEnv:
       // NAME[,NAME...]; repeated flags add up.
@@ -399,6 +404,7 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
   if (c.script_gets_environment_key && !c.on_work) {
     return Bad("--script-gets-environment-key needs --on-work");
   }
+  if (!c.lease_handoff && !c.on_work) return Bad("--no-lease-handoff needs --on-work");
   return c;
 }
 
@@ -565,6 +571,9 @@ Options (flag > environment variable > --config file > default):
   --script-env NAME[,NAME...]
                              --on-work only: pass these variables of srt-poller's environment
                              to the script (it gets no others; repeatable)
+  --no-lease-handoff         --on-work only: do not take the item's lease before the script
+                             and pass it on in ANTHROPIC_WORK_LAST_HEARTBEAT; the script's
+                             worker starts the lease (SDKs from before the hand-off)
   --log-format text|json     (default text) logs go to stderr
   --memory SIZE              per-session memory limit (default 3G)
   --cpus N                   per-session CPU limit (default 2)

@@ -53,6 +53,9 @@ struct PollerConfig {
   // --on-work only: also give the script ANTHROPIC_ENVIRONMENT_KEY (off: it gets the item's
   // secret only).
   bool script_gets_environment_key = false;
+  // --on-work only: srt-poller sends the item's first heartbeat and hands the lease to the
+  // script in ANTHROPIC_WORK_LAST_HEARTBEAT (off: --no-lease-handoff).
+  bool lease_handoff = true;
   // --on-work only: the variables of srt-poller's environment the script gets (--script-env);
   // it gets no others.
   std::vector<std::string> script_env_names;

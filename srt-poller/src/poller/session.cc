@@ -512,22 +512,16 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
 // ours. Fails with the error of the first unusable one, item queue first.
 Result<SessionWorker::NativeClients> SessionWorker::CreateNativeClients() const {
   const PollerConfig& cfg = *ctx_.config;
-  const std::string base = secret_ && secret_->api_base_url ? *secret_->api_base_url : cfg.base_url;
-  // Per-item calls use the item's sessions token when there is one (TS SDK #handleItem); the
-  // environment key otherwise. Both stay in this process.
-  const std::string& bearer = secret_ ? secret_->sessions_token : ctx_.environment_key;
+  const std::string& base = ItemBaseUrl();
+  const std::string& bearer = ItemBearer();
   ClientOptions copts;
   if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
 
   auto hb_cancel = std::make_shared<CancelToken>();
-  ClientOptions hb_opts = copts;
+  ClientOptions hb_opts;
   hb_opts.cancel = hb_cancel;
-  auto hb_queue = WorkQueueClient::Create(
-      {base, work_.environment_id.empty() ? cfg.environment_id : work_.environment_id, bearer,
-       ctx_.worker_id, hb_opts});
-  auto item_queue = WorkQueueClient::Create(
-      {base, work_.environment_id.empty() ? cfg.environment_id : work_.environment_id, bearer,
-       ctx_.worker_id, copts});
+  auto hb_queue = ItemQueue(hb_opts);
+  auto item_queue = ItemQueue({});
   auto reader = SessionClient::Create({base, bearer, copts});
   ClientOptions post_opts = copts;
   post_opts.max_retries = 0;
@@ -540,6 +534,45 @@ Result<SessionWorker::NativeClients> SessionWorker::CreateNativeClients() const 
   if (!skills_client) return skills_client.error();
   return NativeClients{std::move(hb_cancel), std::move(*hb_queue), std::move(*item_queue),
                        std::move(*reader),   std::move(*poster),   std::move(*skills_client)};
+}
+
+const std::string& SessionWorker::ItemBaseUrl() const {
+  return secret_ && secret_->api_base_url ? *secret_->api_base_url : ctx_.config->base_url;
+}
+
+const std::string& SessionWorker::ItemBearer() const {
+  // The item's sessions token when there is one (TS SDK #handleItem); the environment key
+  // otherwise. Both stay in this process.
+  return secret_ ? secret_->sessions_token : ctx_.environment_key;
+}
+
+Result<WorkQueueClient> SessionWorker::ItemQueue(ClientOptions options) const {
+  const PollerConfig& cfg = *ctx_.config;
+  if (cfg.ca_file) options.ca_file = *cfg.ca_file;
+  return WorkQueueClient::Create(
+      {ItemBaseUrl(), work_.environment_id.empty() ? cfg.environment_id : work_.environment_id,
+       ItemBearer(), ctx_.worker_id, std::move(options)});
+}
+
+SessionWorker::Handoff SessionWorker::HandOffLease(const WorkQueueClient& queue) const {
+  auto beat = queue.Heartbeat(work_.id, kNoHeartbeat);
+  if (!beat) {
+    if (beat.error().kind() == ApiErrorKind::kLeaseLost) {
+      // Another worker holds it: released without a stop, as the SDK does.
+      ctx_.log->Warn("lease lost before the script started; released without stopping it",
+                     Fields({{"error", beat.error().message()}}));
+      return {std::nullopt, SessionEnd{"lease_lost", beat.error().message()}};
+    }
+    ctx_.log->Warn("first heartbeat failed; the script's worker starts the lease",
+                   Fields({{"error", beat.error().message()}}));
+    return {};
+  }
+  if (!beat->lease_extended || beat->state == "stopping" || beat->state == "stopped") {
+    ctx_.log->Info("heartbeat reports shutdown; the script does not run",
+                   Fields({{"state", beat->state}}));
+    return {std::nullopt, SessionEnd{"stopped", "state " + beat->state}};
+  }
+  return {beat->last_heartbeat, std::nullopt};
 }
 
 // Heartbeats the item from now on, on the lease's thread. The lease's end stops the runner (or
@@ -748,6 +781,24 @@ SessionEnd SessionWorker::RunScript() {
     return {"fatal", r.error().message()};
   }
 
+  // Per-item calls (the heartbeat below, the stop after the script) use the item's sessions
+  // token, never the environment key, when the item has one.
+  Result<WorkQueueClient> queue = ItemQueue({});
+  if (!queue) return {"fatal", "API client: " + queue.error().message()};
+  // The lease hand-off (the SDK's ANTHROPIC_WORK_LAST_HEARTBEAT): the item's first heartbeat is
+  // ours, right after the ack, so that the item is not reclaimed while the sandbox and the
+  // script start; the script's worker continues the lease from that heartbeat.
+  Handoff handoff;
+  if (cfg.lease_handoff) handoff = HandOffLease(*queue);
+  if (handoff.end) {
+    if (handoff.end->outcome != "lease_lost") {
+      if (auto r = queue->Stop(work_.id, /*force=*/true, kStopTimeout); !r) {
+        ctx_.log->Warn("stop failed", Fields({{"error", r.error().message()}}));
+      }
+    }
+    return *handoff.end;
+  }
+
   // The curated base of every session, what the operator named, and the protocol's variables.
   std::vector<std::string> env = BaseEnv();
   env.insert(env.end(), ctx_.script_env.begin(), ctx_.script_env.end());
@@ -759,6 +810,9 @@ SessionEnd SessionWorker::RunScript() {
   env.push_back("ANTHROPIC_BASE_URL=" + cfg.base_url);
   if (cfg.script_gets_environment_key) {
     env.push_back("ANTHROPIC_ENVIRONMENT_KEY=" + ctx_.environment_key);
+  }
+  if (handoff.last_heartbeat) {
+    env.push_back("ANTHROPIC_WORK_LAST_HEARTBEAT=" + *handoff.last_heartbeat);
   }
   auto policy = ctx_.policy->Current();
   Result<SandboxOptions> options =
@@ -850,14 +904,8 @@ SessionEnd SessionWorker::RunScript() {
     end.message = "exit code " + std::to_string(status->code);
   }
   // The CLI's WorkPoller stops the item gracefully once its consumer returns; 409 is fine.
-  ClientOptions copts;
-  if (cfg.ca_file) copts.ca_file = *cfg.ca_file;
-  auto queue = WorkQueueClient::Create(
-      {cfg.base_url, cfg.environment_id, ctx_.environment_key, ctx_.worker_id, copts});
-  if (queue) {
-    if (auto r = queue->Stop(work_.id, /*force=*/false, kStopTimeout); !r) {
-      ctx_.log->Warn("stop after the script failed", Fields({{"error", r.error().message()}}));
-    }
+  if (auto r = queue->Stop(work_.id, /*force=*/false, kStopTimeout); !r) {
+    ctx_.log->Warn("stop after the script failed", Fields({{"error", r.error().message()}}));
   }
   return end;
 }

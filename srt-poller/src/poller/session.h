@@ -6,8 +6,10 @@
 //   workspace -> the session's sandbox running srt-toolbox -> SessionRunner until the session
 //   ends -> force-stop the item (not after a 412) -> remove skills.
 // --on-work mode, per the `ant beta:worker poll --on-work` contract: the script runs in the
-//   session's sandbox with the work JSON (and its `secret`) on stdin; the poller does not
-//   heartbeat (the script's own worker does) and stops the item gracefully once the script exits.
+//   session's sandbox with the work JSON (and its `secret`) on stdin; the poller sends the
+//   item's first heartbeat and hands the lease to the script's worker
+//   (ANTHROPIC_WORK_LAST_HEARTBEAT, unless --no-lease-handoff), and stops the item gracefully,
+//   with the item's sessions token, once the script exits.
 //
 // The environment key is used here, on the host, for skills and (without a sessions token)
 // for the API; it is never put in a sandbox's environment, files or arguments.
@@ -112,6 +114,21 @@ class SessionWorker {
   SessionEnd RunNative();
   // RunNative's stages, in the order it runs them (session.cc says what each needs).
   [[nodiscard]] Result<NativeClients> CreateNativeClients() const;
+  // Where and with what per-item calls go: the secret's api_base_url, else --base-url; the
+  // item's sessions token, else the environment key.
+  const std::string& ItemBaseUrl() const;
+  const std::string& ItemBearer() const;
+  // The item's work-queue client: the item's API base URL and its sessions token (the
+  // environment key for an item without a secret), with `options` plus --ca-file.
+  [[nodiscard]] Result<WorkQueueClient> ItemQueue(ClientOptions options) const;
+  // --on-work: the item's first heartbeat, whose last_heartbeat the script's worker continues
+  // from (ANTHROPIC_WORK_LAST_HEARTBEAT). nullopt: no hand-off, the script starts the lease;
+  // an end: the item is not ours to serve.
+  struct Handoff {
+    std::optional<std::string> last_heartbeat;
+    std::optional<SessionEnd> end;
+  };
+  Handoff HandOffLease(const WorkQueueClient& queue) const;
   void StartLease(NativeSession& s);
   void AcceptStops(NativeSession& s);
   SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace);  // the next three

@@ -170,6 +170,18 @@ TEST(PollerConfig, ScriptKeyNeedsOnWork) {
   EXPECT_TRUE(c->script_gets_environment_key);
 }
 
+TEST(PollerConfig, TheLeaseIsHandedToTheScriptUnlessRefusedAndTheRefusalNeedsOnWork) {
+  auto e = Parse({"--environment-id", "e", "--no-lease-handoff"});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(), "--no-lease-handoff needs --on-work");
+  auto handed = Parse({"--environment-id", "e", "--on-work", "/bin/true"});
+  ASSERT_TRUE(handed);
+  EXPECT_TRUE(handed->lease_handoff);
+  auto kept = Parse({"--environment-id", "e", "--on-work", "/bin/true", "--no-lease-handoff"});
+  ASSERT_TRUE(kept);
+  EXPECT_FALSE(kept->lease_handoff);
+}
+
 TEST(PollerConfig, ScriptEnvNamesVariablesButNoCredentialNorOursAndNeedsOnWork) {
   auto c = Parse({"--environment-id", "e", "--on-work", "/bin/true", "--script-env", "A,B_2",
                   "--script-env", "_c"});

@@ -774,6 +774,69 @@ TEST_F(PollerOnWorkTest, TheScriptGetsTheWorkAndIdsButNotTheKey) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// The lease hand-off of the SDK: srt-poller sends the item's first heartbeat (with the item's
+// sessions token) before the sandbox starts and hands its last_heartbeat to the script, whose
+// worker continues the lease from it. --no-lease-handoff leaves the lease to the script.
+TEST_F(PollerOnWorkTest, TheScriptContinuesTheLeaseSrtPollerStarted) {
+  const std::string token = "sk-ant-req-fake-handoff-token";
+  std::string script = WriteScript(
+      "env > /workspace/env.txt\n"
+      "curl -sS -G -X POST -o /dev/null -w '%{http_code}' "
+      "-H 'Authorization: Bearer " +
+      token +
+      "' -H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: managed-agents-2026-04-01' "
+      "--data-urlencode \"expected_last_heartbeat=$ANTHROPIC_WORK_LAST_HEARTBEAT\" "
+      "\"$ANTHROPIC_BASE_URL/v1/environments/$ANTHROPIC_ENVIRONMENT_ID/work/$ANTHROPIC_WORK_ID/"
+      "heartbeat\" > /workspace/beat.txt 2>/workspace/beat.err\n");
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = "sesn_hand", .sessions_token = token});
+  StartPoller({"--on-work", script});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto w = cp_->WorkState(work.work_id);
+        return w && !(*w)["stops"].empty();
+      },
+      kStartTimeout))
+      << poller_->Logs();
+  auto w = cp_->WorkState(work.work_id);
+  ASSERT_TRUE(w.has_value());
+  const std::string ws = Workspace("sesn_hand");
+  EXPECT_EQ(ReadAll(ws + "/beat.txt"), "200") << ReadAll(ws + "/beat.err");
+  const json& beats = (*w)["heartbeats"];
+  ASSERT_EQ(beats.size(), 2u) << w->dump();
+  EXPECT_EQ(beats[0]["expected"], "NO_HEARTBEAT");
+  EXPECT_EQ(beats[1]["expected"].get<std::string>().empty(), false);
+  EXPECT_EQ(beats[1]["ok"], true) << w->dump();
+  const std::string env = ReadAll(ws + "/env.txt");
+  EXPECT_NE(
+      env.find("ANTHROPIC_WORK_LAST_HEARTBEAT=" + beats[1]["expected"].get<std::string>() + "\n"),
+      std::string::npos)
+      << env;
+  auto ours = cp_->Requests({.endpoint = "heartbeat", .work_id = work.work_id});
+  ASSERT_TRUE(ours.has_value());
+  for (const auto& r : *ours) EXPECT_EQ(r["auth"], "sessions_token") << r.dump();
+  auto stops = cp_->Requests({.endpoint = "stop", .work_id = work.work_id});
+  ASSERT_TRUE(stops.has_value());
+  for (const auto& r : *stops) EXPECT_EQ(r["auth"], "sessions_token") << r.dump();
+  EXPECT_EQ(StopPoller(), 0);
+
+  // Without the hand-off the script gets no token and srt-poller sends no heartbeat.
+  FakeControlPlane::Enqueued own = Enqueue({.session_id = "sesn_own"});
+  StartPoller({"--on-work", WriteScript("env > /workspace/env.txt\n"), "--no-lease-handoff"});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto o = cp_->WorkState(own.work_id);
+        return o && !(*o)["stops"].empty();
+      },
+      kStartTimeout))
+      << poller_->Logs();
+  EXPECT_EQ(ReadAll(Workspace("sesn_own") + "/env.txt").find("ANTHROPIC_WORK_LAST_HEARTBEAT"),
+            std::string::npos);
+  auto o = cp_->WorkState(own.work_id);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ((*o)["heartbeats"].size(), 0u) << o->dump();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // Hostile: what the sandbox writes never reaches srt-poller's own descriptors. Each line is a
 // record of its session, escaped, so a forged record stays a value; a long line is cut at 4 KiB
 // and the rest counted.
