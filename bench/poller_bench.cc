@@ -30,11 +30,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "api/client.h"
+#include "api/http.h"
 #include "base/unique_fd.h"
 #include "bench_util.h"
 #include "poller/support/fake_control_plane.h"
@@ -118,6 +121,7 @@ struct Options {
   int rounds = 10;
   int calls = 50;
   int session_calls = 10;
+  int http_requests = 200;
   std::vector<int> concurrency = {1, 2, 4, 8, 16};
   bool keep_going = false;
   std::string poller;
@@ -134,12 +138,15 @@ constexpr std::string_view kUsage =
     "     the agent.tool_use to the result POST, minus the command's own time (target 10 ms)\n"
     "  3. concurrency: --concurrency K for each K, max(4K, 8) sessions of --session-calls bash\n"
     "     `true` each, then K sessions held open for their memory\n"
+    "  4. HTTP connections: srt-poller's HTTP client against the fake over TLS, requests in\n"
+    "     interleaved batches with connections kept and with a new connection per request\n"
     "\n"
     "  --rounds N            rounds of part 1 (default 10)\n"
     "  --calls N             calls of each kind in part 2 (default 50)\n"
     "  --concurrency LIST    comma-separated K values for part 3 (default 1,2,4,8,16;\n"
     "                        'none' skips part 3)\n"
     "  --session-calls N     bash calls per session in part 3 (default 10)\n"
+    "  --http-requests N     requests of each kind in part 4 (default 200; 0 skips part 4)\n"
     "  --keep-going          part 3: run every K even past the first one whose p90 tool latency\n"
     "                        exceeds 100 ms or that has errors; parts 1-2: count a failed round\n"
     "                        or call and carry on instead of stopping\n"
@@ -159,6 +166,8 @@ Options ParseOptions(int argc, char** argv) {
       o.rounds = ParseCount(a, value(), 1);
     } else if (a == "--calls") {
       o.calls = ParseCount(a, value(), 1);
+    } else if (a == "--http-requests") {
+      o.http_requests = ParseCount(a, value(), 0);
     } else if (a == "--session-calls") {
       o.session_calls = ParseCount(a, value(), 2, 1000);
     } else if (a == "--concurrency") {
@@ -983,6 +992,82 @@ void Concurrency(const Setup& s, Verdicts& v) {
   v.lines.push_back(buf);
 }
 
+// Part 4: what keeping connections saves per request. The fake runs a TLS listener of its own
+// (a throwaway CA); both clients are srt-poller's own HttpClient, one keeping connections (as
+// srt-poller does) and one with a new TCP connection and TLS handshake per request. Batches
+// alternate, so drift of the machine's load falls on both alike.
+void HttpReuse(const Options& opt, Verdicts& v) {
+  constexpr int kBatch = 20;
+  FakeControlPlane::Options fo;
+  fo.tls = true;
+  std::unique_ptr<FakeControlPlane> fake = Must(FakeControlPlane::Start(fo), "start a TLS fake");
+  std::printf(
+      "4. HTTP connections: GET work/stats (the environment key, as srt-poller polls) against the\n"
+      "   fake's TLS listener (%s), %d requests each way in alternating batches of %d, one\n"
+      "   after another; connections = distinct connections the fake saw.\n",
+      fake->base_url().c_str(), opt.http_requests, kBatch);
+  std::printf(
+      "   client                 requests  conns      min   median      p90      max (ms) "
+      " req/s\n");
+  std::fflush(stdout);
+  srt::poller::Request req;
+  req.url = fake->base_url() + "/v1/environments/" + fake->environment_id() + "/work/stats";
+  req.headers.Add("Authorization", "Bearer " + fake->environment_key());
+  req.headers.Add("anthropic-version", srt::poller::kAnthropicVersion);
+  req.headers.Add("anthropic-beta", srt::poller::kManagedAgentsBeta);
+  struct Mode {
+    const char* name;
+    srt::poller::HttpClient client;
+    std::vector<double> ms;
+    double seconds = 0;
+    int64_t since_seq = 0;
+    std::set<int64_t> conns;
+  };
+  auto client = [&](bool reuse) {
+    return srt::poller::HttpClient(
+        srt::poller::HttpOptions{.ca_file = fake->ca_file(), .reuse_connections = reuse});
+  };
+  Mode modes[2] = {{"connections kept", client(true)}, {"one per request", client(false)}};
+  int64_t seq = 0;
+  for (int done = 0; done < opt.http_requests; done += kBatch) {
+    for (Mode& m : modes) {
+      CheckStop();
+      for (int i = 0; i < std::min(kBatch, opt.http_requests - done); ++i) {
+        const double t0 = ClockSeconds(CLOCK_MONOTONIC);
+        srt::poller::Response r = Must(m.client.Send(req), "GET " + req.url);
+        const double dt = ClockSeconds(CLOCK_MONOTONIC) - t0;
+        if (r.status != 200) Die("GET " + req.url + ": status " + std::to_string(r.status));
+        m.ms.push_back(1000 * dt);
+        m.seconds += dt;
+      }
+      // The fake's records of this batch: which connections carried it.
+      FakeControlPlane::RequestFilter f;
+      f.since_seq = seq;
+      json recs = Must(fake->Requests(f), "the fake's requests");
+      for (const json& r : recs) {
+        m.conns.insert(r["conn"].get<int64_t>());
+        seq = std::max(seq, r["seq"].get<int64_t>());
+      }
+    }
+  }
+  double rate[2];
+  for (int i = 0; i < 2; ++i) {
+    Mode& m = modes[i];
+    rate[i] = static_cast<double>(m.ms.size()) / std::max(m.seconds, 1e-9);
+    std::printf("   %-22s %8zu %6zu %s %6.0f\n", m.name, m.ms.size(), m.conns.size(),
+                Row(Summarize(m.ms)).c_str(), rate[i]);
+  }
+  const double ratio = rate[0] / std::max(rate[1], 1e-9);
+  std::printf("   kept / one per request: %.2fx the request rate, %.2f ms less per request\n\n",
+              ratio, Summarize(modes[1].ms).median - Summarize(modes[0].ms).median);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "HTTP connections        kept: %.2fx the request rate of one per request (TLS, "
+                "%zu vs %zu connections)",
+                ratio, modes[0].conns.size(), modes[1].conns.size());
+  v.lines.push_back(buf);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1042,6 +1127,7 @@ int main(int argc, char** argv) {
   ToolOverhead(s, v);
   StopPoller();
   if (!s.opt.concurrency.empty()) Concurrency(s, v);
+  if (s.opt.http_requests > 0) HttpReuse(s.opt, v);
 
   std::printf("summary (load average %s at the start, %s now)\n", load_before.c_str(),
               LoadAverage().c_str());

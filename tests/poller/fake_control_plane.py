@@ -61,7 +61,8 @@ Control API (JSON, no auth; with TLS also on the plain control port):
   POST /_fake/sessions/{id}/drop_streams  {abrupt} end live streams now
   POST /_fake/sessions/{id}/stream_error  {error?} send an SSE error event
   GET|DELETE /_fake/requests              recorded /v1 requests; filters endpoint, method,
-                                           session, work, path_re, since (seq)
+                                           session, work, path_re, since (seq); each
+                                           names its connection ("conn", from 1)
   GET|POST|DELETE /_fake/faults           {endpoint?, method?, path? (regex), session?, work?,
                                            kind: status|drop|delay|stream_drop, status, count
                                            (-1 forever), skip, delay_ms, retry_after, headers,
@@ -77,6 +78,7 @@ Python 3.11 standard library only.
 import argparse
 import base64
 import io
+import itertools
 import json
 import os
 import re
@@ -540,6 +542,9 @@ def q1(q, key, default=None):
     return v[-1] if v else default
 
 
+CONNECTIONS = itertools.count(1)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "srt-fake-control-plane/1"
@@ -551,6 +556,9 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write("fake: " + (fmt % args) + "\n")
 
     def setup(self):
+        # Which connection a request came on (recorded as "conn"): tests count them to see
+        # that a client keeps its connections.
+        self.conn_id = next(CONNECTIONS)
         if isinstance(self.request, ssl.SSLSocket):
             # The handshake runs here, on the connection's thread, not in the accept loop.
             self.request.settimeout(10)
@@ -666,6 +674,7 @@ class Handler(BaseHTTPRequestHandler):
             "status": None,
             "auth": None,
             "fault": None,
+            "conn": self.conn_id,
         }
         try:
             rec["body"] = body.decode()
@@ -1347,6 +1356,10 @@ class Server(ThreadingHTTPServer):
 
     def get_request(self):
         conn, addr = super().get_request()
+        # A response's head and body are two writes. Without TCP_NODELAY the body waits for
+        # the ACK of the head, which a client on a kept connection (out of TCP's quick-ACK
+        # start) delays by 40 ms; production servers set it too.
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.tls_ctx is not None:
             conn = self.tls_ctx.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
         return conn, addr

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace srt::poller {
 namespace {
@@ -29,6 +30,12 @@ struct SlistDeleter {
 using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
 using CurlMulti = std::unique_ptr<CURLM, CurlMultiDeleter>;
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+// Idle multi handles kept per client, and connections kept per handle. A handle runs one
+// transfer at a time, so one kept connection is all it can reuse; the cap bounds the idle
+// sockets (and their fds) a worker holds to the concurrency it last had.
+constexpr size_t kMaxIdleHandles = 32;
+constexpr long kConnectionsPerHandle = 1;
 
 void GlobalInitOnce() {
   static std::once_flag once;
@@ -137,8 +144,42 @@ struct RunResult {
   CURLcode code = CURLE_OK;
 };
 
-// Callers are HttpClient members, whose constructor already ran GlobalInitOnce().
-Result<RunResult> Run(const HttpOptions& opts, const Request& req, Transfer& t) {
+}  // namespace
+
+// A multi handle is used by one thread at a time (curl allows handing it between threads, never
+// sharing it), so a call takes one out of the pool and puts it back when its transfer is over.
+class HttpClient::ConnectionPool {
+ public:
+  CurlMulti Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        CurlMulti m = std::move(idle_.back());
+        idle_.pop_back();
+        return m;
+      }
+    }
+    CurlMulti m(curl_multi_init());
+    if (m) curl_multi_setopt(m.get(), CURLMOPT_MAXCONNECTS, kConnectionsPerHandle);
+    return m;
+  }
+  void Give(CurlMulti m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Last in, first out: the handle most recently used has the connection most likely alive.
+    if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(m));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<CurlMulti> idle_;
+};
+
+namespace {
+
+// Callers are HttpClient members, whose constructor already ran GlobalInitOnce(). `pool` is
+// null when connections are not kept.
+Result<RunResult> Run(const HttpOptions& opts, HttpClient::ConnectionPool* pool, const Request& req,
+                      Transfer& t) {
   const std::string what = req.method + " '" + req.url + "'";
   for (const auto& [name, value] : req.headers.fields()) {
     if (HasBadHeaderChar(name) || HasBadHeaderChar(value) || name.empty()) {
@@ -148,8 +189,20 @@ Result<RunResult> Run(const HttpOptions& opts, const Request& req, Transfer& t) 
     }
   }
   CurlEasy easy(curl_easy_init());
-  CurlMulti multi(curl_multi_init());
+  CurlMulti multi = pool != nullptr ? pool->Take() : CurlMulti(curl_multi_init());
   if (!easy || !multi) return MakeError(Errc::kSystem, what + ": curl init failed");
+  // On every way out: every path removes the easy handle from the multi first; the easy
+  // handle is cleaned up before the multi goes back, so no other thread's transfer ever runs
+  // on a multi that a handle of ours is still tied to.
+  struct GiveBack {
+    HttpClient::ConnectionPool* pool;
+    CurlEasy& easy;
+    CurlMulti& multi;
+    ~GiveBack() {
+      easy.reset();
+      if (pool != nullptr && multi) pool->Give(std::move(multi));
+    }
+  } give_back{pool, easy, multi};
   CURL* e = easy.get();
   t.req = &req;
   Easy ctx{e, &t};
@@ -275,11 +328,15 @@ bool CancelToken::WaitFor(Millis d) const {
   return !cv_.wait_for(lock, d, [this] { return cancelled(); });
 }
 
-HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) { GlobalInitOnce(); }
+HttpClient::HttpClient(HttpOptions options)
+    : options_(std::move(options)),
+      pool_(options_.reuse_connections ? std::make_shared<ConnectionPool>() : nullptr) {
+  GlobalInitOnce();
+}
 
 Result<Response> HttpClient::Send(const Request& req) const {
   Transfer t;
-  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, req, t));
+  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, pool_.get(), req, t));
   if (rr.outcome == Outcome::kCancelled) {
     return Error(Errc::kSystem, req.method + " '" + req.url + "': cancelled", ECANCELED);
   }
@@ -291,7 +348,7 @@ Result<StreamResult> HttpClient::Stream(const Request& req, const ByteSink& on_b
   Transfer t;
   t.on_bytes = &on_bytes;
   t.on_head = &on_head;
-  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, req, t));
+  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, pool_.get(), req, t));
   StreamResult out;
   out.end = rr.outcome == Outcome::kCancelled ? StreamEnd::kCancelled
             : t.stopped                       ? StreamEnd::kStopped

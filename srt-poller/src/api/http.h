@@ -1,9 +1,12 @@
 // api/http.h: blocking HTTP(S) client on libcurl, with bounded bodies and prompt cancellation.
 //
-// Usage: build one HttpClient (cheap; it holds only options) and call Send() for ordinary
-// requests or Stream() for server-sent events. Every call uses its own curl easy handle, so one
-// client may be used from many threads at once. curl_global_init runs once per process, on the
-// first HttpClient.
+// Usage: build one HttpClient per worker and call Send() for ordinary requests or Stream() for
+// server-sent events. Every call uses its own curl easy handle, so one client may be used from
+// many threads at once. Connections are kept: a call borrows an idle curl multi handle (and
+// with it the connections that handle keeps alive) from the client's pool and gives it back,
+// so consecutive polls, heartbeats and posts skip the TCP and TLS handshakes. A transfer that
+// ends early (cancelled, stopped, failed) closes its connection. Copies share one pool.
+// curl_global_init runs once per process, on the first HttpClient.
 //
 // Failure modes (the Error's sys_errno tells them apart):
 //   - transport failures (DNS, connect, TLS, reset, timeout): Errc::kSystem, sys_errno ETIMEDOUT
@@ -21,6 +24,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -70,7 +74,8 @@ struct HttpOptions {
   std::string ca_file;  // PEM CA bundle for HTTPS; empty = the system's
   Millis connect_timeout{10'000};
   std::string user_agent = "srt-poller";
-  bool allow_plain_http = true;  // http:// (the tests' loopback fake); https:// is always allowed
+  bool allow_plain_http = true;   // http:// (the tests' loopback fake); https:// is always allowed
+  bool reuse_connections = true;  // false: a new connection per call (the bench's baseline)
 };
 
 enum class StreamEnd {
@@ -104,8 +109,11 @@ class HttpClient {
 
   const HttpOptions& options() const { return options_; }
 
+  class ConnectionPool;  // idle curl multi handles, each with its kept connection
+
  private:
   HttpOptions options_;
+  std::shared_ptr<ConnectionPool> pool_;
 };
 
 }  // namespace srt::poller

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "fake_http_server.h"
 
@@ -521,6 +523,28 @@ TEST(HttpClientTest, BodyLimitAndHeaderInjection) {
   ASSERT_FALSE(r2);
   EXPECT_EQ(r2.error().code(), Errc::kInvalidArgument);
   EXPECT_EQ(r2.error().message().find("Bearer"), std::string::npos);
+}
+
+// Many threads through one client: each call borrows a handle of the client's pool and gives it
+// back (this test is in the TSan suite); every thread holds a copy, and copies share the pool.
+TEST(HttpClientTest, ConcurrentCallsShareOnePool) {
+  constexpr int kThreads = 6, kCalls = 8;
+  FakeHttpServer s;
+  for (int i = 0; i < kThreads * kCalls; ++i) s.EnqueueJson(200, "{}");
+  HttpClient http;
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, copy = http] {
+      for (int i = 0; i < kCalls; ++i) {
+        auto r = copy.Send({.url = s.base_url() + "/x"});
+        if (r && r->status == 200) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kCalls);
+  EXPECT_EQ(s.request_count(), static_cast<size_t>(kThreads * kCalls));
 }
 
 }  // namespace

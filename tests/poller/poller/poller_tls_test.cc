@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
@@ -81,6 +84,43 @@ TEST_F(PollerTlsTest, ServesASessionOverHttpsWithTheGivenCa) {
   EXPECT_NE(ev["content"][0]["text"].get<std::string>().find("over-tls"), std::string::npos);
   (*p)->Signal(SIGTERM);
   EXPECT_EQ((*p)->Wait(40s), 0) << (*p)->Logs();
+}
+
+// srt-poller keeps its connections: the polls, acks, heartbeats, the session's reads and posts
+// ride on a few TLS connections instead of one handshake each.
+TEST_F(PollerTlsTest, RequestsReuseConnections) {
+  ASSERT_TRUE(cp_->Enqueue({.session_id = "sesn_reuse"}).has_value());
+  std::vector<nlohmann::json> calls;
+  for (int i = 1; i <= 8; ++i) {
+    calls.push_back({{"type", "agent.tool_use"},
+                     {"id", "sevt_reuse_" + std::to_string(i)},
+                     {"name", "bash"},
+                     {"input", {{"command", "echo call-" + std::to_string(i)}}},
+                     {"evaluated_permission", "allow"}});
+  }
+  ASSERT_TRUE(cp_->AppendEvents("sesn_reuse", calls).has_value());
+  auto args = Args();
+  args.insert(args.end(), {"--ca-file", cp_->ca_file()});
+  auto p = PollerProcess::Start(args);
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  auto results = cp_->WaitForResults("sesn_reuse", calls.size(), 60s);
+  ASSERT_TRUE(results.has_value()) << results.error().message() << "\n" << (*p)->Logs();
+  (*p)->Signal(SIGTERM);
+  EXPECT_EQ((*p)->Wait(40s), 0) << (*p)->Logs();
+  auto requests = cp_->Requests();
+  ASSERT_TRUE(requests.has_value()) << requests.error().message();
+  std::set<int64_t> connections, post_connections;
+  std::string seen;
+  for (const auto& r : *requests) {
+    connections.insert(r["conn"].get<int64_t>());
+    if (r["endpoint"] == "events_post") post_connections.insert(r["conn"].get<int64_t>());
+    seen += r["endpoint"].dump() + "@" + r["conn"].dump() + " ";
+  }
+  // One connection per request without reuse. With it, the session's posts, one after the
+  // other, share one (two if a heartbeat took it meanwhile), and requests far outnumber
+  // connections.
+  EXPECT_LE(post_connections.size(), 2u) << seen;
+  EXPECT_LT(connections.size() * 3, requests->size() * 2) << seen;
 }
 
 TEST_F(PollerTlsTest, AnUntrustedCertificateIsATransportErrorNotACrash) {
