@@ -1020,7 +1020,6 @@ void HttpReuse(const Options& opt, Verdicts& v) {
     srt::poller::HttpClient client;
     std::vector<double> ms;
     double seconds = 0;
-    int64_t since_seq = 0;
     std::set<int64_t> conns;
   };
   auto client = [&](bool reuse) {

@@ -148,8 +148,11 @@ struct RunResult {
 
 // A multi handle is used by one thread at a time (curl allows handing it between threads, never
 // sharing it), so a call takes one out of the pool and puts it back when its transfer is over.
+// A pool that keeps no handle (capacity 0) gives every call a new connection.
 class HttpClient::ConnectionPool {
  public:
+  explicit ConnectionPool(size_t capacity) : capacity_(capacity) {}
+
   CurlMulti Take() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -166,19 +169,19 @@ class HttpClient::ConnectionPool {
   void Give(CurlMulti m) {
     std::lock_guard<std::mutex> lock(mu_);
     // Last in, first out: the handle most recently used has the connection most likely alive.
-    if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(m));
+    if (idle_.size() < capacity_) idle_.push_back(std::move(m));
   }
 
  private:
+  const size_t capacity_;
   std::mutex mu_;
   std::vector<CurlMulti> idle_;
 };
 
 namespace {
 
-// Callers are HttpClient members, whose constructor already ran GlobalInitOnce(). `pool` is
-// null when connections are not kept.
-Result<RunResult> Run(const HttpOptions& opts, HttpClient::ConnectionPool* pool, const Request& req,
+// Callers are HttpClient members, whose constructor already ran GlobalInitOnce().
+Result<RunResult> Run(const HttpOptions& opts, HttpClient::ConnectionPool& pool, const Request& req,
                       Transfer& t) {
   const std::string what = req.method + " '" + req.url + "'";
   for (const auto& [name, value] : req.headers.fields()) {
@@ -189,18 +192,18 @@ Result<RunResult> Run(const HttpOptions& opts, HttpClient::ConnectionPool* pool,
     }
   }
   CurlEasy easy(curl_easy_init());
-  CurlMulti multi = pool != nullptr ? pool->Take() : CurlMulti(curl_multi_init());
+  CurlMulti multi = pool.Take();
   if (!easy || !multi) return MakeError(Errc::kSystem, what + ": curl init failed");
   // On every way out: every path removes the easy handle from the multi first; the easy
   // handle is cleaned up before the multi goes back, so no other thread's transfer ever runs
   // on a multi that a handle of ours is still tied to.
   struct GiveBack {
-    HttpClient::ConnectionPool* pool;
+    HttpClient::ConnectionPool& pool;
     CurlEasy& easy;
     CurlMulti& multi;
     ~GiveBack() {
       easy.reset();
-      if (pool != nullptr && multi) pool->Give(std::move(multi));
+      pool.Give(std::move(multi));
     }
   } give_back{pool, easy, multi};
   CURL* e = easy.get();
@@ -330,13 +333,13 @@ bool CancelToken::WaitFor(Millis d) const {
 
 HttpClient::HttpClient(HttpOptions options)
     : options_(std::move(options)),
-      pool_(options_.reuse_connections ? std::make_shared<ConnectionPool>() : nullptr) {
+      pool_(std::make_shared<ConnectionPool>(options_.reuse_connections ? kMaxIdleHandles : 0)) {
   GlobalInitOnce();
 }
 
 Result<Response> HttpClient::Send(const Request& req) const {
   Transfer t;
-  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, pool_.get(), req, t));
+  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, *pool_, req, t));
   if (rr.outcome == Outcome::kCancelled) {
     return Error(Errc::kSystem, req.method + " '" + req.url + "': cancelled", ECANCELED);
   }
@@ -348,7 +351,7 @@ Result<StreamResult> HttpClient::Stream(const Request& req, const ByteSink& on_b
   Transfer t;
   t.on_bytes = &on_bytes;
   t.on_head = &on_head;
-  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, pool_.get(), req, t));
+  SRT_ASSIGN_OR_RETURN(RunResult rr, Run(options_, *pool_, req, t));
   StreamResult out;
   out.end = rr.outcome == Outcome::kCancelled ? StreamEnd::kCancelled
             : t.stopped                       ? StreamEnd::kStopped

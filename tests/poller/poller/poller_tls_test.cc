@@ -87,17 +87,25 @@ TEST_F(PollerTlsTest, ServesASessionOverHttpsWithTheGivenCa) {
 }
 
 // srt-poller keeps its connections: the polls, acks, heartbeats, the session's reads and posts
-// ride on a few TLS connections instead of one handshake each.
+// ride on a few TLS connections instead of one handshake each. The kept sockets (which carry
+// the environment key) stay srt-poller's: the session's last call, hostile, looks for a socket
+// in every process it can see, after eight calls have left connections idle in the pool.
 TEST_F(PollerTlsTest, RequestsReuseConnections) {
   ASSERT_TRUE(cp_->Enqueue({.session_id = "sesn_reuse"}).has_value());
   std::vector<nlohmann::json> calls;
-  for (int i = 1; i <= 8; ++i) {
+  auto bash = [&](const std::string& id, const std::string& command) {
     calls.push_back({{"type", "agent.tool_use"},
-                     {"id", "sevt_reuse_" + std::to_string(i)},
+                     {"id", id},
                      {"name", "bash"},
-                     {"input", {{"command", "echo call-" + std::to_string(i)}}},
+                     {"input", {{"command", command}}},
                      {"evaluated_permission", "allow"}});
+  };
+  for (int i = 1; i <= 8; ++i) {
+    bash("sevt_reuse_" + std::to_string(i), "echo call-" + std::to_string(i));
   }
+  bash("sevt_reuse_probe",
+       "n=0; for l in /proc/[0-9]*/fd/*; do case $(readlink \"$l\" 2>/dev/null) in "
+       "socket:*) n=$((n+1)); echo \"$l\";; esac; done; echo sockets=$n");
   ASSERT_TRUE(cp_->AppendEvents("sesn_reuse", calls).has_value());
   auto args = Args();
   args.insert(args.end(), {"--ca-file", cp_->ca_file()});
@@ -105,6 +113,13 @@ TEST_F(PollerTlsTest, RequestsReuseConnections) {
   ASSERT_TRUE(p.has_value()) << p.error().message();
   auto results = cp_->WaitForResults("sesn_reuse", calls.size(), 60s);
   ASSERT_TRUE(results.has_value()) << results.error().message() << "\n" << (*p)->Logs();
+  std::string probe;
+  for (const auto& r : *results) {
+    if (r["event"]["tool_use_id"] == "sevt_reuse_probe") {
+      probe = r["event"]["content"][0]["text"].get<std::string>();
+    }
+  }
+  EXPECT_NE(probe.find("sockets=0"), std::string::npos) << probe;
   (*p)->Signal(SIGTERM);
   EXPECT_EQ((*p)->Wait(40s), 0) << (*p)->Logs();
   auto requests = cp_->Requests();
