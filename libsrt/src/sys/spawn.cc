@@ -5,7 +5,9 @@
 #include <linux/close_range.h>
 #include <sched.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,7 +43,7 @@ struct Attr {
   ~Attr() { posix_spawnattr_destroy(&attr); }
 };
 
-Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request);
+Result<pid_t> SpawnByClone(const SpawnRequest& request);
 
 // What the clone child needs; it shares our memory (CLONE_VM) and reports a failure here.
 struct CloneChild {
@@ -56,10 +58,25 @@ struct CloneChild {
   int max_target;
   bool new_session;
   bool new_process_group;
+  const char* cwd;  // or nullptr
+  bool controlling_terminal;
+  int landlock_ruleset_fd;  // or -1
   // Written by the child before it exits; read after CLONE_VFORK has let us go.
   int err;
-  int failed_cgroup;  // index into cgroup_fds, or -1
+  const char* failed_step;  // what the child could not do, for the error; nullptr: execve
 };
+
+// Records why the child gives up, and ends it (exit status 127, as a failed exec's).
+[[noreturn]] void ChildFails(CloneChild* c, const char* step) {
+  c->err = errno;
+  c->failed_step = step;
+  syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+#ifndef SYS_landlock_restrict_self
+constexpr long SYS_landlock_restrict_self = 446;
+#endif
 
 // The clone child: it runs on its own stack in our address space while our thread is suspended
 // (CLONE_VFORK), so it uses raw system calls only - no allocation, no locks, no libc state - in
@@ -69,16 +86,21 @@ int CloneChildMain(void* arg) {
   auto* c = static_cast<CloneChild*>(arg);
   for (size_t i = 0; i < c->cgroup_count; ++i) {
     if (syscall(SYS_write, c->cgroup_fds[i], "0", 1) != 1) {
-      c->err = errno;
-      c->failed_cgroup = static_cast<int>(i);
-      syscall(SYS_exit_group, 127);
+      ChildFails(c, "join the sandbox's cgroup (write to cgroup.procs)");
+    }
+  }
+  // The Landlock domain comes while its ruleset's descriptor is still open (the loop below closes
+  // it). Its scopes do not touch the steps that follow, only what the child may signal.
+  if (c->landlock_ruleset_fd >= 0) {
+    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+      ChildFails(c, "set no_new_privs");
+    }
+    if (syscall(SYS_landlock_restrict_self, c->landlock_ruleset_fd, 0) != 0) {
+      ChildFails(c, "enter its Landlock domain (landlock_restrict_self)");
     }
   }
   for (size_t i = 0; i < c->fd_count; ++i) {
-    if (syscall(SYS_dup2, c->sources[i], c->targets[i]) < 0) {
-      c->err = errno;
-      syscall(SYS_exit_group, 127);
-    }
+    if (syscall(SYS_dup2, c->sources[i], c->targets[i]) < 0) ChildFails(c, "map its descriptors");
   }
   for (int fd = 0; fd <= c->max_target; ++fd) {
     bool mapped = false;
@@ -89,13 +111,16 @@ int CloneChildMain(void* arg) {
     // FIXME: remove once Linux 5.9 is the baseline.
     for (int fd = c->max_target + 1; fd < 65536; ++fd) syscall(SYS_close, fd);
   }
-  if (c->new_session && syscall(SYS_setsid) < 0) {
-    c->err = errno;
-    syscall(SYS_exit_group, 127);
-  }
+  if (c->new_session && syscall(SYS_setsid) < 0) ChildFails(c, "start a session (setsid)");
   if (c->new_process_group && !c->new_session && syscall(SYS_setpgid, 0, 0) < 0) {
-    c->err = errno;
-    syscall(SYS_exit_group, 127);
+    ChildFails(c, "start a process group (setpgid)");
+  }
+  // After setsid: only a session leader without a terminal may acquire one.
+  if (c->controlling_terminal && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) < 0) {
+    ChildFails(c, "take its terminal (TIOCSCTTY)");
+  }
+  if (c->cwd != nullptr && syscall(SYS_chdir, c->cwd) < 0) {
+    ChildFails(c, "enter its working directory");
   }
   // Default dispositions for every signal (a handler of ours must never run in the child), then
   // the empty mask; the kernel struct sigaction is {handler, flags, restorer, mask}.
@@ -111,15 +136,16 @@ int CloneChildMain(void* arg) {
   uint64_t none = 0;
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, 8);
   syscall(SYS_execve, c->path, c->argv, c->envp);
-  c->err = errno;
-  syscall(SYS_exit_group, 127);
-  return 127;
+  ChildFails(c, nullptr);
 }
 
 }  // namespace
 
 Result<pid_t> Spawn(const SpawnRequest& request) {
-  if (!request.join_cgroup_fds.empty()) return SpawnIntoCgroups(request);
+  if (!request.join_cgroup_fds.empty() || !request.cwd.empty() || request.controlling_terminal ||
+      request.landlock_ruleset_fd >= 0) {
+    return SpawnByClone(request);
+  }
   // Sources are first duplicated above every target number, so that dup2(source, target) can never
   // clobber a source still waiting for its own dup2 (the copies are CLOEXEC and vanish at exec).
   int max_target = 2;
@@ -175,10 +201,11 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
 
 namespace {
 
-// posix_spawn's shape, plus the cgroup writes: clone(CLONE_VM | CLONE_VFORK) with a stack of its
-// own. (clone3's CLONE_INTO_CGROUP would do it for v2 alone, but glibc 2.36 has no clone3
-// wrapper that runs a function on a new stack, and v1 hierarchies need the write anyway.)
-Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request) {
+// posix_spawn's shape, plus what it cannot do (cgroup writes, Landlock, cwd, terminal):
+// clone(CLONE_VM | CLONE_VFORK) with a stack of its own. (clone3's CLONE_INTO_CGROUP would do it
+// for v2 alone, but glibc 2.36 has no clone3 wrapper that runs a function on a new stack, and v1
+// hierarchies need the write anyway.)
+Result<pid_t> SpawnByClone(const SpawnRequest& request) {
   int max_target = 2;
   for (const FdMapping& m : request.fds) max_target = std::max(max_target, m.target);
   std::vector<UniqueFd> staged;
@@ -202,8 +229,11 @@ Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request) {
                    max_target,
                    request.new_session,
                    request.new_process_group,
+                   request.cwd.empty() ? nullptr : request.cwd.c_str(),
+                   request.controlling_terminal,
+                   request.landlock_ruleset_fd,
                    0,
-                   -1};
+                   nullptr};
 
   constexpr size_t kStackBytes = size_t{256} * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
@@ -223,8 +253,9 @@ Result<pid_t> SpawnIntoCgroups(const SpawnRequest& request) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (child.failed_cgroup >= 0) {
-      return SysError("join the sandbox's cgroup (write to cgroup.procs)", child.err);
+    if (child.failed_step != nullptr) {
+      return SysError("start " + strings::Quote(request.path) + ": " + child.failed_step,
+                      child.err);
     }
     return SysError("start " + strings::Quote(request.path), child.err);
   }

@@ -28,13 +28,23 @@ struct SpawnRequest {
   bool new_process_group = false;
   // Open cgroup.procs files (v1 or v2) the child writes "0" to before
   // it executes `path`, so that it and everything it starts belong to those cgroups from the
-  // start. Non-empty selects a clone(CLONE_VM | CLONE_VFORK) spawn (posix_spawn has no hook
-  // for this in glibc 2.36).
+  // start.
   std::vector<int> join_cgroup_fds;
+  // The child's working directory; empty keeps ours.
+  std::string cwd;
+  // With new_session: descriptor 0 (a terminal) becomes the new session's controlling terminal
+  // (TIOCSCTTY), as a login shell's is.
+  bool controlling_terminal = false;
+  // A Landlock ruleset (sys/landlock.h) the child enforces on itself before anything else it
+  // does, with no_new_privs set; the child and all it starts stay in that domain.
+  int landlock_ruleset_fd = -1;
 };
 
-// Starts the child and returns its pid. Errors name the executable (or the cgroup it could not
-// join: the child is then reaped and nothing runs).
+// Starts the child and returns its pid. Errors name the executable, or the step of the child's
+// set-up that failed (joining a cgroup, its Landlock domain, its directory, its terminal): the
+// child is then reaped and nothing runs. Anything beyond posix_spawn's reach (cgroups, cwd,
+// terminal, Landlock) selects a clone(CLONE_VM | CLONE_VFORK) spawn: glibc 2.36's posix_spawn
+// has no hook for them.
 [[nodiscard]] Result<pid_t> Spawn(const SpawnRequest& request);
 
 }  // namespace srt::sys

@@ -106,6 +106,13 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
     bool ok = access(c.on_work->c_str(), X_OK) == 0;
     line(ok, "--on-work script '" + *c.on_work + "'", ok ? "" : ErrnoText(errno));
   }
+  if (!c.on_work) {
+    if (std::string gap = ShellSignalScopeGap(); gap.empty()) {
+      line(true, "the agent's shell cannot signal srt-toolbox", "Landlock signal scoping");
+    } else {
+      std::printf("warn %s\n", gap.c_str());  // a weaker host, not a broken one
+    }
+  }
   line(true, "session policy", c.policy_path.value_or("built-in policies/poller-session.json"));
   auto probe = ProbeSessionSandbox(c, *policy.Current());
   std::string limits = c.limits ? "with limits " + std::to_string(c.limits->memory_bytes >> 20) +
@@ -162,6 +169,9 @@ bool CanServeSessions(const PollerConfig& config, const PolicyStore& policy,
   if (!config.on_work && access(toolbox.c_str(), X_OK) != 0) {
     log.Error("srt-toolbox not found", {{"path", toolbox}, {"error", ErrnoText(errno)}});
     return false;
+  }
+  if (std::string gap = ShellSignalScopeGap(); !config.on_work && !gap.empty()) {
+    log.Warn("the agent's shell is not kept from signalling srt-toolbox", {{"reason", gap}});
   }
   if (auto r = ProbeSessionSandbox(config, *policy.Current()); !r) {
     log.Error(

@@ -13,6 +13,7 @@
 
 #include "api/retry.h"
 #include "base/unique_fd.h"
+#include "sys/landlock.h"
 
 namespace srt::poller {
 
@@ -305,6 +306,14 @@ void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log)
   for (const std::string& path : *removed) {
     log.Warn("removed a cgroup an earlier run left behind", {{"cgroup", path}});
   }
+}
+
+std::string ShellSignalScopeGap() {
+  const int abi = sys::LandlockAbi();
+  if (abi >= sys::kLandlockSignalScopeAbi) return "";
+  return "this kernel has no Landlock signal scoping (Landlock ABI " + std::to_string(abi) +
+         ", scoping needs 6, Linux 6.12): the agent's shell can stop or kill srt-toolbox, which "
+         "ends its own session within the toolbox deadlines";
 }
 
 Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy) {

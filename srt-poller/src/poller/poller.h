@@ -66,6 +66,11 @@ class Poller {
 // before any session sandbox exists. Failures are logged: a leftover costs memory, not safety.
 void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log);
 
+// Empty when the kernel keeps the agent's shell from signalling srt-toolbox and srt-init
+// (Landlock signal scoping, Linux 6.12); else what the shell can do here, for the warning at
+// start and for --check.
+std::string ShellSignalScopeGap();
+
 // Starts a sandbox with the session policy, the limits and a workspace bind, running
 // /bin/true: proves that sessions can run on this host. Used at start and by --check.
 [[nodiscard]] Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +16,8 @@
 #include <cstring>
 
 #include "base/system_text.h"
+#include "sys/landlock.h"
+#include "sys/spawn.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
 
@@ -103,37 +104,21 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   int flags = fcntl(master, F_GETFL);
   if (flags < 0 || fcntl(master, F_SETFL, flags | O_NONBLOCK) != 0) return SysError("fcntl");
 
-  std::vector<std::string> argv_s = {options.shell, "--noprofile", "--norc"};
-  std::vector<char*> argv, envp;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = options.env;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  // glibc runs setsid() before the file actions, so opening the replica without O_NOCTTY makes
-  // it the new session's controlling terminal, as a login shell's would be.
-  posix_spawn_file_actions_addopen(&fa, 0, name, O_RDWR, 0);
-  posix_spawn_file_actions_adddup2(&fa, 0, 1);
-  posix_spawn_file_actions_adddup2(&fa, 0, 2);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, options.cwd.c_str());
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);  // the toolbox ignores SIGPIPE; the shell must not
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return SysError("spawn '" + options.shell + "'", rc);
+  // The shell and everything it starts get a Landlock domain of their own that may signal only
+  // itself: not us (its parent, $PPID), not srt-init (PID 1). Without it, `kill -STOP $PPID`
+  // wedges the session until srt-poller's deadlines end it. A kernel without signal scoping
+  // (Linux < 6.12) starts the shell without; srt-poller warns about it at start.
+  SRT_ASSIGN_OR_RETURN(UniqueFd scope, sys::SignalScopeRuleset());
+  sys::SpawnRequest request;
+  request.path = options.shell;
+  request.argv = {options.shell, "--noprofile", "--norc"};
+  request.env = options.env;
+  request.fds = {{replica.get(), 0}, {replica.get(), 1}, {replica.get(), 2}};
+  request.new_session = true;
+  request.controlling_terminal = true;  // as a login shell's: job control and ^C reach its jobs
+  request.cwd = options.cwd;
+  request.landlock_ruleset_fd = scope ? scope.get() : -1;
+  SRT_ASSIGN_OR_RETURN(pid_t pid, sys::Spawn(request));
   s->pid_ = pid;
   long pidfd = syscall(SYS_pidfd_open, pid, 0);
   if (pidfd >= 0) s->pidfd_.reset(static_cast<int>(pidfd));

@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
+#include "sys/landlock.h"
 
 namespace srt::testing {
 namespace {
@@ -466,24 +467,80 @@ print("pidfd_getfd", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
   EXPECT_EQ(StopPoller(), 0);
 }
 
-// Hostile: the agent's shell stops srt-toolbox (its $PPID). The call in flight is cancelled and
+// Hostile: the agent's shell signals srt-toolbox (its $PPID) and srt-init (PID 1) every way it
+// can: kill, pidfd_send_signal, and a SIGIO through F_SETOWN (whose default action kills). The
+// shell lives in a Landlock domain that may signal only itself and below, so each is refused
+// with EPERM (the SIGIO is dropped) while the shell's own jobs still take its signals; the
+// toolbox keeps serving. Before: `kill -STOP $PPID` wedged the session until the deadlines.
+TEST_F(PollerSessionTest, TheShellCannotSignalTheToolboxOrInit) {
+  if (sys::LandlockAbi() < sys::kLandlockSignalScopeAbi) {
+    GTEST_SKIP() << "this kernel has no Landlock signal scoping (Linux 6.12)";
+  }
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  auto work = StartSession("sesn_signal");
+  const std::string sid = "sesn_signal";
+  Posted r = Bash(sid, R"sh(toolbox=$PPID
+kill -STOP $toolbox 2>/dev/null; echo "stop toolbox $?"
+kill -KILL $toolbox 2>/dev/null; echo "kill toolbox $?"
+kill -TERM 1 2>/dev/null; echo "term init $?"
+kill -STOP -1 2>/dev/null  # 0 even when all refuse (kill(2)); still-served below says it did
+/usr/bin/python3 -c '
+import fcntl, os, signal, sys, time
+pp = int(sys.argv[1])
+for target, name in ((pp, "toolbox"), (1, "init")):
+    try:
+        signal.pidfd_send_signal(os.pidfd_open(target), signal.SIGSTOP)
+        print("pidfd stop", name, "ok")
+    except OSError as e:
+        print("pidfd stop", name, os.strerror(e.errno))
+r, w = os.pipe()
+fcntl.fcntl(r, fcntl.F_SETOWN, pp)
+fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)
+os.write(w, b"x")
+time.sleep(0.2)
+print("sigio sent")
+' "$toolbox"
+(sleep 60 & kill $!; wait $!; echo "own job $?"))sh");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text,
+            "stop toolbox 1\n"
+            "kill toolbox 1\n"
+            "term init 1\n"
+            "pidfd stop toolbox Operation not permitted\n"
+            "pidfd stop init Operation not permitted\n"
+            "sigio sent\n"
+            "own job 143\n\n");
+  // The toolbox neither stopped nor died of the SIGIO: it still serves the session.
+  EXPECT_EQ(Bash(sid, "echo still-served").text, "still-served\n\n");
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// srt-toolbox stops in the middle of a call (a kernel without signal scoping lets the shell do
+// this with `kill -STOP $PPID`; here the host does it). The call in flight is cancelled and
 // given up on, the sandbox is killed, and srt-poller's SIGTERM is honoured at once instead of
 // waiting for a toolbox that will never read its EOF.
-TEST_F(PollerSessionTest, AToolboxStoppedByTheShellDoesNotHoldUpTheWorker) {
+TEST_F(PollerSessionTest, AStoppedToolboxDoesNotHoldUpTheWorker) {
   auto work = StartSession("sesn_stopped");
   const std::string sid = "sesn_stopped";
-  auto appended =
-      cp_->AppendEvents(sid, ToolUse("toolu_stop", "bash", {{"command", "kill -STOP $PPID"}}));
-  ASSERT_TRUE(appended.has_value()) << appended.error().message();
-  // The host sees the toolbox stopped (state T).
-  auto toolbox_stopped = [] {
+  auto find = [](std::string_view name, char state) -> pid_t {
+    const std::string want = "(" + std::string(name) + ") " + state + " ";
     for (const auto& e : fs::directory_iterator("/proc")) {
-      std::string stat = ReadAll(e.path().string() + "/stat");
-      if (stat.find("(srt-toolbox) T ") != std::string::npos) return true;
+      const std::string pid = e.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (ReadAll(e.path().string() + "/stat").find(want) != std::string::npos) {
+        return static_cast<pid_t>(std::stol(pid));
+      }
     }
-    return false;
+    return -1;
   };
-  ASSERT_TRUE(WaitFor(toolbox_stopped, 20s, 20ms)) << poller_->Logs();
+  auto appended = cp_->AppendEvents(sid, ToolUse("toolu_stop", "bash", {{"command", "sleep 60"}}));
+  ASSERT_TRUE(appended.has_value()) << appended.error().message();
+  ASSERT_TRUE(WaitFor([&] { return find("sleep", 'S') > 0; }, 20s, 20ms)) << poller_->Logs();
+  const pid_t toolbox = find("srt-toolbox", 'S');
+  ASSERT_GT(toolbox, 0) << poller_->Logs();
+  ASSERT_EQ(kill(toolbox, SIGSTOP), 0);
+  ASSERT_TRUE(WaitFor([&] { return find("srt-toolbox", 'T') == toolbox; }, 5s, 20ms));
   auto start = std::chrono::steady_clock::now();
   poller_->Signal(SIGTERM);
   auto code = poller_->Wait(30s);
@@ -495,7 +552,7 @@ TEST_F(PollerSessionTest, AToolboxStoppedByTheShellDoesNotHoldUpTheWorker) {
   Posted r = WaitResult(sid, "toolu_stop", 1s);
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(r.text.find("did not answer within 5s of a cancel"), std::string::npos) << r.text;
-  EXPECT_FALSE(toolbox_stopped());
+  EXPECT_EQ(find("srt-toolbox", 'T'), -1);
   EXPECT_NE(poller_->Logs().find("srt-toolbox did not exit on EOF; signalling it"),
             std::string::npos)
       << poller_->Logs();
