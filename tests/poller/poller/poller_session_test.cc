@@ -523,24 +523,37 @@ print("sigio sent")
 TEST_F(PollerSessionTest, AStoppedToolboxDoesNotHoldUpTheWorker) {
   auto work = StartSession("sesn_stopped");
   const std::string sid = "sesn_stopped";
-  auto find = [](std::string_view name, char state) -> pid_t {
-    const std::string want = "(" + std::string(name) + ") " + state + " ";
+  // Other tests' sessions may run alongside: the toolbox is found as the parent of the shell
+  // that runs this call's `sleep 60.25`.
+  auto field = [](pid_t pid, const std::string& name) {
+    std::istringstream status(ReadAll("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind(name + ":\t", 0) == 0) return line.substr(name.size() + 2);
+    }
+    return std::string();
+  };
+  auto find_sleep = [] {
     for (const auto& e : fs::directory_iterator("/proc")) {
       const std::string pid = e.path().filename().string();
       if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (ReadAll(e.path().string() + "/stat").find(want) != std::string::npos) {
+      if (ReadAll(e.path().string() + "/cmdline") == std::string("sleep\0"
+                                                                 "60.25\0",
+                                                                 12)) {
         return static_cast<pid_t>(std::stol(pid));
       }
     }
-    return -1;
+    return pid_t{-1};
   };
-  auto appended = cp_->AppendEvents(sid, ToolUse("toolu_stop", "bash", {{"command", "sleep 60"}}));
+  auto appended =
+      cp_->AppendEvents(sid, ToolUse("toolu_stop", "bash", {{"command", "sleep 60.25"}}));
   ASSERT_TRUE(appended.has_value()) << appended.error().message();
-  ASSERT_TRUE(WaitFor([&] { return find("sleep", 'S') > 0; }, 20s, 20ms)) << poller_->Logs();
-  const pid_t toolbox = find("srt-toolbox", 'S');
-  ASSERT_GT(toolbox, 0) << poller_->Logs();
+  ASSERT_TRUE(WaitFor([&] { return find_sleep() > 0; }, 20s, 20ms)) << poller_->Logs();
+  const pid_t shell = static_cast<pid_t>(std::stol(field(find_sleep(), "PPid")));
+  const pid_t toolbox = static_cast<pid_t>(std::stol(field(shell, "PPid")));
+  ASSERT_EQ(field(toolbox, "Name"), "srt-toolbox");
   ASSERT_EQ(kill(toolbox, SIGSTOP), 0);
-  ASSERT_TRUE(WaitFor([&] { return find("srt-toolbox", 'T') == toolbox; }, 5s, 20ms));
+  ASSERT_TRUE(WaitFor([&] { return field(toolbox, "State").rfind("T", 0) == 0; }, 5s, 20ms))
+      << field(toolbox, "State");
   auto start = std::chrono::steady_clock::now();
   poller_->Signal(SIGTERM);
   auto code = poller_->Wait(30s);
@@ -552,7 +565,7 @@ TEST_F(PollerSessionTest, AStoppedToolboxDoesNotHoldUpTheWorker) {
   Posted r = WaitResult(sid, "toolu_stop", 1s);
   EXPECT_TRUE(r.is_error);
   EXPECT_NE(r.text.find("did not answer within 5s of a cancel"), std::string::npos) << r.text;
-  EXPECT_EQ(find("srt-toolbox", 'T'), -1);
+  EXPECT_EQ(field(toolbox, "Name"), "") << "srt-toolbox is still there";
   EXPECT_NE(poller_->Logs().find("srt-toolbox did not exit on EOF; signalling it"),
             std::string::npos)
       << poller_->Logs();
