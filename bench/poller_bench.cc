@@ -126,6 +126,7 @@ struct Options {
   bool keep_going = false;
   std::string poller;
   std::string workdir = "/var/tmp";
+  std::string disk;  // srt-poller's --disk; empty: its default
 };
 
 constexpr std::string_view kUsage =
@@ -152,7 +153,8 @@ constexpr std::string_view kUsage =
     "                        or call and carry on instead of stopping\n"
     "  --poller PATH         srt-poller (default: next to this program; srt-toolbox and\n"
     "                        srt-init must be next to it)\n"
-    "  --workdir DIR         where the scratch directory is created (default /var/tmp)\n";
+    "  --workdir DIR         where the scratch directory is created (default /var/tmp)\n"
+    "  --disk SIZE           srt-poller's --disk (default: its own; 0: plain directories)\n";
 
 Options ParseOptions(int argc, char** argv) {
   using srt::bench::ParseCount;
@@ -189,6 +191,8 @@ Options ParseOptions(int argc, char** argv) {
       o.poller = value();
     } else if (a == "--workdir") {
       o.workdir = value();
+    } else if (a == "--disk") {
+      o.disk = value();
     } else {
       srt::bench::DieUnknownOption(a);
     }
@@ -422,6 +426,10 @@ void StartPoller(const Setup& s, int concurrency) {
                                    "terminated",
                                    "--concurrency",
                                    std::to_string(concurrency)};
+  if (!s.opt.disk.empty()) {
+    args.push_back("--disk");
+    args.push_back(s.opt.disk);
+  }
   g_poller = Must(PollerProcess::Start(args, {}, s.poller), "start srt-poller");
   if (!g_poller->WaitForLog("polling for work", milliseconds(60'000))) {
     Die("srt-poller did not start polling within 60 s");
@@ -1111,8 +1119,8 @@ int main(int argc, char** argv) {
               Mib(static_cast<double>(StatusKib(meminfo, "MemTotal"))).c_str(),
               Mib(static_cast<double>(StatusKib(meminfo, "MemAvailable"))).c_str());
   std::printf("  load      average %s at the start\n", load_before.c_str());
-  std::printf("  poller    %s (--max-idle 60s --workspace-cleanup terminated, default limits)\n",
-              s.poller.c_str());
+  std::printf("  poller    %s (--max-idle 60s --workspace-cleanup terminated, default limits%s)\n",
+              s.poller.c_str(), s.opt.disk.empty() ? "" : (", --disk " + s.opt.disk).c_str());
   std::printf("  fake      tests/poller/fake_control_plane.py, pid %d, %s (python3, loopback)\n",
               static_cast<int>(Fake().pid()), Fake().base_url().c_str());
   std::printf(

@@ -42,6 +42,7 @@ enum class Opt {
   kMemory,
   kCpus,
   kPids,
+  kDisk,
   kNoLimits,
   kWorkspaceCleanup,
   kScriptGetsKey,
@@ -72,6 +73,7 @@ constexpr OptSpec kOpts[] = {
     {"memory", "", Opt::kMemory, true},
     {"cpus", "", Opt::kCpus, true},
     {"pids", "", Opt::kPids, true},
+    {"disk", "", Opt::kDisk, true},
     {"no-limits", "", Opt::kNoLimits, false},
     {"workspace-cleanup", "", Opt::kWorkspaceCleanup, true},
     {"script-gets-environment-key", "", Opt::kScriptGetsKey, false},
@@ -215,6 +217,14 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       auto n = ParseCount(origin, value, 16, 1 << 22);
       if (!n) return n.error();
       if (c.limits) c.limits->pids = *n;
+      return {};
+    }
+    case Opt::kDisk: {
+      auto b = ParseByteSize(value);
+      if (!b) return fail(b.error().message());
+      if (*b != 0 && *b < kMinDiskBytes) return fail("below the 32 MiB floor (0 turns it off)");
+      if (*b > (uint64_t{16} << 40)) return fail("above the 16 TiB ceiling");
+      if (c.limits) c.limits->disk_bytes = *b;
       return {};
     }
     case Opt::kNoLimits:
@@ -578,7 +588,9 @@ Options (flag > environment variable > --config file > default):
   --memory SIZE              per-session memory limit (default 3G)
   --cpus N                   per-session CPU limit (default 2)
   --pids N                   per-session process limit (default 512)
-  --no-limits                run sessions without cgroup limits (otherwise srt-poller refuses
+  --disk SIZE                per-session workspace size, a filesystem of its own reserved in
+                             full while the session runs (default 10G; 0 turns it off)
+  --no-limits                run sessions without these limits (otherwise srt-poller refuses
                              to start where they cannot be enforced)
   --workspace-cleanup keep|terminated
                              keep workspaces (default), or remove one when its session is

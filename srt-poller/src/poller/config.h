@@ -29,7 +29,10 @@ struct SessionLimits {
   uint64_t memory_bytes = uint64_t{3} << 30;  // 3 GiB
   uint32_t cpu_millis = 2000;                 // 2 CPUs
   uint32_t pids = 512;
+  // The workspace's filesystem size (poller/workspace_disk.h); 0: a plain directory, no limit.
+  uint64_t disk_bytes = uint64_t{10} << 30;  // 10 GiB
 };
+inline constexpr uint64_t kMinDiskBytes = uint64_t{32} << 20;
 
 struct PollerConfig {
   enum class Action { kRun, kCheck, kHelp, kVersion };

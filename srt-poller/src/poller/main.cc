@@ -115,10 +115,14 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
   }
   line(true, "session policy", c.policy_path.value_or("built-in policies/poller-session.json"));
   auto probe = ProbeSessionSandbox(c, *policy.Current());
-  std::string limits = c.limits ? "with limits " + std::to_string(c.limits->memory_bytes >> 20) +
-                                      " MiB, " + std::to_string(c.limits->cpu_millis) +
-                                      " milli-CPUs, " + std::to_string(c.limits->pids) + " pids"
-                                : "without limits (--no-limits)";
+  std::string limits =
+      c.limits ? "with limits " + std::to_string(c.limits->memory_bytes >> 20) + " MiB, " +
+                     std::to_string(c.limits->cpu_millis) + " milli-CPUs, " +
+                     std::to_string(c.limits->pids) + " pids, " +
+                     (c.limits->disk_bytes == 0
+                          ? std::string("no disk limit (--disk 0)")
+                          : std::to_string(c.limits->disk_bytes >> 20) + " MiB workspaces")
+               : "without limits (--no-limits)";
   line(static_cast<bool>(probe), "a session sandbox starts here " + limits,
        probe ? "" : probe.error().message());
   std::printf(failures == 0 ? "srt-poller is ready\n" : "srt-poller is NOT ready\n");
@@ -292,8 +296,10 @@ int Main(int argc, char** argv) {
     return 2;
   }
   RemoveLeftoverSessionCgroups(config, log);
+  UnmountLeftoverWorkspaceDisks(config, log);
   // Sessions must be able to start, with their limits, before we claim anything.
   if (!CanServeSessions(config, policy, toolbox, log)) return 2;
+  WarnIfWorkspacesCannotFit(config, log);
 
   // Before the poller starts a thread, so that each of them inherits the mask.
   sigset_t signals = BlockPollerSignals();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <exception>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "api/retry.h"
+#include "base/scope_exit.h"
 #include "base/unique_fd.h"
+#include "poller/workspace_disk.h"
 #include "sys/landlock.h"
 
 namespace srt::poller {
@@ -156,7 +159,9 @@ void Poller::StartSession(Work work) {
                                              {"message", end.message}});
     if (end.session_over && ctx_.config->workspace_cleanup == WorkspaceCleanup::kTerminated) {
       std::error_code ec;
+      // The image only once its filesystem is unmounted (the session's worker did that).
       std::filesystem::remove_all(ctx_.config->sessions_dir + "/" + sid, ec);
+      if (!ec) std::filesystem::remove(WorkspaceImagePath(ctx_.config->sessions_dir, sid), ec);
       if (ec) {
         ctx_.log->Warn("workspace cleanup failed", {{"session_id", sid}, {"error", ec.message()}});
       } else {
@@ -293,6 +298,33 @@ Result<UniqueFd> LockSessionsDir(const PollerConfig& config) {
   return fd;
 }
 
+void UnmountLeftoverWorkspaceDisks(const PollerConfig& config, const Logger& log) {
+  auto unmounted = UnmountLeftoverWorkspaces(config.sessions_dir);
+  if (!unmounted) {
+    log.Warn("could not unmount the workspaces of an earlier run",
+             {{"sessions_dir", config.sessions_dir}, {"error", unmounted.error().message()}});
+    return;
+  }
+  for (const std::string& path : *unmounted) {
+    log.Warn("unmounted a workspace an earlier run left mounted", {{"workspace", path}});
+  }
+}
+
+void WarnIfWorkspacesCannotFit(const PollerConfig& config, const Logger& log) {
+  if (!config.limits || config.limits->disk_bytes == 0) return;
+  struct statvfs fs {};
+  if (statvfs(config.sessions_dir.c_str(), &fs) != 0) return;
+  const uint64_t free_bytes = uint64_t{fs.f_bavail} * fs.f_frsize;
+  const uint64_t needed = config.limits->disk_bytes * static_cast<uint64_t>(config.concurrency);
+  if (free_bytes >= needed) return;
+  log.Warn(
+      "the sessions filesystem cannot reserve every session's workspace at once: items "
+      "whose reservation does not fit fail at their start (lower --disk or --concurrency)",
+      {{"sessions_dir", config.sessions_dir},
+       {"free_mib", std::to_string(free_bytes >> 20)},
+       {"needed_mib", std::to_string(needed >> 20)}});
+}
+
 void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log) {
   if (!config.limits) return;
   const std::string prefix = SessionSandboxIdPrefix(config);
@@ -331,6 +363,22 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
                             {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
   std::filesystem::create_directories(probe, ec);
   if (ec) return MakeError(Errc::kSystem, "create '" + probe + "': " + ec.message());
+  const std::string probe_image =
+      WorkspaceImagePath(config.sessions_dir, ".probe-" + std::to_string(getpid()));
+  // Removed last, after the workspace filesystem below is unmounted (declared first).
+  const ScopeExit remove_probe([&] {
+    std::error_code ignored;
+    std::filesystem::remove_all(probe, ignored);
+    std::filesystem::remove(probe_image, ignored);
+  });
+  // With --disk, the probe's workspace is a filesystem of its own, of the smallest size.
+  std::unique_ptr<MountedWorkspace> disk;
+  if (config.limits && config.limits->disk_bytes != 0) {
+    std::filesystem::remove(probe_image, ec);  // an earlier crash's
+    auto mounted = MountWorkspace(probe_image, probe, kMinDiskBytes);
+    if (!mounted) return mounted.error().Wrap("a workspace filesystem (--disk)");
+    disk = std::move(*mounted);
+  }
   // The probe checks the workspace bind and that bash (which the bash tool runs) works.
   o.argv = {"/bin/bash", "-c", "test -w /workspace && touch /workspace/.probe"};
   UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));
@@ -338,7 +386,9 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
   o.stdin_fd = null.get();
   o.stdout_fd = null.get();
   auto status = RunSandboxed(std::move(o));
-  std::filesystem::remove_all(probe, ec);
+  if (disk) {
+    if (auto r = disk->Release(); !r) return r.error().Wrap("a workspace filesystem (--disk)");
+  }
   if (!status) return status.error();
   if (status->code != 0) {
     return MakeError(Errc::kSystem, "the probe sandbox exited with " +

@@ -61,6 +61,14 @@ class Poller {
 // the directory and, when it is taken, say so.
 [[nodiscard]] Result<UniqueFd> LockSessionsDir(const PollerConfig& config);
 
+// Unmounts the workspace filesystems (--disk) an earlier run of this srt-poller left mounted
+// when it was killed, logging each. Under the lock above, before any session starts.
+void UnmountLeftoverWorkspaceDisks(const PollerConfig& config, const Logger& log);
+
+// With --disk: warns when the sessions filesystem has less free space than --concurrency
+// workspaces of --disk reserve.
+void WarnIfWorkspacesCannotFit(const PollerConfig& config, const Logger& log);
+
 // With limits on: kills and removes the cgroups an earlier run of this srt-poller (the same
 // sessions directory) left behind when it was killed, logging each. Under the lock above,
 // before any session sandbox exists. Failures are logged: a leftover costs memory, not safety.

@@ -25,6 +25,7 @@
 #include "poller/poller_session_policy.h"
 #include "poller/sandbox_output.h"
 #include "poller/toolbox_client.h"
+#include "poller/workspace_disk.h"
 #include "runner/runner.h"
 #include "runner/skills.h"
 #include "sys/fd.h"
@@ -464,23 +465,46 @@ SessionEnd SessionWorker::RunNative() {
   AcceptStops(s);
 
   const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
+  std::unique_ptr<MountedWorkspace> disk;
   SessionEnd end;
   // The session's edge: an exception (a bug of ours, memory running out) fails this session
   // and its item, not the worker and its other sessions. The sandbox is gone by now.
   try {
-    end = ServeInSandbox(s, workspace);
+    if (auto prepared = PrepareWorkspace(workspace); !prepared) {
+      ctx_.log->Error("workspace", Fields({{"error", prepared.error().message()}}));
+      end = {"fatal", "workspace: " + prepared.error().message()};
+    } else {
+      disk = std::move(*prepared);
+      end = ServeInSandbox(s, workspace);
+    }
   } catch (const std::exception& e) {
     ctx_.log->Error("session failed on an exception", Fields({{"error", e.what()}}));
     end = {"fatal", std::string("internal error: ") + e.what()};
   }
-  return FinishNative(s, workspace, std::move(end));
+  end = FinishNative(s, workspace, std::move(end));
+  // After FinishNative, whose skill cleanup works in the mounted workspace.
+  ReleaseWorkspace(disk);
+  return end;
+}
+
+Result<std::unique_ptr<MountedWorkspace>> SessionWorker::PrepareWorkspace(
+    const std::string& workspace) const {
+  const PollerConfig& cfg = *ctx_.config;
+  SRT_RETURN_IF_ERROR(MakeWorkspace(cfg.sessions_dir, workspace));
+  if (!cfg.limits || cfg.limits->disk_bytes == 0) return std::unique_ptr<MountedWorkspace>();
+  return MountWorkspace(WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace,
+                        cfg.limits->disk_bytes);
+}
+
+void SessionWorker::ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) const {
+  if (!disk) return;
+  if (auto r = disk->Release(); !r) {
+    ctx_.log->Warn("workspace unmount", Fields({{"error", r.error().message()}}));
+  }
+  disk.reset();
 }
 
 SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& workspace) {
-  if (auto r = MakeWorkspace(ctx_.config->sessions_dir, workspace); !r) {
-    return {"fatal", r.error().message()};
-  }
-
   // The session's sandbox: srt-toolbox on two pipes.
   auto to_tb = MakePipe();
   auto from_tb = MakePipe();
@@ -777,9 +801,13 @@ SessionEnd SessionWorker::RunScript() {
   const PollerConfig& cfg = *ctx_.config;
   const std::string& script = *cfg.on_work;
   const std::string workspace = cfg.sessions_dir + "/" + work_.data_id;
-  if (auto r = MakeWorkspace(cfg.sessions_dir, workspace); !r) {
-    return {"fatal", r.error().message()};
+  Result<std::unique_ptr<MountedWorkspace>> disk = PrepareWorkspace(workspace);
+  if (!disk) {
+    ctx_.log->Error("workspace", Fields({{"error", disk.error().message()}}));
+    return {"fatal", "workspace: " + disk.error().message()};
   }
+  // Declared before the sandbox: the filesystem is unmounted after the sandbox is gone.
+  const ScopeExit release([this, &disk] { ReleaseWorkspace(*disk); });
 
   // Per-item calls (the heartbeat below, the stop after the script) use the item's sessions
   // token, never the environment key, when the item has one.

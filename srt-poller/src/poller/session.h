@@ -32,6 +32,7 @@
 
 namespace srt::poller {
 
+class MountedWorkspace;
 class SandboxOutput;
 class ToolboxClient;
 struct RunResult;
@@ -144,6 +145,10 @@ class SessionWorker {
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);
   void SetSandbox(Sandbox* sandbox);
+  // The workspace directory and, with --disk, its filesystem mounted there (null without).
+  [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> PrepareWorkspace(
+      const std::string& workspace) const;
+  void ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) const;
 
   SessionEnd RunScript();
   LogFields Fields(LogFields extra = {}) const;

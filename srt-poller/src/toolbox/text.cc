@@ -121,6 +121,10 @@ std::string FsErrorMessage(int err) {
       return "not a directory";
     case EISDIR:
       return "is a directory";
+    case ENOSPC:
+    case EDQUOT:
+      // srt-poller's --disk gives each workspace a filesystem of its own: this is its limit.
+      return "no space left on device: the workspace is full (remove files to make room)";
     default: {
       std::string s = ErrnoText(err);
       if (!s.empty()) s[0] = ascii::ToLower(s[0]);

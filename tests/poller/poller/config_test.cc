@@ -160,6 +160,27 @@ TEST(PollerConfig, NoLimitsWhateverTheOrder) {
   EXPECT_THAT(e.error().message(), HasSubstr("16 MiB"));
 }
 
+TEST(PollerConfig, DiskIsTenGibibytesByDefaultZeroTurnsItOffAndNoLimitsDropsIt) {
+  auto c = Parse({"--environment-id", "e"});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->limits->disk_bytes, uint64_t{10} << 30);
+  c = Parse({"--environment-id", "e", "--disk", "64M"});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->limits->disk_bytes, uint64_t{64} << 20);
+  c = Parse({"--environment-id", "e", "--disk", "0"});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->limits->disk_bytes, 0u);
+  c = Parse({"--environment-id", "e", "--disk", "1G", "--no-limits"});
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->limits);
+  auto e = Parse({"--environment-id", "e", "--disk", "16M"});
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message(), "--disk: '16M': below the 32 MiB floor (0 turns it off)");
+  e = Parse({"--environment-id", "e", "--disk", "lots"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--disk: 'lots'"));
+}
+
 TEST(PollerConfig, ScriptKeyNeedsOnWork) {
   auto e = Parse({"--environment-id", "e", "--script-gets-environment-key"});
   ASSERT_FALSE(e);

@@ -650,7 +650,7 @@ TEST_F(PollerLifecycleTest, IdleExitForceStopsAndTheNextItemReusesTheWorkspace) 
   ASSERT_EQ(stop_req.size(), 1u);
   EXPECT_EQ(stop_req[0]["auth"], "sessions_token");
   EXPECT_EQ(stop_req[0]["json"], json({{"force", true}}));
-  EXPECT_EQ(ReadFileText(Workspace(sid) + "/marker.txt"), "first-item\n");
+  // (The workspace's filesystem, --disk, is unmounted between items: the next item reads it.)
 
   // The session's next message brings a new work item: same workspace.
   ASSERT_NO_FATAL_FAILURE(
@@ -664,7 +664,6 @@ TEST_F(PollerLifecycleTest, IdleExitForceStopsAndTheNextItemReusesTheWorkspace) 
   ASSERT_NO_FATAL_FAILURE(Append(sid, IdleEndTurn()));
   EXPECT_EQ(WaitFinished(second.work_id), "idle");
   EXPECT_TRUE(cp_->WaitForWorkState(second.work_id, "stopped", seconds(10)).has_value());
-  EXPECT_TRUE(std::filesystem::exists(Workspace(sid) + "/marker.txt"));
 
   // Every request of the whole exchange follows §2.1; the second item used its own token.
   ExpectWellFormed(Requests({}), cp_->environment_key());
@@ -723,12 +722,19 @@ TEST_P(TerminationTest, TerminatedSessionEndsTheItemAndTheCleanupFlagDecidesTheW
   auto state = cp_->WaitForWorkState(work.work_id, "stopped", seconds(10));
   ASSERT_TRUE(state.has_value()) << state.error().message();
   EXPECT_EQ((*state)["stops"][0]["force"], true);
+  // The workspace's filesystem (--disk, on by default) is unmounted once its item ends; what the
+  // session wrote stays in its image.
+  const std::string image =
+      std::filesystem::path(Workspace(work.session_id)).parent_path().string() + "/.disks/" +
+      work.session_id + ".ext4";
   if (cleanup) {
     ASSERT_TRUE(WaitForRecord("workspace removed (session over)", {{"session_id", work.session_id}},
                               seconds(10)));
     EXPECT_FALSE(std::filesystem::exists(Workspace(work.session_id)));
+    EXPECT_FALSE(std::filesystem::exists(image));
   } else {
-    EXPECT_TRUE(std::filesystem::exists(Workspace(work.session_id) + "/f"));
+    EXPECT_TRUE(std::filesystem::is_directory(Workspace(work.session_id)));
+    EXPECT_TRUE(std::filesystem::is_regular_file(image));
     EXPECT_EQ(Records("workspace removed (session over)").size(), 0u);
   }
   EXPECT_TRUE(poller_->running());

@@ -94,6 +94,30 @@ json ToolUse(const std::string& id, const std::string& name, json input,
           {"evaluated_permission", permission}};
 }
 
+// The mount points in the host's mount table below `dir`, with their options.
+std::map<std::string, std::string> MountsBelow(const std::string& dir) {
+  std::map<std::string, std::string> found;
+  std::istringstream table(ReadAll("/proc/self/mountinfo"));
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point, options;
+    fields >> id >> parent >> dev >> root >> point >> options;
+    if (point.rfind(dir + "/", 0) == 0) found[point] = options;
+  }
+  return found;
+}
+
+// The loop devices whose backing file is below `dir`.
+std::vector<std::string> LoopsBackedBelow(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator("/sys/block")) {
+    std::string backing = ReadAll(e.path().string() + "/loop/backing_file");
+    if (backing.rfind(dir + "/", 0) == 0)
+      found.push_back(e.path().filename().string() + " " + backing);
+  }
+  return found;
+}
+
 class PollerSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -145,9 +169,11 @@ class PollerSessionTest : public ::testing::Test {
       a.push_back("--environment-key-file");
       a.push_back(key_file_);
     }
+    a.insert(a.end(), default_extra_.begin(), default_extra_.end());
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
+  std::vector<std::string> default_extra_;  // after the flags above, before each call's own
 
   // Starts srt-poller and waits until it polls.
   void StartPoller(const std::vector<std::string>& extra = {}, bool key_in_env = false,
@@ -775,6 +801,10 @@ INSTANTIATE_TEST_SUITE_P(KeySource, PollerKeyTest, ::testing::Values(false, true
 
 class PollerOnWorkTest : public PollerSessionTest {
  protected:
+  // These tests read what the script wrote from the host once it has exited, when a --disk
+  // workspace is unmounted: plain directories (TheScriptsWorkspaceIsAFilesystemOfItsOwn covers
+  // the script's workspace with --disk).
+  PollerOnWorkTest() { default_extra_ = {"--disk", "0"}; }
   std::string WriteScript(const std::string& body, mode_t mode = 0755) {
     std::string path = dir_ + "/on-work-" + std::to_string(++scripts_) + ".sh";
     WriteAll(path, "#!/bin/bash\n" + body, mode);
@@ -995,6 +1025,27 @@ TEST_F(PollerOnWorkTest, AFailingScriptIsLoggedAndPollingContinues) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
+TEST_F(PollerOnWorkTest, TheScriptsWorkspaceIsAFilesystemOfItsOwn) {
+  default_extra_.clear();
+  std::string script = WriteScript(
+      "cat >/dev/null\n"
+      "echo \"workspace $(df -B1M --output=size /workspace | tail -1 | tr -d ' ') MiB\"\n"
+      "head -c 100M /dev/zero > /workspace/big 2>/dev/null || echo \"full at $(($(stat -c %s "
+      "/workspace/big) >> 20)) MiB\"\n");
+  Enqueue({.session_id = "sesn_scriptdisk"});
+  StartPoller({"--on-work", script, "--disk", "64M"});
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  const std::string logs = poller_->Logs();
+  const size_t at = logs.find("line=\"workspace ");
+  ASSERT_NE(at, std::string::npos) << logs;
+  const int mib = std::stoi(logs.substr(at + 16));
+  EXPECT_GE(mib, 48) << logs;
+  EXPECT_LE(mib, 64) << logs;
+  EXPECT_NE(logs.find("line=\"full at "), std::string::npos) << logs;
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 TEST_F(PollerOnWorkTest, SigtermToThePollerReachesTheScript) {
   std::string script = WriteScript(
       "trap 'echo got-term > /workspace/term; exit 0' TERM\n"
@@ -1175,6 +1226,101 @@ TEST_F(PollerSessionTest, CgroupsAKilledPollerLeftAreRemovedAtItsNextStart) {
   EXPECT_TRUE(fs::exists(decoy));
   rmdir(decoy.c_str());
   EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile: a session fills its workspace. With --disk every workspace is a filesystem of its
+// own, reserved in full: the session meets ENOSPC at its own limit (and the file tools say
+// why), while another session writes on; nothing of the session is mounted once its items
+// end, the unused space goes back to the host, and the files are there for the next item.
+TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
+  const std::string a = "sesn_diskfull", b = "sesn_diskother";
+  auto work_a = Enqueue({.session_id = a});
+  auto work_b = Enqueue({.session_id = b});
+  StartPoller({"--disk", "64M", "--concurrency", "2"});
+  for (const std::string& sid : {a, b}) {
+    auto streams = cp_->WaitForStreams(sid, 1, kStartTimeout);
+    ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
+  }
+  // Each workspace is a mount of its own, nosuid and nodev, of about the size asked for.
+  auto mounts = MountsBelow(sessions_);
+  ASSERT_EQ(mounts.size(), 2u) << poller_->Logs();
+  EXPECT_NE(mounts[Workspace(a)].find("nosuid"), std::string::npos) << mounts[Workspace(a)];
+  EXPECT_NE(mounts[Workspace(a)].find("nodev"), std::string::npos) << mounts[Workspace(a)];
+  Posted r = Bash(a, "ls -A /workspace; df -B1M --output=size /workspace | tail -1");
+  ASSERT_FALSE(r.is_error) << r.text;
+  const int mib = std::stoi(r.text);
+  EXPECT_GE(mib, 48) << r.text;
+  EXPECT_LE(mib, 64) << r.text;
+
+  r = Bash(a, "head -c 100M /dev/zero > /workspace/big; echo \"rc=$?\"");
+  EXPECT_NE(r.text.find("No space left on device"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("rc=1"), std::string::npos) << r.text;
+  r = Run(a, "write",
+          {{"file_path", "/workspace/more.txt"}, {"content", std::string(1 << 20, 'x')}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.text.find("the workspace is full"), std::string::npos) << r.text;
+  // The other session is not touched by it.
+  r = Bash(b, "head -c 16M /dev/zero > /workspace/fine && echo ok");
+  EXPECT_EQ(r.text, "ok\n\n");
+  // Room again once the session removes what it wrote, and a file for its next item.
+  EXPECT_EQ(Bash(a, "rm /workspace/big && echo kept > /workspace/keep && echo ok").text, "ok\n\n");
+
+  // Both items end idle (end_turn, then --max-idle 2s): nothing stays mounted or attached,
+  // and the image of the emptied workspace gave its unused space back.
+  for (const std::string& sid : {a, b}) {
+    auto idle = cp_->AppendEvents(
+        sid, json{{"type", "session.status_idle"}, {"stop_reason", {{"type", "end_turn"}}}});
+    ASSERT_TRUE(idle.has_value()) << idle.error().message();
+  }
+  for (const auto* w : {&work_a, &work_b}) {
+    auto stopped = cp_->WaitForWorkState(w->work_id, "stopped", kStartTimeout);
+    ASSERT_TRUE(stopped.has_value()) << stopped.error().message() << "\n" << poller_->Logs();
+  }
+  ASSERT_TRUE(WaitFor([&] { return poller_->CountLog("session item finished") == 2; }, 10s, 50ms))
+      << poller_->Logs();
+  EXPECT_TRUE(MountsBelow(sessions_).empty()) << poller_->Logs();
+  // The kernel detaches an unmounted loop device asynchronously.
+  EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms));
+  struct stat st {};
+  ASSERT_EQ(stat((sessions_ + "/.disks/" + a + ".ext4").c_str(), &st), 0);
+  EXPECT_LT(st.st_blocks * 512, 32 << 20) << "the image keeps " << (st.st_blocks * 512);
+
+  // The session comes back: its next item finds its files.
+  auto again = Enqueue({.session_id = a});
+  auto streams = cp_->WaitForStreams(a, 2, kStartTimeout);
+  ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
+  EXPECT_EQ(Bash(a, "cat /workspace/keep").text, "kept\n\n");
+  EndSession(again);
+  EXPECT_EQ(StopPoller(), 0);
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+}
+
+// A SIGKILLed srt-poller leaves its sessions' workspaces mounted; its next start on the same
+// sessions directory unmounts them, and the session's next item mounts its workspace again.
+TEST_F(PollerSessionTest, WorkspacesAKilledPollerLeftMountedAreUnmountedAtItsNextStart) {
+  const std::string sid = "sesn_diskkill";
+  auto work = StartSession(sid, {"--disk", "64M"});
+  EXPECT_EQ(Bash(sid, "echo before > /workspace/f && echo up").text, "up\n\n");
+  poller_->Signal(SIGKILL);
+  ASSERT_TRUE(poller_->Wait(10s).has_value());
+  EXPECT_EQ(MountsBelow(sessions_).size(), 1u);
+
+  StartPoller({"--disk", "64M"});
+  EXPECT_EQ(poller_->CountLog("unmounted a workspace an earlier run left mounted"), 1u)
+      << poller_->Logs();
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  // The killed run's item is reclaimed (its lease lapses) or a new one comes: either way the
+  // session is served again from its own filesystem.
+  auto again = Enqueue({.session_id = sid});
+  auto streams = cp_->WaitForStreams(sid, 2, kStartTimeout);
+  ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
+  EXPECT_EQ(Bash(sid, "cat /workspace/f").text, "before\n\n") << poller_->Logs();
+  EXPECT_EQ(MountsBelow(sessions_).size(), 1u);
+  EndSession(again);
+  EXPECT_EQ(StopPoller(), 0);
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  // The kernel detaches an unmounted loop device asynchronously.
+  EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms));
 }
 
 TEST_F(PollerSessionTest, ThePidsLimitStopsAForkBombAndThePollerSurvives) {

@@ -36,6 +36,8 @@ TEST(TextTest, FsErrorMessage) {
   EXPECT_EQ(FsErrorMessage(EACCES), "permission denied");
   EXPECT_EQ(FsErrorMessage(EPERM), "permission denied");
   EXPECT_EQ(FsErrorMessage(ENOTDIR), "not a directory");
+  EXPECT_EQ(FsErrorMessage(ENOSPC),
+            "no space left on device: the workspace is full (remove files to make room)");
   EXPECT_EQ(FsErrorMessage(EISDIR), "is a directory");
   EXPECT_EQ(FsErrorMessage(ELOOP), "too many levels of symbolic links");
 }

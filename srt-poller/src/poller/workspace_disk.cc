@@ -1,0 +1,305 @@
+// Workspace filesystems: ext4 images on loop devices (see workspace_disk.h).
+#include "poller/workspace_disk.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "base/unique_fd.h"
+#include "poller/mountinfo.h"
+#include "sys/fd.h"
+#include "sys/spawn.h"
+
+namespace srt::poller {
+namespace {
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// Reads a small kernel file (sysfs, procfs) whole; empty when it cannot be read.
+std::string ReadKernelFile(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return "";
+  std::string out;
+  char buf[4096];
+  // mountinfo of a busy host is large; nothing below needs more than this.
+  constexpr size_t kMax = size_t{16} << 20;
+  for (ssize_t n; out.size() < kMax && (n = read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return "";
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+const char* MkfsPath() {
+  // Debian's merged /usr has both; an unmerged one only /sbin.
+  for (const char* p : {"/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"}) {
+    if (access(p, X_OK) == 0) return p;
+  }
+  return nullptr;
+}
+
+// Runs mkfs.ext4 on `image`; the error carries what it printed (at most 4 KiB).
+Result<void> MakeFilesystem(const std::string& image, uint64_t bytes) {
+  const char* mkfs = MkfsPath();
+  if (mkfs == nullptr) {
+    return MakeError(Errc::kSystem,
+                     "mkfs.ext4 not found (install e2fsprogs, or run with --disk 0)");
+  }
+  // A small journal: it is never trimmed, so it is what an idle workspace costs beyond its
+  // files. -m 0: the sandbox's root may not dip into a reserve the agent cannot see.
+  const uint64_t journal_mib = std::clamp<uint64_t>((bytes >> 20) / 64, 4, 64);
+  SRT_ASSIGN_OR_RETURN(auto out, sys::Pipe());
+  UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null) return SysError("open /dev/null");
+  sys::SpawnRequest request;
+  request.path = mkfs;
+  request.argv = {mkfs,
+                  "-q",
+                  "-F",
+                  "-m",
+                  "0",
+                  "-J",
+                  "size=" + std::to_string(journal_mib),
+                  "-E",
+                  "nodiscard,lazy_itable_init=1,lazy_journal_init=1",
+                  "-L",
+                  "srt-workspace",
+                  image};
+  request.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"};
+  request.fds = {{null.get(), 0}, {out.second.get(), 1}, {out.second.get(), 2}};
+  SRT_ASSIGN_OR_RETURN(pid_t pid, sys::Spawn(request));
+  out.second.reset();
+  std::string said;
+  char buf[1024];
+  for (ssize_t n; (n = read(out.first.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (said.size() < 4096) said.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    return MakeError(Errc::kSystem, std::string(mkfs) + " " + Quote(image) + " failed" +
+                                        (said.empty() ? "" : ": " + said));
+  }
+  return {};
+}
+
+// Makes the image at `image` (via a temporary name, so a crash leaves no half-made image).
+Result<void> CreateImage(const std::string& image, uint64_t bytes) {
+  const std::string tmp = image + ".new";
+  unlink(tmp.c_str());  // an earlier crash's
+  {
+    UniqueFd fd(open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return SysError("create " + Quote(tmp));
+    if (ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
+      Error e = SysError("size " + Quote(tmp));
+      unlink(tmp.c_str());
+      return e;
+    }
+  }
+  if (auto r = MakeFilesystem(tmp, bytes); !r) {
+    unlink(tmp.c_str());
+    return r;
+  }
+  if (rename(tmp.c_str(), image.c_str()) != 0) {
+    Error e = SysError("rename " + Quote(tmp));
+    unlink(tmp.c_str());
+    return e;
+  }
+  return {};
+}
+
+// True when a loop device is backed by `image` (its sysfs backing_file names the path the
+// kernel resolved: symbolic links in the sessions directory's path resolved too).
+bool AttachedToALoopDevice(const std::string& image) {
+  char resolved[PATH_MAX];
+  if (realpath(image.c_str(), resolved) == nullptr) return false;
+  const std::string real = resolved;
+  DIR* d = opendir("/sys/block");
+  if (d == nullptr) return false;
+  bool found = false;
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, "loop", 4) != 0) continue;
+    std::string backing =
+        ReadKernelFile(std::string("/sys/block/") + e->d_name + "/loop/backing_file");
+    while (!backing.empty() && backing.back() == '\n') backing.pop_back();
+    if (backing == real || backing == real + " (deleted)") found = true;
+  }
+  closedir(d);
+  return found;
+}
+
+// A free loop device configured on `image_fd` that detaches itself when its last user (the
+// mount) goes. Returns its open descriptor and path.
+Result<std::pair<UniqueFd, std::string>> AttachLoop(int image_fd, const std::string& image) {
+  UniqueFd control(open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+  if (!control) return SysError("open /dev/loop-control (--disk needs loop devices)");
+  // Another program may take the device between GET_FREE and CONFIGURE: then ask again.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    int n = ioctl(control.get(), LOOP_CTL_GET_FREE);
+    if (n < 0) return SysError("find a free loop device");
+    std::string path = "/dev/loop" + std::to_string(n);
+    UniqueFd dev(open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!dev) return SysError("open " + Quote(path));
+    loop_config config{};
+    config.fd = static_cast<uint32_t>(image_fd);
+    config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), image.c_str(),
+                 LO_NAME_SIZE - 1);
+    if (ioctl(dev.get(), LOOP_CONFIGURE, &config) == 0) return std::pair(std::move(dev), path);
+    if (errno != EBUSY) return SysError("attach " + Quote(image) + " to " + Quote(path));
+  }
+  return MakeError(Errc::kSystem, "attach " + Quote(image) + ": every free loop device was taken");
+}
+
+// Whether `dir` is a mount point: a different device than its parent's, or the same mount
+// (the parent's view) - statx's STATX_ATTR_MOUNT_ROOT answers both.
+Result<bool> IsMountPoint(const std::string& dir) {
+  struct statx st {};
+  if (statx(AT_FDCWD, dir.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &st) != 0) {
+    return SysError("stat " + Quote(dir));
+  }
+  if (!(st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+    return MakeError(Errc::kSystem, "this kernel cannot tell mount points (statx)");
+  }
+  return (st.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
+Result<bool> IsEmptyDir(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return SysError("open " + Quote(dir));
+  bool empty = true;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+  }
+  closedir(d);
+  return empty;
+}
+
+// Unmounts `dir`, waiting up to 2 s for the last processes of a sandbox to let go; then lazily.
+Result<void> Unmount(const std::string& dir) {
+  for (int i = 0; i < 40; ++i) {
+    if (umount2(dir.c_str(), UMOUNT_NOFOLLOW) == 0) return {};
+    if (errno != EBUSY) return SysError("unmount " + Quote(dir));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (umount2(dir.c_str(), UMOUNT_NOFOLLOW | MNT_DETACH) != 0) {
+    return SysError("unmount " + Quote(dir));
+  }
+  return MakeError(Errc::kSystem, Quote(dir) + " was still in use; detached it lazily");
+}
+
+}  // namespace
+
+std::string WorkspaceImagePath(const std::string& sessions_dir, const std::string& session_id) {
+  return sessions_dir + "/.disks/" + session_id + ".ext4";
+}
+
+MountedWorkspace::~MountedWorkspace() { (void)Release(); }
+
+Result<void> MountedWorkspace::Release() {
+  if (mount_point_.empty()) return {};
+  const std::string dir = std::exchange(mount_point_, "");
+  // Gives the blocks no file uses back to the sessions filesystem: ext4 discards them, and the
+  // loop device punches them out of the image. A failure costs disk space, not safety.
+  if (UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); fd) {
+    // The sync first: ext4 trims only blocks whose freeing its journal has committed, and the
+    // session's last deletions are usually younger than the 5 s commit interval.
+    (void)syncfs(fd.get());
+    fstrim_range range{0, UINT64_MAX, 0};
+    (void)ioctl(fd.get(), FITRIM, &range);
+  }
+  return Unmount(dir);
+}
+
+Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& image,
+                                                         const std::string& mount_point,
+                                                         uint64_t bytes) {
+  SRT_ASSIGN_OR_RETURN(bool mounted, IsMountPoint(mount_point));
+  if (mounted)
+    return MakeError(Errc::kSystem, "workspace " + Quote(mount_point) + " is already mounted");
+  const std::string disks = image.substr(0, image.rfind('/'));
+  if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
+  struct stat st {};
+  bool fresh = false;
+  if (lstat(image.c_str(), &st) != 0) {
+    if (errno != ENOENT) return SysError("stat " + Quote(image));
+    SRT_ASSIGN_OR_RETURN(bool empty, IsEmptyDir(mount_point));
+    if (!empty) {
+      return MakeError(Errc::kSystem, "workspace " + Quote(mount_point) +
+                                          " holds files from before --disk: move them away, or "
+                                          "run with --disk 0");
+    }
+    SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
+    fresh = true;
+  }
+  // The kernel detaches an auto-clearing loop device asynchronously after its unmount: an
+  // item that follows the last one at once may find it still going.
+  for (int i = 0; i < 100 && AttachedToALoopDevice(image); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (AttachedToALoopDevice(image)) {
+    return MakeError(Errc::kSystem, "workspace image " + Quote(image) +
+                                        " is still attached (an earlier item's processes hold it)");
+  }
+  UniqueFd fd(open(image.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return SysError("open " + Quote(image));
+  if (fstat(fd.get(), &st) != 0) return SysError("stat " + Quote(image));
+  if (!S_ISREG(st.st_mode))
+    return MakeError(Errc::kSystem, Quote(image) + " is not a regular file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  // The whole image, reserved now: a session can then fill its own workspace, and nothing else.
+  if (fallocate(fd.get(), 0, 0, static_cast<off_t>(size)) != 0) {
+    return SysError("reserve " + std::to_string(size >> 20) + " MiB for workspace " +
+                    Quote(mount_point) + " on the sessions filesystem");
+  }
+  SRT_ASSIGN_OR_RETURN(auto loop, AttachLoop(fd.get(), image));
+  if (mount(loop.second.c_str(), mount_point.c_str(), "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
+            nullptr) != 0) {
+    return SysError("mount " + Quote(loop.second) + " (" + Quote(image) + ") at " +
+                    Quote(mount_point));
+  }
+  std::unique_ptr<MountedWorkspace> m(new MountedWorkspace(mount_point, size));
+  // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
+  // directory that is not empty); e2fsck makes one again when it needs it.
+  if (fresh) rmdir((mount_point + "/lost+found").c_str());
+  return m;
+}
+
+Result<std::vector<std::string>> UnmountLeftoverWorkspaces(const std::string& sessions_dir) {
+  std::string mountinfo = ReadKernelFile("/proc/self/mountinfo");
+  if (mountinfo.empty()) return SysError("read /proc/self/mountinfo");
+  std::vector<std::string> done;
+  for (const std::string& point : MountPointsBelow(mountinfo, sessions_dir)) {
+    // Lazily: the sandboxes that used it died with the srt-poller that mounted it.
+    if (umount2(point.c_str(), UMOUNT_NOFOLLOW | MNT_DETACH) != 0) {
+      return SysError("unmount " + Quote(point));
+    }
+    done.push_back(point);
+  }
+  return done;
+}
+
+}  // namespace srt::poller

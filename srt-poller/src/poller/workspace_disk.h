@@ -1,0 +1,64 @@
+// poller/workspace_disk: a session's workspace as a filesystem of its own, of a fixed size
+// (--disk), so that one session that fills its workspace cannot take the space of another.
+//
+// Each session's workspace lives in an ext4 image, <sessions>/.disks/<session_id>.ext4, made at
+// the session's first item and kept with the workspace. For each item the image is reserved in
+// full on the sessions filesystem (fallocate: a full host disk refuses the item, not a write of
+// another session later), attached to a loop device and mounted nosuid,nodev at
+// <sessions>/<session_id>, which the sandbox binds at /workspace. When the item ends the unused
+// blocks are given back (FITRIM punches them out of the image) and the filesystem is unmounted,
+// so an idle workspace takes only the space its files use.
+//
+// The image is written only through the kernel's ext4 driver: the sandbox sees the mounted
+// filesystem, never the image file (the sessions directory is hidden from every sandbox).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "srt/result.h"
+
+namespace srt::poller {
+
+// <sessions>/.disks/<session_id>.ext4
+std::string WorkspaceImagePath(const std::string& sessions_dir, const std::string& session_id);
+
+// A mounted workspace filesystem. The destructor gives its unused blocks back and unmounts it.
+class MountedWorkspace {
+ public:
+  ~MountedWorkspace();
+  MountedWorkspace(const MountedWorkspace&) = delete;
+  MountedWorkspace& operator=(const MountedWorkspace&) = delete;
+
+  // Trims and unmounts now. An error says what is left (a lazily detached mount whose last
+  // user is still exiting); the mount point is unmounted either way.
+  [[nodiscard]] Result<void> Release();
+  const std::string& mount_point() const { return mount_point_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string&,
+                                                                  const std::string&, uint64_t);
+  MountedWorkspace(std::string mount_point, uint64_t bytes)
+      : mount_point_(std::move(mount_point)), bytes_(bytes) {}
+  std::string mount_point_;  // empty once released
+  uint64_t bytes_;
+};
+
+// Mounts the workspace image at `mount_point` (an existing, empty directory of srt-poller's),
+// making the image of `bytes` first if there is none. An image made earlier keeps its size.
+// Refuses, naming the path: a mount point that is already a mount or holds files (a workspace
+// from before --disk), an image that is still attached to a loop device (an earlier item's
+// processes still hold it), and a sessions filesystem without room for the reservation.
+[[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(
+    const std::string& image, const std::string& mount_point, uint64_t bytes);
+
+// Unmounts every filesystem mounted directly below `sessions_dir` (a killed srt-poller's
+// workspaces) and returns their mount points. Only for the holder of the sessions lock.
+[[nodiscard]] Result<std::vector<std::string>> UnmountLeftoverWorkspaces(
+    const std::string& sessions_dir);
+
+}  // namespace srt::poller
