@@ -231,7 +231,15 @@ Result<void> MountedWorkspace::Release() {
     fstrim_range range{0, UINT64_MAX, 0};
     (void)ioctl(fd.get(), FITRIM, &range);
   }
-  return Unmount(dir);
+  Result<void> unmounted = Unmount(dir);
+  // A mount propagated back from a peer namespace can stack another copy on the same point:
+  // none may stay for the next item to mount over.
+  for (int i = 0; i < 8; ++i) {
+    Result<bool> still = IsMountPoint(dir);
+    if (!still || !*still) break;
+    if (umount2(dir.c_str(), UMOUNT_NOFOLLOW | MNT_DETACH) != 0) break;
+  }
+  return unmounted;
 }
 
 Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& image,

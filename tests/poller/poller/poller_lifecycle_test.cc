@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
+#include "poller/workspace_disk.h"
 
 namespace srt::testing {
 namespace {
@@ -156,6 +157,9 @@ class PollerLifecycleTest : public ::testing::Test {
     poller_.reset();  // SIGKILL by pid if still running
     cp_.reset();      // stops the fake by pid
     if (!dir_.empty()) {
+      // Workspaces (--disk) an srt-poller that was killed, or exited at a second signal, left
+      // mounted: nothing of a test stays on the host.
+      (void)poller::UnmountLeftoverWorkspaces(sessions_);
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }

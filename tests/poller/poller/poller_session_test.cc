@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
+#include "poller/workspace_disk.h"
 #include "sys/landlock.h"
 
 namespace srt::testing {
@@ -155,6 +156,9 @@ class PollerSessionTest : public ::testing::Test {
     poller_.reset();
     cp_.reset();
     if (!dir_.empty()) {
+      // Workspaces (--disk) an srt-poller that was killed, or exited at a second signal, left
+      // mounted: nothing of a test stays on the host.
+      (void)poller::UnmountLeftoverWorkspaces(sessions_);
       std::error_code ec;
       fs::remove_all(dir_, ec);
     }
