@@ -20,6 +20,7 @@
 #include "poller/log.h"
 #include "poller/poller.h"
 #include "poller/session.h"
+#include "poller/workspace_disk.h"
 #include "srt/sandbox.h"
 
 extern char** environ;
@@ -273,6 +274,16 @@ int Main(int argc, char** argv) {
   if (std::optional<int> code = AnswerHelpOrVersion(config)) return *code;
 
   Logger log(config.log_format);
+  // First, while we are one thread: the workspace filesystems (--disk) are mounted in a mount
+  // namespace of srt-poller's own.
+  if (config.limits && config.limits->disk_bytes != 0) {
+    // --check goes on without it, and reports the probe that then cannot mount.
+    if (auto r = IsolateWorkspaceMounts(); !r && config.action != PollerConfig::Action::kCheck) {
+      log.Error("workspace filesystems (--disk) need root; --disk 0 runs without them",
+                {{"error", r.error().message()}});
+      return 2;
+    }
+  }
   // The key leaves the process environment before anything else can copy it (threads, children).
   Result<std::string> key = TakeEnvironmentKey(config, env, log);
   if (!key && config.action != PollerConfig::Action::kCheck) {

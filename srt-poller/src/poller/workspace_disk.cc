@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -294,6 +295,16 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   // directory that is not empty); e2fsck makes one again when it needs it.
   if (fresh) rmdir((mount_point + "/lost+found").c_str());
   return m;
+}
+
+Result<void> IsolateWorkspaceMounts() {
+  if (unshare(CLONE_NEWNS) != 0) return SysError("unshare(CLONE_NEWNS) for the workspace mounts");
+  // Slave, not private: filesystems the host mounts later (a new disk under the sessions
+  // directory's parent) still appear here, and nothing of ours goes back.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+    return SysError("make the mount namespace a slave of the host's");
+  }
+  return {};
 }
 
 Result<std::vector<std::string>> UnmountLeftoverWorkspaces(const std::string& sessions_dir) {

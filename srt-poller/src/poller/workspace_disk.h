@@ -56,6 +56,15 @@ class MountedWorkspace {
 [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(
     const std::string& image, const std::string& mount_point, uint64_t bytes);
 
+// Moves this process into a mount namespace of its own, a slave of the host's: the host's
+// mounts still reach it, its workspace mounts reach nothing else. Without it, any mount
+// namespace created on the host while a workspace is mounted (a service's, an `unshare -m`)
+// keeps a copy of that mount alive, and with it the loop device: the workspace's next item
+// would have to be refused (two mounts of one image corrupt it). It also means the kernel
+// unmounts everything when srt-poller dies, however it dies. Must run before any thread
+// starts (unshare(CLONE_NEWNS) refuses a multi-threaded process); needs CAP_SYS_ADMIN.
+[[nodiscard]] Result<void> IsolateWorkspaceMounts();
+
 // Unmounts every filesystem mounted directly below `sessions_dir` (a killed srt-poller's
 // workspaces) and returns their mount points. Only for the holder of the sessions lock.
 [[nodiscard]] Result<std::vector<std::string>> UnmountLeftoverWorkspaces(

@@ -300,8 +300,12 @@ class PollerLifecycleTest : public ::testing::Test {
     auto r = WaitForRecord("session item finished", {{"work_id", work_id}}, timeout);
     return r ? r->value("outcome", "") : "";
   }
+  // The session's workspace as srt-poller sees it: its --disk filesystems are mounted in its own
+  // mount namespace, which /proc/PID/root reaches while it runs.
   std::string Workspace(const std::string& session_id) const {
-    return sessions_ + "/" + session_id;
+    const std::string root =
+        poller_ && poller_->running() ? "/proc/" + std::to_string(poller_->pid()) + "/root" : "";
+    return root + sessions_ + "/" + session_id;
   }
 
   std::string dir_;

@@ -96,9 +96,12 @@ json ToolUse(const std::string& id, const std::string& name, json input,
 }
 
 // The mount points in the host's mount table below `dir`, with their options.
-std::map<std::string, std::string> MountsBelow(const std::string& dir) {
+// srt-poller mounts workspaces in a mount namespace of its own: `pid` is whose table to read
+// (0: this process's, the host's).
+std::map<std::string, std::string> MountsBelow(const std::string& dir, pid_t pid = 0) {
   std::map<std::string, std::string> found;
-  std::istringstream table(ReadAll("/proc/self/mountinfo"));
+  std::istringstream table(
+      ReadAll(pid == 0 ? "/proc/self/mountinfo" : "/proc/" + std::to_string(pid) + "/mountinfo"));
   for (std::string line; std::getline(table, line);) {
     std::istringstream fields(line);
     std::string id, parent, dev, root, point, options;
@@ -265,7 +268,13 @@ class PollerSessionTest : public ::testing::Test {
     return code.value_or(-1);
   }
 
-  std::string Workspace(const std::string& sid) const { return sessions_ + "/" + sid; }
+  // The session's workspace as srt-poller sees it: its --disk filesystems are mounted in its own
+  // mount namespace, which /proc/PID/root reaches while it runs.
+  std::string Workspace(const std::string& sid) const {
+    const std::string root =
+        poller_ && poller_->running() ? "/proc/" + std::to_string(poller_->pid()) + "/root" : "";
+    return root + sessions_ + "/" + sid;
+  }
 
   std::unique_ptr<FakeControlPlane> cp_;
   std::unique_ptr<PollerProcess> poller_;
@@ -1046,7 +1055,7 @@ TEST_F(PollerOnWorkTest, TheScriptsWorkspaceIsAFilesystemOfItsOwn) {
   EXPECT_GE(mib, 48) << logs;
   EXPECT_LE(mib, 64) << logs;
   EXPECT_NE(logs.find("line=\"full at "), std::string::npos) << logs;
-  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  EXPECT_TRUE(MountsBelow(sessions_, poller_->pid()).empty());
   EXPECT_EQ(StopPoller(), 0);
 }
 
@@ -1060,7 +1069,7 @@ TEST_F(PollerOnWorkTest, SigtermToThePollerReachesTheScript) {
   const std::string ws = Workspace("sesn_term");
   ASSERT_TRUE(WaitFor([&] { return fs::exists(ws + "/ready"); }, kStartTimeout)) << poller_->Logs();
   EXPECT_EQ(StopPoller(), 0);
-  EXPECT_EQ(ReadAll(ws + "/term"), "got-term\n") << poller_->Logs();
+  EXPECT_EQ(ReadAll(Workspace("sesn_term") + "/term"), "got-term\n") << poller_->Logs();
 }
 
 TEST_F(PollerOnWorkTest, ANonExecutableScriptIsRefusedAtStart) {
@@ -1246,10 +1255,12 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
     ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
   }
   // Each workspace is a mount of its own, nosuid and nodev, of about the size asked for.
-  auto mounts = MountsBelow(sessions_);
+  auto mounts = MountsBelow(sessions_, poller_->pid());
   ASSERT_EQ(mounts.size(), 2u) << poller_->Logs();
-  EXPECT_NE(mounts[Workspace(a)].find("nosuid"), std::string::npos) << mounts[Workspace(a)];
-  EXPECT_NE(mounts[Workspace(a)].find("nodev"), std::string::npos) << mounts[Workspace(a)];
+  EXPECT_NE(mounts[sessions_ + "/" + a].find("nosuid"), std::string::npos)
+      << mounts[sessions_ + "/" + a];
+  EXPECT_NE(mounts[sessions_ + "/" + a].find("nodev"), std::string::npos)
+      << mounts[sessions_ + "/" + a];
   Posted r = Bash(a, "ls -A /workspace; df -B1M --output=size /workspace | tail -1");
   ASSERT_FALSE(r.is_error) << r.text;
   const int mib = std::stoi(r.text);
@@ -1282,7 +1293,7 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
   }
   ASSERT_TRUE(WaitFor([&] { return poller_->CountLog("session item finished") == 2; }, 10s, 50ms))
       << poller_->Logs();
-  EXPECT_TRUE(MountsBelow(sessions_).empty()) << poller_->Logs();
+  EXPECT_TRUE(MountsBelow(sessions_, poller_->pid()).empty()) << poller_->Logs();
   // The kernel detaches an unmounted loop device asynchronously.
   EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms));
   struct stat st {};
@@ -1299,27 +1310,29 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
   EXPECT_TRUE(MountsBelow(sessions_).empty());
 }
 
-// A SIGKILLed srt-poller leaves its sessions' workspaces mounted; its next start on the same
-// sessions directory unmounts them, and the session's next item mounts its workspace again.
-TEST_F(PollerSessionTest, WorkspacesAKilledPollerLeftMountedAreUnmountedAtItsNextStart) {
+// A SIGKILLed srt-poller leaves no workspace mounted (they live in its own mount namespace),
+// and the session's next item, under the next srt-poller, mounts its workspace again.
+TEST_F(PollerSessionTest, AKilledPollerLeavesNoWorkspaceMounted) {
   const std::string sid = "sesn_diskkill";
   auto work = StartSession(sid, {"--disk", "64M"});
   EXPECT_EQ(Bash(sid, "echo before > /workspace/f && echo up").text, "up\n\n");
+  EXPECT_EQ(MountsBelow(sessions_, poller_->pid()).size(), 1u);
+  // The workspace was mounted only in srt-poller's own mount namespace, never the host's.
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
   poller_->Signal(SIGKILL);
   ASSERT_TRUE(poller_->Wait(10s).has_value());
-  EXPECT_EQ(MountsBelow(sessions_).size(), 1u);
+  // The namespace died with srt-poller, and with it the mount and the loop device.
+  EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms));
 
   StartPoller({"--disk", "64M"});
-  EXPECT_EQ(poller_->CountLog("unmounted a workspace an earlier run left mounted"), 1u)
-      << poller_->Logs();
-  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  EXPECT_TRUE(MountsBelow(sessions_, poller_->pid()).empty());
   // The killed run's item is reclaimed (its lease lapses) or a new one comes: either way the
   // session is served again from its own filesystem.
   auto again = Enqueue({.session_id = sid});
   auto streams = cp_->WaitForStreams(sid, 2, kStartTimeout);
   ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
   EXPECT_EQ(Bash(sid, "cat /workspace/f").text, "before\n\n") << poller_->Logs();
-  EXPECT_EQ(MountsBelow(sessions_).size(), 1u);
+  EXPECT_EQ(MountsBelow(sessions_, poller_->pid()).size(), 1u);
   EndSession(again);
   EXPECT_EQ(StopPoller(), 0);
   EXPECT_TRUE(MountsBelow(sessions_).empty());
