@@ -218,7 +218,14 @@ std::string WorkspaceImagePath(const std::string& sessions_dir, const std::strin
   return sessions_dir + "/.disks/" + session_id + ".ext4";
 }
 
-MountedWorkspace::~MountedWorkspace() { (void)Release(); }
+MountedWorkspace::~MountedWorkspace() {
+  // Release() allocates (its messages); a destructor may not throw, so running out of memory
+  // here leaves the mount to the namespace's end.
+  try {
+    (void)Release();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to tell, nowhere to tell it
+  }
+}
 
 Result<void> MountedWorkspace::Release() {
   if (mount_point_.empty()) return {};
