@@ -278,7 +278,8 @@ int Main(int argc, char** argv) {
   // namespace of srt-poller's own.
   if (config.limits && config.limits->disk_bytes != 0) {
     // --check goes on without it, and reports the probe that then cannot mount.
-    if (auto r = IsolateWorkspaceMounts(); !r && config.action != PollerConfig::Action::kCheck) {
+    if (auto r = IsolateWorkspaceMounts(config.sessions_dir);
+        !r && config.action != PollerConfig::Action::kCheck) {
       log.Error("workspace filesystems (--disk) need root; --disk 0 runs without them",
                 {{"error", r.error().message()}});
       return 2;

@@ -304,12 +304,24 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   return m;
 }
 
-Result<void> IsolateWorkspaceMounts() {
+Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir) {
   if (unshare(CLONE_NEWNS) != 0) return SysError("unshare(CLONE_NEWNS) for the workspace mounts");
   // Slave, not private: filesystems the host mounts later (a new disk under the sessions
   // directory's parent) still appear here, and nothing of ours goes back.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
     return SysError("make the mount namespace a slave of the host's");
+  }
+  // The sessions directory, a shared mount of its own here: every sandbox's namespace copies
+  // the workspaces mounted when it starts (other sessions' too, hidden under a tmpfs), and
+  // bwrap makes those copies slaves. Shared, our unmount at an item's end reaches the copies;
+  // private, a running session would keep another's loop device attached and its next item
+  // refused.
+  mkdir(sessions_dir.c_str(), 0700);  // may exist; the bind below says if it cannot
+  if (mount(sessions_dir.c_str(), sessions_dir.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return SysError("bind the sessions directory '" + sessions_dir + "' onto itself");
+  }
+  if (mount(nullptr, sessions_dir.c_str(), nullptr, MS_SHARED, nullptr) != 0) {
+    return SysError("make the sessions directory '" + sessions_dir + "' a shared mount");
   }
   return {};
 }

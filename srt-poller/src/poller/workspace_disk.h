@@ -60,10 +60,11 @@ class MountedWorkspace {
 // mounts still reach it, its workspace mounts reach nothing else. Without it, any mount
 // namespace created on the host while a workspace is mounted (a service's, an `unshare -m`)
 // keeps a copy of that mount alive, and with it the loop device: the workspace's next item
-// would have to be refused (two mounts of one image corrupt it). It also means the kernel
+// would have to be refused (two mounts of one image corrupt it). `sessions_dir` becomes a
+// shared mount there, so that unmounts reach the sandboxes' copies too. It also means the kernel
 // unmounts everything when srt-poller dies, however it dies. Must run before any thread
 // starts (unshare(CLONE_NEWNS) refuses a multi-threaded process); needs CAP_SYS_ADMIN.
-[[nodiscard]] Result<void> IsolateWorkspaceMounts();
+[[nodiscard]] Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir);
 
 // Unmounts every filesystem mounted directly below `sessions_dir` (a killed srt-poller's
 // workspaces) and returns their mount points. Only for the holder of the sessions lock.

@@ -1310,6 +1310,36 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
   EXPECT_TRUE(MountsBelow(sessions_).empty());
 }
 
+// Hostile (found by a hostile review): a session's sandbox starts while another session's
+// workspace is mounted, so its mount namespace holds a copy of that mount. The copy must go
+// when the other session's item ends (the sessions directory is a shared mount in srt-poller's
+// namespace, so the unmount reaches the sandboxes' slave copies); else the loop device stays
+// attached and the other session's next item is refused.
+TEST_F(PollerSessionTest, ARunningSessionDoesNotHoldAnotherSessionsWorkspace) {
+  const std::string a = "sesn_held", b = "sesn_holder";
+  auto work_a = Enqueue({.session_id = a});
+  StartPoller({"--disk", "64M", "--concurrency", "2"});
+  ASSERT_TRUE(cp_->WaitForStreams(a, 1, kStartTimeout).has_value()) << poller_->Logs();
+  EXPECT_EQ(Bash(a, "echo mine > /workspace/f && echo ok").text, "ok\n\n");
+  auto work_b = Enqueue({.session_id = b});
+  ASSERT_TRUE(cp_->WaitForStreams(b, 1, kStartTimeout).has_value()) << poller_->Logs();
+  // B keeps its item busy while A's item ends and A comes back.
+  auto busy = cp_->AppendEvents(b, ToolUse("toolu_busy", "bash", {{"command", "sleep 20"}}));
+  ASSERT_TRUE(busy.has_value()) << busy.error().message();
+  auto idle = cp_->AppendEvents(
+      a, json{{"type", "session.status_idle"}, {"stop_reason", {{"type", "end_turn"}}}});
+  ASSERT_TRUE(idle.has_value()) << idle.error().message();
+  ASSERT_TRUE(cp_->WaitForWorkState(work_a.work_id, "stopped", kStartTimeout).has_value())
+      << poller_->Logs();
+  auto again = Enqueue({.session_id = a});
+  ASSERT_TRUE(cp_->WaitForStreams(a, 2, kStartTimeout).has_value()) << poller_->Logs();
+  EXPECT_EQ(Bash(a, "cat /workspace/f").text, "mine\n\n") << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("is still attached"), 0u) << poller_->Logs();
+  EndSession(again);
+  EndSession(work_b);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // A SIGKILLed srt-poller leaves no workspace mounted (they live in its own mount namespace),
 // and the session's next item, under the next srt-poller, mounts its workspace again.
 TEST_F(PollerSessionTest, AKilledPollerLeavesNoWorkspaceMounted) {
