@@ -19,9 +19,12 @@ else
   mapfile -t files < <(git ls-files '*.cc' | grep -Ev '^(tests|bench|examples)/')
 fi
 # A file the build does not compile (none today) has no flags to check it with: say so, not skip.
-mapfile -t known < <(python3 -c 'import json,sys,os; [print(os.path.relpath(e["file"])) for e in json.load(open(sys.argv[1]))]' "$db" | sort -u)
+# A set, not `printf | grep -q`: under pipefail, grep -q's early exit can SIGPIPE the printf and
+# make a file that is in the database look missing.
+declare -A known=()
+while IFS= read -r f; do known[$f]=1; done < <(python3 -c 'import json,sys,os; [print(os.path.relpath(e["file"])) for e in json.load(open(sys.argv[1]))]' "$db")
 for f in "${files[@]}"; do
-  printf '%s\n' "${known[@]}" | grep -qxF "$f" || { echo "tidy: $f is not in $db" >&2; exit 1; }
+  [[ -n ${known[$f]:-} ]] || { echo "tidy: $f is not in $db" >&2; exit 1; }
 done
 
 out=$(mktemp -d /tmp/srt-tidy.XXXXXX)
