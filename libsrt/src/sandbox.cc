@@ -225,8 +225,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
         (options.id.empty() ? std::string("sandbox") : options.id) + "-" + suffix.substr(0, 8);
     if (!options.id.empty()) SRT_RETURN_IF_ERROR(SandboxId(options.id));
     SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
-    Result<cgroup::Plan> cgroup_plan =
-        cgroup::PlanCgroups(host, {l.memory_bytes, l.cpu_millis, l.pids}, name);
+    Result<cgroup::Plan> cgroup_plan = cgroup::PlanCgroups(
+        host, {l.memory_bytes, l.cpu_millis, l.pids, l.inner_memory_bytes, l.inner_pids}, name);
     if (!cgroup_plan) return std::move(cgroup_plan).error().Wrap("limits");
     for (const std::string& note : cgroup_plan->notes) debug(note);
     if (!cgroup_plan->leaves.empty()) {
@@ -268,6 +268,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.keep_fds = std::move(options.inherit_fds);
   spec.tmpdir = std::move(plan.tmpdir);
   spec.cgroups = std::move(cgroups);
+  if (options.limits) spec.tmpfs_bytes = options.limits->tmpfs_bytes;
   spec.bwrap_path = std::move(bwrap);
   spec.init_path = std::move(init);
   spec.on_terminal_stop = std::move(options.on_terminal_stop);

@@ -97,6 +97,50 @@ TEST_F(LimitsBindsTest, MemoryLimitOomKillsAndIsReported) {
   EXPECT_FALSE(ok.oom_killed);
 }
 
+// A command moves a child into the inner cgroup through the descriptors named in its
+// environment: the child's memory hog is killed there, the command itself goes on; nothing of
+// either cgroup is left afterwards. Without inner limits the variable is not set.
+TEST_F(LimitsBindsTest, TheInnerCgroupTakesTheOomKillAndTheCommandGoesOn) {
+  const std::string script =
+      std::string(
+          "set -u; IFS=, read -ra fds <<< \"$SRT_INNER_CGROUP_FDS\"; echo fds=${#fds[@]}; "
+          "( for fd in \"${fds[@]}\"; do echo 0 >&$fd || exit 90; done; "
+          "grep -cE ':(memory|pids):/inner$' /proc/self/cgroup; exec ") +
+      SRT_LIMITS_PROBE + " alloc 96 ); echo \"child=$?\"; grep -cE ':/inner$' /proc/self/cgroup";
+  int out[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  SandboxOptions o = Options({"/bin/bash", "-c", script});
+  o.stdout_fd = out[1];
+  o.limits = ResourceLimits{128u << 20, 0, 64, 48u << 20, 32};
+  ExitStatus st = Run(std::move(o));
+  close(out[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+  close(out[0]);
+  // This host's memory and pids are v1 hierarchies of their own (two descriptors); cgroup v2
+  // has one. The grep in the parent finds no inner cgroup (0, exit status 1).
+  EXPECT_TRUE(text == "fds=2\n2\nchild=137\n0\n" || text == "fds=1\n1\nchild=137\n0\n") << text;
+  EXPECT_EQ(st.code, 1);
+  EXPECT_TRUE(st.oom_killed);
+  ASSERT_FALSE(CgroupDirs().empty());
+  for (const std::string& dir : CgroupDirs()) {
+    EXPECT_FALSE(Exists(dir + "/inner")) << dir << "/inner is left";
+    EXPECT_FALSE(Exists(dir)) << dir << " is left";
+  }
+
+  int out2[2];
+  ASSERT_EQ(pipe2(out2, O_CLOEXEC), 0);
+  SandboxOptions plain = Options({"/bin/sh", "-c", "echo \"${SRT_INNER_CGROUP_FDS-unset}\""});
+  plain.stdout_fd = out2[1];
+  plain.limits = ResourceLimits{128u << 20, 0, 64};
+  EXPECT_EQ(Run(std::move(plain)).code, 0);
+  close(out2[1]);
+  ssize_t n = read(out2[0], buf, sizeof buf);
+  close(out2[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "unset\n");
+}
+
 TEST_F(LimitsBindsTest, CpuQuotaIsWrittenWhileTheCommandRunsAndTheCgroupIsGoneAfter) {
   int pipe_fds[2];
   ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);

@@ -77,10 +77,29 @@ struct BindMount {
 // Resource limits for everything in the sandbox (bwrap, srt-init, the command and its
 // children), enforced by a cgroup srt creates for the sandbox and removes after Wait(). 0 leaves
 // that limit unset.
+// Names the inner cgroup's descriptors in the command's environment (ResourceLimits).
+inline constexpr char kInnerCgroupFdsVariable[] = "SRT_INNER_CGROUP_FDS";
+
 struct ResourceLimits {
   uint64_t memory_bytes = 0;  // memory (and no swap where the kernel accounts it)
   uint32_t cpu_millis = 0;    // CPU time per period: 1000 = one CPU; at least 10
   uint32_t pids = 0;          // processes and threads
+  // An inner cgroup below the sandbox's, with less memory and fewer processes (0: none; each
+  // below its limit above), for a command that supervises work it does not trust (srt-toolbox
+  // and the agent's shell): it moves that work there, so that when the work fills its memory
+  // (files in a tmpfs and memfds included, which belong to no process the OOM killer could
+  // weigh) or its process budget, the OOM killer and the pids limit take the work alone, and
+  // the command keeps the difference to go on. The command finds write-only descriptors of the
+  // inner cgroup's cgroup.procs files, one per cgroup hierarchy, in the variable
+  // kInnerCgroupFdsVariable ("7" or "7,8"); a process joins by writing "0" to each.
+  uint64_t inner_memory_bytes = 0;
+  uint32_t inner_pids = 0;
+  // The size of each tmpfs the command can write in - the empty ones that stand for hidden
+  // directories (a hidden /tmp is the command's /tmp) and /dev/shm, with the rest of /dev
+  // read-only: a write past it fails with ENOSPC, rather than filling memory_bytes with files
+  // the OOM killer cannot weigh. 0: the kernel's default (half the host's memory) and a
+  // writable /dev, as bwrap makes it.
+  uint64_t tmpfs_bytes = 0;
 };
 
 // One decision of the sandbox's network proxy: a connection (or a DNS query) allowed or denied.

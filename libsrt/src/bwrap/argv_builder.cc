@@ -31,7 +31,7 @@ void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
 // Phase 2: the root, then bwrap's own /dev (a tmpfs with binds of the host's harmless device
 // nodes) and /proc (of the sandbox's pid namespace), then the policy's mounts in policy order:
 // shallow-first so that a deeper rule is mounted on top of the one it refines, the binds last.
-void Filesystem(const Policy& p, std::vector<std::string>& a) {
+void Filesystem(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   if (p.filesystem_disabled) {
     Add(a, {"--bind", "/", "/"});
   } else if (p.synthetic_root) {
@@ -43,6 +43,10 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
   }
   // Its device nodes are binds of the host's, which srt-agent makes read-only (kHostDeviceNodes).
   Add(a, {"--dev", "/dev"});
+  // bwrap's /dev is a tmpfs the command may write in, /dev/shm with it. With sized tmpfs mounts,
+  // /dev/shm gets one of its own and /dev is made read-only (Phase 2c; its device nodes still
+  // open for writing, as nodes on a read-only filesystem do).
+  if (l.tmpfs_bytes) Add(a, {"--size", std::to_string(l.tmpfs_bytes), "--tmpfs", "/dev/shm"});
   if (p.weaker_nested_sandbox) {
     Add(a, {"--bind", "/proc", "/proc"});
   } else {
@@ -58,6 +62,12 @@ void Filesystem(const Policy& p, std::vector<std::string>& a) {
         Add(a, {"--bind", source, m.path});
         break;
       case View::kHiddenDir:
+        // A hidden directory is an empty, writable tmpfs (a hidden /tmp is the command's /tmp),
+        // whose files are memory that no process owns: the size keeps them from filling the
+        // memory limit, where the OOM killer could only take processes.
+        if (l.tmpfs_bytes) Add(a, {"--size", std::to_string(l.tmpfs_bytes)});
+        Add(a, {"--tmpfs", m.path});
+        break;
       case View::kSyntheticDir:
         Add(a, {"--tmpfs", m.path});
         break;
@@ -79,8 +89,9 @@ void ResolvConf(const Policy& p, const Layout& l, std::vector<std::string>& a) {
 
 // Phase 2c: srt's synthetic directories become read-only once every mount point in them exists
 // (--remount-ro is not recursive: the mounts inside keep their own flags).
-void RemountReadOnly(const Policy& p, std::vector<std::string>& a) {
+void RemountReadOnly(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   for (const std::string& dir : p.remount_read_only) Add(a, {"--remount-ro", dir});
+  if (l.tmpfs_bytes) Add(a, {"--remount-ro", "/dev"});
 }
 
 // Phase 3: where the command starts.
@@ -91,9 +102,9 @@ void WorkingDirectory(const Policy& p, std::vector<std::string>& a) { Add(a, {"-
 Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Invocation inv;
   Namespaces(policy, layout, inv.args);
-  Filesystem(policy, inv.args);
+  Filesystem(policy, layout, inv.args);
   ResolvConf(policy, layout, inv.args);
-  RemountReadOnly(policy, inv.args);
+  RemountReadOnly(policy, layout, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",
               "--args",

@@ -29,6 +29,10 @@ struct Layout {
   // xattr writes, which is what CAP_SETFCAP would otherwise allow.
   bool keep_setfcap = false;
   int resolv_conf_fd = -1;  // contents for policy.resolv_conf (--ro-bind-data), or -1
+  // The size of each tmpfs the command can write in (--size): those that stand for hidden
+  // directories and a /dev/shm of its own, with /dev itself read-only; 0: the kernel's default
+  // size, and bwrap's writable /dev.
+  uint64_t tmpfs_bytes = 0;
 };
 
 struct Invocation {

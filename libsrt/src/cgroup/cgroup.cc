@@ -58,8 +58,34 @@ std::vector<int> PidsIn(const std::string& dir) {
   return pids;
 }
 
-// Kills every process in the leaf cgroup `dir` and removes it; false (errno set) if it stays.
-bool KillAndRemove(const std::string& dir) {
+bool KillAndRemove(const std::string& dir, int depth = 0);
+
+// Removes the cgroups below `dir` (a leaf's inner cgroup, for a leftover): rmdir needs them
+// gone first. Our plans nest two deep; anything deeper is not ours and stays (rmdir then fails).
+bool RemoveChildren(const std::string& dir, int depth) {
+  constexpr int kMaxDepth = 2;
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return errno == ENOENT;
+  DIR* d = fdopendir(fd.get());
+  if (d == nullptr) return false;
+  (void)fd.release();  // closedir closes it
+  std::vector<std::string> children;
+  while (const dirent* e = readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (e->d_type == DT_DIR && name != "." && name != "..") children.emplace_back(name);
+  }
+  closedir(d);
+  bool ok = true;
+  for (const std::string& c : children) {
+    ok = depth < kMaxDepth && KillAndRemove(dir + "/" + c, depth + 1) && ok;
+  }
+  return ok;
+}
+
+// Kills every process in the cgroup `dir` and below, and removes them; false (errno set) if
+// one stays.
+bool KillAndRemove(const std::string& dir, int depth) {
+  if (!RemoveChildren(dir, depth)) return false;
   // cgroup.kill (v2, Linux 5.14) kills atomically, also processes forking meanwhile; elsewhere
   // SIGKILL every member until none is left.
   struct stat st;
@@ -156,24 +182,39 @@ Result<std::unique_ptr<Cgroups>> Cgroups::Create(Plan plan) {
     if (fd < 0) return SysError("open " + Quote(procs)).Wrap("limits");
     cg->procs_.emplace_back(fd);
   }
+  for (const std::string& procs : p.inner_procs_files) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return SysError("open " + Quote(procs)).Wrap("limits");
+    cg->inner_procs_.emplace_back(fd);
+  }
   return cg;
 }
 
-std::vector<int> Cgroups::procs_fds() const {
-  std::vector<int> fds;
-  for (const UniqueFd& fd : procs_) fds.push_back(fd.get());
-  return fds;
+namespace {
+
+std::vector<int> Numbers(const std::vector<UniqueFd>& fds) {
+  std::vector<int> out;
+  out.reserve(fds.size());
+  for (const UniqueFd& fd : fds) out.push_back(fd.get());
+  return out;
 }
 
+}  // namespace
+
+std::vector<int> Cgroups::procs_fds() const { return Numbers(procs_); }
+
+std::vector<int> Cgroups::inner_procs_fds() const { return Numbers(inner_procs_); }
+
 bool Cgroups::OomKilled() const {
-  if (plan_.oom_events.empty()) return false;
-  std::optional<std::string> text = ReadFile(plan_.oom_events);
-  if (!text) return false;
-  std::stringstream ss(*text);
-  std::string key;
-  long long value = 0;
-  while (ss >> key >> value) {
-    if (key == "oom_kill" && value > 0) return true;
+  for (const std::string& file : plan_.oom_events) {
+    std::optional<std::string> text = ReadFile(file);
+    if (!text) continue;
+    std::stringstream ss(*text);
+    std::string key;
+    long long value = 0;
+    while (ss >> key >> value) {
+      if (key == "oom_kill" && value > 0) return true;
+    }
   }
   return false;
 }
@@ -182,6 +223,7 @@ Result<void> Cgroups::Destroy() {
   if (destroyed_) return Ok();
   destroyed_ = true;
   procs_.clear();
+  inner_procs_.clear();
   Result<void> result = Ok();
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
     if (!KillAndRemove(*it) && result) {

@@ -29,6 +29,8 @@ class Cgroups {
   // Write-only descriptors of every leaf's cgroup.procs (CLOEXEC): a child writing "0" to each
   // joins the sandbox's cgroups.
   std::vector<int> procs_fds() const;
+  // The same for the inner cgroup (Plan::inner_procs_files), empty without one.
+  std::vector<int> inner_procs_fds() const;
   const Plan& plan() const { return plan_; }
 
   // True if the OOM killer killed something in the sandbox's memory cgroup.
@@ -41,6 +43,7 @@ class Cgroups {
   Plan plan_;
   std::vector<std::string> created_;  // leaves (and new parents are shared: never removed)
   std::vector<UniqueFd> procs_;
+  std::vector<UniqueFd> inner_procs_;
   bool destroyed_ = false;
 };
 

@@ -155,6 +155,18 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
   if (limits.memory_bytes) needed.emplace_back("memory");
   if (limits.cpu_millis) needed.emplace_back("cpu");
   if (limits.pids) needed.emplace_back("pids");
+  if (limits.inner_memory_bytes && !(limits.inner_memory_bytes < limits.memory_bytes)) {
+    return MakeError(Errc::kInvalidArgument,
+                     "limits.inner_memory_bytes " + std::to_string(limits.inner_memory_bytes) +
+                         " must be below limits.memory_bytes " +
+                         std::to_string(limits.memory_bytes) + " (0 sets no memory limit)");
+  }
+  if (limits.inner_pids && !(limits.inner_pids < limits.pids)) {
+    return MakeError(Errc::kInvalidArgument, "limits.inner_pids " +
+                                                 std::to_string(limits.inner_pids) +
+                                                 " must be below limits.pids " +
+                                                 std::to_string(limits.pids) + " (0 sets none)");
+  }
   if (needed.empty()) return plan;
   if (limits.cpu_millis && limits.cpu_millis < kMinCpuMillis) {
     return MakeError(Errc::kInvalidArgument,
@@ -221,37 +233,73 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
     v1_entry[index] = entry;
   }
 
-  auto add_limits = [&](const std::string& leaf, const std::vector<std::string>& controllers,
-                        bool is_v2) {
+  // The limit files of one cgroup; cpu is the sandbox's alone.
+  auto write_limits = [&](const std::string& dir, const std::vector<std::string>& controllers,
+                          bool is_v2, uint64_t memory_bytes, uint32_t pids) {
     for (const std::string& c : controllers) {
       if (c == "memory") {
-        const std::string bytes = std::to_string(limits.memory_bytes);
+        const std::string bytes = std::to_string(memory_bytes);
         if (is_v2) {
-          plan.writes.push_back({leaf + "/memory.max", bytes});
-          plan.writes.push_back({leaf + "/memory.swap.max", "0", /*if_exists=*/true});
-          plan.oom_events = leaf + "/memory.events";
+          plan.writes.push_back({dir + "/memory.max", bytes});
+          plan.writes.push_back({dir + "/memory.swap.max", "0", /*if_exists=*/true});
         } else {
-          plan.writes.push_back({leaf + "/memory.limit_in_bytes", bytes});
+          plan.writes.push_back({dir + "/memory.limit_in_bytes", bytes});
           // memory+swap: no swap on top of the memory limit (needs swap accounting).
-          plan.writes.push_back({leaf + "/memory.memsw.limit_in_bytes", bytes, true});
-          plan.oom_events = leaf + "/memory.oom_control";
+          plan.writes.push_back({dir + "/memory.memsw.limit_in_bytes", bytes, true});
         }
       } else if (c == "cpu") {
         const std::string quota = std::to_string(uint64_t{limits.cpu_millis} * kCpuPeriodUs / 1000);
         if (is_v2) {
-          plan.writes.push_back({leaf + "/cpu.max", quota + " " + std::to_string(kCpuPeriodUs)});
+          plan.writes.push_back({dir + "/cpu.max", quota + " " + std::to_string(kCpuPeriodUs)});
         } else {
-          plan.writes.push_back({leaf + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)});
-          plan.writes.push_back({leaf + "/cpu.cfs_quota_us", quota});
+          plan.writes.push_back({dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)});
+          plan.writes.push_back({dir + "/cpu.cfs_quota_us", quota});
         }
       } else if (c == "pids") {
-        plan.writes.push_back({leaf + "/pids.max", std::to_string(limits.pids)});
+        plan.writes.push_back({dir + "/pids.max", std::to_string(pids)});
       }
     }
-    plan.procs_files.push_back(leaf + "/cgroup.procs");
+  };
+  // The leaf (made by the caller), its limits, and its inner cgroup where this hierarchy has one
+  // of the inner limits' controllers.
+  auto add_limits = [&](const std::string& leaf, const std::vector<std::string>& controllers,
+                        bool is_v2) {
+    write_limits(leaf, controllers, is_v2, limits.memory_bytes, limits.pids);
+    if (Contains(controllers, "memory")) {
+      plan.oom_events.push_back(leaf + (is_v2 ? "/memory.events" : "/memory.oom_control"));
+    }
     plan.leaves.push_back(leaf);
+    std::vector<std::string> inner;
+    for (const std::string& c : controllers) {
+      if ((c == "memory" && limits.inner_memory_bytes) || (c == "pids" && limits.inner_pids)) {
+        inner.push_back(c);
+      }
+    }
+    std::string procs = leaf + "/cgroup.procs";
+    if (!inner.empty()) {
+      if (is_v2) {
+        // Handing the controllers to children first (the writes run in order), and the
+        // sandbox's processes to a child of their own: v2 keeps processes in leaves only.
+        for (const std::string& c : inner) {
+          plan.writes.push_back({leaf + "/cgroup.subtree_control", "+" + c});
+        }
+        const std::string own = leaf + "/sandbox";
+        plan.mkdirs.push_back(own);
+        plan.leaves.push_back(own);
+        procs = own + "/cgroup.procs";
+      }
+      const std::string dir = leaf + "/inner";
+      plan.mkdirs.push_back(dir);
+      plan.leaves.push_back(dir);
+      write_limits(dir, inner, is_v2, limits.inner_memory_bytes, limits.inner_pids);
+      plan.inner_procs_files.push_back(dir + "/cgroup.procs");
+      if (!is_v2 && Contains(inner, "memory"))
+        plan.oom_events.push_back(dir + "/memory.oom_control");
+    }
+    plan.procs_files.push_back(procs);
     plan.notes.push_back(std::string("cgroup ") + (is_v2 ? "v2 " : "v1 ") + Quote(leaf) + ": " +
-                         Join(controllers, ", "));
+                         Join(controllers, ", ") +
+                         (inner.empty() ? "" : "; inner cgroup: " + Join(inner, ", ")));
   };
 
   if (!on_v2.empty()) {
@@ -295,7 +343,11 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
 
 Result<std::vector<std::string>> LeafParents(const HostCgroups& host, const Limits& limits) {
   // The placement is PlanCgroups' alone: ask it for a leaf and take the leaf's parent.
-  SRT_ASSIGN_OR_RETURN(Plan plan, PlanCgroups(host, limits, "leaf"));
+  // Without inner limits: their cgroups are the leaves' children, not leaves of their own.
+  Limits outer = limits;
+  outer.inner_memory_bytes = 0;
+  outer.inner_pids = 0;
+  SRT_ASSIGN_OR_RETURN(Plan plan, PlanCgroups(host, outer, "leaf"));
   std::vector<std::string> parents;
   for (const std::string& leaf : plan.leaves) {
     parents.push_back(leaf.substr(0, leaf.rfind('/')));

@@ -24,6 +24,9 @@ struct Limits {
   uint64_t memory_bytes = 0;
   uint32_t cpu_millis = 0;
   uint32_t pids = 0;
+  // The inner cgroup's (0: none), each below the sandbox's own: see Plan::inner_procs_files.
+  uint64_t inner_memory_bytes = 0;
+  uint32_t inner_pids = 0;
 };
 
 // One line of /proc/<pid>/cgroup: "ID:CONTROLLERS:PATH" (cgroups(7)). v2 is ID 0 with no
@@ -72,10 +75,19 @@ struct Plan {
   // The spawned child writes "0" to each before it executes bwrap, so bwrap and everything it
   // starts are inside from the first instruction.
   std::vector<std::string> procs_files;
-  // The sandbox's own cgroups: emptied (SIGKILL) and removed after the sandbox ends.
+  // With inner limits: the cgroup.procs files of the inner cgroup, "<leaf>/inner" in each
+  // hierarchy that has one of its controllers. The command moves the processes it does not
+  // trust there, so that the inner limits take them, and it keeps the rest to go on. (v2 lets no
+  // cgroup that hands controllers to children hold processes: the sandbox's own then go to
+  // "<leaf>/sandbox".)
+  std::vector<std::string> inner_procs_files;
+  // The sandbox's own cgroups: emptied (SIGKILL) and removed after the sandbox ends, last
+  // first (a cgroup is listed after its parent).
   std::vector<std::string> leaves;
-  // Where the OOM kill count is ("oom_kill N"): memory.events (v2) or memory.oom_control (v1).
-  std::string oom_events;
+  // Where the OOM kill counts are ("oom_kill N"): the leaf's memory.events (v2, which counts the
+  // inner cgroup's kills too), or the leaf's and the inner cgroup's memory.oom_control (v1,
+  // which counts each cgroup's own).
+  std::vector<std::string> oom_events;
   // One line per cgroup, for --debug.
   std::vector<std::string> notes;
 };

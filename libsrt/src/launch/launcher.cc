@@ -293,9 +293,22 @@ Result<void> Launch::SpawnBwrap() {
   const int args_target = next++;
   const bool resolv = !spec_.resolv_conf.empty() && !spec_.policy.resolv_conf.empty();
   const int resolv_target = resolv ? next++ : -1;
+  // The inner cgroup's cgroup.procs files go to the command as they are (no relay: the command
+  // writes to them to move its untrusted children there), numbered in its environment.
+  std::vector<sys::FdMapping> inner;
+  std::vector<int> keep = spec_.keep_fds;
+  std::string inner_numbers;
+  if (spec_.cgroups) {
+    for (int fd : spec_.cgroups->inner_procs_fds()) {
+      inner.push_back({fd, next});
+      keep.push_back(next);
+      inner_numbers += (inner_numbers.empty() ? "" : ",") + std::to_string(next++);
+    }
+  }
 
-  InitPlanSpec plan_spec{stderr_target,        spec_.keep_fds,           spec_.argv,
-                         spec_.command_nofile, relay_->terminal_slots(), relay_->reopens()};
+  InitPlanSpec plan_spec{
+      stderr_target,    keep, spec_.argv, spec_.command_nofile, relay_->terminal_slots(),
+      relay_->reopens()};
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout;
   layout.args_fd = args_target;
@@ -304,6 +317,7 @@ Result<void> Launch::SpawnBwrap() {
   layout.init_plan_fd = plan_target;
   layout.caller_is_root = geteuid() == 0;
   layout.resolv_conf_fd = resolv_target;
+  layout.tmpfs_bytes = spec_.tmpfs_bytes;
   // bwrap can only keep a capability srt's bounding set still has (a container may have
   // dropped it; then `unshare -r` fails inside as the kernel wants).
   layout.keep_setfcap = layout.caller_is_root && spec_.policy.allow_nested_user_namespaces &&
@@ -328,6 +342,7 @@ Result<void> Launch::SpawnBwrap() {
   req.path = spec_.bwrap_path;
   req.argv = inv.argv;
   req.env = spec_.env;
+  if (!inner.empty()) req.env.push_back(std::string(kInnerCgroupFdsVariable) + "=" + inner_numbers);
   req.fds = {{relay_->CommandFd(0), 0},     {relay_->CommandFd(1), 1},
              {diag.second.get(), 2},        {relay_->CommandFd(2), stderr_target},
              {plan.get(), plan_target},     {ctl.second.get(), ctl_target},
@@ -336,6 +351,7 @@ Result<void> Launch::SpawnBwrap() {
   for (size_t i = 0; i < spec_.keep_fds.size(); ++i) {
     req.fds.push_back({relay_->CommandFd(3 + i), spec_.keep_fds[i]});
   }
+  for (const sys::FdMapping& m : inner) req.fds.push_back(m);
   // A terminal sends Ctrl-C, Ctrl-\\ and hang-ups to the caller's whole foreground process
   // group. bwrap (and with it the sandbox, by --die-with-parent) must not die of them: srt
   // takes them and relays them to the command, which then gets each exactly once.

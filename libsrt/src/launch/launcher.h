@@ -61,8 +61,9 @@ struct LaunchSpec {
   // The sandbox's cgroups (resource limits): bwrap is spawned into them; they are emptied and
   // removed once the sandbox has ended (Wait, or an aborted start). Null = no limits.
   std::unique_ptr<cgroup::Cgroups> cgroups;
-  std::string bwrap_path;  // absolute, checked
-  std::string init_path;   // absolute, checked
+  uint64_t tmpfs_bytes = 0;  // ResourceLimits::tmpfs_bytes
+  std::string bwrap_path;    // absolute, checked
+  std::string init_path;     // absolute, checked
   std::function<void(std::string_view)> debug;
 };
 

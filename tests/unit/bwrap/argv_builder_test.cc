@@ -43,6 +43,26 @@ TEST(ArgvBuilderTest, MinimalPolicy) {
   EXPECT_EQ(inv.argv, (Args{"bwrap", "--args", "9", "--", "/proc/self/fd/8", "init", "7", "6"}));
 }
 
+// A size for tmpfs mounts applies to those of hidden directories and to a /dev/shm of its own,
+// not to a synthetic directory (read-only once its mount points exist); /dev, bwrap's tmpfs,
+// becomes read-only last.
+TEST(ArgvBuilderTest, TmpfsSizeBoundsEveryWritableTmpfs) {
+  Policy p = Base();
+  p.mounts = {MountRule{"/tmp", View::kHiddenDir, ""}, MountRule{"/opt", View::kSyntheticDir, ""},
+              MountRule{"/w/secrets", View::kHiddenDir, ""}};
+  Layout sized = kLayout;
+  sized.tmpfs_bytes = 64 << 20;
+  Invocation inv = BuildInvocation(p, sized);
+  EXPECT_EQ(
+      inv.args,
+      Concat({Namespaces(),
+              {"--disable-userns", "--ro-bind", "/",       "/",          "--dev",        "/dev",
+               "--size",           "67108864",  "--tmpfs", "/dev/shm",   "--proc",       "/proc",
+               "--size",           "67108864",  "--tmpfs", "/tmp",       "--tmpfs",      "/opt",
+               "--size",           "67108864",  "--tmpfs", "/w/secrets", "--remount-ro", "/dev",
+               "--chdir",          "/w"}}));
+}
+
 TEST(ArgvBuilderTest, MountsFollowTheRootDevAndProcInPolicyOrder) {
   Policy p = Base();
   p.mounts = {MountRule{"/tmp", View::kHiddenDir, ""}, MountRule{"/w", View::kHostWritable, ""},

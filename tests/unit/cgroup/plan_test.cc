@@ -96,7 +96,58 @@ TEST(CgroupPlanTest, HybridHostUsesV1HierarchiesUnderTheOwnCgroup) {
   EXPECT_THAT(p->procs_files,
               ElementsAre(cpu + "/cgroup.procs", mem + "/cgroup.procs", pids + "/cgroup.procs"));
   EXPECT_THAT(p->leaves, ElementsAre(cpu, mem, pids));
-  EXPECT_EQ(p->oom_events, mem + "/memory.oom_control");
+  EXPECT_THAT(p->oom_events, ElementsAre(mem + "/memory.oom_control"));
+}
+
+// An inner cgroup below the leaf, in each hierarchy of one of its controllers (not cpu's), with
+// its own limits; the sandbox's processes stay in the leaf (v1 lets a parent hold them).
+TEST(CgroupPlanTest, V1InnerCgroupSitsBelowTheLeafWithItsOwnLimits) {
+  auto p = PlanCgroups(Host(kHybridCgroup, kHybridMountinfo, {}),
+                       {256u << 20, 500, 32, 192u << 20, 24}, "s-1");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  const std::string mem = "/sys/fs/cgroup/memory/process_api/abc/srt/s-1";
+  const std::string cpu = "/sys/fs/cgroup/cpu/srt/s-1";
+  const std::string pids = "/sys/fs/cgroup/pids/srt/s-1";
+  EXPECT_THAT(
+      p->mkdirs,
+      ElementsAre("/sys/fs/cgroup/cpu/srt", cpu, "/sys/fs/cgroup/memory/process_api/abc/srt", mem,
+                  mem + "/inner", "/sys/fs/cgroup/pids/srt", pids, pids + "/inner"));
+  EXPECT_THAT(
+      p->writes,
+      ElementsAre(FileWrite{cpu + "/cpu.cfs_period_us", "100000"},
+                  FileWrite{cpu + "/cpu.cfs_quota_us", "50000"},
+                  FileWrite{mem + "/memory.limit_in_bytes", "268435456"},
+                  FileWrite{mem + "/memory.memsw.limit_in_bytes", "268435456", true},
+                  FileWrite{mem + "/inner/memory.limit_in_bytes", "201326592"},
+                  FileWrite{mem + "/inner/memory.memsw.limit_in_bytes", "201326592", true},
+                  FileWrite{pids + "/pids.max", "32"}, FileWrite{pids + "/inner/pids.max", "24"}));
+  EXPECT_THAT(p->procs_files,
+              ElementsAre(cpu + "/cgroup.procs", mem + "/cgroup.procs", pids + "/cgroup.procs"));
+  EXPECT_THAT(p->inner_procs_files,
+              ElementsAre(mem + "/inner/cgroup.procs", pids + "/inner/cgroup.procs"));
+  // Removed last first: the inner cgroups before their leaves.
+  EXPECT_THAT(p->leaves, ElementsAre(cpu, mem, mem + "/inner", pids, pids + "/inner"));
+  // A v1 memory.oom_control counts its own cgroup's kills only.
+  EXPECT_THAT(p->oom_events,
+              ElementsAre(mem + "/memory.oom_control", mem + "/inner/memory.oom_control"));
+}
+
+TEST(CgroupPlanTest, AnInnerLimitMustBeBelowTheSandboxs) {
+  const HostCgroups host = Host(kHybridCgroup, kHybridMountinfo, {});
+  auto same = PlanCgroups(host, {64u << 20, 0, 0, 64u << 20, 0}, "x");
+  ASSERT_FALSE(same.has_value());
+  EXPECT_EQ(same.error().message(),
+            "limits.inner_memory_bytes 67108864 must be below limits.memory_bytes 67108864 (0 "
+            "sets no memory limit)");
+  auto unlimited = PlanCgroups(host, {0, 0, 0, 0, 8}, "x");
+  ASSERT_FALSE(unlimited.has_value());
+  EXPECT_EQ(unlimited.error().message(),
+            "limits.inner_pids 8 must be below limits.pids 0 (0 sets none)");
+  // Only the limits it has: a memory-only inner cgroup leaves the pids hierarchy alone.
+  auto memory_only = PlanCgroups(host, {64u << 20, 0, 32, 32u << 20, 0}, "x");
+  ASSERT_TRUE(memory_only.has_value()) << memory_only.error().message();
+  EXPECT_THAT(memory_only->inner_procs_files,
+              ElementsAre("/sys/fs/cgroup/memory/process_api/abc/srt/x/inner/cgroup.procs"));
 }
 
 constexpr const char* kV2Mountinfo =
@@ -119,7 +170,7 @@ TEST(CgroupPlanTest, PureV2AtTheRootEnablesControllersForSrt) {
                           FileWrite{leaf + "/memory.swap.max", "0", true},
                           FileWrite{leaf + "/cpu.max", "100000 100000"}));
   EXPECT_THAT(p->procs_files, ElementsAre(leaf + "/cgroup.procs"));
-  EXPECT_EQ(p->oom_events, leaf + "/memory.events");
+  EXPECT_THAT(p->oom_events, ElementsAre(leaf + "/memory.events"));
 }
 
 TEST(CgroupPlanTest, V2DelegatedOwnCgroupHoldsSrt) {
@@ -132,6 +183,44 @@ TEST(CgroupPlanTest, V2DelegatedOwnCgroupHoldsSrt) {
   EXPECT_THAT(p->mkdirs, ElementsAre(own + "/srt", own + "/srt/x"));
   EXPECT_THAT(p->writes, ElementsAre(FileWrite{own + "/srt/cgroup.subtree_control", "+pids"},
                                      FileWrite{own + "/srt/x/pids.max", "10"}));
+}
+
+// v2 keeps processes in leaves only: the leaf hands its controllers to the inner cgroup and
+// the sandbox's own processes go to a sibling of it.
+TEST(CgroupPlanTest, V2InnerCgroupHasASiblingForTheSandboxsProcesses) {
+  auto p = PlanCgroups(Host("0::/\n", kV2Mountinfo,
+                            {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n"},
+                             {"/sys/fs/cgroup/cgroup.subtree_control", "cpu memory pids\n"}}),
+                       {1 << 30, 1000, 64, 1 << 29, 48}, "x");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  const std::string leaf = "/sys/fs/cgroup/srt/x";
+  EXPECT_THAT(p->mkdirs,
+              ElementsAre("/sys/fs/cgroup/srt", leaf, leaf + "/sandbox", leaf + "/inner"));
+  EXPECT_THAT(p->writes,
+              ElementsAre(FileWrite{"/sys/fs/cgroup/srt/cgroup.subtree_control", "+memory"},
+                          FileWrite{"/sys/fs/cgroup/srt/cgroup.subtree_control", "+cpu"},
+                          FileWrite{"/sys/fs/cgroup/srt/cgroup.subtree_control", "+pids"},
+                          FileWrite{leaf + "/memory.max", "1073741824"},
+                          FileWrite{leaf + "/memory.swap.max", "0", true},
+                          FileWrite{leaf + "/cpu.max", "100000 100000"},
+                          FileWrite{leaf + "/pids.max", "64"},
+                          FileWrite{leaf + "/cgroup.subtree_control", "+memory"},
+                          FileWrite{leaf + "/cgroup.subtree_control", "+pids"},
+                          FileWrite{leaf + "/inner/memory.max", "536870912"},
+                          FileWrite{leaf + "/inner/memory.swap.max", "0", true},
+                          FileWrite{leaf + "/inner/pids.max", "48"}));
+  EXPECT_THAT(p->procs_files, ElementsAre(leaf + "/sandbox/cgroup.procs"));
+  EXPECT_THAT(p->inner_procs_files, ElementsAre(leaf + "/inner/cgroup.procs"));
+  EXPECT_THAT(p->leaves, ElementsAre(leaf, leaf + "/sandbox", leaf + "/inner"));
+  // memory.events counts the kills below the leaf too.
+  EXPECT_THAT(p->oom_events, ElementsAre(leaf + "/memory.events"));
+  // The sweep looks where the leaves are, not in them.
+  auto parents = LeafParents(Host("0::/\n", kV2Mountinfo,
+                                  {{"/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n"},
+                                   {"/sys/fs/cgroup/cgroup.subtree_control", "cpu memory pids\n"}}),
+                             {1 << 30, 1000, 64, 1 << 29, 48});
+  ASSERT_TRUE(parents.has_value()) << parents.error().message();
+  EXPECT_THAT(*parents, ElementsAre("/sys/fs/cgroup/srt"));
 }
 
 // A sweep for a dead owner's leaves looks where the plan would put them, and nowhere else.
