@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -357,8 +358,21 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
   o.cwd = "/workspace";
   o.env = env;
   if (config.limits) {
-    o.limits =
-        ResourceLimits{config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids};
+    // The agent's shell and ripgrep run in an inner cgroup (srt-toolbox moves them there) with
+    // a reserve less: what they fill - /tmp is a tmpfs, whose pages belong to no process the
+    // OOM killer could weigh, and a memfd's neither - then costs them alone, not srt-toolbox or
+    // bwrap, which would end the session. An eighth of each limit, within bounds.
+    const SessionLimits& l = *config.limits;
+    const uint64_t memory_reserve =
+        std::min(std::clamp<uint64_t>(l.memory_bytes / 8, uint64_t{32} << 20, uint64_t{256} << 20),
+                 l.memory_bytes / 2);
+    const uint32_t pids_reserve = std::min(std::clamp<uint32_t>(l.pids / 8, 8, 64), l.pids / 2);
+    const uint64_t inner_memory = l.memory_bytes ? l.memory_bytes - memory_reserve : 0;
+    // A full /tmp (a hidden directory's tmpfs) then says ENOSPC, and leaves the shell half its
+    // memory to start again and remove what filled it.
+    o.limits = ResourceLimits{
+        l.memory_bytes,  l.cpu_millis, l.pids, inner_memory, l.pids ? l.pids - pids_reserve : 0,
+        inner_memory / 2};
   }
   // Names the session's proxy in the connection log (every sandbox has one, so SIGHUP can
   // widen or narrow a running session's network) and its cgroups, which a later run finds by

@@ -118,6 +118,7 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   request.controlling_terminal = true;  // as a login shell's: job control and ^C reach its jobs
   request.cwd = options.cwd;
   request.landlock_ruleset_fd = scope ? scope.get() : -1;
+  request.join_cgroup_fds = options.cgroup_fds;
   SRT_ASSIGN_OR_RETURN(pid_t pid, sys::Spawn(request));
   s->pid_ = pid;
   long pidfd = syscall(SYS_pidfd_open, pid, 0);

@@ -26,6 +26,7 @@ struct BashOptions {
   std::string shell = "/bin/bash";  // the Go tool runs /bin/bash without consulting PATH
   std::string cwd;                  // the shell's starting directory
   std::vector<std::string> env;     // the shell's whole environment ("K=V")
+  std::vector<int> cgroup_fds;      // cgroup.procs files the shell joins before it executes
 };
 
 // This process's environment with every ANTHROPIC_* variable removed, and PS1= PS2= TERM=dumb

@@ -55,6 +55,13 @@ int main(int argc, char** argv) {
     }
     // A runner that goes away must surface as EPIPE on write, not kill us mid-cleanup.
     signal(SIGPIPE, SIG_IGN);
+    // Before anything reads the environment for the shell's.
+    auto work_cgroup = srt::poller::toolbox::TakeWorkCgroupFds();
+    if (!work_cgroup) {
+      std::fprintf(stderr, "srt-toolbox: %s\n", work_cgroup.error().message().c_str());
+      return 1;
+    }
+    options.work_cgroup_fds = std::move(*work_cgroup);
     auto toolbox = srt::poller::toolbox::Toolbox::Create(options);
     if (!toolbox) {
       std::fprintf(stderr, "srt-toolbox: %s\n", toolbox.error().message().c_str());

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "base/system_text.h"
+#include "sys/spawn.h"
 #include "toolbox/bash_session.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
@@ -181,36 +181,18 @@ ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const s
                                    pattern,
                                    "--",
                                    path};
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = ShellEnvironment();
-  std::vector<char*> envp;
-  envp.reserve(env.size() + 1);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&fa, err_w.get(), 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Fail("grep: rg failed: " + std::string(ErrnoText(rc)));
+  UniqueFd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!devnull) return Fail(std::string("grep: open /dev/null: ") + ErrnoText(errno));
+  sys::SpawnRequest request;
+  request.path = rg;
+  request.argv = std::move(args);
+  request.env = ShellEnvironment();
+  request.fds = {{devnull.get(), 0}, {out_w.get(), 1}, {err_w.get(), 2}};
+  request.new_process_group = true;  // kill_rg below ends it and whatever it started
+  request.join_cgroup_fds = ctx.cgroup_fds;
+  Result<pid_t> spawned = sys::Spawn(request);
+  if (!spawned) return Fail("grep: rg failed: " + spawned.error().message());
+  const pid_t pid = *spawned;
   out_w.reset();
   err_w.reset();
 

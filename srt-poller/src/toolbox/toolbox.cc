@@ -1,11 +1,14 @@
 // Toolbox: dispatch of agent_toolset_20260401 calls, and the bash tool (see toolbox.h).
 #include "toolbox/toolbox.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "base/strings.h"
+#include "srt/sandbox.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
 #include "toolbox/tools.h"
@@ -37,6 +40,57 @@ std::string FindInPath(const std::string& name) {
 
 }  // namespace
 
+Result<std::vector<int>> ParseDescriptorList(std::string_view text) {
+  constexpr size_t kMaxDescriptors = 8;
+  constexpr int kMaxDescriptor = 1023;
+  auto bad = [&](const std::string& why) {
+    return MakeError(Errc::kInvalidArgument, std::string(kInnerCgroupFdsVariable) + " " +
+                                                 strings::Quote(text) + ": " + why);
+  };
+  std::vector<int> fds;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(',', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::string_view item = text.substr(i, j - i);
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string_view::npos) {
+      return bad("expected descriptor numbers separated by ','");
+    }
+    const int fd = std::stoi(std::string(item));
+    if (fd < 3 || fd > kMaxDescriptor) return bad("a descriptor must be from 3 to 1023");
+    if (fds.size() == kMaxDescriptors) return bad("more than 8 descriptors");
+    fds.push_back(fd);
+    i = j + 1;
+    if (j + 1 == text.size()) return bad("expected descriptor numbers separated by ','");
+  }
+  if (fds.empty()) return bad("expected descriptor numbers separated by ','");
+  return fds;
+}
+
+Result<std::vector<int>> TakeWorkCgroupFds() {
+  const char* value = std::getenv(kInnerCgroupFdsVariable);
+  if (value == nullptr) return std::vector<int>();
+  Result<std::vector<int>> fds = ParseDescriptorList(value);
+  // After the parse: `value` points into the environment. Called at start, before any thread.
+  unsetenv(kInnerCgroupFdsVariable);  // NOLINT(concurrency-mt-unsafe)
+  if (!fds) return fds;
+  for (int fd : *fds) {
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags < 0)
+      return SysError(std::string(kInnerCgroupFdsVariable) + ": descriptor " + std::to_string(fd));
+    if ((flags & O_ACCMODE) != O_WRONLY) {
+      return MakeError(Errc::kInvalidArgument, std::string(kInnerCgroupFdsVariable) +
+                                                   ": descriptor " + std::to_string(fd) +
+                                                   " is not open for writing only");
+    }
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+      return SysError(std::string(kInnerCgroupFdsVariable) + ": descriptor " + std::to_string(fd));
+    }
+  }
+  return fds;
+}
+
 Result<std::unique_ptr<Toolbox>> Toolbox::Create(ToolboxOptions options) {
   SRT_ASSIGN_OR_RETURN(ConfinedRoot root, ConfinedRoot::Open(options.root));
   if (!options.rg) options.rg = FindInPath("rg");
@@ -51,6 +105,7 @@ Result<void> Toolbox::StartShell() {
   options.shell = options_.shell;
   options.cwd = root_.path();
   options.env = options_.shell_env ? *options_.shell_env : ShellEnvironment();
+  options.cgroup_fds = options_.work_cgroup_fds;
   SRT_ASSIGN_OR_RETURN(shell_, BashSession::Start(options));
   return {};
 }
@@ -75,7 +130,8 @@ ToolResult Toolbox::Run(std::string_view tool, const nlohmann::json& input,
     if (tool == "edit") return EditTool(root_, in);
     if (tool == "glob") return GlobTool(root_, in);
     if (tool == "grep") {
-      ToolResult r = GrepTool(root_, in, GrepContext{*options_.rg, deadline, &interrupt});
+      ToolResult r = GrepTool(
+          root_, in, GrepContext{*options_.rg, deadline, &interrupt, options_.work_cgroup_fds});
       if (r.timed_out) return Fail(timed_out_text);
       return r;
     }

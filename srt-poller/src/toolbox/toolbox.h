@@ -35,7 +35,21 @@ struct ToolboxOptions {
   // The shell's environment; unset = ShellEnvironment() at each (re)start.
   std::optional<std::vector<std::string>> shell_env;
   std::string shell = "/bin/bash";
+  // Write-only cgroup.procs descriptors of the sandbox's inner cgroup (srt's
+  // kInnerCgroupFdsVariable): the shell and ripgrep start there, so that what they fill (the
+  // memory of /tmp included) is theirs alone to lose, and this process keeps room to answer.
+  std::vector<int> work_cgroup_fds;
 };
+
+// The descriptors srt names in kInnerCgroupFdsVariable ("7" or "7,8"): at most 8, each a
+// number from 3 to 1023, separated by ','. Pure; errors quote the value.
+[[nodiscard]] Result<std::vector<int>> ParseDescriptorList(std::string_view text);
+
+// Takes the inner cgroup's descriptors from kInnerCgroupFdsVariable, and removes the variable
+// (the shell has no use for it): each must be open for writing only; each is made CLOEXEC.
+// Unset: none (a sandbox without limits). Not thread-safe (it changes the environment): call it
+// before any thread starts.
+[[nodiscard]] Result<std::vector<int>> TakeWorkCgroupFds();
 
 class Toolbox {
  public:

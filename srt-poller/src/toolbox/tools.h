@@ -26,6 +26,7 @@ struct GrepContext {
   std::string rg;
   std::chrono::steady_clock::time_point deadline;
   Interrupt* interrupt = nullptr;
+  std::vector<int> cgroup_fds;  // cgroup.procs files ripgrep joins before it executes
 };
 ToolResult GrepTool(const ConfinedRoot& root, const nlohmann::json& in, const GrepContext& ctx);
 

@@ -1415,6 +1415,52 @@ TEST_F(PollerSessionTest, TheMemoryLimitKillsAHog) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// Memory that belongs to no process - a file in the sandbox's tmpfs /tmp, a memfd - cannot be
+// weighed by the OOM killer, which then took the biggest process in the session's cgroup:
+// bwrap or srt-toolbox, ending the session. Now /tmp is smaller than the memory limit (a full
+// one says ENOSPC), and the shell runs in an inner cgroup with less memory than the session's:
+// the OOM killer takes the shell's processes, srt-toolbox answers on, the agent cleans up.
+TEST_F(PollerSessionTest, MemoryTheShellFillsCostsTheShellNotTheSession) {
+  const std::string sid = "sesn_tmpfill";
+  auto work = StartSession(sid, {"--memory", "128M"});
+  EXPECT_EQ(Bash(sid, "grep -cE ':(memory|pids):/inner$' /proc/self/cgroup").text, "2\n\n");
+  // 128 MiB less the 32 MiB reserve, halved.
+  EXPECT_EQ(
+      Bash(sid, "head -c 100M /dev/zero > /tmp/fill; echo \"head: $?\"; du -m /tmp/fill").text,
+      "head: error writing 'standard output': No space left on device\nhead: 1\n48\t/tmp/"
+      "fill\n\n");
+  // A memfd: the OOM killer takes the shell or its job, whichever, and the next call has a
+  // shell again.
+  if (access("/usr/bin/python3", X_OK) == 0) {
+    Posted memfd = Bash(sid,
+                        "exec /usr/bin/python3 -c 'import os\nfd = os.memfd_create(\"m\")\nfor _ "
+                        "in range(200): os.write(fd, bytes(1 << 20))\nprint(\"survived\")'");
+    EXPECT_EQ(memfd.text.find("survived"), std::string::npos) << memfd.text;
+    EXPECT_EQ(Bash(sid, "echo after the memfd").text, "after the memfd\n\n");
+  }
+  EXPECT_EQ(Bash(sid, "rm /tmp/fill && echo removed").text, "removed\n\n");
+  // /dev/shm is sized the same; the rest of /dev (bwrap's tmpfs) takes no files.
+  EXPECT_EQ(Bash(sid,
+                 "head -c 100M /dev/zero > /dev/shm/fill; echo \"head: $?\"; rm /dev/shm/fill; "
+                 "touch /dev/fill")
+                .text,
+            "head: error writing 'standard output': No space left on device\nhead: 1\ntouch: "
+            "cannot touch '/dev/fill': Read-only file system\n\n\nexit code: 1");
+  // The worst a session can do: fill two of them past the inner limit, with a process too small
+  // to be worth killing. The OOM killer takes the shell's processes, never srt-toolbox or
+  // bwrap: the next call is answered - by a new shell, or with why none could start.
+  Bash(sid, "head -c 60M /dev/zero > /tmp/a; exec head -c 60M /dev/zero > /dev/shm/b");
+  Posted answered = Bash(sid, "echo answered");
+  EXPECT_TRUE(answered.text == "answered\n\n" ||
+              answered.text.starts_with("bash: start bash: the shell did not answer"))
+      << answered.text;
+  EXPECT_TRUE(poller_->running());
+  EndSession(work);
+  EXPECT_TRUE(poller_->WaitForLog("memory limit", 10s)) << poller_->Logs();
+  EXPECT_EQ(poller_->Logs().find("srt-toolbox failed"), std::string::npos) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 TEST_F(PollerSessionTest, NoLimitsRunsSessions) {
   auto work = StartSession("sesn_nolim", {"--no-limits"});
   Posted r = Bash("sesn_nolim", "echo free");

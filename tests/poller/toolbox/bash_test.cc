@@ -240,5 +240,91 @@ TEST(BashSessionTest, ShellEnvironmentDropsAnthropicAndSetsThePrompt) {
   EXPECT_EQ(std::count(env.begin(), env.end(), "TERM=dumb"), 1);
 }
 
+// ---- the work cgroup ----------------------------------------------------------------------------
+
+std::string Drain(int fd) {
+  std::string out;
+  char buf[64];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+// The shell and ripgrep join the work cgroup before they execute: each writes "0" to every one
+// of its descriptors (pipes stand in for cgroup.procs files here); the toolbox itself does not.
+TEST(WorkCgroupTest, TheShellAndRipgrepJoinIt) {
+  TempDir dir;
+  int a[2], b[2];
+  ASSERT_EQ(pipe2(a, O_CLOEXEC | O_NONBLOCK), 0);
+  ASSERT_EQ(pipe2(b, O_CLOEXEC | O_NONBLOCK), 0);
+  ToolboxOptions options;
+  options.root = dir.path();
+  options.rg = "";
+  for (const char* p : {"/usr/bin/rg", "/usr/local/bin/rg", "/bin/rg"}) {
+    if (access(p, X_OK) == 0) options.rg = p;
+  }
+  options.work_cgroup_fds = {a[1], b[1]};
+  auto tb = Toolbox::Create(options);
+  ASSERT_TRUE(tb.has_value()) << tb.error().message();
+  NoInterrupt never;
+  EXPECT_EQ(Drain(a[0]), "");
+  EXPECT_EQ((*tb)->Run("bash", {{"command", "echo hi"}}, milliseconds(0), never).text, "hi\n\n");
+  EXPECT_EQ(Drain(a[0]), "0");
+  EXPECT_EQ(Drain(b[0]), "0");
+  if (!options.rg->empty()) {
+    WriteFile(dir / "f", "x\n");
+    EXPECT_EQ((*tb)->Run("grep", {{"pattern", "x"}}, milliseconds(0), never).text,
+              dir / "f" + ":1:x\n");
+    EXPECT_EQ(Drain(a[0]), "0");
+    EXPECT_EQ(Drain(b[0]), "0");
+  }
+  tb->reset();
+  for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
+}
+
+TEST(WorkCgroupTest, TheDescriptorListIsStrict) {
+  EXPECT_EQ(*ParseDescriptorList("7"), std::vector<int>({7}));
+  EXPECT_EQ(*ParseDescriptorList("9,10"), std::vector<int>({9, 10}));
+  for (const char* bad : {"", ",", "7,", ",7", "7,,8", "a", "-7", " 7", "7 ", "1e3", "99999"}) {
+    auto r = ParseDescriptorList(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().message(), std::string("SRT_INNER_CGROUP_FDS '") + bad +
+                                       "': expected descriptor numbers separated by ','")
+        << bad;
+  }
+  EXPECT_EQ(ParseDescriptorList("2").error().message(),
+            "SRT_INNER_CGROUP_FDS '2': a descriptor must be from 3 to 1023");
+  EXPECT_EQ(ParseDescriptorList("1024").error().message(),
+            "SRT_INNER_CGROUP_FDS '1024': a descriptor must be from 3 to 1023");
+  EXPECT_EQ(ParseDescriptorList("3,4,5,6,7,8,9,10,11").error().message(),
+            "SRT_INNER_CGROUP_FDS '3,4,5,6,7,8,9,10,11': more than 8 descriptors");
+}
+
+// Taken once: the variable is gone afterwards (the shell has no use for it), the descriptors are
+// CLOEXEC, and one that is not write-only, or not open, is refused.
+TEST(WorkCgroupTest, TakingTheDescriptorsChecksThem) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const std::string w = std::to_string(p[1]), r = std::to_string(p[0]);
+  ASSERT_EQ(setenv("SRT_INNER_CGROUP_FDS", w.c_str(), 1), 0);
+  auto fds = TakeWorkCgroupFds();
+  ASSERT_TRUE(fds.has_value()) << fds.error().message();
+  EXPECT_EQ(*fds, std::vector<int>({p[1]}));
+  EXPECT_EQ(getenv("SRT_INNER_CGROUP_FDS"), nullptr);
+  EXPECT_EQ(fcntl(p[1], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  EXPECT_TRUE(TakeWorkCgroupFds().has_value());  // unset: none
+  EXPECT_TRUE(TakeWorkCgroupFds()->empty());
+
+  ASSERT_EQ(setenv("SRT_INNER_CGROUP_FDS", r.c_str(), 1), 0);
+  EXPECT_EQ(TakeWorkCgroupFds().error().message(),
+            "SRT_INNER_CGROUP_FDS: descriptor " + r + " is not open for writing only");
+  close(p[0]);
+  close(p[1]);
+  ASSERT_EQ(setenv("SRT_INNER_CGROUP_FDS", w.c_str(), 1), 0);
+  auto closed = TakeWorkCgroupFds();
+  ASSERT_FALSE(closed.has_value());
+  EXPECT_EQ(closed.error().sys_errno(), EBADF) << closed.error().message();
+  EXPECT_EQ(getenv("SRT_INNER_CGROUP_FDS"), nullptr);
+}
+
 }  // namespace
 }  // namespace srt::poller::toolbox::testing
