@@ -20,6 +20,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/strings.h"
 #include "base/unique_fd.h"
 #include "poller/mountinfo.h"
 #include "sys/fd.h"
@@ -28,7 +29,7 @@
 namespace srt::poller {
 namespace {
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+using strings::Quote;
 
 // Reads a small kernel file (sysfs, procfs) whole; empty when it cannot be read.
 std::string ReadKernelFile(const std::string& path) {

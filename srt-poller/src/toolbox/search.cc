@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/system_text.h"
+#include "sys/landlock.h"
 #include "sys/spawn.h"
 #include "toolbox/bash_session.h"
 #include "toolbox/glob_match.h"
@@ -190,6 +191,10 @@ ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const s
   request.fds = {{devnull.get(), 0}, {out_w.get(), 1}, {err_w.get(), 2}};
   request.new_process_group = true;  // kill_rg below ends it and whatever it started
   request.join_cgroup_fds = ctx.cgroup_fds;
+  // As the shell: ripgrep reads files the agent wrote, and whatever it runs as cannot signal us.
+  Result<UniqueFd> scope = sys::SignalScopeRuleset();
+  if (!scope) return Fail("grep: rg failed: " + scope.error().message());
+  request.landlock_ruleset_fd = *scope ? scope->get() : -1;
   Result<pid_t> spawned = sys::Spawn(request);
   if (!spawned) return Fail("grep: rg failed: " + spawned.error().message());
   const pid_t pid = *spawned;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "sys/landlock.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
 #include "toolbox_test_support.h"
@@ -153,6 +154,29 @@ TEST_F(GrepRipgrepTest, OutputIsCapped) {
   EXPECT_FALSE(r.is_error);
   EXPECT_EQ(r.text.size(), kGrepOutputLimit + 19);
   EXPECT_EQ(r.text.substr(r.text.size() - 19), "\n[output truncated]");
+}
+
+// ripgrep runs in the shell's kind of Landlock domain: what it starts cannot signal the toolbox.
+// A stand-in for rg reports whether it may signal its parent.
+class GrepScopeTest : public ToolboxTest {
+ protected:
+  void SetUp() override {
+    if (sys::LandlockAbi() < sys::kLandlockSignalScopeAbi) {
+      GTEST_SKIP() << "the kernel has no Landlock signal scoping";
+    }
+    rg_ = script_.path() + "/rg";
+    WriteFile(
+        rg_,
+        "#!/bin/sh\nif kill -0 $PPID 2>/dev/null; then echo x:1:can; else echo x:1:cannot; fi\n");
+    ASSERT_EQ(chmod(rg_.c_str(), 0755), 0);
+    ToolboxTest::SetUp();
+  }
+  TempDir script_;
+};
+
+TEST_F(GrepScopeTest, RipgrepCannotSignalTheToolbox) {
+  ToolResult r = Call("grep", {{"pattern", "x"}});
+  EXPECT_EQ(r.text, "x:1:cannot\n") << r.text;
 }
 
 }  // namespace
