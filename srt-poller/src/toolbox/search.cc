@@ -55,10 +55,17 @@ class Walker {
       close(fd);
       return true;
     }
+    // The tree is the agent's: a directory of a million long names must not become a million
+    // strings in our memory (whose reserve is small: we share a cgroup with the agent's work).
+    // The names held, in this directory and those above it, never exceed the entries a walk may
+    // visit; a directory with more is cut to those readdir gives first, then sorted.
     std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
+    while (held_ < kWalkMaxEntries) {
+      dirent* e = readdir(d);
+      if (e == nullptr) break;
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
       names.emplace_back(e->d_name);
+      ++held_;
     }
     std::sort(names.begin(), names.end());
     bool go_on = true;
@@ -81,10 +88,12 @@ class Walker {
       }
     }
     closedir(d);
+    held_ -= names.size();
     return go_on;
   }
 
   Fn fn_;
+  size_t held_ = 0;  // names read and not yet done with, across the directories being walked
 };
 
 }  // namespace
@@ -113,27 +122,39 @@ ToolResult GlobTool(const ConfinedRoot& root, const nlohmann::json& in) {
   if (!dir) return Ok("no matches");  // not a directory (or gone): nothing below it
   std::string display = root.Absolute(rel);
 
+  // Newest first, and in walk order among equals (Go's stable sort). Only the best
+  // kGlobResultLimit are kept while walking: the agent's tree must not make 50,000 paths of
+  // 4 KiB each in our memory.
   struct Entry {
     std::string path;
     long long mtime_ns;
+    size_t seq;
   };
-  std::vector<Entry> entries;
+  auto before = [](const Entry& a, const Entry& b) {
+    return a.mtime_ns != b.mtime_ns ? a.mtime_ns > b.mtime_ns : a.seq < b.seq;
+  };
+  std::vector<Entry> entries;  // a heap whose top is the worst kept
   size_t visited = 0;
   Walker walker([&](const std::string& child, const struct stat& st, int, const std::string&) {
     if (++visited > kWalkMaxEntries) return Visit::kStop;
-    if (GlobMatch(*pattern, child)) {
-      entries.push_back(
-          {display == "/" ? "/" + child : display + "/" + child,
-           static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec});
+    if (!GlobMatch(*pattern, child)) return Visit::kContinue;
+    Entry e{"", static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+            visited};
+    if (entries.size() == kGlobResultLimit && !before(e, entries.front())) return Visit::kContinue;
+    e.path = display == "/" ? "/" + child : display + "/" + child;
+    if (entries.size() == kGlobResultLimit) {
+      std::pop_heap(entries.begin(), entries.end(), before);
+      entries.back() = std::move(e);
+    } else {
+      entries.push_back(std::move(e));
     }
+    std::push_heap(entries.begin(), entries.end(), before);
     return Visit::kContinue;
   });
   int fd = openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) walker.Run(fd);
   if (entries.empty()) return Ok("no matches");
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry& a, const Entry& b) { return a.mtime_ns > b.mtime_ns; });
-  if (entries.size() > kGlobResultLimit) entries.resize(kGlobResultLimit);
+  std::sort_heap(entries.begin(), entries.end(), before);
   std::string out;
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i > 0) out += '\n';
