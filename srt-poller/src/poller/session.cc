@@ -361,10 +361,11 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
     // The agent's shell and ripgrep run in an inner cgroup (srt-toolbox moves them there) with
     // a reserve less: what they fill - /tmp is a tmpfs, whose pages belong to no process the
     // OOM killer could weigh, and a memfd's neither - then costs them alone, not srt-toolbox or
-    // bwrap, which would end the session. An eighth of each limit, within bounds.
+    // bwrap, which would end the session. An eighth of each limit, within bounds: the reserve
+    // is what srt-toolbox's own tools (glob, read, the grep walker) may use at worst.
     const SessionLimits& l = *config.limits;
     const uint64_t memory_reserve =
-        std::min(std::clamp<uint64_t>(l.memory_bytes / 8, uint64_t{32} << 20, uint64_t{256} << 20),
+        std::min(std::clamp<uint64_t>(l.memory_bytes / 8, uint64_t{64} << 20, uint64_t{256} << 20),
                  l.memory_bytes / 2);
     const uint32_t pids_reserve = std::min(std::clamp<uint32_t>(l.pids / 8, 8, 64), l.pids / 2);
     const uint64_t inner_memory = l.memory_bytes ? l.memory_bytes - memory_reserve : 0;

@@ -1,13 +1,17 @@
 // Toolbox: dispatch of agent_toolset_20260401 calls, and the bash tool (see toolbox.h).
 #include "toolbox/toolbox.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/strings.h"
+#include "base/unique_fd.h"
 #include "srt/sandbox.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
@@ -99,6 +103,19 @@ Result<std::unique_ptr<Toolbox>> Toolbox::Create(ToolboxOptions options) {
 
 Toolbox::~Toolbox() = default;
 
+namespace {
+
+// /proc/<pid>/cgroup, or "" (a kernel file: a few hundred bytes; read at most 4 KiB).
+std::string ProcCgroup(const std::string& pid) {
+  UniqueFd fd(open(("/proc/" + pid + "/cgroup").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return "";
+  char buf[4096];
+  ssize_t n = read(fd.get(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+}  // namespace
+
 Result<void> Toolbox::StartShell() {
   if (shell_) return {};
   BashOptions options;
@@ -106,8 +123,41 @@ Result<void> Toolbox::StartShell() {
   options.cwd = root_.path();
   options.env = options_.shell_env ? *options_.shell_env : ShellEnvironment();
   options.cgroup_fds = options_.work_cgroup_fds;
-  SRT_ASSIGN_OR_RETURN(shell_, BashSession::Start(options));
+  Result<std::unique_ptr<BashSession>> started = BashSession::Start(options);
+  if (!started && !work_cgroup_.empty()) {
+    // What the agent left running can keep any shell from starting: a fork bomb at the pids
+    // limit, a process holding the memory. The shell is gone, so its work is: end it all, once,
+    // and try again.
+    EndWorkProcesses();
+    started = BashSession::Start(options);
+  }
+  if (!started) return std::move(started).error();
+  shell_ = std::move(*started);
+  if (work_cgroup_.empty() && !options_.work_cgroup_fds.empty()) {
+    std::string cgroup = ProcCgroup(std::to_string(shell_->pid()));
+    if (!cgroup.empty() && cgroup != ProcCgroup("self")) work_cgroup_ = std::move(cgroup);
+  }
   return {};
+}
+
+void Toolbox::EndWorkProcesses() {
+  const std::string self = std::to_string(getpid());
+  // A fork bomb forks while we kill: rounds until one finds nothing, a bounded number of them
+  // (the pids limit bounds each).
+  for (int round = 0; round < 100; ++round) {
+    DIR* d = opendir("/proc");
+    if (d == nullptr) return;
+    int killed = 0;
+    while (const dirent* e = readdir(d)) {
+      const std::string pid = e->d_name;
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (pid == "1" || pid == self) continue;
+      if (ProcCgroup(pid) == work_cgroup_ && kill(std::stoi(pid), SIGKILL) == 0) ++killed;
+    }
+    closedir(d);
+    if (killed == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 ToolResult Toolbox::Run(std::string_view tool, const nlohmann::json& input,

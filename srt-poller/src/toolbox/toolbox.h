@@ -77,9 +77,15 @@ class Toolbox {
   ToolResult Bash(const nlohmann::json& input, std::chrono::steady_clock::time_point deadline,
                   std::chrono::milliseconds tool_timeout, Interrupt& interrupt);
 
+  // Kills every process in the shell's cgroup, when that is the work cgroup (not ours).
+  void EndWorkProcesses();
+
   ToolboxOptions options_;
   ConfinedRoot root_;
   std::unique_ptr<BashSession> shell_;
+  // /proc/PID/cgroup of the first shell, when it differs from ours: how the agent's processes
+  // are told from ours (srt-init, this process) in the sandbox's /proc.
+  std::string work_cgroup_;
 };
 
 }  // namespace srt::poller::toolbox

@@ -1401,6 +1401,27 @@ TEST_F(PollerSessionTest, ThePidsLimitStopsAForkBombAndThePollerSurvives) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// A fork bomb that outlives the shell (setsid) holds the work cgroup at its pids limit, so no
+// later shell could start (bash cannot fork its set-up): srt-toolbox ends what is left in the
+// work cgroup, never its own processes, and starts one.
+TEST_F(PollerSessionTest, AForkBombThatOutlivesTheShellIsEndedForTheNextOne) {
+  const std::string sid = "sesn_bomb";
+  auto work = StartSession(sid, {"--pids", "64"});
+  EXPECT_EQ(
+      Bash(sid, "(setsid bash -c 'b() { b | b & }; b' </dev/null >/dev/null 2>&1 &); echo lit")
+          .text,
+      "lit\n\n");
+  std::this_thread::sleep_for(2s);
+  Posted r = Run(sid, "bash", {{"command", "/bin/true && echo forked"}, {"restart", true}});
+  EXPECT_EQ(r.text, "forked\n\n");
+  EXPECT_EQ(Bash(sid, "ps -e -o comm= | sort | uniq -c | sed 's/^ *//'").text,
+            "1 bash\n1 ps\n1 sed\n1 sort\n1 uniq\n\n");
+  EXPECT_TRUE(poller_->running());
+  EndSession(work);
+  EXPECT_EQ(poller_->Logs().find("srt-toolbox failed"), std::string::npos) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 TEST_F(PollerSessionTest, TheMemoryLimitKillsAHog) {
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
   auto work = StartSession("sesn_mem", {"--memory", "64M"});
@@ -1424,10 +1445,10 @@ TEST_F(PollerSessionTest, MemoryTheShellFillsCostsTheShellNotTheSession) {
   const std::string sid = "sesn_tmpfill";
   auto work = StartSession(sid, {"--memory", "128M"});
   EXPECT_EQ(Bash(sid, "grep -cE ':(memory|pids):/inner$' /proc/self/cgroup").text, "2\n\n");
-  // 128 MiB less the 32 MiB reserve, halved.
+  // 128 MiB less the 64 MiB reserve, halved.
   EXPECT_EQ(
       Bash(sid, "head -c 100M /dev/zero > /tmp/fill; echo \"head: $?\"; du -m /tmp/fill").text,
-      "head: error writing 'standard output': No space left on device\nhead: 1\n48\t/tmp/"
+      "head: error writing 'standard output': No space left on device\nhead: 1\n32\t/tmp/"
       "fill\n\n");
   // A memfd: the OOM killer takes the shell or its job, whichever, and the next call has a
   // shell again.
