@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 
+#include "support/sanitizers.h"
 #include "sys/landlock.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
@@ -148,10 +150,13 @@ TEST_F(GlobToolTest, AWalkHoldsLittleOfTheAgentsTree) {
     *first_line = std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
     return std::atol(buf);
   };
+  // ASan's quarantine keeps every path a walk built and dropped (67 MiB in the CI run), so under a
+  // sanitizer the figure is the allocator's, not the walk's: only the results are checked.
+  const long limit_mib = SRT_TEST_SANITIZED ? std::numeric_limits<long>::max() : 16;
   std::string report;
-  EXPECT_LT(grown_mib({{"pattern", "**"}, {"path", "deep"}}, &report), 16) << report;
+  EXPECT_LT(grown_mib({{"pattern", "**"}, {"path", "deep"}}, &report), limit_mib) << report;
   EXPECT_EQ(report.substr(report.find(' ') + 1), std::to_string(kGlobResultLimit));
-  EXPECT_LT(grown_mib({{"pattern", "*"}, {"path", "big"}}, &report), 16) << report;
+  EXPECT_LT(grown_mib({{"pattern", "*"}, {"path", "big"}}, &report), limit_mib) << report;
   EXPECT_EQ(report.substr(report.find(' ') + 1), std::to_string(kGlobResultLimit));
 }
 

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "support/sanitizers.h"
+
 namespace srt::poller::toolbox_protocol {
 namespace {
 
@@ -114,18 +116,6 @@ TEST(ParseAnswerTest, ShapesTheToolboxNeverWritesAreRefused) {
   EXPECT_NE(a.error().message().find("nested deeper than 64"), std::string::npos);
 }
 
-// Sanitizers reserve terabytes of shadow address space; clang says so by __has_feature only.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SRT_SANITIZED_SHADOW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SRT_SANITIZED_SHADOW 1
-#endif
-#endif
-#ifndef SRT_SANITIZED_SHADOW
-#define SRT_SANITIZED_SHADOW 0
-#endif
-
 // The address space this process uses now (VmSize), in bytes.
 size_t AddressSpaceNow() {
   std::ifstream status("/proc/self/status");
@@ -144,7 +134,7 @@ size_t AddressSpaceNow() {
 // gigabytes outside every cgroup. Parsed in a child whose address space may grow by 256 MiB
 // only, which a DOM of this line cannot fit in; the answer is refused at its second block.
 TEST(ParseAnswerTest, AHugeLineOfTinyBlocksIsRefusedWithoutBuildingIt) {
-#if SRT_SANITIZED_SHADOW
+#if SRT_TEST_SANITIZED
   GTEST_SKIP() << "a sanitizer's shadow memory does not fit an address-space limit";
 #endif
   std::string line = R"({"id":1,"is_error":false,"content":[{"type":"text","text":"x"})";
