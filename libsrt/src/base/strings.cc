@@ -121,4 +121,38 @@ bool JsonNestingWithin(std::string_view json, int max_depth) {
   return true;
 }
 
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    lo = lead == 0xe0 ? 0xa0 : 0x80;  // no overlong forms
+    hi = lead == 0xed ? 0x9f : 0xbf;  // no surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    lo = lead == 0xf0 ? 0x90 : 0x80;
+    hi = lead == 0xf4 ? 0x8f : 0xbf;
+  }
+  if (length == 0 || i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    const auto c = static_cast<unsigned char>(text[i + k]);
+    if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xbf)) return 0;
+  }
+  return length;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 }  // namespace srt::strings

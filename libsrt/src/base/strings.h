@@ -23,6 +23,11 @@ void AppendHexEscape(std::string& out, unsigned char c);
 std::string EscapeBytes(std::string_view s, bool (*escape)(unsigned char));
 // `s` with every byte outside printable ASCII (below 0x20, 0x7f and above) as \xNN.
 std::string EscapeNonPrintable(std::string_view s);
+// The length (1-4) of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), or 0 when there is none there.
+size_t Utf8SequenceLength(std::string_view text, size_t i);
+// Whether all of `text` is well-formed UTF-8.
+bool IsValidUtf8(std::string_view text);
 // Whether no array or object in the JSON text `json` nests deeper than `max_depth` (brackets
 // inside strings do not count). A linear scan, for text from a hostile peer before nlohmann's
 // recursive parser (and its recursive destructor) sees it.

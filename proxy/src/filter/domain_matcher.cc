@@ -11,27 +11,8 @@ namespace {
 
 // Appends "?" per UTF-16 code unit of the UTF-8 sequence at text[i], returns its byte length.
 size_t ReplaceNonAscii(std::string_view text, size_t i, std::string& out) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  size_t length = 0;
-  unsigned char lo = 0x80;
-  unsigned char hi = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    lo = lead == 0xe0 ? 0xa0 : 0x80;  // no overlong forms
-    hi = lead == 0xed ? 0x9f : 0xbf;  // no surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    lo = lead == 0xf0 ? 0x90 : 0x80;
-    hi = lead == 0xf4 ? 0x8f : 0xbf;
-  }
-  bool valid = length > 0 && i + length <= text.size();
-  for (size_t k = 1; valid && k < length; ++k) {
-    const auto c = static_cast<unsigned char>(text[i + k]);
-    valid = c >= (k == 1 ? lo : 0x80) && c <= (k == 1 ? hi : 0xbf);
-  }
-  if (!valid) {
+  const size_t length = strings::Utf8SequenceLength(text, i);
+  if (length == 0) {
     out += '?';
     return 1;
   }

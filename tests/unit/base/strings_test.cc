@@ -25,5 +25,17 @@ TEST(JsonNestingTest, BracketsInStringsDoNotCount) {
   EXPECT_TRUE(strings::JsonNestingWithin(R"({"a":"\\"})", 1));
 }
 
+TEST(Utf8Test, WellFormedSequencesOnly) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("ascii \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  for (const char* bad :
+       {"\xc0\x80", "\xc3", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", "\xe2\x82", "\x80"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << bad;
+  }
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(Utf8SequenceLength("a", 0), 1u);
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);
+}
+
 }  // namespace
 }  // namespace srt::strings
