@@ -119,7 +119,18 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   request.cwd = options.cwd;
   request.landlock_ruleset_fd = scope ? scope.get() : -1;
   request.join_cgroup_fds = options.cgroup_fds;
-  SRT_ASSIGN_OR_RETURN(pid_t pid, sys::Spawn(request));
+  Result<pid_t> spawned = sys::Spawn(request);
+  if (!spawned && (spawned.error().sys_errno() == E2BIG || spawned.error().sys_errno() == ENOMEM)) {
+    // execve says E2BIG when it cannot get the pages for the (tiny) argv: the memory of the
+    // shell's cgroup is full, most likely with files the agent left in /tmp or /dev/shm.
+    return Error(Errc::kSystem,
+                 "start bash: no memory left for a new shell (files in /tmp and /dev/shm count "
+                 "against it): " +
+                     spawned.error().message(),
+                 spawned.error().sys_errno());
+  }
+  if (!spawned) return std::move(spawned).error();
+  const pid_t pid = *spawned;
   s->pid_ = pid;
   long pidfd = syscall(SYS_pidfd_open, pid, 0);
   if (pidfd >= 0) s->pidfd_.reset(static_cast<int>(pidfd));
