@@ -2,10 +2,10 @@
 """fake_control_plane.py: a loopback fake of the Managed Agents control plane for srt-poller tests.
 
 It serves, under /v1, the self-hosted work queue (poll, ack, heartbeat, stop, get, list,
-metadata, stats), sessions (get, paged event history, posting events, the SSE event stream) and
-skill versions (list, get, content), with the auth and header rules of
-shared/reference/work-queue-protocol.md §2.1-§2.6. Tests script it through a JSON control API
-under /_fake/ (no auth) and assert on the requests it recorded.
+metadata, stats), sessions (get, paged event history, posting events, the SSE event stream),
+skill versions (list, get, content) and memory stores (list, get, create, update, delete), with
+the auth and header rules of shared/reference/work-queue-protocol.md §2.1-§2.7. Tests script it
+through a JSON control API under /_fake/ (no auth) and assert on the requests it recorded.
 
 Usage:
   fake_control_plane.py [--host 127.0.0.1] [--port 0] [--ready-fd N]
@@ -23,7 +23,9 @@ Behaviour (shared/reference/work-queue-protocol.md):
     x-api-key (400, "dual auth"), and needs "Authorization: Bearer" with the environment key, or
     with a sessions token for that token's own work item and session and for skills (else 401
     with {"type":"error","error":{"type":"authentication_error",...}}). poll, stats and list
-    need the environment key.
+    need the environment key. Memory stores refuse the environment key (401) and take a sessions
+    token only when its session has a resource {"type": "memory_store", "memory_store_id": ID}
+    for that store (else 403 permission_error).
   * poll: block_ms 1..999 (larger is capped; 0 is 400); reclaim_older_than_ms (default 5000)
     re-delivers delivered-but-unacked items. Empty: 204 (config empty_poll: "null" | "empty").
     The item carries secret = base64url(JSON {"sessions_token": ...}); it is null elsewhere.
@@ -38,6 +40,25 @@ Behaviour (shared/reference/work-queue-protocol.md):
   * events/stream: SSE ("event: <type>", "id: <id>", "data: <json>"), chunked, only events
     appended after connect (config stream_replay, or ?_replay=1, replays the history first);
     "event: ping" every ping_interval seconds.
+  * Memory stores (/v1/memory_stores/{store}/memories[/{id}]; endpoints memory_list, memory_get,
+    memory_create, memory_update, memory_delete). A memory is {type: "memory", id: "mem_...",
+    memory_store_id, path, content (null in view=basic), content_sha256 (hex of the UTF-8
+    bytes), content_size_bytes, memory_version_id ("memver_...", new on every change),
+    created_at, updated_at}. An unknown store or memory is 404.
+    - GET .../memories?view=basic|full&limit=N&page=P&path_prefix=/x/: {data, next_page}, in
+      path order; limit 1..100 (default 20; at most 20 with view=full); path_prefix ends in
+      '/'; depth is ignored. Default view basic.
+    - GET .../memories/{id}?view=: one memory, default view full.
+    - POST .../memories {path, content} (?view=, default basic): 409 if the path is taken, or
+      once the store holds 2000 memories. Paths start with '/', have no empty, '.' or '..'
+      segments and no control characters, and are at most 1024 bytes; content ("" allowed)
+      is at most 102400 bytes (else 400).
+    - POST .../memories/{id} {content?, path?, precondition?: {type: "content_sha256",
+      content_sha256}}: update and/or rename (basic view). A precondition that does not match
+      is 409 memory_precondition_failed_error, unless the memory already has the asked content
+      and path (then 200, unchanged).
+    - DELETE .../memories/{id}?expected_content_sha256=H: {id, type: "memory_deleted"}; 409
+      memory_precondition_failed_error if H does not match.
 
 Control API (JSON, no auth; with TLS also on the plain control port):
   GET  /_fake/health                      {"ok": true, "env_id", "pid"}
@@ -71,12 +92,17 @@ Control API (JSON, no auth; with TLS also on the plain control port):
                                            top_dir, files: {path: {content|content_b64, mode}},
                                            members: [{name, type: file|dir|symlink|hardlink|fifo,
                                            content, target, mode}]}
+  POST /_fake/memory_stores               {id, memories: {path: content}, validate: true}
+                                           creates or replaces a store (validate false: seed
+                                           paths the server would refuse) -> the store view
+  GET  /_fake/memory_stores/{id}          {id, memories: [full memory objects, path order]}
 
 Python 3.11 standard library only.
 """
 
 import argparse
 import base64
+import hashlib
 import io
 import itertools
 import json
@@ -101,6 +127,12 @@ MAX_BLOCK_MS = 999
 DEFAULT_RECLAIM_MS = 5000
 MAX_BODY = 64 * 1024 * 1024
 MAX_PAGE = 1000
+MEMORY_PAGE = 20  # default limit of a memory list
+MAX_MEMORY_PAGE = 100
+MAX_MEMORY_PAGE_FULL = 20  # full pages carry the content, so they are smaller
+MAX_MEMORY_PATH = 1024  # bytes of UTF-8
+MAX_MEMORY_CONTENT = 100 * 1024  # bytes of UTF-8
+MAX_MEMORIES = 2000  # per store
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -145,6 +177,11 @@ ROUTES = [
     ("skill_versions", "GET", r"/v1/skills/(?P<skill>[^/]+)/versions"),
     ("skill_version", "GET", r"/v1/skills/(?P<skill>[^/]+)/versions/(?P<version>[^/]+)"),
     ("skill_content", "GET", r"/v1/skills/(?P<skill>[^/]+)/versions/(?P<version>[^/]+)/content"),
+    ("memory_list", "GET", r"/v1/memory_stores/(?P<store>[^/]+)/memories"),
+    ("memory_create", "POST", r"/v1/memory_stores/(?P<store>[^/]+)/memories"),
+    ("memory_get", "GET", r"/v1/memory_stores/(?P<store>[^/]+)/memories/(?P<memory>[^/]+)"),
+    ("memory_update", "POST", r"/v1/memory_stores/(?P<store>[^/]+)/memories/(?P<memory>[^/]+)"),
+    ("memory_delete", "DELETE", r"/v1/memory_stores/(?P<store>[^/]+)/memories/(?P<memory>[^/]+)"),
 ]
 ROUTES = [(n, m, re.compile(p)) for n, m, p in ROUTES]
 
@@ -240,6 +277,7 @@ class State:
         self.sessions = {}  # id -> dict
         self.tokens = {}  # sessions token -> work id
         self.skills = {}  # skill id -> {version -> record}
+        self.memory_stores = {}  # store id -> {"id", "memories": {memory id -> record}}
         self.requests = []
         self.faults = []
         self.streams = {}  # stream id -> Stream
@@ -527,6 +565,129 @@ def skill_version_view(rec):
 
 
 # ---------------------------------------------------------------------------------------------
+# Memory stores
+
+
+def utf8_size(what, text):
+    try:
+        return len(text.encode())
+    except UnicodeEncodeError:  # a lone surrogate from a JSON \ud800 escape
+        raise ApiError(400, "%s is not valid UTF-8" % what)
+
+
+def check_memory_path(path):
+    """The server's path rules; a 400 names the first one broken."""
+    if not isinstance(path, str):
+        raise ApiError(400, "path: a string is required")
+    if not path.startswith("/"):
+        raise ApiError(400, "path %r must start with '/'" % path)
+    n = utf8_size("path", path)
+    if n > MAX_MEMORY_PATH:
+        raise ApiError(400, "path is %d bytes; at most %d are allowed" % (n, MAX_MEMORY_PATH))
+    if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in path):
+        raise ApiError(400, "path %r contains a control character" % path)
+    segments = path[1:].split("/")
+    if segments == [""]:
+        raise ApiError(400, "path %r needs at least one non-empty segment" % path)
+    for seg in segments:
+        if not seg:
+            raise ApiError(400, "path %r has an empty segment" % path)
+        if seg in (".", ".."):
+            raise ApiError(400, "path %r has a %r segment" % (path, seg))
+
+
+def check_memory_content(content):
+    if not isinstance(content, str):
+        raise ApiError(400, "content: a string is required (\"\" for an empty memory)")
+    n = utf8_size("content", content)
+    if n > MAX_MEMORY_CONTENT:
+        raise ApiError(400, "content is %d bytes; at most %d are allowed"
+                       % (n, MAX_MEMORY_CONTENT))
+
+
+def set_memory(st, m, path, content, stamp=None):
+    """Gives a memory its path and content, and a new version."""
+    data = content.encode("utf-8", "surrogatepass")  # unchecked seeds may hold anything
+    m.update({"path": path, "content": content,
+              "content_sha256": hashlib.sha256(data).hexdigest(),
+              "content_size_bytes": len(data), "memory_version_id": st.next_id("memver"),
+              "updated_at": stamp or now_rfc3339()})
+
+
+def new_memory(st, store, path, content):
+    stamp = now_rfc3339()
+    m = {"id": st.next_id("mem"), "created_at": stamp}
+    set_memory(st, m, path, content, stamp)
+    store["memories"][m["id"]] = m
+    return m
+
+
+def memory_at(store, path):
+    return next((m for m in store["memories"].values() if m["path"] == path), None)
+
+
+def memories_in_order(store):
+    return sorted(store["memories"].values(), key=lambda m: m["path"])
+
+
+def memory_view(store, m, view):
+    return {
+        "type": "memory",
+        "id": m["id"],
+        "memory_store_id": store["id"],
+        "path": m["path"],
+        "content": m["content"] if view == "full" else None,
+        "content_sha256": m["content_sha256"],
+        "content_size_bytes": m["content_size_bytes"],
+        "memory_version_id": m["memory_version_id"],
+        "created_at": m["created_at"],
+        "updated_at": m["updated_at"],
+    }
+
+
+def memory_store_view(store):
+    return {"id": store["id"],
+            "memories": [memory_view(store, m, "full") for m in memories_in_order(store)]}
+
+
+def memory_view_param(query, default):
+    view = q1(query, "view", default)
+    if view not in ("basic", "full"):
+        raise ApiError(400, "view must be basic or full, not %r" % view)
+    return view
+
+
+def memory_request(body):
+    try:
+        req = json.loads(body) if body.strip() else None
+    except ValueError:
+        raise ApiError(400, "body is not JSON")
+    if not isinstance(req, dict):
+        raise ApiError(400, "body must be a JSON object")
+    return req
+
+
+def memory_page(items, query, limit):
+    """Keyset paging in path order: the cursor names the last path of the page before."""
+    after = None
+    cursor = q1(query, "page")
+    if cursor:
+        try:
+            if not cursor.startswith("page_"):
+                raise ValueError(cursor)
+            after = json.loads(base64.urlsafe_b64decode(cursor[5:] + "==").decode())["after"]
+        except (ValueError, KeyError, TypeError):
+            raise ApiError(400, "page: invalid cursor")
+        if not isinstance(after, str):
+            raise ApiError(400, "page: invalid cursor")
+        items = [m for m in items if m["path"] > after]
+    nxt = None
+    if len(items) > limit:
+        nxt = "page_" + b64url(json.dumps({"after": items[limit - 1]["path"]}).encode())
+    return items[:limit], nxt
+
+
+# ---------------------------------------------------------------------------------------------
 # HTTP
 
 
@@ -795,6 +956,18 @@ class Handler(BaseHTTPRequestHandler):
         if endpoint and endpoint.startswith("skill") and rec["auth"] == "sessions_token" and \
                 not st.config["skills_accept_sessions_token"]:
             raise ApiError(401, "the skills API takes the environment key, not a sessions token")
+        store = params.get("store")
+        if store is not None:
+            # Memory belongs to sessions: only the token of a session that names the store.
+            if rec["auth"] == "env_key":
+                raise ApiError(401, "memory stores do not accept the environment key; use the "
+                               "work item's sessions token")
+            own = st.work[rec["token_work_id"]]["session_id"]
+            resources = st.sessions[own]["resources"] if own in st.sessions else []
+            if not any(isinstance(r, dict) and r.get("type") == "memory_store" and
+                       r.get("memory_store_id") == store for r in resources):
+                raise ApiError(403, "session %r has no memory_store resource for %r"
+                               % (own, store))
 
     def route(self, st, endpoint, params, query, body, rec, stream_fault):
         if endpoint is None:
@@ -1057,6 +1230,100 @@ class Handler(BaseHTTPRequestHandler):
         v = self.skill_or_404(st, params)
         return 200, v["archive"], v["content_type"]
 
+    def store_or_404(self, st, params):
+        store = st.memory_stores.get(params["store"])
+        if store is None:
+            raise ApiError(404, "memory store %r not found" % params["store"])
+        return store
+
+    def memory_or_404(self, st, params):
+        store = self.store_or_404(st, params)
+        m = store["memories"].get(params["memory"])
+        if m is None:
+            raise ApiError(404, "memory %r not found in memory store %r"
+                           % (params["memory"], store["id"]))
+        return store, m
+
+    def ep_memory_list(self, st, params, query, body, rec):
+        store = self.store_or_404(st, params)
+        view = memory_view_param(query, "basic")
+        try:
+            limit = int(q1(query, "limit", MEMORY_PAGE))
+        except ValueError:
+            raise ApiError(400, "limit must be an integer")
+        if limit < 1 or limit > MAX_MEMORY_PAGE:
+            raise ApiError(400, "limit must be between 1 and %d" % MAX_MEMORY_PAGE)
+        if view == "full":
+            limit = min(limit, MAX_MEMORY_PAGE_FULL)
+        prefix = q1(query, "path_prefix")
+        if prefix is not None and not prefix.endswith("/"):
+            raise ApiError(400, "path_prefix %r must end with '/'" % prefix)
+        items = [m for m in memories_in_order(store)
+                 if prefix is None or m["path"].startswith(prefix)]
+        chunk, nxt = memory_page(items, query, limit)
+        return 200, {"data": [memory_view(store, m, view) for m in chunk], "next_page": nxt}, None
+
+    def ep_memory_get(self, st, params, query, body, rec):
+        store, m = self.memory_or_404(st, params)
+        return 200, memory_view(store, m, memory_view_param(query, "full")), None
+
+    def ep_memory_create(self, st, params, query, body, rec):
+        store = self.store_or_404(st, params)
+        view = memory_view_param(query, "basic")
+        req = memory_request(body)
+        check_memory_path(req.get("path"))
+        if "content" not in req:
+            raise ApiError(400, "content: required (\"\" for an empty memory)")
+        check_memory_content(req["content"])
+        if memory_at(store, req["path"]) is not None:
+            raise ApiError(409, "a memory already exists at path %r" % req["path"])
+        if len(store["memories"]) >= MAX_MEMORIES:
+            raise ApiError(409, "memory store %r is full: it holds at most %d memories"
+                           % (store["id"], MAX_MEMORIES))
+        m = new_memory(st, store, req["path"], req["content"])
+        return 200, memory_view(store, m, view), None
+
+    def ep_memory_update(self, st, params, query, body, rec):
+        store, m = self.memory_or_404(st, params)
+        view = memory_view_param(query, "basic")
+        req = memory_request(body)
+        if "content" not in req and "path" not in req:
+            raise ApiError(400, "an update needs content, path or both")
+        if "content" in req:
+            check_memory_content(req["content"])
+        if "path" in req:
+            check_memory_path(req["path"])
+        content = req.get("content", m["content"])
+        path = req.get("path", m["path"])
+        pre = req.get("precondition")
+        if pre is not None:
+            if not isinstance(pre, dict) or pre.get("type") != "content_sha256" or \
+                    not isinstance(pre.get("content_sha256"), str):
+                raise ApiError(400, "precondition must be {\"type\": \"content_sha256\", "
+                               "\"content_sha256\": HEX}")
+            if pre["content_sha256"] != m["content_sha256"]:
+                if m["content"] == content and m["path"] == path:
+                    # Already as asked (a retry whose first try landed): nothing to do.
+                    return 200, memory_view(store, m, view), None
+                raise ApiError(409, "precondition failed: memory %r has content_sha256 %s, not %s"
+                               % (m["id"], m["content_sha256"], pre["content_sha256"]),
+                               "memory_precondition_failed_error")
+        if path != m["path"] and memory_at(store, path) is not None:
+            raise ApiError(409, "a memory already exists at path %r" % path)
+        if content != m["content"] or path != m["path"]:
+            set_memory(st, m, path, content)
+        return 200, memory_view(store, m, view), None
+
+    def ep_memory_delete(self, st, params, query, body, rec):
+        store, m = self.memory_or_404(st, params)
+        expected = q1(query, "expected_content_sha256")
+        if expected is not None and expected != m["content_sha256"]:
+            raise ApiError(409, "precondition failed: memory %r has content_sha256 %s, not %s"
+                           % (m["id"], m["content_sha256"], expected),
+                           "memory_precondition_failed_error")
+        del store["memories"][m["id"]]
+        return 200, {"id": m["id"], "type": "memory_deleted"}, None
+
     # -- SSE -----------------------------------------------------------------------------------
 
     def stream(self, st, session_id, query, fault):
@@ -1281,6 +1548,31 @@ class Handler(BaseHTTPRequestHandler):
                 out["size"] = len(data)
                 out["content_type"] = ctype
                 return self.send_json(200, out)
+            if parts == ["memory_stores"] and m == "POST":
+                # Creates or replaces the store. "validate": false seeds paths and contents the
+                # real server would refuse (for tests of a client that must not trust it).
+                store_id = req.get("id") or st.next_id("memstore")
+                memories = req.get("memories") or {}
+                if not isinstance(memories, dict):
+                    raise ApiError(400, "memories must be an object {path: content}")
+                validate = req.get("validate", True)
+                if validate and len(memories) > MAX_MEMORIES:
+                    raise ApiError(400, "a store holds at most %d memories" % MAX_MEMORIES)
+                store = {"id": store_id, "memories": {}}
+                for path, content in sorted(memories.items()):
+                    if validate:
+                        check_memory_path(path)
+                        check_memory_content(content)
+                    elif not isinstance(content, str):
+                        raise ApiError(400, "memories[%r]: content must be a string" % path)
+                    new_memory(st, store, path, content)
+                st.memory_stores[store_id] = store
+                return self.send_json(200, memory_store_view(store))
+            if len(parts) == 2 and parts[0] == "memory_stores" and m == "GET":
+                store = st.memory_stores.get(parts[1])
+                if store is None:
+                    raise ApiError(404, "no memory store %r" % parts[1])
+                return self.send_json(200, memory_store_view(store))
             if parts == ["stats"] and m == "GET":
                 return self.send_json(200, {
                     "work": len(st.work), "sessions": len(st.sessions),

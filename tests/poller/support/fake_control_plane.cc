@@ -746,6 +746,29 @@ Result<nlohmann::json> FakeControlPlane::AddSkill(const Skill& skill) const {
   return Control("POST", "/_fake/skills", body);
 }
 
+Result<nlohmann::json> FakeControlPlane::PutMemoryStore(
+    const std::string& store_id, const std::map<std::string, std::string>& memories) const {
+  json contents = json::object();
+  for (const auto& [path, content] : memories) {
+    contents[path] = content;
+  }
+  return Control("POST", "/_fake/memory_stores", json{{"id", store_id}, {"memories", contents}});
+}
+
+Result<std::map<std::string, std::string>> FakeControlPlane::MemoryStoreContents(
+    const std::string& store_id) const {
+  SRT_ASSIGN_OR_RETURN(json store, MemoryStore(store_id));
+  std::map<std::string, std::string> out;
+  for (const json& memory : store.at("memories")) {
+    out[memory.at("path").get<std::string>()] = memory.at("content").get<std::string>();
+  }
+  return out;
+}
+
+Result<nlohmann::json> FakeControlPlane::MemoryStore(const std::string& store_id) const {
+  return Control("GET", "/_fake/memory_stores/" + UrlEncode(store_id));
+}
+
 Result<void> FakeControlPlane::Configure(const nlohmann::json& settings) const {
   SRT_RETURN_IF_ERROR(Control("POST", "/_fake/config", settings));
   return Ok();

@@ -1,5 +1,6 @@
 // support/fake_control_plane.h: starts tests/poller/fake_control_plane.py (a loopback fake of the
-// work queue, sessions and skills endpoints) and scripts it through its /_fake/ control API.
+// work queue, sessions, skills and memory store endpoints) and scripts it through its /_fake/
+// control API.
 //
 // Usage:
 //   #include "poller/support/fake_control_plane.h"
@@ -125,7 +126,8 @@ class FakeControlPlane {
   // Filters for Requests(); empty fields match everything.
   struct RequestFilter {
     // poll, stats, ack, heartbeat, stop, work_get, work_update, work_list, session_get,
-    // events_list, events_post, stream, skill_versions, skill_version, skill_content.
+    // events_list, events_post, stream, skill_versions, skill_version, skill_content,
+    // memory_list, memory_get, memory_create, memory_update, memory_delete.
     std::string endpoint;
     std::string method;
     std::string session_id;
@@ -252,11 +254,26 @@ class FakeControlPlane {
   [[nodiscard]] Result<nlohmann::json> WorkState(const std::string& work_id) const;
   // Adds a skill version with its archive; returns the version object plus "size".
   [[nodiscard]] Result<nlohmann::json> AddSkill(const Skill& skill) const;
+  // Creates or replaces the memory store `store_id` with `memories` (path -> UTF-8 content; the
+  // paths must follow the server's rules, else Errc::kProtocol with the 400). Every memory gets
+  // a new id and version. The /v1 memory endpoints take only the sessions token of a session
+  // with a {"type": "memory_store", "memory_store_id": store_id} resource (see PutSession).
+  // Returns the store as MemoryStore() does.
+  [[nodiscard]] Result<nlohmann::json> PutMemoryStore(
+      const std::string& store_id, const std::map<std::string, std::string>& memories) const;
+  // The store's memories now, path -> content. Errc::kProtocol (404) for an unknown store.
+  [[nodiscard]] Result<std::map<std::string, std::string>> MemoryStoreContents(
+      const std::string& store_id) const;
+  // {"id", "memories": [full memory objects in path order]}: {"type": "memory", "id",
+  // "memory_store_id", "path", "content", "content_sha256", "content_size_bytes",
+  // "memory_version_id", "created_at", "updated_at"}. Errc::kProtocol (404) for an unknown store.
+  [[nodiscard]] Result<nlohmann::json> MemoryStore(const std::string& store_id) const;
   // Changes settings: empty_poll ("204" | "null" | "empty"), stream_replay (bool),
   // skills_accept_sessions_token, session_accepts_env_key, strict_results (bool),
   // ttl_seconds (int), ping_interval (seconds).
   [[nodiscard]] Result<void> Configure(const nlohmann::json& settings) const;
-  // Forgets all work, sessions, skills, requests, faults and settings; ends live streams.
+  // Forgets all work, sessions, skills, memory stores, requests, faults and settings; ends live
+  // streams.
   [[nodiscard]] Result<void> Reset() const;
 
   // Polling helpers: Errc::kInternal on timeout, with the last state seen in the message.

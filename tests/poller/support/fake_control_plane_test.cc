@@ -13,7 +13,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <future>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -690,6 +692,266 @@ TEST_F(FakeControlPlaneTest, SkillsServeVersionsAndArchivesWithModesAndEvilMembe
   EXPECT_EQ(fake_->Api("GET", "/v1/skills/skill_pdf/versions", w->sessions_token)->status, 200);
   ASSERT_TRUE(fake_->Configure({{"skills_accept_sessions_token", false}}).has_value());
   EXPECT_EQ(fake_->Api("GET", "/v1/skills/skill_pdf/versions", w->sessions_token)->status, 401);
+}
+
+// ---- memory stores ----
+
+constexpr const char* kSha256Empty =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+constexpr const char* kSha256Abc =
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+// A work item whose session has `store_id` as a resource; its sessions token, or "" on error.
+std::string TokenForStore(const FakeControlPlane& cp, const std::string& session_id,
+                          const std::string& store_id) {
+  auto work = cp.Enqueue({.session_id = session_id});
+  json resource = {
+      {"type", "memory_store"}, {"memory_store_id", store_id}, {"access", "read_write"}};
+  if (!work.has_value() ||
+      !cp.PutSession(session_id, {{"resources", json::array({resource})}}).has_value()) {
+    return "";
+  }
+  return work->sessions_token;
+}
+
+std::string MemoriesPath(const std::string& store_id, const std::string& rest = "") {
+  return "/v1/memory_stores/" + store_id + "/memories" + rest;
+}
+
+TEST_F(FakeControlPlaneTest, MemoryStoresTakeOnlyTheTokenOfASessionThatNamesTheStore) {
+  ASSERT_TRUE(fake_->PutMemoryStore("memstore_a", {{"/a.md", "a"}}).has_value());
+  ASSERT_TRUE(fake_->PutMemoryStore("memstore_b", {{"/b.md", "b"}}).has_value());
+  const std::string token = TokenForStore(*fake_, "sesn_mem", "memstore_a");
+  const std::string dangling = TokenForStore(*fake_, "sesn_dangling", "memstore_gone");
+  ASSERT_FALSE(token.empty());
+  ASSERT_FALSE(dangling.empty());
+  auto other = fake_->Enqueue({.session_id = "sesn_nomem"});
+  ASSERT_TRUE(other.has_value());
+
+  auto r = EnvCall("GET", MemoriesPath("memstore_a"));
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(Body(r)["error"]["type"], "authentication_error");
+  EXPECT_NE(Body(r)["error"]["message"].get<std::string>().find("environment key"),
+            std::string::npos);
+  r = fake_->Api("GET", MemoriesPath("memstore_a"), other->sessions_token);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(Body(r)["error"]["type"], "permission_error");
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_b"), token)->status, 403)
+      << "the session names memstore_a only";
+  r = fake_->Api("GET", MemoriesPath("memstore_a"), token);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["data"][0]["path"], "/a.md");
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_a"), "")->status, 401);
+  // Named by the session but not there.
+  r = fake_->Api("GET", MemoriesPath("memstore_gone"), dangling);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(Body(r)["error"]["type"], "not_found_error");
+  // Every memory endpoint refuses the environment key.
+  EXPECT_EQ(EnvCall("POST", MemoriesPath("memstore_a"), R"({"path":"/x","content":""})")->status,
+            401);
+  EXPECT_EQ(EnvCall("DELETE", MemoriesPath("memstore_a", "/mem_x"))->status, 401);
+  EXPECT_EQ(fake_->MemoryStoreContents("memstore_a")->size(), 1u);
+
+  auto reqs = fake_->Requests({.endpoint = "memory_list"});
+  ASSERT_TRUE(reqs.has_value());
+  ASSERT_EQ(reqs->size(), 6u);
+  EXPECT_EQ((*reqs)[0]["auth"], "env_key");
+  EXPECT_EQ((*reqs)[0]["status"], 401);
+  EXPECT_EQ((*reqs)[1]["auth"], "sessions_token");
+  EXPECT_EQ((*reqs)[1]["status"], 403);
+  EXPECT_EQ((*reqs)[3]["status"], 200);
+  EXPECT_EQ((*reqs)[4]["auth"], "none");
+  EXPECT_EQ((*reqs)[5]["status"], 404);
+  EXPECT_EQ(fake_->Requests({.endpoint = "memory_create"})->size(), 1u);
+  EXPECT_EQ(fake_->Requests({.endpoint = "memory_delete"})->size(), 1u);
+}
+
+TEST_F(FakeControlPlaneTest, MemoryListPagesInPathOrderAndCapsFullPagesAt20) {
+  std::map<std::string, std::string> seed;
+  for (int i = 0; i < 25; ++i) {
+    char path[32];
+    std::snprintf(path, sizeof(path), "/notes/%02d.md", i);
+    seed[path] = "note " + std::to_string(i);
+  }
+  seed["/top.md"] = "top";
+  ASSERT_TRUE(fake_->PutMemoryStore("memstore_p", seed).has_value());
+  const std::string token = TokenForStore(*fake_, "sesn_p", "memstore_p");
+  ASSERT_FALSE(token.empty());
+
+  // Full view: at most 20 per page even when asked for 100, content included.
+  std::vector<std::string> paths;
+  std::string cursor;
+  int pages = 0;
+  do {
+    std::string target = MemoriesPath("memstore_p", "?view=full&limit=100");
+    if (!cursor.empty()) {
+      target += "&page=" + cursor;
+    }
+    auto r = fake_->Api("GET", target, token);
+    ASSERT_EQ(r->status, 200) << r->body;
+    json page = Body(r);
+    EXPECT_LE(page["data"].size(), 20u);
+    for (const json& m : page["data"]) {
+      EXPECT_EQ(m["type"], "memory");
+      EXPECT_EQ(m["memory_store_id"], "memstore_p");
+      EXPECT_EQ(m["content"], seed.at(m["path"].get<std::string>()));
+      EXPECT_EQ(m["content_size_bytes"], seed.at(m["path"].get<std::string>()).size());
+      EXPECT_EQ(m["id"].get<std::string>().rfind("mem_", 0), 0u);
+      EXPECT_EQ(m["memory_version_id"].get<std::string>().rfind("memver_", 0), 0u);
+      paths.push_back(m["path"]);
+    }
+    cursor = page["next_page"].is_string() ? page["next_page"].get<std::string>() : "";
+    EXPECT_TRUE(cursor.empty() || cursor.rfind("page_", 0) == 0) << cursor;
+    ++pages;
+  } while (!cursor.empty() && pages < 10);
+  EXPECT_EQ(pages, 2);
+  ASSERT_EQ(paths.size(), seed.size());
+  size_t i = 0;
+  for (const auto& [path, content] : seed) {
+    EXPECT_EQ(paths[i++], path);
+  }
+
+  // Basic view (the default): 20 by default, no content; path_prefix filters.
+  auto r = fake_->Api("GET", MemoriesPath("memstore_p"), token);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["data"].size(), 20u);
+  EXPECT_TRUE(Body(r)["data"][0]["content"].is_null());
+  EXPECT_TRUE(Body(r)["data"][0]["content_sha256"].is_string());
+  r = fake_->Api("GET", MemoriesPath("memstore_p", "?limit=100&path_prefix=/notes/"), token);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["data"].size(), 25u);
+  EXPECT_TRUE(Body(r)["next_page"].is_null());
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_p", "?path_prefix=/notes"), token)->status,
+            400);
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_p", "?limit=101"), token)->status, 400);
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_p", "?limit=0"), token)->status, 400);
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_p", "?view=raw"), token)->status, 400);
+  EXPECT_EQ(fake_->Api("GET", MemoriesPath("memstore_p", "?page=nope"), token)->status, 400);
+}
+
+TEST_F(FakeControlPlaneTest, MemoryCreateUpdateDeleteHonourPathRulesAndPreconditions) {
+  ASSERT_TRUE(fake_->PutMemoryStore("memstore_c", {}).has_value());
+  const std::string token = TokenForStore(*fake_, "sesn_c", "memstore_c");
+  ASSERT_FALSE(token.empty());
+  auto call = [&](std::string_view method, const std::string& rest, const json& body = nullptr) {
+    return fake_->Api(method, MemoriesPath("memstore_c", rest), token,
+                      body.is_null() ? std::string() : body.dump());
+  };
+
+  auto r = call("POST", "", {{"path", "/dir/a.md"}, {"content", ""}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  json created = Body(r);
+  EXPECT_EQ(created["type"], "memory");
+  EXPECT_TRUE(created["content"].is_null()) << "basic view by default";
+  EXPECT_EQ(created["content_sha256"], kSha256Empty);
+  EXPECT_EQ(created["content_size_bytes"], 0);
+  const std::string id = created["id"];
+  r = call("POST", "", {{"path", "/dir/a.md"}, {"content", "again"}});
+  EXPECT_EQ(r->status, 409);
+  EXPECT_NE(Body(r)["error"]["message"].get<std::string>().find("already exists"),
+            std::string::npos);
+  for (const char* bad : {"a.md", "/", "//a", "/a/", "/a/./b", "/../a", "/a\x01"}) {
+    r = call("POST", "", {{"path", bad}, {"content", "x"}});
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+    EXPECT_EQ(Body(r)["error"]["type"], "invalid_request_error") << bad;
+  }
+  EXPECT_EQ(call("POST", "", {{"path", "/" + std::string(1024, 'p')}, {"content", ""}})->status,
+            400);
+  EXPECT_EQ(call("POST", "", {{"path", "/big"}, {"content", std::string(102401, 'c')}})->status,
+            400);
+  EXPECT_EQ(call("POST", "", {{"path", "/nocontent"}})->status, 400);
+  r = call("POST", "?view=full", {{"path", "/b.md"}, {"content", "abc"}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["content"], "abc");
+  EXPECT_EQ(Body(r)["content_sha256"], kSha256Abc);
+
+  // A stale precondition is 409; the right one updates and makes a new version.
+  json update = {{"content", "abc"},
+                 {"precondition", {{"type", "content_sha256"}, {"content_sha256", kSha256Abc}}}};
+  r = call("POST", "/" + id, update);
+  EXPECT_EQ(r->status, 409);
+  EXPECT_EQ(Body(r)["error"]["type"], "memory_precondition_failed_error");
+  update["precondition"]["content_sha256"] = kSha256Empty;
+  r = call("POST", "/" + id, update);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["content_sha256"], kSha256Abc);
+  EXPECT_NE(Body(r)["memory_version_id"], created["memory_version_id"]);
+  const json version = Body(r)["memory_version_id"];
+  // Retried after it landed: the precondition no longer matches, but the memory is as asked.
+  r = call("POST", "/" + id, update);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["memory_version_id"], version);
+  // Rename onto a taken path, then to a free one.
+  EXPECT_EQ(call("POST", "/" + id, {{"path", "/b.md"}})->status, 409);
+  r = call("POST", "/" + id, {{"path", "/dir/renamed.md"}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["path"], "/dir/renamed.md");
+  r = call("GET", "/" + id);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["content"], "abc") << "full view by default";
+  EXPECT_EQ(call("GET", "/mem_nope")->status, 404);
+
+  // A fault makes the next update fail; the memory stays as it was.
+  ASSERT_TRUE(fake_->AddFault({.endpoint = "memory_update", .status = 503}).has_value());
+  EXPECT_EQ(call("POST", "/" + id, {{"content", "lost"}})->status, 503);
+  EXPECT_EQ(fake_->MemoryStoreContents("memstore_c")->at("/dir/renamed.md"), "abc");
+
+  r = call("DELETE", "/" + id + "?expected_content_sha256=" + kSha256Empty);
+  EXPECT_EQ(r->status, 409);
+  EXPECT_EQ(Body(r)["error"]["type"], "memory_precondition_failed_error");
+  r = call("DELETE", "/" + id + "?expected_content_sha256=" + kSha256Abc);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r), (json{{"id", id}, {"type", "memory_deleted"}}));
+  EXPECT_EQ(call("DELETE", "/" + id)->status, 404);
+  auto contents = fake_->MemoryStoreContents("memstore_c");
+  ASSERT_TRUE(contents.has_value()) << contents.error().message();
+  EXPECT_EQ(*contents, (std::map<std::string, std::string>{{"/b.md", "abc"}}));
+
+  auto updates = fake_->Requests({.endpoint = "memory_update"});
+  ASSERT_TRUE(updates.has_value());
+  ASSERT_EQ(updates->size(), 6u);
+  EXPECT_EQ((*updates)[0]["auth"], "sessions_token");
+  EXPECT_EQ((*updates)[0]["json"]["precondition"]["content_sha256"], kSha256Abc);
+  EXPECT_TRUE((*updates)[5]["fault"].is_string());
+}
+
+TEST_F(FakeControlPlaneTest, MemoryStoreControlApiRoundTrips) {
+  auto put = fake_->PutMemoryStore("memstore_r", {{"/z.md", "zed"}, {"/a/b.md", "ünïcode\n"}});
+  ASSERT_TRUE(put.has_value()) << put.error().message();
+  EXPECT_EQ((*put)["id"], "memstore_r");
+  auto store = fake_->MemoryStore("memstore_r");
+  ASSERT_TRUE(store.has_value()) << store.error().message();
+  ASSERT_EQ((*store)["memories"].size(), 2u);
+  const json& first = (*store)["memories"][0];
+  EXPECT_EQ(first["path"], "/a/b.md");
+  EXPECT_EQ(first["content"], "ünïcode\n");
+  EXPECT_EQ(first["content_size_bytes"], std::string("ünïcode\n").size());
+  EXPECT_EQ(first["memory_store_id"], "memstore_r");
+  EXPECT_EQ(first["created_at"], first["updated_at"]);
+  EXPECT_EQ((*store)["memories"][1]["path"], "/z.md");
+  auto contents = fake_->MemoryStoreContents("memstore_r");
+  ASSERT_TRUE(contents.has_value());
+  EXPECT_EQ(*contents,
+            (std::map<std::string, std::string>{{"/a/b.md", "ünïcode\n"}, {"/z.md", "zed"}}));
+
+  // What the control API seeded is what /v1 serves.
+  const std::string token = TokenForStore(*fake_, "sesn_r", "memstore_r");
+  auto r =
+      fake_->Api("GET", MemoriesPath("memstore_r", "/" + first["id"].get<std::string>()), token);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r), first);
+
+  // Replacing the store drops what was there; bad paths are refused; reset forgets stores.
+  ASSERT_TRUE(fake_->PutMemoryStore("memstore_r", {{"/only.md", ""}}).has_value());
+  EXPECT_EQ(*fake_->MemoryStoreContents("memstore_r"),
+            (std::map<std::string, std::string>{{"/only.md", ""}}));
+  EXPECT_FALSE(fake_->PutMemoryStore("memstore_bad", {{"/../x", ""}}).has_value());
+  EXPECT_FALSE(fake_->MemoryStore("memstore_bad").has_value());
+  auto missing = fake_->MemoryStore("memstore_nope");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("404"), std::string::npos) << missing.error().message();
+  ASSERT_TRUE(fake_->Reset().has_value());
+  EXPECT_FALSE(fake_->MemoryStoreContents("memstore_r").has_value());
 }
 
 // ---- curl against the work queue, keep-alive, reset ----
