@@ -1,6 +1,7 @@
-// libFuzzer target: the work-queue and session JSON parsers (srt-poller/src/api/work.h).
+// libFuzzer target: the work-queue, session and memory JSON parsers (srt-poller/src/api/work.h).
 // Properties: no crash or exception on any input; every id a parser accepts passes ValidateId;
-// a parsed work item keeps its raw JSON; an encoded events body parses back.
+// a parsed work item keeps its raw JSON; an encoded events body parses back; a memory write of
+// any bytes encodes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -35,7 +36,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseEventPage(in);
   if (auto s = ParseSession(in)) {
     for (const auto& sk : s->skills) Require(ValidateId("id", sk.skill_id).has_value());
+    for (const auto& m : s->memory_stores) {
+      Require(ValidateId("id", m.memory_store_id).has_value());
+    }
   }
+  if (auto m = ParseMemory(in)) Require(ValidateId("id", m->id).has_value());
+  if (auto page = ParseMemoryPage(in)) {
+    for (const auto& m : page->data) Require(ValidateId("id", m.id).has_value());
+  }
+  // The input as a memory's path and content.
+  (void)EncodeMemoryWrite(in, in, in);
   (void)ParseSkillVersionPage(in);
   (void)ParseApiErrorMessage(in);
   // The input as a tool's output text and as a content array.

@@ -511,4 +511,82 @@ ApiResult<std::string> SessionClient::DownloadSkillContent(std::string_view skil
   return std::move(r->body);
 }
 
+namespace {
+
+Result<ApiTransport::Call> MemoryCall(std::string method, std::string_view store_id,
+                                      std::string_view memory_id) {
+  SRT_RETURN_IF_ERROR(ValidateId("memory store id", store_id));
+  ApiTransport::Call c;
+  c.method = std::move(method);
+  c.path = "/v1/memory_stores/" + std::string(store_id) + "/memories";
+  if (!memory_id.empty()) {
+    SRT_RETURN_IF_ERROR(ValidateId("memory id", memory_id));
+    c.path += "/" + std::string(memory_id);
+  }
+  c.beta = kMemoryBeta;
+  return c;
+}
+
+}  // namespace
+
+ApiResult<std::vector<Memory>> SessionClient::ListMemories(std::string_view store_id,
+                                                           size_t max_memories) const {
+  auto c = MemoryCall("GET", store_id, "");
+  if (!c) return Invalid(c.error().message());
+  c->query = {{"view", "full"}, {"limit", "20"}};
+  auto all = ListAllPages<Memory>(*t_, *c, "list memories", ParseMemoryPage);
+  if (all && all->size() > max_memories) {
+    return ApiError(ApiErrorKind::kProtocol, "list memories: store " + std::string(store_id) +
+                                                 " holds more than " +
+                                                 std::to_string(max_memories) + " memories");
+  }
+  return all;
+}
+
+namespace {
+
+// POSTs a memory write: a 409 (a path taken, a version changed meanwhile) stays one.
+ApiResult<Memory> PostMemoryWrite(const ApiTransport& t, ApiTransport::Call c, std::string body,
+                                  std::string_view what) {
+  c.body = std::move(body);
+  c.json_body = true;
+  c.conflict = ConflictPolicy::kFinal;
+  auto r = t.Do(c);
+  if (!r) return std::move(r).error();
+  auto m = ParseMemory(r->body);
+  if (!m) return FromParse(what, m.error());
+  return std::move(m).value();
+}
+
+}  // namespace
+
+ApiResult<Memory> SessionClient::CreateMemory(std::string_view store_id, std::string_view path,
+                                              std::string_view content) const {
+  auto c = MemoryCall("POST", store_id, "");
+  if (!c) return Invalid(c.error().message());
+  return PostMemoryWrite(*t_, std::move(*c), EncodeMemoryWrite(path, content, std::nullopt),
+                         "create memory");
+}
+
+ApiResult<Memory> SessionClient::UpdateMemory(std::string_view store_id, std::string_view memory_id,
+                                              std::string_view content,
+                                              std::string_view expected_sha256) const {
+  auto c = MemoryCall("POST", store_id, memory_id);
+  if (!c) return Invalid(c.error().message());
+  return PostMemoryWrite(*t_, std::move(*c),
+                         EncodeMemoryWrite(std::nullopt, content, expected_sha256),
+                         "update memory");
+}
+
+ApiResult<void> SessionClient::DeleteMemory(std::string_view store_id, std::string_view memory_id,
+                                            std::string_view expected_sha256) const {
+  auto c = MemoryCall("DELETE", store_id, memory_id);
+  if (!c) return Invalid(c.error().message());
+  c->query = {{"expected_content_sha256", std::string(expected_sha256)}};
+  c->conflict = ConflictPolicy::kFinal;
+  auto r = t_->Do(*c);
+  if (!r) return std::move(r).error();
+  return {};
+}
+
 }  // namespace srt::poller

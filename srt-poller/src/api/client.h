@@ -41,6 +41,7 @@ namespace srt::poller {
 inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 inline constexpr std::string_view kManagedAgentsBeta = "managed-agents-2026-04-01";
 inline constexpr std::string_view kSkillsBeta = "skills-2025-10-02";
+inline constexpr std::string_view kMemoryBeta = "agent-memory-2026-07-22";
 inline constexpr std::string_view kNoHeartbeat = "NO_HEARTBEAT";
 
 enum class ApiErrorKind {
@@ -231,6 +232,21 @@ class SessionClient {
   // The archive bytes (Accept: application/binary), at most ClientOptions::max_skill_bytes.
   ApiResult<std::string> DownloadSkillContent(std::string_view skill_id,
                                               std::string_view version) const;
+
+  // Memory stores (anthropic-beta: agent-memory-2026-07-22), with the item's sessions token:
+  // the memory endpoints refuse the environment key. Every memory of a store with its content
+  // (view=full, 20 a page: the server's cap for that view), refused past `max_memories`.
+  ApiResult<std::vector<Memory>> ListMemories(std::string_view store_id, size_t max_memories) const;
+  // POST .../memories {path, content}.
+  ApiResult<Memory> CreateMemory(std::string_view store_id, std::string_view path,
+                                 std::string_view content) const;
+  // POST .../memories/{id} {content, precondition}: applies only while the server's content
+  // still has `expected_sha256`; a 409 (changed meanwhile) is kConflict and not retried.
+  ApiResult<Memory> UpdateMemory(std::string_view store_id, std::string_view memory_id,
+                                 std::string_view content, std::string_view expected_sha256) const;
+  // DELETE .../memories/{id}?expected_content_sha256=...; a 409 is kConflict, as above.
+  ApiResult<void> DeleteMemory(std::string_view store_id, std::string_view memory_id,
+                               std::string_view expected_sha256) const;
 
  private:
   explicit SessionClient(std::shared_ptr<const ApiTransport> t) : t_(std::move(t)) {}

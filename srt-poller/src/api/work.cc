@@ -217,6 +217,19 @@ Result<SkillVersion> SkillVersionFromJson(const json& j, std::string_view parent
   return v;
 }
 
+Result<Memory> MemoryFromJson(const json& j, std::string_view parent) {
+  constexpr std::string_view kWhat = "memory";
+  SRT_RETURN_IF_ERROR(RequireObject(kWhat, j, parent));
+  Memory m;
+  SRT_ASSIGN_OR_RETURN(m.id, Id(kWhat, j, "id", parent, true));
+  SRT_ASSIGN_OR_RETURN(m.path, String(kWhat, j, "path", parent, true));
+  SRT_ASSIGN_OR_RETURN(m.content_sha256, String(kWhat, j, "content_sha256", parent, true));
+  if (auto c = j.find("content"); c != j.end() && !c->is_null()) {
+    SRT_ASSIGN_OR_RETURN(m.content, String(kWhat, j, "content", parent, true));
+  }
+  return m;
+}
+
 // A `{"data": [...], "next_page": ...}` list; `item` parses one element of `data`.
 template <typename Page, typename ItemFromJson>
 Result<Page> ParsePage(std::string_view what, std::string_view body, ItemFromJson item) {
@@ -417,10 +430,59 @@ Result<Session> ParseSession(std::string_view body) {
       }
     }
   }
+  if (auto res = j.find("resources"); res != j.end() && !res->is_null()) {
+    if (!res->is_array()) return Bad(kWhat, "/resources", "expected an array");
+    for (size_t i = 0; i < res->size(); ++i) {
+      const std::string ptr = "/resources/" + std::to_string(i);
+      const json& r = (*res)[i];
+      SRT_RETURN_IF_ERROR(RequireObject(kWhat, r, ptr));
+      SRT_ASSIGN_OR_RETURN(std::string type, String(kWhat, r, "type", ptr, true));
+      if (type != "memory_store") continue;  // files and repositories are refused upstream
+      MemoryStoreRef m;
+      SRT_ASSIGN_OR_RETURN(m.memory_store_id, Id(kWhat, r, "memory_store_id", ptr, true));
+      SRT_ASSIGN_OR_RETURN(std::string access, String(kWhat, r, "access", ptr, false));
+      if (!access.empty() && access != "read_write" && access != "read_only") {
+        return Bad(kWhat, Pointer(ptr, "access"),
+                   "expected read_write or read_only, got " + strings::QuoteForMessage(access));
+      }
+      m.read_only = access == "read_only";
+      SRT_ASSIGN_OR_RETURN(m.mount_path, String(kWhat, r, "mount_path", ptr, false));
+      SRT_ASSIGN_OR_RETURN(m.name, String(kWhat, r, "name", ptr, false));
+      s.memory_stores.push_back(std::move(m));
+    }
+  }
   auto md = j.find("metadata");
   s.metadata_json = (md == j.end() || md->is_null()) ? "{}" : Dump(*md);
   s.raw_json = std::string(body);
   return s;
+}
+
+Result<Memory> ParseMemory(std::string_view body) {
+  SRT_ASSIGN_OR_RETURN(json j, ParseJson("memory", body));
+  return MemoryFromJson(j, "");
+}
+
+Result<MemoryPage> ParseMemoryPage(std::string_view body) {
+  constexpr std::string_view kWhat = "memory list";
+  SRT_ASSIGN_OR_RETURN(json j, ParseJson(kWhat, body));
+  SRT_RETURN_IF_ERROR(RequireObject(kWhat, j, ""));
+  // A listing with `depth` rolls deeper entries up into `memory_prefix` items; we never ask
+  // for one, and skip them should they come.
+  auto data = j.find("data");
+  if (data == j.end() || !data->is_array()) return Bad(kWhat, "/data", "expected an array");
+  MemoryPage page;
+  for (size_t i = 0; i < data->size(); ++i) {
+    const std::string ptr = "/data/" + std::to_string(i);
+    const json& item = (*data)[i];
+    SRT_RETURN_IF_ERROR(RequireObject(kWhat, item, ptr));
+    SRT_ASSIGN_OR_RETURN(std::string type, String(kWhat, item, "type", ptr, false));
+    if (type == "memory_prefix") continue;
+    auto m = MemoryFromJson(item, ptr);
+    if (!m) return std::move(m).error().Wrap(kWhat);
+    page.data.push_back(std::move(m).value());
+  }
+  SRT_ASSIGN_OR_RETURN(page.next_page, NextPage(kWhat, j));
+  return page;
 }
 
 Result<SkillVersion> ParseSkillVersion(std::string_view body) {
@@ -482,6 +544,18 @@ Result<std::string> EncodeEventsBody(const std::vector<PostedToolResult>& result
     events.push_back(std::move(ev));
   }
   return Dump(json{{"events", std::move(events)}});
+}
+
+std::string EncodeMemoryWrite(std::optional<std::string_view> path, std::string_view content,
+                              std::optional<std::string_view> expected_sha256) {
+  json body = json::object();
+  if (path) body["path"] = std::string(*path);
+  body["content"] = std::string(content);
+  if (expected_sha256) {
+    body["precondition"] = {{"type", "content_sha256"},
+                            {"content_sha256", std::string(*expected_sha256)}};
+  }
+  return Dump(body);
 }
 
 }  // namespace srt::poller

@@ -119,13 +119,36 @@ struct SkillRef {
   std::string version;   // "latest", a numeric version, or empty (= latest); validated if set
   std::string type;      // anthropic|custom
 };
+// A `memory_store` entry of the session's resources[] (the newer official workers mount each).
+struct MemoryStoreRef {
+  std::string memory_store_id;  // validated id
+  bool read_only = false;       // access "read_only"; "read_write" or absent = false
+  std::string mount_path;       // as sent (the caller validates it); empty when absent or null
+  std::string name;             // as sent; empty when absent or null
+};
 struct Session {
   std::string id;
-  std::vector<SkillRef> skills;  // agent.skills[]
-  std::string metadata_json;     // `metadata` as compact JSON ("{}" when absent)
+  std::vector<SkillRef> skills;               // agent.skills[]
+  std::vector<MemoryStoreRef> memory_stores;  // resources[] of type memory_store, in order
+  std::string metadata_json;                  // `metadata` as compact JSON ("{}" when absent)
   std::string raw_json;
 };
 [[nodiscard]] srt::Result<Session> ParseSession(std::string_view body);
+
+// A memory of a store (GET /v1/memory_stores/{store}/memories[/{id}]): a text document at a
+// path. `content` is set only by the `full` view.
+struct Memory {
+  std::string id;    // validated id
+  std::string path;  // as sent (the caller validates it before it names a file)
+  std::optional<std::string> content;
+  std::string content_sha256;  // lowercase hex, 64 characters
+};
+struct MemoryPage {
+  std::vector<Memory> data;  // `memory_prefix` items (a listing with `depth`) are left out
+  std::optional<std::string> next_page;
+};
+[[nodiscard]] srt::Result<Memory> ParseMemory(std::string_view body);
+[[nodiscard]] srt::Result<MemoryPage> ParseMemoryPage(std::string_view body);
 
 // GET /v1/skills/{id}/versions[/{v}].
 struct SkillVersion {
@@ -163,5 +186,11 @@ std::string TextContent(std::string_view text);
 // {"events":[...]}. Errors if a content_json is not a JSON array or a tool_use_id is empty.
 [[nodiscard]] srt::Result<std::string> EncodeEventsBody(
     const std::vector<PostedToolResult>& results);
+
+// The body of a memory create ({"path","content"}) or update ({"content"} with, when
+// `expected_sha256` is set, a content_sha256 precondition). Invalid UTF-8 is replaced by U+FFFD
+// (callers send only valid UTF-8: a memory is a text document).
+std::string EncodeMemoryWrite(std::optional<std::string_view> path, std::string_view content,
+                              std::optional<std::string_view> expected_sha256);
 
 }  // namespace srt::poller

@@ -20,6 +20,7 @@
 #include "poller/log.h"
 #include "poller/poller.h"
 #include "poller/session.h"
+#include "poller/session_memory.h"
 #include "poller/workspace_disk.h"
 #include "srt/sandbox.h"
 
@@ -309,6 +310,10 @@ int Main(int argc, char** argv) {
   }
   RemoveLeftoverSessionCgroups(config, log);
   UnmountLeftoverWorkspaceDisks(config, log);
+  if (auto r = RemoveLeftoverMemory(config.sessions_dir); !r) {
+    log.Warn("could not remove the memory stores an earlier run left",
+             {{"error", r.error().message()}});
+  }
   // Sessions must be able to start, with their limits, before we claim anything.
   if (!CanServeSessions(config, policy, toolbox, log)) return 2;
   WarnIfWorkspacesCannotFit(config, log);

@@ -25,8 +25,10 @@
 #include "poller/lease.h"
 #include "poller/poller_session_policy.h"
 #include "poller/sandbox_output.h"
+#include "poller/session_memory.h"
 #include "poller/toolbox_client.h"
 #include "poller/workspace_disk.h"
+#include "runner/memory_stores.h"
 #include "runner/runner.h"
 #include "runner/skills.h"
 #include "sys/fd.h"
@@ -43,6 +45,12 @@ constexpr milliseconds kStopTimeout{10'000};
 // wedged) gets SIGTERM, and SIGKILL kToolboxGrace later.
 constexpr milliseconds kToolboxExitWait{2'000};
 constexpr milliseconds kToolboxGrace{3'000};
+// The official workers' bound on a finishing item's final sync and flush of writes.
+constexpr milliseconds kMemorySyncTimeout{30'000};
+constexpr size_t kMemoryNotesLogged = 10;
+constexpr uint64_t kMemoryStoreTmpfsBytes = uint64_t{256} << 20;
+// Where the session's workspace is, in its sandbox: srt-toolbox's root, the cwd, HOME.
+constexpr char kSessionWorkdir[] = "/workspace";
 
 // Ends a sandbox that does not end by itself, from a thread of its own: SIGTERM to its command
 // at Begin() (or at the deadline BeginAt() names), then SIGKILL `grace` later, each through
@@ -171,6 +179,38 @@ class ApiSession final : public SessionApi {
   SessionClient reader_;
   SessionClient poster_;
   std::string id_;
+};
+
+// The memory endpoints on the item's sessions token. A 409 is the server's version winning.
+class ApiMemory final : public MemoryApi {
+ public:
+  explicit ApiMemory(SessionClient client) : c_(std::move(client)) {}
+  Result<std::vector<Memory>> List(const std::string& store_id) override {
+    auto v = c_.ListMemories(store_id, kMaxMemories);
+    if (!v) return v.error().ToError();
+    return std::move(*v);
+  }
+  Result<Write> Create(const std::string& store_id, const std::string& path,
+                       const std::string& content) override {
+    return Outcome(c_.CreateMemory(store_id, path, content));
+  }
+  Result<Write> Update(const std::string& store_id, const std::string& id,
+                       const std::string& content, const std::string& expected_sha256) override {
+    return Outcome(c_.UpdateMemory(store_id, id, content, expected_sha256));
+  }
+  Result<Write> Delete(const std::string& store_id, const std::string& id,
+                       const std::string& expected_sha256) override {
+    return Outcome(c_.DeleteMemory(store_id, id, expected_sha256));
+  }
+
+ private:
+  template <typename T>
+  static Result<Write> Outcome(const ApiResult<T>& r) {
+    if (r) return Write::kDone;
+    if (r.error().kind() == ApiErrorKind::kConflict) return Write::kConflict;
+    return r.error().ToError();
+  }
+  SessionClient c_;
 };
 
 class ApiSkills final : public SkillsApi {
@@ -354,8 +394,8 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
   }
   // The workspace is the session's own: the agent clones and commits there, and no host user's
   // git reads it (git's write-guard rules would refuse the clone).
-  o.binds.push_back({workspace, "/workspace", true, /*own_repositories=*/true});
-  o.cwd = "/workspace";
+  o.binds.push_back({workspace, kSessionWorkdir, true, /*own_repositories=*/true});
+  o.cwd = kSessionWorkdir;
   o.env = env;
   if (config.limits) {
     // The agent's shell and ripgrep run in an inner cgroup (srt-toolbox moves them there) with
@@ -520,6 +560,28 @@ void SessionWorker::ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) co
 }
 
 SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& workspace) {
+  // The session first (a per-session call: the sessions token, never the environment key, when
+  // the item has one): its memory stores are in place before the sandbox starts.
+  Result<Session> session = [&]() -> Result<Session> {
+    auto got = s.api.reader.GetSession(work_.data_id);
+    if (!got) return got.error().ToError();
+    return std::move(*got);
+  }();
+  if (!session) {
+    ctx_.log->Warn("could not read the session (skills and memory stores skipped)",
+                   Fields({{"error", session.error().message()}}));
+  }
+  std::unique_ptr<SessionMemory> memory;
+  ApiMemory memory_api(s.api.reader);
+  if (session && !session->memory_stores.empty()) {
+    auto mounted = MountMemory(memory_api, session->memory_stores, workspace);
+    if (!mounted) {
+      ctx_.log->Error("memory store", Fields({{"error", mounted.error().message()}}));
+      return {"fatal", "memory store: " + mounted.error().message()};
+    }
+    memory = std::move(*mounted);
+  }
+
   // The session's sandbox: srt-toolbox on two pipes.
   auto to_tb = MakePipe();
   auto from_tb = MakePipe();
@@ -527,8 +589,9 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   // Before the sandbox, so that it outlives it: its thread ends at the sandbox's EOF.
   auto output = StartOutput();
   if (!output) return {"fatal", "the sandbox's output: " + output.error().message()};
-  Result<Sandbox> sandbox = StartToolboxSandbox(workspace, std::move(to_tb->read),
-                                                std::move(from_tb->write), (*output)->write_end());
+  Result<Sandbox> sandbox = StartToolboxSandbox(
+      workspace, memory ? memory->binds() : std::vector<BindMount>(), std::move(to_tb->read),
+      std::move(from_tb->write), (*output)->write_end());
   (*output)->CloseWriteEnd();
   if (!sandbox) return {"fatal", "sandbox: " + sandbox.error().message()};
   SetSandbox(&*sandbox);
@@ -539,11 +602,13 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
   // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
   // and so every tool, starts only after this.
-  SetUpSkills(s.api.reader, s.api.skills, workspace);
+  if (session) SetUpSkills(*session, s.api.skills, workspace);
 
   ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
   RunResult result = ServeSession(s, toolbox);
   EndToolboxSandbox(toolbox, *sandbox);
+  // Only now, with every process of the sandbox gone, is a store's directory still.
+  if (memory) SyncMemory(*memory, memory_api);
   return SessionEndFor(result);
 }
 
@@ -645,6 +710,7 @@ void SessionWorker::AcceptStops(NativeSession& s) {
 // Starts the session's sandbox running srt-toolbox on the given stdin and stdout (the
 // sandbox's ends of its pipes, closed here once the sandbox has its copies). Logs a failure.
 Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
+                                                   const std::vector<BindMount>& memory_binds,
                                                    UniqueFd toolbox_stdin, UniqueFd toolbox_stdout,
                                                    int output_fd) const {
   auto policy = ctx_.policy->Current();
@@ -656,10 +722,11 @@ Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
     return options.error();
   }
   SandboxOptions so = std::move(*options);
-  so.argv = {ctx_.toolbox_path, "--root", "/workspace"};
+  so.argv = {ctx_.toolbox_path, "--root", kSessionWorkdir};
   // srt-toolbox is shown read-only at its own path whatever the policy hides: a build tree or
   // an install under /tmp, /root or /home would otherwise be invisible in the sandbox.
   so.binds.push_back({ctx_.toolbox_path, ctx_.toolbox_path, false});
+  so.binds.insert(so.binds.end(), memory_binds.begin(), memory_binds.end());
   so.stdin_fd = toolbox_stdin.get();
   so.stdout_fd = toolbox_stdout.get();
   so.stderr_fd = output_fd;
@@ -674,20 +741,65 @@ Result<Sandbox> SessionWorker::StartToolboxSandbox(const std::string& workspace,
   return sandbox;
 }
 
-// Puts the session's skills into the workspace (their API on `client`). Best effort: what fails
-// is logged, and the session goes on without it.
-void SessionWorker::SetUpSkills(const SessionClient& session_reader, const SessionClient& skills,
-                                const std::string& workspace) const {
-  // GET /v1/sessions/{id} is a per-session call: the sessions token, never the environment key,
-  // when the item has one. The skills API is the environment's and takes the key.
-  auto session = session_reader.GetSession(work_.data_id);
-  if (!session) {
-    ctx_.log->Warn("could not read the session (skills skipped)",
-                   Fields({{"error", session.error().message()}}));
-    return;
+// Fetches the session's memory stores (their API refuses the environment key: an item without
+// a sessions token cannot have them) for binds into its sandbox.
+Result<std::unique_ptr<SessionMemory>> SessionWorker::MountMemory(
+    MemoryApi& api, const std::vector<MemoryStoreRef>& stores, const std::string& workspace) const {
+  if (!secret_) {
+    return MakeError(Errc::kDenied,
+                     "the session has memory stores, whose API refuses the environment key, and "
+                     "its work item carries no sessions token");
   }
+  const PollerConfig& cfg = *ctx_.config;
+  // With --disk no session may fill the sessions filesystem (and srt-poller has a mount
+  // namespace of its own to mount in): a store gets room for its 2000 memories of 100 kB.
+  const uint64_t tmpfs_bytes =
+      cfg.limits && cfg.limits->disk_bytes != 0 ? stores.size() * kMemoryStoreTmpfsBytes : 0;
+  auto memory = SessionMemory::Mount(api, stores, cfg.sessions_dir, work_.data_id, workspace,
+                                     kSessionWorkdir, tmpfs_bytes);
+  if (!memory) return memory;
+  for (const std::string& note : (*memory)->notes()) {
+    ctx_.log->Warn("memory not fetched", Fields({{"error", note}}));
+  }
+  for (const BindMount& b : (*memory)->binds()) {
+    ctx_.log->Info(
+        "memory store ready",
+        Fields({{"path", b.target}, {"access", b.writable ? "read_write" : "read_only"}}));
+  }
+  return memory;
+}
+
+// Writes back what the agent changed in the read_write stores, within kMemorySyncTimeout.
+void SessionWorker::SyncMemory(SessionMemory& memory, MemoryApi& api) const {
+  for (auto& [store_id, report] :
+       memory.Sync(api, std::chrono::steady_clock::now() + kMemorySyncTimeout)) {
+    if (!report) {
+      ctx_.log->Error("memory store not written back",
+                      Fields({{"memory_store_id", store_id}, {"error", report.error().message()}}));
+      continue;
+    }
+    ctx_.log->Info("memory store written back",
+                   Fields({{"memory_store_id", store_id},
+                           {"created", std::to_string(report->created)},
+                           {"updated", std::to_string(report->updated)},
+                           {"deleted", std::to_string(report->deleted)},
+                           {"conflicts", std::to_string(report->conflicts)},
+                           {"skipped", std::to_string(report->skipped.size())},
+                           {"out_of_time", report->out_of_time ? "true" : "false"}}));
+    // The agent decides how many there are: the first few say what kind.
+    for (size_t i = 0; i < std::min<size_t>(report->skipped.size(), kMemoryNotesLogged); ++i) {
+      ctx_.log->Warn("memory not written back",
+                     Fields({{"memory_store_id", store_id}, {"error", report->skipped[i]}}));
+    }
+  }
+}
+
+// Puts the session's skills into the workspace (their API on `skills`, which takes the
+// environment key). Best effort: what fails is logged, and the session goes on without it.
+void SessionWorker::SetUpSkills(const Session& session, const SessionClient& skills,
+                                const std::string& workspace) const {
   std::vector<SkillRef> refs;
-  for (const auto& s : session->skills) refs.push_back(s);
+  for (const auto& s : session.skills) refs.push_back(s);
   if (refs.empty()) return;
   ApiSkills api(skills);
   auto outcomes = SetupSkills(api, refs, workspace);

@@ -32,8 +32,10 @@
 
 namespace srt::poller {
 
+class MemoryApi;
 class MountedWorkspace;
 class SandboxOutput;
+class SessionMemory;
 class ToolboxClient;
 struct RunResult;
 
@@ -134,13 +136,17 @@ class SessionWorker {
   void AcceptStops(NativeSession& s);
   SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace);  // the next three
   [[nodiscard]] Result<std::unique_ptr<SandboxOutput>> StartOutput() const;
+  [[nodiscard]] Result<std::unique_ptr<SessionMemory>> MountMemory(
+      MemoryApi& api, const std::vector<MemoryStoreRef>& stores,
+      const std::string& workspace) const;
   [[nodiscard]] Result<Sandbox> StartToolboxSandbox(const std::string& workspace,
+                                                    const std::vector<BindMount>& memory_binds,
                                                     UniqueFd toolbox_stdin, UniqueFd toolbox_stdout,
                                                     int output_fd) const;
-  // The session is read with `session_reader` (the item's sessions token when it has one), the
-  // skills fetched with `skills` (the environment key).
-  void SetUpSkills(const SessionClient& session_reader, const SessionClient& skills,
+  // The skills are fetched with `skills` (the environment key).
+  void SetUpSkills(const Session& session, const SessionClient& skills,
                    const std::string& workspace) const;
+  void SyncMemory(SessionMemory& memory, MemoryApi& api) const;
   RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);

@@ -275,6 +275,49 @@ TEST(SessionTest, SkillsAndMetadata) {
             "1 to 128 characters)");
 }
 
+TEST(SessionTest, MemoryStoreResources) {
+  auto s = ParseSession(
+      R"({"id":"sesn_1","resources":[{"type":"file","file_id":"f"},)"
+      R"({"type":"memory_store","memory_store_id":"memstore_a","access":"read_only",)"
+      R"("mount_path":"/mnt/memory/a","name":"a"},)"
+      R"({"type":"memory_store","memory_store_id":"memstore_b","access":null,"mount_path":null}]})");
+  ASSERT_TRUE(s) << ErrorOf(s);
+  ASSERT_EQ(s->memory_stores.size(), 2u);
+  EXPECT_EQ(s->memory_stores[0].memory_store_id, "memstore_a");
+  EXPECT_TRUE(s->memory_stores[0].read_only);
+  EXPECT_EQ(s->memory_stores[0].mount_path, "/mnt/memory/a");
+  EXPECT_EQ(s->memory_stores[0].name, "a");
+  EXPECT_FALSE(s->memory_stores[1].read_only);
+  EXPECT_EQ(s->memory_stores[1].mount_path, "");
+  EXPECT_EQ(ErrorOf(ParseSession(R"({"id":"sesn_1","resources":[{"type":"memory_store",)"
+                                 R"("memory_store_id":"m","access":"write"}]})")),
+            "session: /resources/0/access: expected read_write or read_only, got 'write'");
+  EXPECT_EQ(ErrorOf(ParseSession(R"({"id":"sesn_1","resources":[{"type":"memory_store"}]})")),
+            "session: /resources/0/memory_store_id: missing");
+}
+
+TEST(MemoryTest, ParsesOneAndPagesWithoutPrefixes) {
+  auto m = ParseMemory(R"({"type":"memory","id":"mem_1","path":"/a","content":null,)"
+                       R"("content_sha256":"00"})");
+  ASSERT_TRUE(m) << ErrorOf(m);
+  EXPECT_EQ(m->path, "/a");
+  EXPECT_FALSE(m->content);
+  auto p = ParseMemoryPage(R"({"data":[{"type":"memory_prefix","path":"/d/"},)"
+                           R"({"type":"memory","id":"mem_2","path":"/b","content":"x",)"
+                           R"("content_sha256":"11"}],"next_page":"page_2"})");
+  ASSERT_TRUE(p) << ErrorOf(p);
+  ASSERT_EQ(p->data.size(), 1u);
+  EXPECT_EQ(p->data[0].content, "x");
+  EXPECT_EQ(p->next_page, "page_2");
+  EXPECT_EQ(ErrorOf(ParseMemoryPage(R"({"data":[{"type":"memory","id":"../m","path":"/b",)"
+                                    R"("content_sha256":"11"}]})")),
+            "memory list: memory: /data/0/id: '../m' is not a safe id (allowed: A-Z a-z 0-9 _ -, "
+            "1 to 128 characters)");
+  EXPECT_EQ(
+      EncodeMemoryWrite("/a", "x", "ab"),
+      R"({"content":"x","path":"/a","precondition":{"content_sha256":"ab","type":"content_sha256"}})");
+}
+
 TEST(SkillVersionTest, ParsesOneAndPages) {
   auto v =
       ParseSkillVersion(R"({"type":"skill_version","id":"x","skill_id":"s1","version":"17",)"

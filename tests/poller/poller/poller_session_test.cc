@@ -1193,6 +1193,109 @@ TEST_F(PollerSessionTest, TheSessionIsReadWithTheSessionsTokenAndSkillsWithTheKe
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// ---- memory stores -----------------------------------------------------------------------------
+
+json MemoryStoreResource(const std::string& id, const std::string& access,
+                         const std::string& mount_path, const std::string& name = "") {
+  json r = {{"type", "memory_store"}, {"memory_store_id", id}, {"access", access}};
+  r["mount_path"] = mount_path.empty() ? json(nullptr) : json(mount_path);
+  if (!name.empty()) r["name"] = name;
+  return r;
+}
+
+// Each store is at its mount path (or the workspace's memory/<name>), writable only where it is
+// read_write; what the agent changed there is written back when the item ends, on the sessions
+// token, and what is not a memory (a symlink to a host file) is not; nothing of the stores is
+// left for the session's next item.
+TEST_F(PollerSessionTest, MemoryStoresAreMountedAndWhatTheAgentChangedIsWrittenBack) {
+  ASSERT_TRUE(cp_->PutMemoryStore("memstore_notes",
+                                  {{"/a.md", "alpha"}, {"/d/b.md", "beta"}, {"/gone.md", "bye"}})
+                  .has_value());
+  ASSERT_TRUE(cp_->PutMemoryStore("memstore_ref", {{"/r.md", "read me"}}).has_value());
+  const std::string sid = "sesn_memory";
+  ASSERT_TRUE(
+      cp_->PutSession(
+             sid, {{"resources",
+                    json::array(
+                        {MemoryStoreResource("memstore_notes", "read_write", "/mnt/memory/notes"),
+                         MemoryStoreResource("memstore_ref", "read_only", "", "ref")})}})
+          .has_value());
+  auto work = StartSession(sid);
+  EXPECT_EQ(Bash(sid,
+                 "cd /mnt/memory/notes && cat a.md d/b.md /workspace/memory/ref/r.md && echo && "
+                 "cat .anthropic-memory-store")
+                .text,
+            "alphabetaread me\nversion 1\nmemstore_notes\n");
+  EXPECT_EQ(Bash(sid,
+                 "cd /mnt/memory/notes && printf edited > a.md && rm gone.md && printf new > "
+                 "new.md && ln -s /etc/passwd passwd.md && mkfifo fifo.md && echo done")
+                .text,
+            "done\n\n");
+  // With --disk, on a tmpfs of the session's own (charged to its memory), sized for one full
+  // store each, not on the sessions filesystem every session shares.
+  EXPECT_EQ(Bash(sid,
+                 "stat -f -c %T /mnt/memory/notes; df -B1M --output=size /mnt/memory/notes | "
+                 "tail -1 | tr -d ' '")
+                .text,
+            "tmpfs\n512\n\n");
+  Posted ro = Bash(sid, "printf x > /workspace/memory/ref/r.md");
+  EXPECT_NE(ro.text.find("Read-only file system"), std::string::npos) << ro.text;
+  EXPECT_NE(Bash(sid, "ls /mnt/memory").text.find("notes"), std::string::npos);
+  EndSession(work);
+  ASSERT_TRUE(poller_->WaitForLog("memory store written back", 10s)) << poller_->Logs();
+
+  auto notes = cp_->MemoryStoreContents("memstore_notes");
+  ASSERT_TRUE(notes.has_value()) << notes.error().message();
+  EXPECT_EQ(*notes, (std::map<std::string, std::string>{
+                        {"/a.md", "edited"}, {"/d/b.md", "beta"}, {"/new.md", "new"}}))
+      << poller_->Logs();
+  auto ref = cp_->MemoryStoreContents("memstore_ref");
+  ASSERT_TRUE(ref.has_value()) << ref.error().message();
+  EXPECT_EQ(*ref, (std::map<std::string, std::string>{{"/r.md", "read me"}}));
+  EXPECT_EQ(poller_->CountLog("memory not written back"), 2u) << poller_->Logs();
+  auto all = cp_->Requests();
+  ASSERT_TRUE(all.has_value()) << all.error().message();
+  size_t memory_calls = 0;
+  for (const auto& q : *all) {
+    if (q.value("endpoint", "").rfind("memory_", 0) != 0) continue;
+    ++memory_calls;
+    EXPECT_EQ(q["auth"], "sessions_token") << q.dump();
+  }
+  EXPECT_EQ(memory_calls, 2u + 3u);  // two lists; a create, an update, a delete
+  EXPECT_FALSE(fs::exists(Workspace(sid) + "/memory/ref"));
+  EXPECT_FALSE(fs::exists(sessions_ + "/.memory/" + sid));
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// As the official workers: a store whose path exists when the session starts fails the item
+// (nothing of the host is mounted over), and so does a store of an item without a sessions
+// token (the memory endpoints refuse the environment key).
+TEST_F(PollerSessionTest, AStoreThatCannotBeMountedFailsTheItem) {
+  ASSERT_TRUE(cp_->PutMemoryStore("memstore_etc", {{"/passwd", "x"}}).has_value());
+  const std::string sid = "sesn_memexists";
+  ASSERT_TRUE(cp_->PutSession(sid, {{"resources", json::array({MemoryStoreResource(
+                                                      "memstore_etc", "read_write", "/etc")})}})
+                  .has_value());
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+  StartPoller();
+  ASSERT_TRUE(poller_->WaitForLog("something already exists at the memory store's path '/etc'",
+                                  kStartTimeout))
+      << poller_->Logs();
+  auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
+  EXPECT_TRUE(stopped.has_value()) << poller_->Logs();
+  EXPECT_EQ(poller_->Logs().find("srt-toolbox"), std::string::npos) << poller_->Logs();
+
+  const std::string sid2 = "sesn_memnotoken";
+  ASSERT_TRUE(cp_->PutMemoryStore("memstore_nt", {{"/a", "x"}}).has_value());
+  ASSERT_TRUE(cp_->PutSession(sid2, {{"resources", json::array({MemoryStoreResource(
+                                                       "memstore_nt", "read_write", "")})}})
+                  .has_value());
+  FakeControlPlane::Enqueued work2 = Enqueue({.session_id = sid2, .with_secret = false});
+  ASSERT_TRUE(poller_->WaitForLog("carries no sessions token", kStartTimeout)) << poller_->Logs();
+  EXPECT_TRUE(cp_->WaitForWorkState(work2.work_id, "stopped", kStartTimeout).has_value());
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // ---- limits ------------------------------------------------------------------------------------
 
 // The cgroup directories (anywhere under /sys/fs/cgroup, a few levels deep) whose name has

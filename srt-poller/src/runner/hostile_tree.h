@@ -1,0 +1,21 @@
+// runner/hostile_tree.h: directories in a tree the sandbox can write (the workspace, a memory
+// store), opened and removed from the host without ever following a symlink the sandbox planted.
+#pragma once
+
+#include <string>
+
+#include "base/unique_fd.h"
+#include "srt/result.h"
+
+namespace srt::poller {
+
+// Opens (with `create`, making it first, mode 0755) the directory `name` below `dirfd`. A
+// symlink or a non-directory there is kPermissionDenied.
+[[nodiscard]] Result<UniqueFd> OpenDirAt(int dirfd, const std::string& name, bool create);
+
+// rm -rf of `name` below `dirfd`: a symlink is unlinked itself, never followed; a directory the
+// sandbox made unreadable is chmodded (itself, through its O_PATH handle) first. Missing is
+// fine; at most 256 levels deep.
+[[nodiscard]] Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth = 0);
+
+}  // namespace srt::poller

@@ -1,0 +1,270 @@
+// Memory stores on the host: where a store lands, what a fetch writes, and what a sync reads
+// back from a directory the agent had to itself (no privileges; a fake API).
+#include "runner/memory_stores.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace srt::poller {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One store on a map; records every write.
+class FakeMemoryApi : public MemoryApi {
+ public:
+  struct Stored {
+    std::string id;
+    std::string content;
+  };
+  std::map<std::string, Stored> by_path;
+  std::vector<std::string> calls;
+  bool fail_writes = false;
+  int next_id = 1;
+
+  void Put(const std::string& path, const std::string& content) {
+    by_path[path] = {"mem_" + std::to_string(next_id++), content};
+  }
+
+  Result<std::vector<Memory>> List(const std::string&) override {
+    std::vector<Memory> out;
+    for (const auto& [path, m] : by_path)
+      out.push_back({m.id, path, m.content, Sha256Hex(m.content)});
+    return out;
+  }
+  Result<Write> Create(const std::string&, const std::string& path,
+                       const std::string& content) override {
+    calls.push_back("create " + path);
+    if (fail_writes) return MakeError(Errc::kProtocol, "503");
+    if (by_path.count(path) != 0) return Write::kConflict;
+    Put(path, content);
+    return Write::kDone;
+  }
+  Result<Write> Update(const std::string&, const std::string& id, const std::string& content,
+                       const std::string& expected) override {
+    calls.push_back("update " + id);
+    if (fail_writes) return MakeError(Errc::kProtocol, "503");
+    for (auto& [path, m] : by_path) {
+      if (m.id != id) continue;
+      if (Sha256Hex(m.content) != expected) return Write::kConflict;
+      m.content = content;
+      return Write::kDone;
+    }
+    return MakeError(Errc::kNotFound, "404");
+  }
+  Result<Write> Delete(const std::string&, const std::string& id,
+                       const std::string& expected) override {
+    calls.push_back("delete " + id);
+    for (auto it = by_path.begin(); it != by_path.end(); ++it) {
+      if (it->second.id != id) continue;
+      if (Sha256Hex(it->second.content) != expected) return Write::kConflict;
+      by_path.erase(it);
+      return Write::kDone;
+    }
+    return MakeError(Errc::kNotFound, "404");
+  }
+};
+
+class MemoryStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/srt-memory-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fd_ = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override {
+    close(fd_);
+    fs::remove_all(dir_);
+  }
+  std::string Read(const std::string& rel) {
+    std::ifstream in(dir_ + "/" + rel);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void Write(const std::string& rel, const std::string& content) {
+    fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
+    std::ofstream(dir_ + "/" + rel) << content;
+  }
+  Result<SyncReport> Sync(const MemoryBaseline& base) {
+    return SyncMemoryStore(api_, "memstore_a", fd_, base,
+                           std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  }
+
+  FakeMemoryApi api_;
+  std::string dir_;
+  int fd_ = -1;
+};
+
+TEST(MemoryMountPathTest, TheMountPathVerbatimOrTheWorkdirsMemoryFolder) {
+  EXPECT_EQ(*MemoryMountPath({"memstore_a", false, "/mnt/memory/notes", "x"}, "/workspace"),
+            "/mnt/memory/notes");
+  EXPECT_EQ(*MemoryMountPath({"memstore_a", false, "", "prefs"}, "/workspace"),
+            "/workspace/memory/prefs");
+  // A name that is not one path segment falls back to the id.
+  EXPECT_EQ(*MemoryMountPath({"memstore_a", false, "", "../up"}, "/workspace"),
+            "/workspace/memory/memstore_a");
+  EXPECT_EQ(*MemoryMountPath({"memstore_a", false, "", ".."}, "/workspace"),
+            "/workspace/memory/memstore_a");
+  for (const char* bad : {"/", "relative", "/a//b", "/a/./b", "/a/../b", "/a/", "/a\nb"}) {
+    auto r = MemoryMountPath({"memstore_a", false, bad, ""}, "/workspace");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message().find("memory store memstore_a: mount_path"), std::string::npos)
+        << r.error().message();
+  }
+}
+
+TEST(MemoryPathTest, TheServersRules) {
+  EXPECT_TRUE(ValidateMemoryPath("/a.md"));
+  EXPECT_TRUE(ValidateMemoryPath("/d/e/f.md"));
+  EXPECT_TRUE(ValidateMemoryPath("/d/.anthropic-memory-store"));
+  for (const std::string& bad : std::vector<std::string>{
+           "", "/", "a.md", "/a//b", "/./a", "/../a", "/a/", "/a\tb", "/.anthropic-memory-store",
+           "/" + std::string(256, 'x'), "/" + std::string(1024, 'x')}) {
+    EXPECT_FALSE(ValidateMemoryPath(bad)) << bad;
+  }
+}
+
+TEST(MemoryStoreSha, IsTheServersContentSha256) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_F(MemoryStoreTest, AFetchWritesEachMemoryAndTheMarker) {
+  api_.Put("/a.md", "alpha");
+  api_.Put("/d/e/b.md", "beta");
+  api_.Put("/../escape", "no");
+  api_.Put("/a.md/under-a-file", "clash");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched) << fetched.error().message();
+  EXPECT_EQ(fetched->written, 2u);
+  EXPECT_EQ(fetched->skipped.size(), 2u);
+  EXPECT_EQ(Read("a.md"), "alpha");
+  EXPECT_EQ(Read("d/e/b.md"), "beta");
+  EXPECT_EQ(Read(".anthropic-memory-store"), "version 1\nmemstore_a");
+  EXPECT_FALSE(fs::exists(fs::path(dir_).parent_path() / "escape"));
+  EXPECT_EQ(fetched->baseline.by_path.size(), 2u);
+  EXPECT_EQ(fetched->baseline.by_path.at("/a.md").sha256, Sha256Hex("alpha"));
+  // Nothing changed: a sync sends nothing.
+  auto synced = Sync(fetched->baseline);
+  ASSERT_TRUE(synced) << synced.error().message();
+  EXPECT_TRUE(api_.calls.empty());
+}
+
+TEST_F(MemoryStoreTest, ASyncCreatesUpdatesAndDeletesWhatChanged) {
+  api_.Put("/keep.md", "same");
+  api_.Put("/edit.md", "old");
+  api_.Put("/gone.md", "bye");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  Write("edit.md", "new");
+  Write("d/new.md", "fresh");
+  fs::remove(dir_ + "/gone.md");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->created, 1u);
+  EXPECT_EQ(r->updated, 1u);
+  EXPECT_EQ(r->deleted, 1u);
+  EXPECT_EQ(r->conflicts, 0u);
+  EXPECT_EQ(api_.by_path.size(), 3u);
+  EXPECT_EQ(api_.by_path.at("/edit.md").content, "new");
+  EXPECT_EQ(api_.by_path.at("/d/new.md").content, "fresh");
+  EXPECT_EQ(api_.by_path.count("/gone.md"), 0u);
+}
+
+// Changed on the server meanwhile: the server's version wins, the rest goes on.
+TEST_F(MemoryStoreTest, AConflictKeepsTheServersVersion) {
+  api_.Put("/a.md", "v1");
+  api_.Put("/b.md", "v1");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  api_.by_path["/a.md"].content = "v2 from elsewhere";
+  Write("a.md", "v2 from the agent");
+  Write("b.md", "v2 from the agent");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->conflicts, 1u);
+  EXPECT_EQ(r->updated, 1u);
+  EXPECT_EQ(api_.by_path.at("/a.md").content, "v2 from elsewhere");
+  EXPECT_EQ(api_.by_path.at("/b.md").content, "v2 from the agent");
+}
+
+// What the agent leaves that is not a memory is never read through, sent, or taken as a delete.
+TEST_F(MemoryStoreTest, WhatIsNotAMemoryIsSkippedAndNotDeleted) {
+  api_.Put("/was-a-file.md", "x");
+  api_.Put("/fifo.md", "y");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  fs::remove(dir_ + "/was-a-file.md");
+  ASSERT_EQ(symlink("/etc/passwd", (dir_ + "/was-a-file.md").c_str()), 0);
+  ASSERT_EQ(symlink("/etc", (dir_ + "/etc-link").c_str()), 0);
+  fs::remove(dir_ + "/fifo.md");
+  ASSERT_EQ(mkfifo((dir_ + "/fifo.md").c_str(), 0644), 0);  // a read would block forever
+  Write("big.md", std::string(kMemoryMaxBytes + 1, 'b'));
+  Write("binary.md", std::string("\xff\xfe", 2));
+  Write("ok.md", "fine");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(api_.calls, std::vector<std::string>{"create /ok.md"});
+  EXPECT_EQ(r->skipped.size(), 5u);
+  EXPECT_EQ(api_.by_path.at("/was-a-file.md").content, "x");
+  EXPECT_EQ(api_.by_path.at("/fifo.md").content, "y");
+}
+
+// A session cannot empty a large store at once.
+TEST_F(MemoryStoreTest, DeletesPerSyncAreCapped) {
+  EXPECT_EQ(MemoryDeleteCap(3), 8u);
+  EXPECT_EQ(MemoryDeleteCap(100), 25u);
+  EXPECT_EQ(MemoryDeleteCap(1000), 50u);
+  for (int i = 0; i < 100; ++i) api_.Put("/m" + std::to_string(i), "x");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  for (int i = 0; i < 100; ++i) fs::remove(dir_ + "/m" + std::to_string(i));
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->deleted, 25u);
+  EXPECT_EQ(api_.by_path.size(), 75u);
+  EXPECT_EQ(r->skipped.size(), 75u);
+}
+
+TEST_F(MemoryStoreTest, AStoreHoldsAtMostTheServersCap) {
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  for (size_t i = 0; i < kMaxMemories + 5; ++i) Write("f" + std::to_string(i), "x");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->created, kMaxMemories);
+  EXPECT_EQ(r->skipped.size(), 5u);
+}
+
+TEST_F(MemoryStoreTest, AFailingCallFailsTheSync) {
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  Write("a.md", "x");
+  api_.fail_writes = true;
+  auto r = Sync(fetched->baseline);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message(), "503");
+}
+
+TEST_F(MemoryStoreTest, PastTheDeadlineNothingIsSent) {
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  Write("a.md", "x");
+  auto r = SyncMemoryStore(api_, "memstore_a", fd_, fetched->baseline,
+                           std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->out_of_time);
+  EXPECT_TRUE(api_.calls.empty());
+}
+
+}  // namespace
+}  // namespace srt::poller
