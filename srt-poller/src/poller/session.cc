@@ -784,12 +784,13 @@ void SessionWorker::SyncMemory(SessionMemory& memory, MemoryApi& api) const {
                            {"updated", std::to_string(report->updated)},
                            {"deleted", std::to_string(report->deleted)},
                            {"conflicts", std::to_string(report->conflicts)},
-                           {"skipped", std::to_string(report->skipped.size())},
+                           {"skipped", std::to_string(report->skipped.count)},
                            {"out_of_time", report->out_of_time ? "true" : "false"}}));
     // The agent decides how many there are: the first few say what kind.
-    for (size_t i = 0; i < std::min<size_t>(report->skipped.size(), kMemoryNotesLogged); ++i) {
+    const auto& notes = report->skipped.first;
+    for (size_t i = 0; i < std::min(notes.size(), kMemoryNotesLogged); ++i) {
       ctx_.log->Warn("memory not written back",
-                     Fields({{"memory_store_id", store_id}, {"error", report->skipped[i]}}));
+                     Fields({{"memory_store_id", store_id}, {"error", notes[i]}}));
     }
   }
 }

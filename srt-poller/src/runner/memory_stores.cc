@@ -113,9 +113,12 @@ Result<std::optional<std::string>> ReadMemoryFile(int dirfd, const std::string& 
 struct LocalState {
   std::map<std::string, std::string> sha_by_path;  // the memories, by path
   std::set<std::string> present;                   // every path that exists, memory or not
-  std::vector<std::string> skipped;
+  SkipNotes skipped;
   size_t visited = 0;
 };
+
+// A path of the agent's in a note: escaped, and cut.
+std::string Quoted(const std::string& path) { return strings::QuoteForMessage(path, 200); }
 
 Result<void> Walk(int dirfd, const std::string& prefix, int depth, LocalState& state) {
   std::vector<std::string> names;
@@ -140,42 +143,47 @@ Result<void> Walk(int dirfd, const std::string& prefix, int depth, LocalState& s
   for (const std::string& name : names) {
     const std::string path = prefix + "/" + name;
     if (depth == 0 && name == kMemoryMarkerFile) continue;
+    // Nothing at or below a longer path can be a memory: neither held nor walked.
+    if (path.size() > kMemoryMaxPathBytes) {
+      state.skipped.Add(Quoted(path) + ": longer than " + std::to_string(kMemoryMaxPathBytes) +
+                        " bytes");
+      continue;
+    }
     state.present.insert(path);
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       if (depth + 1 >= kMaxWalkDepth) {
-        state.skipped.push_back(path + ": deeper than " + std::to_string(kMaxWalkDepth));
+        state.skipped.Add(Quoted(path) + ": deeper than " + std::to_string(kMaxWalkDepth));
         continue;
       }
       auto sub = OpenDirAt(dirfd, name, /*create=*/false);
       if (!sub) {
-        state.skipped.push_back(path + ": " + sub.error().message());
+        state.skipped.Add(Quoted(path) + ": " + sub.error().message());
         continue;
       }
       SRT_RETURN_IF_ERROR(Walk(sub->get(), path, depth + 1, state));
       continue;
     }
     if (auto valid = ValidateMemoryPath(path); !valid) {
-      state.skipped.push_back(valid.error().message());
+      state.skipped.Add(valid.error().message());
       continue;
     }
     if (state.sha_by_path.size() == kMaxMemories) {
-      state.skipped.push_back(path + ": past the store's " + std::to_string(kMaxMemories) +
-                              " memories");
+      state.skipped.Add(Quoted(path) + ": past the store's " + std::to_string(kMaxMemories) +
+                        " memories");
       continue;
     }
     std::string why;
     SRT_ASSIGN_OR_RETURN(std::optional<std::string> content, ReadMemoryFile(dirfd, name, &why));
     if (!content) {
-      state.skipped.push_back(path + ": " + why);
+      state.skipped.Add(Quoted(path) + ": " + why);
       continue;
     }
     state.sha_by_path[path] = Sha256Hex(*content);
   }
   if (depth == 0 && state.visited > kMaxWalkEntries) {
-    state.skipped.push_back("the walk stopped after " + std::to_string(kMaxWalkEntries) +
-                            " entries");
+    state.skipped.Add("the walk stopped after " + std::to_string(kMaxWalkEntries) + " entries");
   }
   return Ok();
 }
@@ -276,6 +284,11 @@ Result<FetchReport> FetchMemoryStore(MemoryApi& api, const std::string& store_id
   return report;
 }
 
+void SkipNotes::Add(std::string note) {
+  ++count;
+  if (first.size() < kFirst) first.push_back(std::move(note));
+}
+
 size_t MemoryDeleteCap(size_t memories) {
   return std::max<size_t>(8, std::min<size_t>(50, memories / 4));
 }
@@ -302,7 +315,7 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
     std::string why;
     SRT_ASSIGN_OR_RETURN(std::optional<std::string> content, Reread(dir_fd, path, sha, &why));
     if (!content) {
-      report.skipped.push_back(path + ": " + why);
+      report.skipped.Add(Quoted(path) + ": " + why);
       continue;
     }
     if (base == baseline.by_path.end()) {
@@ -319,8 +332,8 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
   for (const auto& [path, entry] : baseline.by_path) {
     if (local.present.count(path) != 0) continue;  // there, if not as a memory: kept
     if (deletes == cap) {
-      report.skipped.push_back(path + ": not deleted, past the " + std::to_string(cap) +
-                               " deletes of one sync");
+      report.skipped.Add(Quoted(path) + ": not deleted, past the " + std::to_string(cap) +
+                         " deletes of one sync");
       continue;
     }
     if (late()) return report;

@@ -82,13 +82,22 @@ struct FetchReport {
 [[nodiscard]] Result<FetchReport> FetchMemoryStore(MemoryApi& api, const std::string& store_id,
                                                    int dir_fd);
 
+// What a sync left alone, and why: the tree is the agent's, so only the first kFirst reasons
+// are kept (each path quoted and cut), and how many there were in all.
+struct SkipNotes {
+  static constexpr size_t kFirst = 100;
+  std::vector<std::string> first;
+  size_t count = 0;
+  void Add(std::string note);
+};
+
 struct SyncReport {
   size_t created = 0;
   size_t updated = 0;
   size_t deleted = 0;
-  size_t conflicts = 0;              // the server's version kept
-  std::vector<std::string> skipped;  // files not written back, and why; deletes past the cap
-  bool out_of_time = false;          // the deadline came before every change was sent
+  size_t conflicts = 0;      // the server's version kept
+  SkipNotes skipped;         // files not written back; deletes past the cap
+  bool out_of_time = false;  // the deadline came before every change was sent
 };
 
 // Deletes per sync, as the official workers bound them: max(8, min(50, n / 4)) of a store of

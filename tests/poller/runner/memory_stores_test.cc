@@ -214,7 +214,7 @@ TEST_F(MemoryStoreTest, WhatIsNotAMemoryIsSkippedAndNotDeleted) {
   auto r = Sync(fetched->baseline);
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(api_.calls, std::vector<std::string>{"create /ok.md"});
-  EXPECT_EQ(r->skipped.size(), 5u);
+  EXPECT_EQ(r->skipped.count, 5u);
   EXPECT_EQ(api_.by_path.at("/was-a-file.md").content, "x");
   EXPECT_EQ(api_.by_path.at("/fifo.md").content, "y");
 }
@@ -232,7 +232,8 @@ TEST_F(MemoryStoreTest, DeletesPerSyncAreCapped) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->deleted, 25u);
   EXPECT_EQ(api_.by_path.size(), 75u);
-  EXPECT_EQ(r->skipped.size(), 75u);
+  EXPECT_EQ(r->skipped.count, 75u);
+  EXPECT_EQ(r->skipped.first.size(), 75u);
 }
 
 TEST_F(MemoryStoreTest, AStoreHoldsAtMostTheServersCap) {
@@ -242,7 +243,22 @@ TEST_F(MemoryStoreTest, AStoreHoldsAtMostTheServersCap) {
   auto r = Sync(fetched->baseline);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->created, kMaxMemories);
-  EXPECT_EQ(r->skipped.size(), 5u);
+  EXPECT_EQ(r->skipped.count, 5u);
+}
+
+// Below a path longer than a memory's, nothing is walked or held: the agent's tree may be deep.
+TEST_F(MemoryStoreTest, NothingBelowAPathTooLongForAMemoryIsWalked) {
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  std::string deep;
+  for (int i = 0; i < 5; ++i) deep += (i ? "/" : "") + std::string(250, static_cast<char>('a' + i));
+  for (int i = 0; i < 50; ++i) Write(deep + "/m" + std::to_string(i), "deep");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(api_.calls.empty());
+  ASSERT_EQ(r->skipped.count, 1u);
+  EXPECT_NE(r->skipped.first[0].find("longer than 1024 bytes"), std::string::npos);
+  EXPECT_LT(r->skipped.first[0].size(), 300u);
 }
 
 TEST_F(MemoryStoreTest, AFailingCallFailsTheSync) {
