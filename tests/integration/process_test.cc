@@ -321,11 +321,16 @@ TEST_P(ProcessTest, SettingsAndUsageErrors) {
   RunResult none = run().SrtRaw({"-d"});
   EXPECT_EQ(none.exit_code, 125);
   EXPECT_NE(none.err.find("no command given"), std::string::npos);
-  std::string warn = run().SettingsFile(R"({"filesystem": {"allowWrites": ["."]}})");
+  std::string warn = run().SettingsFile(R"({"zeta": 1})");
   RunResult unknown = run().SrtRaw({"-s", warn, "true", "x"});
   EXPECT_EQ(unknown.exit_code, 0);
-  EXPECT_EQ(unknown.err,
-            "srt: warning: " + warn + ": /filesystem/allowWrites: unknown key, ignoring\n");
+  EXPECT_EQ(unknown.err, "srt: warning: " + warn + ": /zeta: unknown key, ignoring\n");
+  std::string typo = run().SettingsFile(R"({"filesystem": {"allowWrites": ["."]}})");
+  RunResult typoed = run().SrtRaw({"-s", typo, "true", "x"});
+  EXPECT_EQ(typoed.exit_code, 125);
+  EXPECT_EQ(typoed.err, "srt: " + typo +
+                            ": /filesystem/allowWrites: unknown key; did you mean 'allowWrite'? "
+                            "Ignoring it could leave the sandbox weaker than this file says\n");
 }
 
 TEST_P(ProcessTest, DefaultSettingsFile) {

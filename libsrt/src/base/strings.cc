@@ -1,6 +1,9 @@
 // String quoting helpers.
 #include "base/strings.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace srt::strings {
 
 std::string ShellQuote(std::string_view s) {
@@ -153,6 +156,27 @@ bool IsValidUtf8(std::string_view text) {
     i += n;
   }
   return true;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  // Three rows of the (|a|+1) x (|b|+1) table: the swap looks two rows back.
+  std::vector<size_t> back2(b.size() + 1), back(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) back[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same = lower(a[i - 1]) == lower(b[j - 1]);
+      row[j] = std::min({back[j] + 1, row[j - 1] + 1, back[j - 1] + (same ? 0 : 1)});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
+        row[j] = std::min(row[j], back2[j - 2] + 1);
+      }
+    }
+    std::swap(back2, back);
+    std::swap(back, row);
+  }
+  return back[b.size()];
 }
 
 }  // namespace srt::strings

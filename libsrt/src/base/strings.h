@@ -28,6 +28,10 @@ std::string EscapeNonPrintable(std::string_view s);
 size_t Utf8SequenceLength(std::string_view text, size_t i);
 // Whether all of `text` is well-formed UTF-8.
 bool IsValidUtf8(std::string_view text);
+// The optimal-string-alignment distance between `a` and `b` (insertions, deletions,
+// substitutions and swaps of two neighbours count one each), ASCII case ignored: how far a
+// typed name is from a known one.
+size_t EditDistance(std::string_view a, std::string_view b);
 // Whether no array or object in the JSON text `json` nests deeper than `max_depth` (brackets
 // inside strings do not count). A linear scan, for text from a hostile peer before nlohmann's
 // recursive parser (and its recursive destructor) sees it.

@@ -269,6 +269,47 @@ constexpr SpecialKey kNetworkSpecialKeys[] = {
     {"ambiguousRequestTarget", KeyAction::kUnsupported, {}},
 };
 
+// The keys each object takes (the decoders below read exactly these), for "did you mean".
+constexpr std::string_view kTopLevelKeys[] = {"network",
+                                              "filesystem",
+                                              "enableWeakerNestedSandbox",
+                                              "allowNestedUserNamespaces",
+                                              "mandatoryDenySearchDepth",
+                                              "bwrapPath"};
+constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
+                                                "denyWrite", "allowGitConfig", "disabled"};
+constexpr std::string_view kNetworkKeys[] = {
+    "allowedDomains",      "deniedDomains",           "deniedDomainReasons",
+    "strictAllowlist",     "deniedResolvedAddresses", "allowAllUnixSockets",
+    "httpProxyPort",       "socksProxyPort",          "parentProxy",
+    "refuseOpaqueTunnels", "requireHostMatch",        "transparentCapture",
+    "dnsServers"};
+constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
+
+// What an unknown key is: at the top level, where other tools keep keys of their own, a warning;
+// inside filesystem and network an error, because a misspelt rule (denyReed) ignored would leave
+// the sandbox weaker than the file says. A key near a known one is a typo, an error anywhere.
+enum class Unknown { kWarn, kFail };
+
+// The known key nearest to `key`, when it is near enough to be a typo of it.
+std::optional<std::string_view> NearestKey(std::string_view key,
+                                           std::span<const std::string_view> known,
+                                           std::span<const SpecialKey> special) {
+  const size_t allowed = key.size() < 5 ? 1 : 2;
+  std::optional<std::string_view> best;
+  size_t best_distance = allowed + 1;
+  auto consider = [&](std::string_view candidate) {
+    const size_t d = strings::EditDistance(key, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  };
+  for (std::string_view k : known) consider(k);
+  for (const SpecialKey& k : special) consider(k.key);
+  return best;
+}
+
 class Decoder {
  public:
   explicit Decoder(std::string_view origin) : origin_(origin) {}
@@ -294,7 +335,7 @@ class Decoder {
       } else if (key == "bwrapPath") {
         SRT_ASSIGN_OR_RETURN(s.bwrap_path, AbsolutePath(value));
       } else {
-        SRT_RETURN_IF_ERROR(OtherKey(kTopLevelSpecialKeys, key));
+        SRT_RETURN_IF_ERROR(OtherKey(kTopLevelSpecialKeys, kTopLevelKeys, Unknown::kWarn, key));
       }
     }
     return s;
@@ -327,8 +368,10 @@ class Decoder {
     return Fail("expected " + std::string(what) + ", got " + std::string(TypeName(got)));
   }
 
-  // A key that is not part of the schema srt implements (the current path names it).
-  Result<void> OtherKey(std::span<const SpecialKey> table, std::string_view key) {
+  // A key that is not part of the schema srt implements (the current path names it). `known`
+  // are the object's keys, `unknown` what a key that is none of them (nor special) is.
+  Result<void> OtherKey(std::span<const SpecialKey> table, std::span<const std::string_view> known,
+                        Unknown unknown, std::string_view key) {
     for (const SpecialKey& special : table) {
       if (special.key != key) {
         continue;
@@ -347,8 +390,23 @@ class Decoder {
               "sandbox)");
       }
     }
-    Warn("unknown key, ignoring");
-    return Ok();
+    const std::optional<std::string_view> nearest = NearestKey(key, known, table);
+    constexpr std::string_view kWeaker =
+        "Ignoring it could leave the sandbox weaker than this file says";
+    if (nearest) {
+      // A typo of a known key, even where unknown keys are only warned about (netwrk).
+      return Fail("unknown key; did you mean " + strings::Quote(*nearest) + "? " +
+                  std::string(kWeaker));
+    }
+    if (unknown == Unknown::kWarn) {
+      Warn("unknown key, ignoring");
+      return Ok();
+    }
+    std::string message = "unknown key; the keys here are";
+    for (size_t i = 0; i < known.size(); ++i) {
+      message += (i == 0 ? " " : ", ") + std::string(known[i]);
+    }
+    return Fail(message + ". " + std::string(kWeaker));
   }
 
   Result<bool> Bool(const Json& j) const {
@@ -436,7 +494,7 @@ class Decoder {
       } else if (key == "disabled") {
         SRT_ASSIGN_OR_RETURN(fs.disabled, Bool(value));
       } else {
-        SRT_RETURN_IF_ERROR(OtherKey({}, key));
+        SRT_RETURN_IF_ERROR(OtherKey({}, kFilesystemKeys, Unknown::kFail, key));
       }
     }
     return fs;
@@ -550,7 +608,7 @@ class Decoder {
       } else if (key == "dnsServers") {
         SRT_ASSIGN_OR_RETURN(net.dns_servers, DnsServers(value));
       } else {
-        SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, key));
+        SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, kNetworkKeys, Unknown::kFail, key));
       }
     }
     // Checked once the whole object is read: deniedDomains may come after the reasons.
@@ -654,7 +712,7 @@ class Decoder {
         }
         proxy.no_proxy = no_proxy;
       } else {
-        SRT_RETURN_IF_ERROR(OtherKey({}, key));
+        SRT_RETURN_IF_ERROR(OtherKey({}, kParentProxyKeys, Unknown::kFail, key));
       }
     }
     return proxy;

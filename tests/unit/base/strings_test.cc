@@ -25,6 +25,14 @@ TEST(JsonNestingTest, BracketsInStringsDoNotCount) {
   EXPECT_TRUE(strings::JsonNestingWithin(R"({"a":"\\"})", 1));
 }
 
+TEST(EditDistanceTest, SwapsAndCaseCountAsTypos) {
+  EXPECT_EQ(EditDistance("denyReed", "denyRead"), 1u);
+  EXPECT_EQ(EditDistance("denyRaed", "denyRead"), 1u);  // a swap
+  EXPECT_EQ(EditDistance("DENYREAD", "denyRead"), 0u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
 TEST(Utf8Test, WellFormedSequencesOnly) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("ascii \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));

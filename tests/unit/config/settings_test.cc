@@ -314,22 +314,50 @@ TEST(SettingsTest, BwrapPath) {
 
 // ---- unknown, ignored and unsupported keys --------------------------------------------------
 
-TEST(SettingsTest, UnknownKeysAreWarningsInDocumentOrder) {
+// At the top level, where other tools keep keys of their own, an unknown key is a warning.
+TEST(SettingsTest, UnknownTopLevelKeysAreWarningsInDocumentOrder) {
   LoadedSettings s = Parse(R"({
     "zeta": 1,
-    "network": {"allowedDomain": ["a.com"], "parentProxy": {"ftp": "x"}},
-    "filesystem": {"allowWrites": ["/tmp"], "denyRead": []},
+    "network": {"allowedDomains": ["a.com"]},
     "alpha": {"nested": {"anything": [1, 2, {"goes": true}]}}
   })");
   EXPECT_EQ(s.warnings, (std::vector<std::string>{
                             "settings.json: /zeta: unknown key, ignoring",
-                            "settings.json: /network/allowedDomain: unknown key, ignoring",
-                            "settings.json: /network/parentProxy/ftp: unknown key, ignoring",
-                            "settings.json: /filesystem/allowWrites: unknown key, ignoring",
                             "settings.json: /alpha: unknown key, ignoring",
                         }));
-  EXPECT_TRUE(s.settings.network.allowed_domains.empty());
-  EXPECT_TRUE(s.settings.network.parent_proxy.has_value());
+  EXPECT_EQ(s.settings.network.allowed_domains.size(), 1u);
+}
+
+// A misspelt rule ignored leaves the sandbox weaker than the file says (~/.ssh readable with
+// "denyReed"): inside filesystem and network an unknown key is an error, and a key near a known
+// one is taken for a typo of it anywhere.
+TEST(SettingsTest, UnknownKeysInsideTheRulesAndTyposAreErrors) {
+  const std::string weaker = " Ignoring it could leave the sandbox weaker than this file says";
+  EXPECT_EQ(ErrorOf(R"({"filesystem": {"denyReed": ["~/.ssh"]}})"),
+            "settings.json: /filesystem/denyReed: unknown key; did you mean 'denyRead'?" + weaker);
+  EXPECT_EQ(
+      ErrorOf(R"({"filesystem": {"AllowWrites": ["/tmp"]}})"),
+      "settings.json: /filesystem/AllowWrites: unknown key; did you mean 'allowWrite'?" + weaker);
+  EXPECT_EQ(ErrorOf(R"({"network": {"allowedDomain": ["a.com"]}})"),
+            "settings.json: /network/allowedDomain: unknown key; did you mean 'allowedDomains'?" +
+                weaker);
+  EXPECT_EQ(
+      ErrorOf(R"({"network": {"parentProxy": {"htps": "http://p:1"}}})"),
+      "settings.json: /network/parentProxy/htps: unknown key; did you mean 'https'?" + weaker);
+  // Near a key that is refused or ignored on its own (special keys are candidates too).
+  EXPECT_EQ(
+      ErrorOf(R"({"network": {"tlsTerminat": {}}})"),
+      "settings.json: /network/tlsTerminat: unknown key; did you mean 'tlsTerminate'?" + weaker);
+  EXPECT_EQ(ErrorOf(R"({"netwrk": {"allowedDomains": []}})"),
+            "settings.json: /netwrk: unknown key; did you mean 'network'?" + weaker);
+  EXPECT_EQ(ErrorOf(R"({"network": {"parentProxy": {"ftp": "x"}}})"),
+            "settings.json: /network/parentProxy/ftp: unknown key; the keys here are http, https, "
+            "noProxy." +
+                weaker);
+  EXPECT_EQ(ErrorOf(R"({"filesystem": {"zzzzzzzz": 1}})"),
+            "settings.json: /filesystem/zzzzzzzz: unknown key; the keys here are denyRead, "
+            "allowRead, allowWrite, denyWrite, allowGitConfig, disabled." +
+                weaker);
 }
 
 TEST(SettingsTest, PointerEscapingInKeys) {
