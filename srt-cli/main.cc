@@ -16,6 +16,7 @@
 #include <new>
 
 #include "args.h"
+#include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "control_channel.h"
@@ -129,6 +130,7 @@ int Run(int argc, char** argv) {
     options.settings.filesystem.deny_write.push_back(srt::PathEntry{p, /*literal=*/true});
   }
   options.argv = std::move(cli.argv);
+  const std::string command = options.argv.empty() ? std::string() : options.argv[0];
   options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
   // Ctrl-Z on the command's terminal: srt stops as the command did, so the shell's job control
@@ -196,7 +198,11 @@ int Run(int argc, char** argv) {
   if (!status) return Fail(status.error().message());
   if (control.failed()) return srt::kExitSetupFailure;
   if (status->exec_errno) {
-    Print(std::string("srt: cannot run the command: ") + srt::ErrnoText(status->exec_errno));
+    // As a shell says it: a name looked up in PATH is "command not found".
+    const bool looked_up = command.find('/') == std::string::npos;
+    Print("srt: " + srt::strings::EscapeNonPrintable(command.substr(0, 200)) + ": " +
+          (status->exec_errno == ENOENT && looked_up ? std::string("command not found")
+                                                     : srt::ErrnoText(status->exec_errno)));
   }
   switch (status->relayed_signal) {
     case SIGINT:

@@ -67,13 +67,17 @@ TEST_P(ProcessTest, CommandForms) {
 }
 
 TEST_P(ProcessTest, MissingAndUnexecutableCommands) {
+  // Named, as a shell names it: a name looked up in PATH is "command not found".
   RunResult missing = run().Srt("{}", {"no-such-command-srt", "x"});
   EXPECT_EQ(missing.exit_code, 127);
-  EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err, "srt: no-such-command-srt: command not found\n");
+  RunResult missing_path = run().Srt("{}", {run().Path("nope"), "x"});
+  EXPECT_EQ(missing_path.exit_code, 127);
+  EXPECT_EQ(missing_path.err, "srt: " + run().Path("nope") + ": No such file or directory\n");
   run().WriteFile("script.sh", "#!/bin/sh\necho hi\n");
   RunResult noexec = run().Srt("{}", {run().Path("script.sh"), "x"});
   EXPECT_EQ(noexec.exit_code, 126);
-  EXPECT_NE(noexec.err.find("Permission denied"), std::string::npos) << noexec.err;
+  EXPECT_EQ(noexec.err, "srt: " + run().Path("script.sh") + ": Permission denied\n");
 }
 
 // srt relays SIGINT, SIGTERM and SIGHUP to the command and exits 128+N.
