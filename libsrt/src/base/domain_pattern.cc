@@ -2,6 +2,8 @@
 #include "base/domain_pattern.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "base/address.h"
 #include "base/ascii.h"
@@ -42,6 +44,43 @@ bool HasTwoNonEmptyLabels(std::string_view name) {
     return false;
   }
   return name.find('.') != std::string_view::npos;
+}
+
+// Why the lower-cased `name` can be no host name a request names (so the entry would never
+// match, or not what it says), or nullopt when it can be one.
+std::optional<std::string> NotAHostName(std::string_view name) {
+  if (name.size() > 253) return "is longer than a host name can be (253 characters)";
+  bool last_numeric = false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = name.find('.', start);
+    std::string_view label = name.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (label.empty()) return "has an empty label";
+    if (label.size() > 63) return "has a label longer than 63 characters";
+    for (char c : label) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u >= 0x80) {
+        return "is not ASCII: write an internationalised name as clients send it, in punycode "
+               "(xn--...)";
+      }
+      if (!ascii::IsAlpha(c) && !ascii::IsDigit(c) && c != '-' && c != '_') {
+        return "contains " + strings::QuoteForMessage(std::string_view(&c, 1)) +
+               ", which no host name has";
+      }
+    }
+    if (label.front() == '-' || label.back() == '-') {
+      return "has a label that starts or ends with '-'";
+    }
+    last_numeric =
+        std::all_of(label.begin(), label.end(), [](char c) { return ascii::IsDigit(c); });
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (last_numeric) {
+    return "is neither an IPv4 address (four decimal numbers, a.b.c.d) nor a host name (whose "
+           "last label is never a number)";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -128,6 +167,7 @@ Result<DomainPattern> ParseDomainPattern(std::string_view text, PatternList list
     if (!HasTwoNonEmptyLabels(suffix)) {  // "*..com", "*.a.", "*.a..b"
       return Invalid(text, list, kNotValid);
     }
+    if (auto why = NotAHostName(suffix)) return Invalid(text, list, *why);
     pattern.kind = DomainPattern::Kind::kWildcard;
     pattern.host = std::string(suffix);
     return pattern;
@@ -143,6 +183,7 @@ Result<DomainPattern> ParseDomainPattern(std::string_view text, PatternList list
   if (name.find('.') == std::string::npos || name.front() == '.' || name.back() == '.') {
     return Invalid(text, list, kNotValid);
   }
+  if (auto why = NotAHostName(name)) return Invalid(text, list, *why);
   pattern.kind = DomainPattern::Kind::kExact;
   return pattern;
 }

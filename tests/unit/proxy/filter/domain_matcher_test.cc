@@ -76,9 +76,10 @@ TEST(DomainMatcherTest, DecisionTable) {
       {{"*.co.uk"}, {}, {}, "co.uk", 443, false, kNotAllowed, ""},
       {{"example.com", "*.example.com"}, {}, {}, "example.com", 443, true, "", "example.com"},
       {{"example.com", "*.example.com"}, {}, {}, "x.example.com", 443, true, "", "*.example.com"},
-      // A wildcard never matches an IP literal, even one that "ends" in its base.
-      {{"*.0.0.1"}, {}, {}, "127.0.0.1", 443, false, kNotAllowed, ""},
-      {{"*.0.0.1"}, {}, {}, "127.1", 443, false, kNotAllowed, ""},
+      // A wildcard never matches an IP literal, even one that "ends" in its base (and one
+      // whose base is numeric is refused: see ThePolicySideRejects... below).
+      {{"*.0.1.example"}, {}, {}, "127.0.1.example", 443, true, "", "*.0.1.example"},
+      {{"*.1.example"}, {}, {}, "127.0.0.1", 443, false, kNotAllowed, ""},
       // Port scoping: an entry with a port matches that port only; without, every port.
       {{"example.com:443"}, {}, {}, "example.com", 443, true, "", "example.com:443"},
       {{"example.com:443"}, {}, {}, "example.com", 80, false, kNotAllowed, ""},
@@ -157,9 +158,6 @@ TEST(DomainMatcherTest, DecisionTable) {
       {{"127.0.0.1"}, {}, {}, "127.0.0.2", 80, false, kNotAllowed, ""},
       {{"127.0.0.1:3000"}, {}, {}, "127.1", 3000, true, "", "127.0.0.1:3000"},
       {{"127.0.0.1:3000"}, {}, {}, "127.1", 3001, false, kNotAllowed, ""},
-      // An entry spelled in an inet_aton form means the address (as for requests).
-      {{"127.1"}, {}, {}, "127.0.0.1", 80, true, "", "127.1"},
-      {{}, {"0x7f.1"}, {}, "127.0.0.1", 80, false, kDeny, "0x7f.1"},
       // IPv6 entries.
       {{"[::1]"}, {}, {}, "[::1]", 443, true, "", "[::1]"},
       {{"[::1]"}, {}, {}, "::1", 443, true, "", "[::1]"},
@@ -298,9 +296,25 @@ TEST(DomainMatcherTest, ThePolicySideRejectsWhatSettingsValidationRejects) {
             "network.deniedDomainReasons: 'b.com' is not an entry of deniedDomains (a reason is "
             "keyed by the exact entry)");
 
-  // An entry that no canonical request can match is accepted and matches nothing.
-  DomainMatcher inert = MustBuild({"ex ample.com", "foo.1"}, {});
-  EXPECT_FALSE(inert.Evaluate(std::string_view("foo.1"), 443).allowed);
+  // An entry that no request can match would read as a rule and do nothing (upstream accepts
+  // it): a space, a numeric last label, a name not in punycode, a wildcard over an address.
+  for (const auto& [entry, why] : std::vector<std::pair<std::string, std::string>>{
+           {"ex ample.com", "contains ' ', which no host name has"},
+           {"foo.1", "is neither an IPv4 address"},
+           {"1.2.3", "is neither an IPv4 address"},
+           // inet_aton spellings: an address is written as four numbers in an entry.
+           {"127.1", "is neither an IPv4 address"},
+           {"0x7f.1", "is neither an IPv4 address"},
+           {"*.0.0.1", "is neither an IPv4 address"},
+           {"b\xc3\xbc"
+            "cher.de",
+            "is not ASCII"},
+           {"a..b.com", "has an empty label"},
+           {"-a.com", "starts or ends with '-'"}}) {
+    Result<DomainMatcher> inert = srt::testing::DomainMatcherFor({}, {entry}, {});
+    ASSERT_FALSE(inert.has_value()) << entry;
+    EXPECT_NE(inert.error().message().find(why), std::string::npos) << inert.error().message();
+  }
 }
 
 TEST(DomainMatcherTest, AddressCarveOutsAndDenyListedLiterals) {
