@@ -37,6 +37,7 @@ enum class Opt {
   kConcurrency,
   kPolicy,
   kMaxIdle,
+  kMemorySyncInterval,
   kOnWork,
   kLogFormat,
   kMemory,
@@ -68,6 +69,7 @@ constexpr OptSpec kOpts[] = {
     {"concurrency", "", Opt::kConcurrency, true},
     {"policy", "", Opt::kPolicy, true},
     {"max-idle", "", Opt::kMaxIdle, true},
+    {"memory-sync-interval", "", Opt::kMemorySyncInterval, true},
     {"on-work", "", Opt::kOnWork, true},
     {"log-format", "", Opt::kLogFormat, true},
     {"memory", "", Opt::kMemory, true},
@@ -185,6 +187,15 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       auto d = ParseGoDuration(value);
       if (!d) return fail(d.error().message());
       c.max_idle = *d;
+      return {};
+    }
+    case Opt::kMemorySyncInterval: {
+      // The official workers' bounds: at least 5 s; 0 (theirs: negative) writes back only at
+      // the end of an item.
+      auto d = ParseGoDuration(value);
+      if (!d) return fail(d.error().message());
+      if (d->count() != 0 && *d < std::chrono::seconds(5)) return fail("must be 0 or at least 5s");
+      c.memory_sync_interval = *d;
       return {};
     }
     case Opt::kOnWork:
@@ -572,6 +583,10 @@ Options (flag > environment variable > --config file > default):
                              policies/poller-session.json); re-read on SIGHUP
   --max-idle DURATION        end a session this long after the agent's end_turn (default 60s;
                              0 = never); Go syntax: 90s, 1m30s, 500ms
+  --memory-sync-interval DURATION
+                             write what the agent changed in its memory stores back this often
+                             while a session runs (default 15s, at least 5s; 0 = only when the
+                             item ends, as it always is too)
   --on-work SCRIPT           run SCRIPT in the session's sandbox for every item instead of the
                              built-in runner (the `ant beta:worker poll --on-work` contract:
                              work JSON with `secret` on stdin, ANTHROPIC_WORK_ID,

@@ -49,7 +49,9 @@ struct PollerConfig {
   int concurrency = 1;
   std::optional<std::string> policy_path;      // default: the built-in poller-session policy
   std::chrono::milliseconds max_idle{60'000};  // 0 = no idle timeout
-  std::optional<std::string> on_work;          // external runner mode
+  // Memory stores are written back this often while a session runs; 0 = only at its end.
+  std::chrono::milliseconds memory_sync_interval{15'000};
+  std::optional<std::string> on_work;  // external runner mode
   LogFormat log_format = LogFormat::kText;
   std::optional<SessionLimits> limits = SessionLimits{};  // nullopt: --no-limits
   WorkspaceCleanup workspace_cleanup = WorkspaceCleanup::kKeep;

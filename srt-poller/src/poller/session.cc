@@ -190,24 +190,26 @@ class ApiMemory final : public MemoryApi {
     if (!v) return v.error().ToError();
     return std::move(*v);
   }
-  Result<Write> Create(const std::string& store_id, const std::string& path,
-                       const std::string& content) override {
+  Result<Written> Create(const std::string& store_id, const std::string& path,
+                         const std::string& content) override {
     return Outcome(c_.CreateMemory(store_id, path, content));
   }
-  Result<Write> Update(const std::string& store_id, const std::string& id,
-                       const std::string& content, const std::string& expected_sha256) override {
+  Result<Written> Update(const std::string& store_id, const std::string& id,
+                         const std::string& content, const std::string& expected_sha256) override {
     return Outcome(c_.UpdateMemory(store_id, id, content, expected_sha256));
   }
   Result<Write> Delete(const std::string& store_id, const std::string& id,
                        const std::string& expected_sha256) override {
-    return Outcome(c_.DeleteMemory(store_id, id, expected_sha256));
+    auto r = c_.DeleteMemory(store_id, id, expected_sha256);
+    if (r) return Write::kDone;
+    if (r.error().kind() == ApiErrorKind::kConflict) return Write::kConflict;
+    return r.error().ToError();
   }
 
  private:
-  template <typename T>
-  static Result<Write> Outcome(const ApiResult<T>& r) {
-    if (r) return Write::kDone;
-    if (r.error().kind() == ApiErrorKind::kConflict) return Write::kConflict;
+  static Result<Written> Outcome(const ApiResult<Memory>& r) {
+    if (r) return Written{Write::kDone, r->id};
+    if (r.error().kind() == ApiErrorKind::kConflict) return Written{Write::kConflict, ""};
     return r.error().ToError();
   }
   SessionClient c_;
@@ -483,6 +485,10 @@ struct SessionWorker::NativeClients {
   SessionClient reader;  // may retry on its own
   SessionClient poster;  // must not (the runner does the §2.5 retries)
   SessionClient skills;  // with the environment key
+  // The memory stores' syncs while the session runs: cancelled when its sandbox ends, so that
+  // a slow server cannot hold up the final sync (on `reader`).
+  std::shared_ptr<CancelToken> memory_cancel;
+  SessionClient memory;
 };
 
 // What RunNative's stages share. It outlives the lease, the stop hook and the runner, which
@@ -571,8 +577,10 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
     ctx_.log->Warn("could not read the session (skills and memory stores skipped)",
                    Fields({{"error", session.error().message()}}));
   }
-  std::unique_ptr<SessionMemory> memory;
+  // The APIs before the stores: the periodic syncs' thread uses one until the stores are gone.
   ApiMemory memory_api(s.api.reader);
+  ApiMemory periodic_memory_api(s.api.memory);
+  std::unique_ptr<SessionMemory> memory;
   if (session && !session->memory_stores.empty()) {
     auto mounted = MountMemory(memory_api, session->memory_stores, workspace);
     if (!mounted) {
@@ -603,12 +611,24 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
   // and so every tool, starts only after this.
   if (session) SetUpSkills(*session, s.api.skills, workspace);
+  if (memory) {
+    memory->StartPeriodic(periodic_memory_api, ctx_.config->memory_sync_interval,
+                          [this](const std::vector<MemoryStoreSync>& syncs) {
+                            LogMemorySyncs(syncs, /*quiet_when_idle=*/true);
+                          });
+  }
 
   ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
   RunResult result = ServeSession(s, toolbox);
   EndToolboxSandbox(toolbox, *sandbox);
   // Only now, with every process of the sandbox gone, is a store's directory still.
-  if (memory) SyncMemory(*memory, memory_api);
+  if (memory) {
+    s.api.memory_cancel->Cancel();
+    memory->StopPeriodic();
+    LogMemorySyncs(memory->Sync(memory_api, MemorySync::kFinal,
+                                std::chrono::steady_clock::now() + kMemorySyncTimeout),
+                   /*quiet_when_idle=*/false);
+  }
   return SessionEndFor(result);
 }
 
@@ -631,13 +651,19 @@ Result<SessionWorker::NativeClients> SessionWorker::CreateNativeClients() const 
   post_opts.max_retries = 0;
   auto poster = SessionClient::Create({base, bearer, post_opts});
   auto skills_client = SessionClient::Create({cfg.base_url, ctx_.environment_key, copts});
+  auto memory_cancel = std::make_shared<CancelToken>();
+  ClientOptions memory_opts = copts;
+  memory_opts.cancel = memory_cancel;
+  auto memory = SessionClient::Create({base, bearer, memory_opts});
   if (!item_queue) return item_queue.error();
   if (!hb_queue) return hb_queue.error();
   if (!reader) return reader.error();
   if (!poster) return poster.error();
   if (!skills_client) return skills_client.error();
-  return NativeClients{std::move(hb_cancel), std::move(*hb_queue), std::move(*item_queue),
-                       std::move(*reader),   std::move(*poster),   std::move(*skills_client)};
+  if (!memory) return memory.error();
+  return NativeClients{std::move(hb_cancel),     std::move(*hb_queue), std::move(*item_queue),
+                       std::move(*reader),       std::move(*poster),   std::move(*skills_client),
+                       std::move(memory_cancel), std::move(*memory)};
 }
 
 const std::string& SessionWorker::ItemBaseUrl() const {
@@ -769,16 +795,18 @@ Result<std::unique_ptr<SessionMemory>> SessionWorker::MountMemory(
   return memory;
 }
 
-// Writes back what the agent changed in the read_write stores, within kMemorySyncTimeout.
-void SessionWorker::SyncMemory(SessionMemory& memory, MemoryApi& api) const {
-  for (auto& [store_id, report] :
-       memory.Sync(api, std::chrono::steady_clock::now() + kMemorySyncTimeout)) {
+// Logs what syncs of the memory stores did; a periodic sync that sent nothing says nothing.
+void SessionWorker::LogMemorySyncs(const std::vector<MemoryStoreSync>& syncs,
+                                   bool quiet_when_idle) const {
+  for (const auto& [store_id, report] : syncs) {
     if (!report) {
       ctx_.log->Error("memory store not written back",
                       Fields({{"memory_store_id", store_id}, {"error", report.error().message()}}));
       continue;
     }
-    ctx_.log->Info("memory store written back",
+    const size_t sent = report->created + report->updated + report->deleted + report->conflicts;
+    if (quiet_when_idle && sent == 0 && !report->out_of_time) continue;
+    ctx_.log->Info(quiet_when_idle ? "memory store synced" : "memory store written back",
                    Fields({{"memory_store_id", store_id},
                            {"created", std::to_string(report->created)},
                            {"updated", std::to_string(report->updated)},
@@ -786,6 +814,7 @@ void SessionWorker::SyncMemory(SessionMemory& memory, MemoryApi& api) const {
                            {"conflicts", std::to_string(report->conflicts)},
                            {"skipped", std::to_string(report->skipped.count)},
                            {"out_of_time", report->out_of_time ? "true" : "false"}}));
+    if (quiet_when_idle) continue;  // the final sync says what was skipped, once
     // The agent decides how many there are: the first few say what kind.
     const auto& notes = report->skipped.first;
     for (size_t i = 0; i < std::min(notes.size(), kMemoryNotesLogged); ++i) {

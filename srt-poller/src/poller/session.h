@@ -36,6 +36,7 @@ class MemoryApi;
 class MountedWorkspace;
 class SandboxOutput;
 class SessionMemory;
+struct MemoryStoreSync;
 class ToolboxClient;
 struct RunResult;
 
@@ -146,7 +147,7 @@ class SessionWorker {
   // The skills are fetched with `skills` (the environment key).
   void SetUpSkills(const Session& session, const SessionClient& skills,
                    const std::string& workspace) const;
-  void SyncMemory(SessionMemory& memory, MemoryApi& api) const;
+  void LogMemorySyncs(const std::vector<MemoryStoreSync>& syncs, bool quiet_when_idle) const;
   RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);

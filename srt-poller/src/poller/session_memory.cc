@@ -131,20 +131,43 @@ Result<void> SessionMemory::Place(const std::string& mount_path) {
   return Ok();
 }
 
-std::vector<SessionMemory::StoreSync> SessionMemory::Sync(
-    MemoryApi& api, std::chrono::steady_clock::time_point deadline) {
-  std::vector<StoreSync> out;
-  for (const Store& s : stores_) {
+std::vector<MemoryStoreSync> SessionMemory::Sync(MemoryApi& api, MemorySync mode,
+                                                 std::chrono::steady_clock::time_point deadline) {
+  std::lock_guard lock(sync_mu_);
+  std::vector<MemoryStoreSync> out;
+  for (Store& s : stores_) {
     if (s.ref.read_only) continue;
     auto dir = OpenOwnDir(s.dir);
     if (!dir) {
       out.push_back({s.ref.memory_store_id, std::move(dir).error()});
       continue;
     }
-    out.push_back({s.ref.memory_store_id,
-                   SyncMemoryStore(api, s.ref.memory_store_id, dir->get(), s.baseline, deadline)});
+    out.push_back({s.ref.memory_store_id, SyncMemoryStore(api, s.ref.memory_store_id, dir->get(),
+                                                          s.baseline, mode, deadline)});
   }
   return out;
+}
+
+void SessionMemory::StartPeriodic(MemoryApi& api, std::chrono::milliseconds interval,
+                                  std::function<void(const std::vector<MemoryStoreSync>&)> report) {
+  if (periodic_.joinable() || interval.count() <= 0) return;
+  periodic_ = std::thread([this, &api, interval, report = std::move(report)] {
+    std::unique_lock lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, interval, [this] { return stop_; })) {
+      lock.unlock();
+      report(Sync(api, MemorySync::kPeriodic, std::chrono::steady_clock::now() + interval));
+      lock.lock();
+    }
+  });
+}
+
+void SessionMemory::StopPeriodic() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (periodic_.joinable()) periodic_.join();
 }
 
 void SessionMemory::RemoveMountPoints() {
@@ -162,6 +185,7 @@ void SessionMemory::RemoveMountPoints() {
 }
 
 SessionMemory::~SessionMemory() {
+  StopPeriodic();
   RemoveMountPoints();
   // Lazily: nothing of the sandbox that used it is left, and nothing else ever held it.
   if (tmpfs_) (void)::umount2(root_.c_str(), UMOUNT_NOFOLLOW | MNT_DETACH);

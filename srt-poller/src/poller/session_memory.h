@@ -14,10 +14,13 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/work.h"
@@ -26,6 +29,12 @@
 #include "srt/sandbox.h"
 
 namespace srt::poller {
+
+// What a sync of one store did, for the log.
+struct MemoryStoreSync {
+  std::string store_id;
+  Result<SyncReport> report;
+};
 
 class SessionMemory {
  public:
@@ -45,14 +54,17 @@ class SessionMemory {
   // The sandbox's binds, one per store.
   const std::vector<BindMount>& binds() const { return binds_; }
 
-  // What a sync of one store did, for the log.
-  struct StoreSync {
-    std::string store_id;
-    Result<SyncReport> report;
-  };
-  // Writes back every read_write store, all of them by `deadline`. Only once the sandbox has
-  // ended: nothing may write the directories while they are read.
-  std::vector<StoreSync> Sync(MemoryApi& api, std::chrono::steady_clock::time_point deadline);
+  // Writes back every read_write store, all of them by `deadline` (MemorySync says what a
+  // sync of a running session leaves for the end). Thread-safe: one sync at a time.
+  std::vector<MemoryStoreSync> Sync(MemoryApi& api, MemorySync mode,
+                                    std::chrono::steady_clock::time_point deadline);
+  // kPeriodic syncs every `interval` on a thread of its own, each bounded by the interval,
+  // until StopPeriodic() (or the destructor); `report` gets each sync's outcome. `api` must
+  // outlive StopPeriodic(); cancelling its calls is the caller's (StopPeriodic waits for the
+  // call in flight).
+  void StartPeriodic(MemoryApi& api, std::chrono::milliseconds interval,
+                     std::function<void(const std::vector<MemoryStoreSync>&)> report);
+  void StopPeriodic();
 
   // Fetch notes (memories skipped), one line each, for the log.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -76,6 +88,12 @@ class SessionMemory {
   std::vector<BindMount> binds_;
   std::vector<std::string> workspace_mount_points_;  // relative to the workspace
   std::vector<std::string> notes_;
+
+  std::mutex sync_mu_;  // one sync at a time: the baselines are theirs
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;  // guarded by stop_mu_
+  std::thread periodic_;
 };
 
 // Removes <sessions>/.memory, what a killed srt-poller's items left. Only for the holder of the

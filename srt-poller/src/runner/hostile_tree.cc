@@ -97,6 +97,8 @@ Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth) {
       ::close(dup);
       return e;
     }
+    // The duplicate shares the offset of `dirfd`, which an earlier walk left at the end.
+    ::rewinddir(d);
     while (dirent* ent = ::readdir(d)) {
       std::string child = ent->d_name;
       if (child != "." && child != "..") {

@@ -131,6 +131,8 @@ Result<void> Walk(int dirfd, const std::string& prefix, int depth, LocalState& s
       ::close(dup);
       return e;
     }
+    // The duplicate shares the offset of `dirfd`, which an earlier walk left at the end.
+    ::rewinddir(d);
     while (dirent* ent = ::readdir(d)) {
       std::string name = ent->d_name;
       if (name == "." || name == "..") continue;
@@ -294,7 +296,7 @@ size_t MemoryDeleteCap(size_t memories) {
 }
 
 Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, int dir_fd,
-                                   const MemoryBaseline& baseline,
+                                   MemoryBaseline& baseline, MemorySync mode,
                                    std::chrono::steady_clock::time_point deadline) {
   LocalState local;
   SRT_RETURN_IF_ERROR(Walk(dir_fd, "", 0, local));
@@ -305,12 +307,10 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
     report.out_of_time = true;
     return true;
   };
-  auto count = [&](MemoryApi::Write w, size_t& done) {
-    ++(w == MemoryApi::Write::kDone ? done : report.conflicts);
-  };
   for (const auto& [path, sha] : local.sha_by_path) {
     auto base = baseline.by_path.find(path);
     if (base != baseline.by_path.end() && base->second.sha256 == sha) continue;
+    if (base != baseline.by_path.end() && base->second.id.empty()) continue;  // the server's
     if (late()) return report;
     std::string why;
     SRT_ASSIGN_OR_RETURN(std::optional<std::string> content, Reread(dir_fd, path, sha, &why));
@@ -318,28 +318,43 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
       report.skipped.Add(Quoted(path) + ": " + why);
       continue;
     }
-    if (base == baseline.by_path.end()) {
-      SRT_ASSIGN_OR_RETURN(MemoryApi::Write w, api.Create(store_id, path, *content));
-      count(w, report.created);
+    const bool create = base == baseline.by_path.end();
+    Result<MemoryApi::Written> w =
+        create ? api.Create(store_id, path, *content)
+               : api.Update(store_id, base->second.id, *content, base->second.sha256);
+    if (!w) return std::move(w).error();
+    MemoryBaseline::Entry& entry = baseline.by_path[path];
+    if (w->outcome == MemoryApi::Write::kDone) {
+      ++(create ? report.created : report.updated);
+      entry = {w->id, sha};
     } else {
-      SRT_ASSIGN_OR_RETURN(MemoryApi::Write w,
-                           api.Update(store_id, base->second.id, *content, base->second.sha256));
-      count(w, report.updated);
+      // The server's version wins, and stays the server's for this item: no more writes of
+      // this path (a later sync would meet the same conflict), and never a delete.
+      ++report.conflicts;
+      entry = {"", sha};
     }
   }
+  if (mode == MemorySync::kPeriodic) return report;
   const size_t cap = MemoryDeleteCap(baseline.by_path.size());
   size_t deletes = 0;
-  for (const auto& [path, entry] : baseline.by_path) {
-    if (local.present.count(path) != 0) continue;  // there, if not as a memory: kept
+  for (auto it = baseline.by_path.begin(); it != baseline.by_path.end();) {
+    const auto& [path, entry] = *it;
+    // There, if not as a memory, or the server's: kept.
+    if (local.present.count(path) != 0 || entry.id.empty()) {
+      ++it;
+      continue;
+    }
     if (deletes == cap) {
       report.skipped.Add(Quoted(path) + ": not deleted, past the " + std::to_string(cap) +
                          " deletes of one sync");
+      ++it;
       continue;
     }
     if (late()) return report;
     ++deletes;
     SRT_ASSIGN_OR_RETURN(MemoryApi::Write w, api.Delete(store_id, entry.id, entry.sha256));
-    count(w, report.deleted);
+    ++(w == MemoryApi::Write::kDone ? report.deleted : report.conflicts);
+    it = baseline.by_path.erase(it);
   }
   return report;
 }

@@ -33,13 +33,17 @@ inline constexpr char kMemoryMarkerFile[] = ".anthropic-memory-store";
 class MemoryApi {
  public:
   enum class Write { kDone, kConflict };
+  struct Written {
+    Write outcome = Write::kDone;
+    std::string id;  // kDone: the memory's id
+  };
   virtual ~MemoryApi() = default;
   [[nodiscard]] virtual Result<std::vector<Memory>> List(const std::string& store_id) = 0;
-  [[nodiscard]] virtual Result<Write> Create(const std::string& store_id, const std::string& path,
-                                             const std::string& content) = 0;
-  [[nodiscard]] virtual Result<Write> Update(const std::string& store_id, const std::string& id,
-                                             const std::string& content,
-                                             const std::string& expected_sha256) = 0;
+  [[nodiscard]] virtual Result<Written> Create(const std::string& store_id, const std::string& path,
+                                               const std::string& content) = 0;
+  [[nodiscard]] virtual Result<Written> Update(const std::string& store_id, const std::string& id,
+                                               const std::string& content,
+                                               const std::string& expected_sha256) = 0;
   [[nodiscard]] virtual Result<Write> Delete(const std::string& store_id, const std::string& id,
                                              const std::string& expected_sha256) = 0;
 };
@@ -58,8 +62,9 @@ class MemoryApi {
 // Lowercase hex SHA-256 of `bytes` (the server's content_sha256).
 std::string Sha256Hex(const std::string& bytes);
 
-// What the store held when it was fetched: path -> the memory's id and content hash. Only
-// these can be updated or deleted by a sync.
+// What the store holds as far as this item knows: path -> the memory's id and content hash,
+// from the fetch and every write since. Only these can be updated or deleted by a sync. An
+// entry without an id is a path where the server's version won a conflict: left alone.
 struct MemoryBaseline {
   struct Entry {
     std::string id;
@@ -104,12 +109,18 @@ struct SyncReport {
 // n memories, so that a session cannot empty a large store at once.
 size_t MemoryDeleteCap(size_t memories);
 
-// Writes back what differs between `dir_fd` and `baseline`: a new file is created, a changed
-// one updated (on the condition that the server still has the fetched version), a missing one
-// deleted (likewise, at most MemoryDeleteCap()). A failing call fails the sync with what was
-// done so far lost from the report; a conflict does not. Stops sending at `deadline`.
+// kPeriodic: while the session runs (creates and updates only: a file missing for a moment,
+// an editor's rm-and-write, is no delete). kFinal: once its sandbox has ended (deletes too).
+enum class MemorySync { kPeriodic, kFinal };
+
+// Writes back what differs between `dir_fd` and `baseline`, and brings `baseline` up to what
+// it wrote: a new file is created, a changed one updated (on the condition that the server
+// still has the version last seen), with kFinal a missing one deleted (likewise, at most
+// MemoryDeleteCap()). A failing call fails the sync (what was written before stays in
+// `baseline`); a conflict does not. Stops sending at `deadline`.
 [[nodiscard]] Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id,
-                                                 int dir_fd, const MemoryBaseline& baseline,
+                                                 int dir_fd, MemoryBaseline& baseline,
+                                                 MemorySync mode,
                                                  std::chrono::steady_clock::time_point deadline);
 
 }  // namespace srt::poller

@@ -106,6 +106,13 @@ TEST(PollerConfig, ErrorsNameTheFileKeyOrValue) {
   EXPECT_THAT(e.error().message(), HasSubstr("'/missing.json'"));
   e = Parse({"--environment-id", "e", "--max-idle", "10 parsecs"});
   EXPECT_THAT(e.error().message(), HasSubstr("--max-idle: '10 parsecs'"));
+  e = Parse({"--environment-id", "e", "--memory-sync-interval", "2s"});
+  EXPECT_THAT(e.error().message(),
+              HasSubstr("--memory-sync-interval: '2s': must be 0 or at least 5s"));
+  auto sync = Parse({"--environment-id", "e", "--memory-sync-interval", "0"});
+  ASSERT_TRUE(sync) << sync.error().message();
+  EXPECT_EQ(sync->memory_sync_interval.count(), 0);
+  EXPECT_EQ(Parse({"--environment-id", "e"})->memory_sync_interval.count(), 15'000);
   e = Parse({"--environment-id", "e", "--log-format", "xml"});
   EXPECT_THAT(e.error().message(), HasSubstr("expected text or json"));
   e = Parse({"--environment-id", "e", "--bogus"});

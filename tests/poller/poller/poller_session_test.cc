@@ -1220,7 +1220,7 @@ TEST_F(PollerSessionTest, MemoryStoresAreMountedAndWhatTheAgentChangedIsWrittenB
                         {MemoryStoreResource("memstore_notes", "read_write", "/mnt/memory/notes"),
                          MemoryStoreResource("memstore_ref", "read_only", "", "ref")})}})
           .has_value());
-  auto work = StartSession(sid);
+  auto work = StartSession(sid, {"--memory-sync-interval", "5s"});
   EXPECT_EQ(Bash(sid,
                  "cd /mnt/memory/notes && cat a.md d/b.md /workspace/memory/ref/r.md && echo && "
                  "cat .anthropic-memory-store")
@@ -1238,6 +1238,14 @@ TEST_F(PollerSessionTest, MemoryStoresAreMountedAndWhatTheAgentChangedIsWrittenB
                  "tail -1 | tr -d ' '")
                 .text,
             "tmpfs\n512\n\n");
+  // While the session runs, what changed goes up (a delete waits for the end of the item).
+  ASSERT_TRUE(poller_->WaitForLog("memory store synced", 15s)) << poller_->Logs();
+  auto running = cp_->MemoryStoreContents("memstore_notes");
+  ASSERT_TRUE(running.has_value()) << running.error().message();
+  EXPECT_EQ(
+      *running,
+      (std::map<std::string, std::string>{
+          {"/a.md", "edited"}, {"/d/b.md", "beta"}, {"/gone.md", "bye"}, {"/new.md", "new"}}));
   Posted ro = Bash(sid, "printf x > /workspace/memory/ref/r.md");
   EXPECT_NE(ro.text.find("Read-only file system"), std::string::npos) << ro.text;
   EXPECT_NE(Bash(sid, "ls /mnt/memory").text.find("notes"), std::string::npos);
@@ -1261,7 +1269,8 @@ TEST_F(PollerSessionTest, MemoryStoresAreMountedAndWhatTheAgentChangedIsWrittenB
     ++memory_calls;
     EXPECT_EQ(q["auth"], "sessions_token") << q.dump();
   }
-  EXPECT_EQ(memory_calls, 2u + 3u);  // two lists; a create, an update, a delete
+  // Two lists; a create and an update while it ran, a delete at its end.
+  EXPECT_EQ(memory_calls, 2u + 3u);
   EXPECT_FALSE(fs::exists(Workspace(sid) + "/memory/ref"));
   EXPECT_FALSE(fs::exists(sessions_ + "/.memory/" + sid));
   EXPECT_EQ(StopPoller(), 0);

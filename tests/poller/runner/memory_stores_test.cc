@@ -40,23 +40,23 @@ class FakeMemoryApi : public MemoryApi {
       out.push_back({m.id, path, m.content, Sha256Hex(m.content)});
     return out;
   }
-  Result<Write> Create(const std::string&, const std::string& path,
-                       const std::string& content) override {
+  Result<Written> Create(const std::string&, const std::string& path,
+                         const std::string& content) override {
     calls.push_back("create " + path);
     if (fail_writes) return MakeError(Errc::kProtocol, "503");
-    if (by_path.count(path) != 0) return Write::kConflict;
+    if (by_path.count(path) != 0) return Written{Write::kConflict, ""};
     Put(path, content);
-    return Write::kDone;
+    return Written{Write::kDone, by_path[path].id};
   }
-  Result<Write> Update(const std::string&, const std::string& id, const std::string& content,
-                       const std::string& expected) override {
+  Result<Written> Update(const std::string&, const std::string& id, const std::string& content,
+                         const std::string& expected) override {
     calls.push_back("update " + id);
     if (fail_writes) return MakeError(Errc::kProtocol, "503");
     for (auto& [path, m] : by_path) {
       if (m.id != id) continue;
-      if (Sha256Hex(m.content) != expected) return Write::kConflict;
+      if (Sha256Hex(m.content) != expected) return Written{Write::kConflict, ""};
       m.content = content;
-      return Write::kDone;
+      return Written{Write::kDone, id};
     }
     return MakeError(Errc::kNotFound, "404");
   }
@@ -94,8 +94,8 @@ class MemoryStoreTest : public ::testing::Test {
     fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
     std::ofstream(dir_ + "/" + rel) << content;
   }
-  Result<SyncReport> Sync(const MemoryBaseline& base) {
-    return SyncMemoryStore(api_, "memstore_a", fd_, base,
+  Result<SyncReport> Sync(MemoryBaseline& base, MemorySync mode = MemorySync::kFinal) {
+    return SyncMemoryStore(api_, "memstore_a", fd_, base, mode,
                            std::chrono::steady_clock::now() + std::chrono::seconds(30));
   }
 
@@ -178,6 +178,61 @@ TEST_F(MemoryStoreTest, ASyncCreatesUpdatesAndDeletesWhatChanged) {
   EXPECT_EQ(api_.by_path.at("/edit.md").content, "new");
   EXPECT_EQ(api_.by_path.at("/d/new.md").content, "fresh");
   EXPECT_EQ(api_.by_path.count("/gone.md"), 0u);
+}
+
+// While the session runs: what changed goes up, and the next sync starts from there; a file
+// missing for a moment is no delete. The end deletes it.
+TEST_F(MemoryStoreTest, PeriodicSyncsWriteWhatChangedSinceTheLastAndLeaveDeletesForTheEnd) {
+  api_.Put("/a.md", "v1");
+  api_.Put("/gone.md", "x");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  MemoryBaseline& base = fetched->baseline;
+  Write("a.md", "v2");
+  Write("new.md", "n1");
+  fs::remove(dir_ + "/gone.md");
+  auto first = Sync(base, MemorySync::kPeriodic);
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->created, 1u);
+  EXPECT_EQ(first->updated, 1u);
+  EXPECT_EQ(first->deleted, 0u);
+  EXPECT_EQ(api_.by_path.at("/gone.md").content, "x");
+  api_.calls.clear();
+  auto idle = Sync(base, MemorySync::kPeriodic);
+  ASSERT_TRUE(idle);
+  EXPECT_TRUE(api_.calls.empty());
+  // The next change of each is made against what the last sync wrote.
+  Write("a.md", "v3");
+  Write("new.md", "n2");
+  auto last = Sync(base, MemorySync::kFinal);
+  ASSERT_TRUE(last) << last.error().message();
+  EXPECT_EQ(last->updated, 2u);
+  EXPECT_EQ(last->conflicts, 0u);
+  EXPECT_EQ(last->deleted, 1u);
+  EXPECT_EQ(api_.by_path.at("/a.md").content, "v3");
+  EXPECT_EQ(api_.by_path.at("/new.md").content, "n2");
+  EXPECT_EQ(api_.by_path.count("/gone.md"), 0u);
+}
+
+// A path whose conflict the server won is the server's for the rest of the item: not written
+// again at each sync (each would conflict again), never deleted.
+TEST_F(MemoryStoreTest, APathTheServerWonIsLeftAlone) {
+  api_.Put("/a.md", "v1");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  MemoryBaseline& base = fetched->baseline;
+  api_.by_path["/a.md"].content = "elsewhere";
+  Write("a.md", "agent");
+  auto first = Sync(base, MemorySync::kPeriodic);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->conflicts, 1u);
+  api_.calls.clear();
+  Write("a.md", "agent again");
+  fs::remove(dir_ + "/a.md");
+  auto last = Sync(base, MemorySync::kFinal);
+  ASSERT_TRUE(last);
+  EXPECT_TRUE(api_.calls.empty());
+  EXPECT_EQ(api_.by_path.at("/a.md").content, "elsewhere");
 }
 
 // Changed on the server meanwhile: the server's version wins, the rest goes on.
@@ -275,7 +330,7 @@ TEST_F(MemoryStoreTest, PastTheDeadlineNothingIsSent) {
   auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
   ASSERT_TRUE(fetched);
   Write("a.md", "x");
-  auto r = SyncMemoryStore(api_, "memstore_a", fd_, fetched->baseline,
+  auto r = SyncMemoryStore(api_, "memstore_a", fd_, fetched->baseline, MemorySync::kFinal,
                            std::chrono::steady_clock::now() - std::chrono::seconds(1));
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->out_of_time);
