@@ -208,8 +208,13 @@ class ApiMemory final : public MemoryApi {
 
  private:
   static Result<Written> Outcome(const ApiResult<Memory>& r) {
-    if (r) return Written{Write::kDone, r->id};
-    if (r.error().kind() == ApiErrorKind::kConflict) return Written{Write::kConflict, ""};
+    if (r) return Written{Write::kDone, r->id, ""};
+    if (r.error().kind() == ApiErrorKind::kConflict) return Written{Write::kConflict, "", ""};
+    // What the server will not take of this memory (its path, its content), not the sync.
+    const int status = r.error().status();
+    if (status == 400 || status == 413 || status == 422) {
+      return Written{Write::kRefused, "", r.error().message()};
+    }
     return r.error().ToError();
   }
   SessionClient c_;
@@ -813,7 +818,8 @@ void SessionWorker::LogMemorySyncs(const std::vector<MemoryStoreSync>& syncs,
                            {"deleted", std::to_string(report->deleted)},
                            {"conflicts", std::to_string(report->conflicts)},
                            {"skipped", std::to_string(report->skipped.count)},
-                           {"out_of_time", report->out_of_time ? "true" : "false"}}));
+                           {"out_of_time", report->out_of_time ? "true" : "false"},
+                           {"incomplete_walk", report->incomplete_walk ? "true" : "false"}}));
     if (quiet_when_idle) continue;  // the final sync says what was skipped, once
     // The agent decides how many there are: the first few say what kind.
     const auto& notes = report->skipped.first;

@@ -71,7 +71,7 @@ Result<std::unique_ptr<SessionMemory>> SessionMemory::Mount(
     // Through the descriptor: the directory just made, whatever its path names by now.
     const std::string target = "/proc/self/fd/" + std::to_string(root.get());
     const std::string data = "size=" + std::to_string(tmpfs_bytes) +
-                             ",nr_inodes=" + std::to_string(stores.size() * 4 * kMaxMemories) +
+                             ",nr_inodes=" + std::to_string(stores.size() * 64 * kMaxMemories) +
                              ",mode=0700";
     if (::mount("srt-memory", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                 data.c_str()) != 0) {

@@ -15,7 +15,9 @@ namespace srt::poller {
 
 // rm -rf of `name` below `dirfd`: a symlink is unlinked itself, never followed; a directory the
 // sandbox made unreadable is chmodded (itself, through its O_PATH handle) first. Missing is
-// fine; at most 256 levels deep.
-[[nodiscard]] Result<void> RemoveTreeAt(int dirfd, const std::string& name, int depth = 0);
+// fine. Any depth and any number of entries, in bounded memory and descriptors: directories
+// more than 128 levels down are moved up within the tree first, and each directory is emptied
+// 4096 names at a time.
+[[nodiscard]] Result<void> RemoveTreeAt(int dirfd, const std::string& name);
 
 }  // namespace srt::poller

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "runner/hostile_tree.h"
 #include "sys/fd.h"
@@ -22,10 +23,9 @@ namespace {
 
 constexpr size_t kSegmentMax = 255;
 // A walk of a store visits at most this many entries (files, directories, anything): the tree
-// is the agent's, and most of what it can put there is not a memory.
-constexpr size_t kMaxWalkEntries = 8 * kMaxMemories;
-// kMemoryMaxPathBytes allows 512 levels; nothing real nests like that.
-constexpr int kMaxWalkDepth = 64;
+// is the agent's, and most of what it can put there is not a memory. A full store whose paths
+// have 32 segments fits. Deeper than a memory's path can be (512 levels of "/a") it never goes.
+constexpr size_t kMaxWalkEntries = 32 * kMaxMemories;
 
 bool HasControl(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
@@ -81,6 +81,12 @@ Result<std::optional<std::string>> ReadMemoryFile(int dirfd, const std::string& 
       *why = "a symlink";
       return std::optional<std::string>();
     }
+    // The agent is writing while we read (an editor's remove-and-write): this one, not the
+    // sync, waits for the next.
+    if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
+      *why = std::string("could not be opened: ") + ErrnoText(errno);
+      return std::optional<std::string>();
+    }
     return SysError("open " + strings::Quote(name));
   }
   struct stat st {};
@@ -111,10 +117,15 @@ Result<std::optional<std::string>> ReadMemoryFile(int dirfd, const std::string& 
 
 // What a walk of the store's directory found.
 struct LocalState {
+  explicit LocalState(const MemoryBaseline& b) : baseline(b) {}
+  const MemoryBaseline& baseline;
   std::map<std::string, std::string> sha_by_path;  // the memories, by path
-  std::set<std::string> present;                   // every path that exists, memory or not
+  std::set<std::string> present;                   // the baseline's paths that exist, memory or not
   SkipNotes skipped;
   size_t visited = 0;
+  // Some of the tree was not seen (too many entries, a directory that would not open): what
+  // the walk did not find may still be there, so nothing may be deleted.
+  bool incomplete = false;
 };
 
 // A path of the agent's in a note: escaped, and cut.
@@ -136,7 +147,10 @@ Result<void> Walk(int dirfd, const std::string& prefix, int depth, LocalState& s
     while (dirent* ent = ::readdir(d)) {
       std::string name = ent->d_name;
       if (name == "." || name == "..") continue;
-      if (++state.visited > kMaxWalkEntries) break;
+      if (++state.visited > kMaxWalkEntries) {
+        state.incomplete = true;
+        break;
+      }
       names.push_back(std::move(name));
     }
     ::closedir(d);
@@ -151,17 +165,19 @@ Result<void> Walk(int dirfd, const std::string& prefix, int depth, LocalState& s
                         " bytes");
       continue;
     }
-    state.present.insert(path);
+    // A memory's path is UTF-8 text: a name that is not would reach the server changed.
+    if (!strings::IsValidUtf8(name)) {
+      state.skipped.Add(Quoted(path) + ": its name is not UTF-8");
+      continue;
+    }
+    if (state.baseline.by_path.count(path) != 0) state.present.insert(path);
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      if (depth + 1 >= kMaxWalkDepth) {
-        state.skipped.Add(Quoted(path) + ": deeper than " + std::to_string(kMaxWalkDepth));
-        continue;
-      }
       auto sub = OpenDirAt(dirfd, name, /*create=*/false);
       if (!sub) {
         state.skipped.Add(Quoted(path) + ": " + sub.error().message());
+        state.incomplete = true;
         continue;
       }
       SRT_RETURN_IF_ERROR(Walk(sub->get(), path, depth + 1, state));
@@ -224,7 +240,8 @@ Result<std::string> MemoryMountPath(const MemoryStoreRef& store, const std::stri
 
 Result<void> ValidateMemoryPath(const std::string& path) {
   SRT_ASSIGN_OR_RETURN(auto segments, CleanSegments("memory path", path, kMemoryMaxPathBytes));
-  if (segments.size() == 1 && segments[0] == kMemoryMarkerFile) {
+  // Nor below it: a directory of that name would keep the marker from being written.
+  if (segments[0] == kMemoryMarkerFile) {
     return MakeError(Errc::kInvalidArgument,
                      "memory path " + strings::Quote(path) + ": the store's marker file");
   }
@@ -277,6 +294,7 @@ Result<FetchReport> FetchMemoryStore(MemoryApi& api, const std::string& store_id
     SRT_RETURN_IF_ERROR(
         sys::WriteAll(fd.get(), *m.content, "the memory file for " + strings::Quote(m.path)));
     report.baseline.by_path[m.path] = {m.id, m.content_sha256};
+    ++report.baseline.fetched;
     ++report.written;
   }
   UniqueFd marker(::openat(dir_fd, kMemoryMarkerFile,
@@ -298,7 +316,7 @@ size_t MemoryDeleteCap(size_t memories) {
 Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, int dir_fd,
                                    MemoryBaseline& baseline, MemorySync mode,
                                    std::chrono::steady_clock::time_point deadline) {
-  LocalState local;
+  LocalState local(baseline);
   SRT_RETURN_IF_ERROR(Walk(dir_fd, "", 0, local));
   SyncReport report;
   report.skipped = std::move(local.skipped);
@@ -323,6 +341,10 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
         create ? api.Create(store_id, path, *content)
                : api.Update(store_id, base->second.id, *content, base->second.sha256);
     if (!w) return std::move(w).error();
+    if (w->outcome == MemoryApi::Write::kRefused) {
+      report.skipped.Add(Quoted(path) + ": refused by the server: " + w->why);
+      continue;
+    }
     MemoryBaseline::Entry& entry = baseline.by_path[path];
     if (w->outcome == MemoryApi::Write::kDone) {
       ++(create ? report.created : report.updated);
@@ -335,12 +357,16 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
     }
   }
   if (mode == MemorySync::kPeriodic) return report;
-  const size_t cap = MemoryDeleteCap(baseline.by_path.size());
+  report.incomplete_walk = local.incomplete;
+  if (local.incomplete) return report;
+  // Of what was fetched: memories the agent made since do not raise it.
+  const size_t cap = MemoryDeleteCap(baseline.fetched);
   size_t deletes = 0;
   for (auto it = baseline.by_path.begin(); it != baseline.by_path.end();) {
     const auto& [path, entry] = *it;
-    // There, if not as a memory, or the server's: kept.
-    if (local.present.count(path) != 0 || entry.id.empty()) {
+    // There (as a memory, written by this sync maybe, or as something else), or the server's:
+    // kept.
+    if (local.sha_by_path.count(path) != 0 || local.present.count(path) != 0 || entry.id.empty()) {
       ++it;
       continue;
     }
@@ -353,7 +379,7 @@ Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id, 
     if (late()) return report;
     ++deletes;
     SRT_ASSIGN_OR_RETURN(MemoryApi::Write w, api.Delete(store_id, entry.id, entry.sha256));
-    ++(w == MemoryApi::Write::kDone ? report.deleted : report.conflicts);
+    ++(w == MemoryApi::Write::kDone ? report.deleted : report.conflicts);  // kRefused: no delete
     it = baseline.by_path.erase(it);
   }
   return report;

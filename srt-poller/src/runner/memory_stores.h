@@ -32,10 +32,13 @@ inline constexpr char kMemoryMarkerFile[] = ".anthropic-memory-store";
 // refuses because its version changed meanwhile (409) is kConflict: the server's version wins.
 class MemoryApi {
  public:
-  enum class Write { kDone, kConflict };
+  // kRefused: the server will not take this one (a 400: a path it does not accept, say); the
+  // sync goes on without it.
+  enum class Write { kDone, kConflict, kRefused };
   struct Written {
     Write outcome = Write::kDone;
-    std::string id;  // kDone: the memory's id
+    std::string id;   // kDone: the memory's id
+    std::string why;  // kRefused: the server's message
   };
   virtual ~MemoryApi() = default;
   [[nodiscard]] virtual Result<std::vector<Memory>> List(const std::string& store_id) = 0;
@@ -56,7 +59,8 @@ class MemoryApi {
 
 // Whether `path` is a memory path the server accepts and that names a file below a store's
 // directory: "/" then '/'-separated segments, none empty, "." or "..", none longer than 255
-// bytes, at most kMemoryMaxPathBytes in all, no control characters; and not the marker file.
+// bytes, at most kMemoryMaxPathBytes in all, no control characters; and not the marker file
+// nor below a directory of its name.
 [[nodiscard]] Result<void> ValidateMemoryPath(const std::string& path);
 
 // Lowercase hex SHA-256 of `bytes` (the server's content_sha256).
@@ -71,6 +75,7 @@ struct MemoryBaseline {
     std::string sha256;
   };
   std::map<std::string, Entry> by_path;
+  size_t fetched = 0;  // memories the fetch wrote: what the delete cap is of
 };
 
 struct FetchReport {
@@ -103,6 +108,9 @@ struct SyncReport {
   size_t conflicts = 0;      // the server's version kept
   SkipNotes skipped;         // files not written back; deletes past the cap
   bool out_of_time = false;  // the deadline came before every change was sent
+  // The walk could not see the whole store (too many entries, a directory that would not
+  // open): nothing was deleted.
+  bool incomplete_walk = false;
 };
 
 // Deletes per sync, as the official workers bound them: max(8, min(50, n / 4)) of a store of
@@ -116,8 +124,9 @@ enum class MemorySync { kPeriodic, kFinal };
 // Writes back what differs between `dir_fd` and `baseline`, and brings `baseline` up to what
 // it wrote: a new file is created, a changed one updated (on the condition that the server
 // still has the version last seen), with kFinal a missing one deleted (likewise, at most
-// MemoryDeleteCap()). A failing call fails the sync (what was written before stays in
-// `baseline`); a conflict does not. Stops sending at `deadline`.
+// MemoryDeleteCap() of what was fetched, and none when the walk could not see the whole tree).
+// A failing call fails the sync (what was written before stays in `baseline`); a conflict or a
+// memory the server refuses does not. Stops sending at `deadline`.
 [[nodiscard]] Result<SyncReport> SyncMemoryStore(MemoryApi& api, const std::string& store_id,
                                                  int dir_fd, MemoryBaseline& baseline,
                                                  MemorySync mode,

@@ -44,6 +44,7 @@ class FakeMemoryApi : public MemoryApi {
                          const std::string& content) override {
     calls.push_back("create " + path);
     if (fail_writes) return MakeError(Errc::kProtocol, "503");
+    if (path == "/refused.md") return Written{Write::kRefused, "", "400 invalid_request_error"};
     if (by_path.count(path) != 0) return Written{Write::kConflict, ""};
     Put(path, content);
     return Written{Write::kDone, by_path[path].id};
@@ -283,10 +284,13 @@ TEST_F(MemoryStoreTest, DeletesPerSyncAreCapped) {
   auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
   ASSERT_TRUE(fetched);
   for (int i = 0; i < 100; ++i) fs::remove(dir_ + "/m" + std::to_string(i));
+  // Memories the agent makes meanwhile do not raise the cap.
+  for (int i = 0; i < 200; ++i) Write("new" + std::to_string(i), "x");
+  ASSERT_TRUE(Sync(fetched->baseline, MemorySync::kPeriodic));
   auto r = Sync(fetched->baseline);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->deleted, 25u);
-  EXPECT_EQ(api_.by_path.size(), 75u);
+  EXPECT_EQ(api_.by_path.size(), 75u + 200u);
   EXPECT_EQ(r->skipped.count, 75u);
   EXPECT_EQ(r->skipped.first.size(), 75u);
 }
@@ -314,6 +318,47 @@ TEST_F(MemoryStoreTest, NothingBelowAPathTooLongForAMemoryIsWalked) {
   ASSERT_EQ(r->skipped.count, 1u);
   EXPECT_NE(r->skipped.first[0].find("longer than 1024 bytes"), std::string::npos);
   EXPECT_LT(r->skipped.first[0].size(), 300u);
+}
+
+// What the hostile review found: a store the walk cannot see whole deletes nothing (a memory
+// deeper or later than the walk went was deleted as if the agent had removed it).
+TEST_F(MemoryStoreTest, AWalkThatDidNotSeeTheWholeStoreDeletesNothing) {
+  api_.Put("/gone.md", "x");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched);
+  fs::remove(dir_ + "/gone.md");
+  fs::create_directories(dir_ + "/junk");
+  for (size_t i = 0; i <= 32 * kMaxMemories; ++i) {
+    // Names that are no memory's (not UTF-8): nothing to create, only entries to visit.
+    const std::string name = dir_ + "/junk/\xff" + std::to_string(i);
+    int fd = open(name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    close(fd);
+  }
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->deleted, 0u);
+  EXPECT_TRUE(api_.calls.empty());
+  EXPECT_TRUE(r->incomplete_walk);
+}
+
+// A name that is not UTF-8 would reach the server changed (U+FFFD); a memory the server
+// refuses is skipped, not the rest of the sync; a memory below a directory named as the marker
+// would keep the marker from being written.
+TEST_F(MemoryStoreTest, NamesNotUtf8AndWritesTheServerRefusesAreSkipped) {
+  api_.Put("/.anthropic-memory-store/x", "would block the marker");
+  auto fetched = FetchMemoryStore(api_, "memstore_a", fd_);
+  ASSERT_TRUE(fetched) << fetched.error().message();
+  EXPECT_EQ(fetched->skipped.size(), 1u);
+  EXPECT_EQ(Read(".anthropic-memory-store"), "version 1\nmemstore_a");
+  Write("a\xff.md", "x");
+  Write("refused.md", "x");
+  Write("ok.md", "x");
+  auto r = Sync(fetched->baseline);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(api_.calls, (std::vector<std::string>{"create /ok.md", "create /refused.md"}));
+  EXPECT_EQ(r->created, 1u);
+  EXPECT_EQ(r->skipped.count, 2u);
 }
 
 TEST_F(MemoryStoreTest, AFailingCallFailsTheSync) {
