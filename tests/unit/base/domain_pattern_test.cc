@@ -69,11 +69,10 @@ INSTANTIATE_TEST_SUITE_P(
         AcceptCase{"*:22", kDeny, Kind::kAny, "", 22},
         AcceptCase{"*.example.com", kDeny, Kind::kWildcard, "example.com", std::nullopt},
         AcceptCase{"evil.example.com:80", kDeny, Kind::kExact, "evil.example.com", 80},
-        // No charset check upstream: a name that can never match is still accepted.
+        // Underscores are in real names (_dmarc, CDN hosts), and requests may carry them.
         AcceptCase{"under_score.example", kAllow, Kind::kExact, "under_score.example",
                    std::nullopt},
-        // Not a dotted quad, so a name; the matcher canonicalises request hosts, not patterns.
-        AcceptCase{"127.1", kAllow, Kind::kExact, "127.1", std::nullopt}));
+        AcceptCase{"xn--bcher-kva.de", kAllow, Kind::kExact, "xn--bcher-kva.de", std::nullopt}));
 
 struct RejectCase {
   std::string text;
@@ -96,6 +95,9 @@ const std::string kNotValid = "is not a valid domain pattern";
 const std::string kTooBroad = "is too broad: a wildcard needs at least two labels after '*.'";
 const std::string kBadPort = "has an invalid port (1-65535)";
 const std::string kBadStar = "is not a valid domain pattern: '*' may only start a pattern, as '*.'";
+const std::string kNumeric =
+    "is neither an IPv4 address (four decimal numbers, a.b.c.d) nor a host name (whose last label "
+    "is never a number)";
 
 INSTANTIATE_TEST_SUITE_P(
     Grammar, DomainPatternRejectTest,
@@ -146,12 +148,32 @@ INSTANTIATE_TEST_SUITE_P(
                    "name"},
         RejectCase{"example.com/path", kAllow,
                    "'example.com/path' contains a '/': write only the host name"},
-        RejectCase{"bad\n", kAllow, "'bad\\x0a' " + kNotValid}));
+        RejectCase{"bad\n", kAllow, "'bad\\x0a' " + kNotValid},
+        // Stricter than upstream: what no request can match is refused, not kept as a rule.
+        RejectCase{"bad\nname.com", kAllow,
+                   "'bad\\x0aname.com' contains '\\x0a', which no host name has"},
+        RejectCase{"exa mple.com", kAllow, "'exa mple.com' contains ' ', which no host name has"},
+        RejectCase{"a..b.com", kDeny, "'a..b.com' has an empty label"},
+        RejectCase{"-a.com", kAllow, "'-a.com' has a label that starts or ends with '-'"},
+        RejectCase{"*.a-.com", kAllow, "'*.a-.com' has a label that starts or ends with '-'"},
+        RejectCase{std::string(64, 'a') + ".com", kAllow,
+                   "'" + std::string(64, 'a') + ".com' has a label longer than 63 characters"},
+        RejectCase{"127.1", kAllow, "'127.1' " + kNumeric},
+        RejectCase{"1.2.3", kDeny, "'1.2.3' " + kNumeric},
+        RejectCase{"*.0.0.1", kAllow, "'*.0.0.1' " + kNumeric}));
 
 // Upstream checks no charset: a name with a control character parses (and can never match).
-TEST(DomainPatternTest, NoCharsetCheckLikeUpstream) {
-  Result<DomainPattern> p = ParseDomainPattern("bad\nname.com", PatternList::kAllow);
-  EXPECT_TRUE(p.has_value());
+// A name the way clients send it: IDNs in punycode.
+TEST(DomainPatternTest, ANameNotInPunycodeIsRefusedWithTheHint) {
+  Result<DomainPattern> p = ParseDomainPattern(
+      "b\xc3\xbc"
+      "cher.de",
+      PatternList::kAllow);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message().find("is not ASCII: write an internationalised name as clients "
+                                     "send it, in punycode (xn--...)"),
+            std::string::npos)
+      << p.error().message();
 }
 
 TEST(DomainPatternTest, FormatIsCanonical) {
