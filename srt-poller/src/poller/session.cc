@@ -289,8 +289,8 @@ Result<void> MakeWorkspace(const std::string& sessions_dir, const std::string& w
 }
 
 std::vector<std::string> BaseEnv() {
-  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/workspace",
-          "LANG=C.UTF-8", "USER=agent", "SHELL=/bin/bash"};
+  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          std::string("HOME=") + kSessionWorkdir, "LANG=C.UTF-8", "USER=agent", "SHELL=/bin/bash"};
 }
 
 // Pipes for the toolbox's stdin and stdout (CLOEXEC on our ends: only the sandbox's copies

@@ -3,7 +3,6 @@
 #include "poller/session_memory.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -13,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "support/temp_dir.h"
 
 namespace srt::poller {
 namespace {
@@ -68,17 +69,12 @@ class LockedMemoryApi : public MemoryApi {
 
 class SessionMemoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/srt-session-memory-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    fs::create_directories(dir_ + "/sessions/sesn_m");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { fs::create_directories(dir_ + "/sessions/sesn_m"); }
   std::string Sessions() const { return dir_ + "/sessions"; }
   std::string Workspace() const { return dir_ + "/sessions/sesn_m"; }
 
-  std::string dir_;
+  srt::testing::TempDir tmp_{"srt-session-memory-test"};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(SessionMemoryTest, PeriodicSyncsRunBesideTheSessionAndTheEndLeavesNothing) {

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "support/temp_dir.h"
+
 namespace srt::poller {
 namespace {
 
@@ -19,18 +21,12 @@ namespace fs = std::filesystem;
 class HostileTreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/srt-hostile-tree-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     fd_ = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(fd_, 0);
   }
-  void TearDown() override {
-    close(fd_);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string dir_;
+  void TearDown() override { close(fd_); }
+  srt::testing::TempDir tmp_{"srt-hostile-tree-test"};
+  const std::string dir_ = tmp_.path();
   int fd_ = -1;
 };
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace srt::poller {
 namespace {
 
@@ -77,16 +79,10 @@ class FakeMemoryApi : public MemoryApi {
 class MemoryStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/srt-memory-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     fd_ = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(fd_, 0);
   }
-  void TearDown() override {
-    close(fd_);
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { close(fd_); }
   std::string Read(const std::string& rel) {
     std::ifstream in(dir_ + "/" + rel);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -101,7 +97,8 @@ class MemoryStoreTest : public ::testing::Test {
   }
 
   FakeMemoryApi api_;
-  std::string dir_;
+  srt::testing::TempDir tmp_{"srt-memory-test"};
+  const std::string dir_ = tmp_.path();
   int fd_ = -1;
 };
 

@@ -17,29 +17,17 @@
 #include <sstream>
 #include <string>
 
+#include "support/temp_dir.h"
 #include "toolbox/toolbox.h"
 
 namespace srt::poller::toolbox::testing {
 
 namespace fs = std::filesystem;
 
-// A scratch directory, removed at destruction.
-class TempDir {
+// The scratch directory of every test tree.
+class TempDir : public srt::testing::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "srt-toolbox-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-    path_ = fs::canonical(tmpl).string();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
- private:
-  std::string path_;
+  TempDir() : srt::testing::TempDir("srt-toolbox") {}
 };
 
 inline void WriteFile(const std::string& path, const std::string& content) {
