@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_util: what srt's benchmark programs (srt-startup-bench, srt-network-bench,
 // srt-poller-bench) share: dying with a message, stop signals, option values, files and /proc,
 // clocks, statistics, the scratch directory and where upstream srt is installed.

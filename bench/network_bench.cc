@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-network-bench: what srt's allowlist proxy costs, measured side by side with a direct
 // loopback connection (and upstream srt's proxy when it is installed): CONNECT tunnel throughput,
 // connection-setup latency, the proxy's memory with many open tunnels, and (by running

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller-bench: what srt-poller adds between the control plane and a tool call, measured
 // against the loopback fake control plane (tests/poller/fake_control_plane.py) with real
 // sandboxes: (1) claim -> first result latency, (2) per-tool overhead in a running session,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-startup-bench: wall time and peak RSS of `srt -c true` under a filesystem policy, measured
 // side by side with bare bwrap given the same options (and upstream srt when it is installed).
 //

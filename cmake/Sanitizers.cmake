@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SRT_SANITIZE=address,undefined instruments every hosted target; the freestanding srt-init never is
 # (it has no runtime to report into).
 # SRT_FUZZ (clang only) adds -fsanitize=fuzzer-no-link to the same targets, so that libFuzzer sees

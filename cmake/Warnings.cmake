@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warning flags shared by every hosted target (house style §2.10).
 set(SRT_WARNINGS
   -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -Wformat=2 -Werror=format-security

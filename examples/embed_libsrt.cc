@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // embed_libsrt: runs a command in an srt sandbox from a C++ program, through libsrt's public API
 // (the same path the `srt` command takes).
 //

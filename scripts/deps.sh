@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what srt needs from Debian's archive (Debian 12 / Ubuntu 22.04+), only what is missing.
 #   scripts/deps.sh build   - to build and run srt and srt-poller (libcurl, libarchive, libcrypto;
 #                             e2fsprogs for srt-poller's workspace filesystems)

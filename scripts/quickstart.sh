@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start: installs what is missing, builds srt, and runs it on a small project to show what a
 # sandboxed command may and may not do.
 set -euo pipefail

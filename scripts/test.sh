@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds srt and runs the whole test suite: unit, integration (real bubblewrap sandboxes, as root
 # and as the unprivileged user nobody), the MCP end-to-end test and the fuzz-corpus replays.
 #   scripts/test.sh                      GCC build (preset dev)

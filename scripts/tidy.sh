@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # clang-tidy 14 (the checks in .clang-tidy) over srt's production sources, using the compile
 # commands of a configured build (default build/dev; run `cmake --preset dev` first). Every
 # finding fails the run: fix it, or silence that one line with `// NOLINT(check): why`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `srt` argument parsing.
 #include "args.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-cli/args: the `srt` command line -> CliOptions. Pure: no I/O, no exit(); errors are values.
 #pragma once
 

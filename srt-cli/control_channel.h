@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-cli/control_channel: `--control-fd N`, live updates of the network lists (upstream srt
 // §2.2). Each line on the descriptor is one whole settings document; its network lists replace
 // the running ones for new connections. Blank lines are ignored; an invalid line is reported and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `srt`: the command-line front end of libsrt. The only place in srt that prints to stderr,
 // exits, and catches exceptions.
 #include <fcntl.h>

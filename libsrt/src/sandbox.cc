@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The libsrt facade: Settings -> Policy -> seccomp filter -> Launch.
 #include "srt/sandbox.h"
 

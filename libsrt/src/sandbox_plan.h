@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sandbox_plan: what Sandbox::Start decides, as a pure function of the caller's options, the
 // resolved policy and the host facts it gathered first (home, working directory, effective
 // uid, environment, a random name, RLIMIT_NOFILE, srt's proxy variables, the bwrap and srt-init

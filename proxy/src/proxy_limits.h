@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proxy_limits.h: every bound the proxy puts on what a client (or an upstream server) controls, in
 // one place (house style §2.6). Each parser takes these as defaults; tests hit every one of them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init `agent`: srt's helper on the host side of a sandbox.
 //
 // bubblewrap cannot do four things srt needs, so the agent does them between bwrap's set-up and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init `connect HOST PORT`: an ssh ProxyCommand for sandboxed commands (GIT_SSH_COMMAND).
 // Opens an authenticated HTTP CONNECT tunnel through srt's proxy, whose address and token it
 // takes from $HTTP_PROXY (http://USER:TOKEN@127.0.0.1:PORT), and relays stdin/stdout through it,

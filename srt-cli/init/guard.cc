@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init agent's write guard (see guard.h): the notification loop, path resolution as the
 // kernel does it from the command's point of view, and each call performed on its behalf.
 #include "guard.h"

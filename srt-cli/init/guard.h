@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init agent's write guard: serves the command's SECCOMP_RET_USER_NOTIF system calls.
 //
 // The command's second seccomp filter hands every call that creates, renames or links a name,

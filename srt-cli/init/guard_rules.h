@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init guard rules: which changes to a name the write guard refuses. Pure and freestanding
 // (no libc, no system calls): the agent answers the rules' questions about the filesystem through
 // a Probe. Unit-tested from the hosted suite.

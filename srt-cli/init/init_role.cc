@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init `init`: PID 1 of the sandbox. Receives its plan from srt, reports its pidfd, waits for
 // srt's go-ahead and seccomp filter (given once srt-agent has protected the filesystem and hidden
 // /proc/1), then

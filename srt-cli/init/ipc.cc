@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init IPC over SOCK_SEQPACKET.
 #include "ipc.h"
 

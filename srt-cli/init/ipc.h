@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init IPC: control messages on the SOCK_SEQPACKET socketpairs shared with srt.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init: srt's helper binary. `srt-init init ...` is PID 1 inside a sandbox; `srt-init agent
 // ...` works on the host side of one. Both are started by srt only (see init_protocol/wire.h).
 #include "rt.h"

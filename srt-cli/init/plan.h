@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init plans: the pure, bounds-checked decoding of the plans srt hands to srt-init.
 // Freestanding (no libc); unit-tested and fuzzed from the hosted test suite.
 #pragma once

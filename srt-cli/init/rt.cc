@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init runtime: process entry, memory/string primitives, small formatting helpers.
 #include "rt.h"
 

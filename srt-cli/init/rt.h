@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-init runtime: raw Linux system calls and the few helpers a freestanding program needs.
 //
 // srt-init runs without libc on purpose: glibc's start-up code costs about 0.8 ms per exec on

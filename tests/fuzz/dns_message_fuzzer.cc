@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the DNS stub's wire format (dns/message.h). Properties: an answered query has
 // a lower-case host-name question of at most 255 wire octets; every query that is answered or
 // replied to yields a response within the transport's size, with the same ID and the question

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the domain pattern grammar and the IP/CIDR parser on arbitrary bytes.
 // Properties: the canonical spelling of an accepted pattern parses back to the same pattern,
 // hosts are lower-case, `*` is only ever accepted for deniedDomains, errors quote the input and

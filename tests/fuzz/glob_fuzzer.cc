@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for policy/glob: syntax checks, segment matching and expansion over a small
 // in-memory tree (tests/unit/policy/fake_fs_view.h).
 //

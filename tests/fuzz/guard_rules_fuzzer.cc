@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the write guard's rules (srt-cli/init/guard_rules.h) on arbitrary changes,
 // directories, names and probe answers. The input is: 1 byte change, 1 byte kind, 2 bytes of
 // probe answers (one bit per question asked, in order; a question beyond them answers "no"),

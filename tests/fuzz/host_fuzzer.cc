@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: host canonicalisation, and the matcher, guard and NO_PROXY code behind it,
 // on arbitrary bytes. Properties: a rejected host is a kDenied "malformed host" error; an
 // accepted one is canonical (lower-case name of [a-z0-9._-] without empty labels, or an address

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: HTTP request heads (http/head_parser.h), the request body's chunked framing
 // and the proxy's own responses. Properties: `consumed` and `resume` stay within the input; errors
 // carry one of the statuses the proxy answers with; a head re-parses identically from exactly its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: HTTP response heads (http/head_parser.h), BodyFraming for GET, HEAD and
 // CONNECT, and ChunkedDecoder on arbitrary streams. Properties: every error is a 502; a head
 // re-parses identically from its own bytes and in two pieces; a chunked body ends at the same

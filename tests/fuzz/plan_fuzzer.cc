@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: srt-init's plan decoders (srt-cli/init/plan.h) on arbitrary bytes, driven
 // as srt-init drives them: pass 1 validates and counts into a plan, pass 2 fills arrays sized
 // from pass 1, reusing the same plan. Both decoders see every input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the seed corpus of plan_fuzzer (corpus/plan/): plans encoded by launch/plan_writer, the
 // encoder srt itself uses, plus hand-made mutations of them that the decoders must reject.
 // Usage: plan_fuzzer_seeds DIR   (files are overwritten; commit what changes)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stand-alone driver for the fuzz targets (c-ares' ares-fuzz.c idea): replays files and
 // directories of inputs through LLVMFuzzerTestOneInput without libFuzzer, so every build, GCC
 // included, replays the committed corpora (ctest label fuzz-replay).

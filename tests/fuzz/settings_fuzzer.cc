@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: ParseSettings on arbitrary bytes (nlohmann + the schema decoder). Besides
 // "never crashes, never throws", it checks that every message names the origin, that no input
 // reaches an internal error, and that accepted settings hold only entries that re-validate.

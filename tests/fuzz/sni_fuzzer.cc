@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: SNI extraction (tls/client_hello.h). Properties: a decided result (found, no
 // SNI) covers at most the input and at most 16 KiB and is the same from exactly the bytes it
 // covers; a prefix is either undecided or decided the same way; a found name is 1..255 bytes of

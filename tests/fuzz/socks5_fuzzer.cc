@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the SOCKS5 handshake parsers (socks5/socks5_parser.h), each on the input and
 // all three in sequence as a session reads them. Properties: `consumed` stays within the input; a
 // parsed message re-parses identically from exactly its own bytes and its one-byte-shorter prefix

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the SSE parser (srt-poller/src/api/sse.h). Properties: no crash; an input
 // fed whole and fed in pieces (sizes taken from the first byte) gives the same events, or both
 // fail; no event exceeds the event limit.

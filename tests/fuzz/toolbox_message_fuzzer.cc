@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the toolbox protocol's parsers (srt-poller/src/toolbox_protocol), both
 // ends: the toolbox's decoder of what the poller sends, and the poller's decoders of what comes
 // out of a session's sandbox (the ready line and answers). Properties: no crash, throw or stack

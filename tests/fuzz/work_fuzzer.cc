@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the work-queue, session and memory JSON parsers (srt-poller/src/api/work.h).
 // Properties: no crash or exception on any input; every id a parser accepts passes ValidateId;
 // a parsed work item keeps its raw JSON; an encoded events body parses back; a memory write of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filesystem isolation through the real srt: exact errno for every rule.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SandboxOptions::binds and ::limits through the library, with the real bwrap and srt-init: the
 // probes' exit status is the errno of their operation (srt-probe, srt-limits-probe).
 #include <fcntl.h>

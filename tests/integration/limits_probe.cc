@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-limits-probe: resource-limit probes run inside a sandbox by limits_binds_test.cc.
 //   fork-until-fail       forks sleeping children until fork fails; kills them; exits with the
 //                         errno of the failed fork (EAGAIN = 11), or 0 if 4096 forks succeeded

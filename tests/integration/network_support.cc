@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network integration-test support: the in-process HTTP origin and the helper daemons.
 #include "network_support.h"
 

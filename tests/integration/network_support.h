@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network integration-test support: an HTTP origin in the test process, loopback port helpers,
 // and helper daemons (sshd, openssl s_server) that are started, stopped and reaped by pid.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network access through the real srt: every client path (HTTP proxy, CONNECT, SOCKS5,
 // transparent capture with the DNS stub, raw sockets, TLS SNI, git over ssh), every refusal a
 // sandboxed client can see, the decision log (--log-file, --log-fd, -d), live updates through

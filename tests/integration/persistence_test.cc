@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Nothing a sandboxed command writes may act on the host later: privilege bits, git's
 // configuration and programs, planted symlinks, moved deny rules, the files srt itself opens.
 // Each test plays the hostile command of one run and checks what the host sees afterwards.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process model through the real srt: exit status, signals, SIGKILL, descriptors, /proc,
 // environment, and what srt says when it cannot build a sandbox.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seccomp filter as srt applies it (the filter itself is covered rule by rule in
 // seccomp_test.cc; this checks that srt really loads it, with the right options).
 #include <gtest/gtest.h>

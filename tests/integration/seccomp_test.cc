@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests for the seccomp filter: srt-probe runs under the filter exactly as srt-init
 // will apply it (NO_NEW_PRIVS, seccomp(SECCOMP_SET_MODE_FILTER), execve), and each case is run
 // again without a filter to prove that the filtered errno comes from the filter and not from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parameterised fixture shared by the integration suites: every test runs as root and as an
 // unprivileged user (nobody), through the real srt binary.
 #pragma once

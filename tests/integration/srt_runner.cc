@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration-test runner for the `srt` binary.
 #include "srt_runner.h"
 

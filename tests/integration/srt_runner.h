@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration-test support: runs the real `srt` binary, as root or as an unprivileged user, on
 // scratch trees, with a time limit; and checks that a run leaves nothing behind.
 #pragma once

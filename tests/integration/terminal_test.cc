@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt in a real terminal, as a person uses it: Ctrl-C and Ctrl-\ typed on a pty reach srt's
 // whole foreground process group, and the command must get the signal once, srt must exit as
 // the command did, and nothing may be left behind.

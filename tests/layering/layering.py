@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The module graph of srt, read from its #include lines, and the check that keeps it.
 
 Every quoted #include of the production code (libsrt, proxy, srt-cli, srt-poller, bench,

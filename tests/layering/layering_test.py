@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """layering.py against small trees made here: it must fail on each kind of difference."""
 import os
 import subprocess

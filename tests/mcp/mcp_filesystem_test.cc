@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end: the real @modelcontextprotocol/server-filesystem under srt with the shipped
 // policies/mcp-filesystem.json, driven over MCP's stdio transport, as root and as nobody. The
 // server is told it may use two directories; the sandbox lets it write only one of them.

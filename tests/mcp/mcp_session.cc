@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MCP test client over the stdio transport (MCP spec, "Transports": stdio messages are JSON-RPC
 // 2.0, one per line, UTF-8, with no embedded newlines; the server writes nothing else on stdout).
 #include "mcp_session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MCP test client: runs a stdio MCP server command (srt ... node server.js ...) with pipes, as root
 // or as an unprivileged user, and speaks JSON-RPC 2.0 to it as newline-delimited messages.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fake_control_plane.py: a loopback fake of the Managed Agents control plane for srt-poller tests.
 
 It serves, under /v1, the self-hosted work queue (poll, ack, heartbeat, stop, get, list,

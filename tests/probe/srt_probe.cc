@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-probe: a multi-call test probe whose exit status is the errno of one operation.
 //
 // Integration tests run it inside the sandbox (or under a bare seccomp filter) and assert the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/child_process.cc: starting, reading and reaping helper processes in tests.
 #include "support/child_process.h"
 

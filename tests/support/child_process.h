@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/child_process.h: starting, reading and reaping helper processes in tests (dnsmasq, the
 // fake control plane).
 //

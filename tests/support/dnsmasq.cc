@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/dnsmasq.cc: spawning, probing and reaping the test dnsmasq.
 #include "support/dnsmasq.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/dnsmasq.h: a real dnsmasq on 127.0.0.1:<free port> for tests that want a DNS server
 // that is not ours (the mock DNS server shares our assumptions; dnsmasq does not).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/network_policy_for.h: the proxy's tests build what they enforce from settings-style
 // lists, through the policy side (policy/network.h) exactly as srt does. Header-only: a test
 // that includes it links srt::policy and srt::proxy_filter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SRT_TEST_SANITIZED: 1 when this build runs under AddressSanitizer or ThreadSanitizer, whose
 // shadow memory and allocator (ASan's quarantine keeps what is freed) make a process's memory
 // figures, its address space and its peak RSS, say nothing of the code's own use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A scratch directory for a test, made under the temp directory and removed, with everything
 // in it, at destruction.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt/result.h: errors as values (srt::Error, srt::Result<T>) and srt's exit-code contract.
 //
 // Result<T> deliberately has the member names of std::expected<T, Error> (has_value, value,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt/sandbox.h: run a command in a sandbox - the same path the `srt` command uses.
 //
 // Usage protocol:

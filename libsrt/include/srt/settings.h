@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt/settings.h: the sandbox settings (schema-compatible with upstream srt's settings file) and
 // the functions that load them. Nothing here depends on a JSON library.
 //

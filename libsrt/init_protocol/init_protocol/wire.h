@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // init_protocol/wire: the messages between srt and srt-init (its in-sandbox `init` role and its
 // host-side `agent` role). Header-only and free of libc so the freestanding srt-init can use it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IP literal and CIDR parsing on top of inet_pton(3)/inet_ntop(3), which are pure conversions.
 #include "base/address.h"
 

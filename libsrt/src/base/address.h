@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/address.h: IP literals, endpoints and CIDR ranges as written in settings
 // (deniedResolvedAddresses, dnsServers, IP domain patterns). Pure: no I/O, no name resolution;
 // reusable by the proxy's address filter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/ascii: locale-independent ASCII character classes, case folding and the decimal port
 // grammar, one implementation each for every module (settings, the proxy's parsers, the
 // poller). Pure, header-only. Never uses <cctype> (locale-dependent, UB on negative chars).

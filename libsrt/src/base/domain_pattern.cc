@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Domain pattern validation: upstream srt's isValidDomainPattern plus its host[:port] split.
 #include "base/domain_pattern.h"
 

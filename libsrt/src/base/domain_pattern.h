@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/domain_pattern.h: upstream srt's domain pattern grammar (network.allowedDomains and
 // network.deniedDomains entries, upstream-srt.md §1.6). Pure; the proxy's matcher reuses it.
 //

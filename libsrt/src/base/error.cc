@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error construction helpers that need errno, and the texts of errno values and signals.
 #include <string.h>  // strerrordesc_np, sigdescr_np (GNU)
 

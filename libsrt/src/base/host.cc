@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host canonicalisation: the WHATWG URL host parser (https://url.spec.whatwg.org/#host-parsing)
 // reduced to ASCII hosts, plus upstream srt's host sanity rules.
 #include "base/host.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/host.h: the one normaliser of destination hosts. Every host a client names (CONNECT
 // authority, absolute-URI host, SOCKS5 name or address, a captured connection's DNS name) goes
 // through CanonicalizeHost() once; the result is what the matcher judges, what the guard vets,

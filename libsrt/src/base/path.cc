@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lexical path helpers.
 #include "base/path.h"
 

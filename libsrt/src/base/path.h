@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure, lexical path helpers. No system calls: symlink resolution goes through policy::FsView.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "base/proxy_url.h"
 
 #include "base/ascii.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/proxy_url.h: the grammar of a parent ("corporate") proxy URL, the one srt chains to:
 // network.parentProxy.http / .https and srt's own HTTP_PROXY / HTTPS_PROXY. Parsed once, where
 // the URL is read (settings validation, the network policy); the proxy gets the result. Pure.

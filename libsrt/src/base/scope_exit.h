@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ScopeExit runs a function when the scope that holds it ends, however it ends (return,
 // exception). For undoing what other threads can see, such as a pointer they reach under a
 // lock, where a destructor of its own would be one class per pointer.

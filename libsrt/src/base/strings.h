@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure string helpers shared by the CLI, debug output and error messages.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text of an errno value or a signal number, as strerror and strsignal give it but safe from
 // any thread: those two may share one buffer between threads (glibc: "MT-Unsafe race"), and the
 // proxy, srt-poller's sessions and the launcher's relay threads all format errors at once.

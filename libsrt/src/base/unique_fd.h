@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UniqueFd: sole owner of a file descriptor (house style §2.4).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Policy -> bwrap arguments. Each phase is a function; their order is the order bubblewrap
 // applies them in (it executes its options as a list of set-up operations, so argv order is mount
 // order).

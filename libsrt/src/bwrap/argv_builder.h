@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bwrap/argv_builder: Policy -> the bubblewrap invocation. Pure: the same policy and layout give
 // the same arguments, byte for byte (golden-tested, order included).
 #pragma once

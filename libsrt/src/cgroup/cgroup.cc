@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroup side effects: mkdir, limit writes, cgroup.procs descriptors, kill and rmdir.
 #include "cgroup/cgroup.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup/cgroup: carries out a cgroup Plan - creates a sandbox's cgroups and writes its limits,
 // holds the cgroup.procs descriptors the spawned child joins through, and after the sandbox
 // ends reads the OOM kill count, kills what is left and removes the cgroups.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroup planning: /proc/self/cgroup + mountinfo -> the directories and files of a sandbox's
 // cgroups.
 #include "cgroup/plan.h"

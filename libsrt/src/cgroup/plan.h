@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup/plan: which cgroups a sandbox with resource limits gets and what srt writes in them.
 // Pure: the host's /proc/self/cgroup, /proc/self/mountinfo and cgroup files come in as text
 // (HostCgroups); cgroup/cgroup.h carries the plan out.

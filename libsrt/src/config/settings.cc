@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config/settings.cc: settings JSON text -> srt::Settings. The only code in srt that sees
 // nlohmann::json (house style §2.7): a SAX pass finds syntax errors (with line:column) and
 // duplicate keys, then a hand-written decoder walks the document with a JSON-pointer path stack

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/diagnose: turns bubblewrap's complaints into what the user should do about them. Pure.
 #pragma once
 

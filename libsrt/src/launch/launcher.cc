@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch orchestration: bwrap, srt-init (init and agent roles), signals, exit status.
 #include "launch/launcher.h"
 

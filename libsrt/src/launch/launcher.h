@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/launcher: runs a resolved Policy - spawns bubblewrap with srt-init as the sandbox's PID 1
 // and srt-init's agent on the host side, relays signals, and collects the exit status.
 #pragma once

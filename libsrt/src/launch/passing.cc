@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a caller's descriptor reaches the command (see passing.h).
 #include "launch/passing.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/passing: how a descriptor the caller hands to the command reaches it. Pure.
 //
 // A descriptor grants exactly the access it was opened with, and nothing more. Most open files

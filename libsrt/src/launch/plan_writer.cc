@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plan encoding for srt-init.
 #include "launch/plan_writer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/plan_writer: encodes the plans srt hands to srt-init (format in init_protocol/wire.h).
 // Pure.
 #pragma once

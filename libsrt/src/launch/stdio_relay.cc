@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command's standard and passed descriptors, relayed (see stdio_relay.h).
 #include "launch/stdio_relay.h"
 

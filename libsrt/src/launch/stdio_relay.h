@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/stdio_relay: what the command gets for the standard descriptors and the passed ones,
 // as launch/passing decides, and the threads that carry the bytes: one per relayed direction,
 // each between a descriptor of the caller's and one of srt's own (a pipe end, or the master of

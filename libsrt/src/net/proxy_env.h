@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/proxy_env.h: the environment variables that point a sandboxed command at srt's proxy
 // (upstream-srt.md §4.4, with srt's connect helper instead of socat). Pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "net/routes.h"
 
 #include <linux/rtnetlink.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/routes.h: the sandbox's routes for transparent capture, installed with libnl through a
 // NETLINK_ROUTE socket made inside the sandbox's network namespace (srt itself never enters it).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "net/sandbox_network.h"
 
 #include <unistd.h>

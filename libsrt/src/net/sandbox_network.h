@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/sandbox_network.h: one sandbox's network side in srt's process: the proxy on its own
 // event-loop thread, the sockets srt-agent makes for it inside the sandbox, the routes for
 // transparent capture, and the environment and resolv.conf that point the command at it.

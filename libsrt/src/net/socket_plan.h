@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/socket_plan.h: which sockets srt-agent makes in the sandbox's network namespace for the
 // proxy, and what each is for. Pure.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // network_policy/network_policy.h: the network part of a policy, typed: what srt's proxy
 // enforces, resolved once on the policy side (policy/network.h) from `network.*` and srt's own
 // proxy variables, so that a bad entry fails where the settings are read and the proxy parses

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // realpath(3) over FsView.
 #include "policy/canonical.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/canonical: realpath over FsView, tolerant of a missing tail.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/fs_view: the questions policy resolution asks the filesystem, behind an interface so the
 // policy and the bwrap argv builder stay pure (RealFsView, its own target, in real_fs_view.h;
 // FakeFsView in tests).

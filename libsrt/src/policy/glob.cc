@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Glob validation, segment matching and expansion over an FsView.
 #include "policy/glob.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/glob: validates filesystem policy globs and expands them against an FsView.
 //
 // Usage: the caller turns a settings entry into an absolute, normalised path (`~` and relative

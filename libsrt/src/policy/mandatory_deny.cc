@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded discovery of mandatory write denies under a write root.
 #include "policy/mandatory_deny.h"
 

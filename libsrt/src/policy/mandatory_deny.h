@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/mandatory_deny: finds the files and directories under a write root that a sandboxed
 // command must never be able to create or change, because something outside the sandbox would
 // later execute or trust them (shell startup files, git hooks and config, editor and agent

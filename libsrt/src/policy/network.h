@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/network.h: `network.*` -> NetworkPolicy (network_policy/network_policy.h). Pure: srt's
 // own proxy variables come in as values.
 #pragma once

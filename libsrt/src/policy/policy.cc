@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Settings -> Policy resolution (pure; all filesystem questions go through FsView).
 #include "policy/policy.h"
 

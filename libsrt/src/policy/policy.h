@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/policy: Settings + the caller's environment -> a resolved, immutable Policy.
 //
 // Resolution expands `~`, relative paths and globs, resolves symlinks, drops what cannot apply

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FsView backed by lstat(2), readlink(2) and getdents via opendir(3).
 #include "policy/real_fs_view.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/real_fs_view: FsView over the real filesystem of the calling process. The side-effect
 // half of the policy side (its own target, srt::policy_real_fs): policy itself stays pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // seccomp/filter: the rule table and its translation into one multi-architecture BPF program.
 //
 // Shape: one libseccomp context per architecture (native first, then its compat ABIs), each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // seccomp/filter: compiles the sandbox's syscall filter with libseccomp into classic BPF.
 //
 // Usage: BuildFilter(options) -> bytes; hand them to srt-init over an inherited fd; srt-init sets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CLOEXEC descriptor constructors.
 #include "sys/fd.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys/fd: descriptors srt creates, every one CLOEXEC from birth (house style §2.4).
 #pragma once
 

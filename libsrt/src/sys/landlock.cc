@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Landlock system calls. Debian 12's <linux/landlock.h> predates scopes, so the one structure
 // and the constants used here are spelled out (include/uapi/linux/landlock.h of Linux 6.12).
 #include "sys/landlock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys/landlock: the Landlock scopes srt puts between a process it starts and everything outside it.
 #pragma once
 

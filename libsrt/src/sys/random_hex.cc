@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sys/random_hex.h"
 
 #include <sys/random.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys/random_hex: random names from the kernel's CSPRNG (getrandom(2)).
 #pragma once
 

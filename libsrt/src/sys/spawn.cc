@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // posix_spawn wrapper with a complete descriptor map.
 #include "sys/spawn.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys/spawn: posix_spawn with an exact descriptor map (everything else closed) and a clean signal
 // state. posix_spawn, not fork: libsrt's hosts are multi-threaded (house style §2.5).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proxy/proxy.h: srt's allowlist proxy as the rest of srt sees it: one sandbox's HTTP/SOCKS5
 // proxy, transparent capture and DNS stub on a thread of its own, enforcing a NetworkPolicy
 // (network_policy/network_policy.h) and nothing else: it never sees the settings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/ares_resolver.cc: the c-ares resolver on the proxy's EventLoop.
 //
 // How c-ares is driven (its documented event-loop contract, c-ares 1.18):

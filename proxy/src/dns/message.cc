@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/message.cc: DNS queries in, responses out (RFC 1035 §4, RFC 6891).
 #include "dns/message.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/message.h: the DNS wire format of srt's DNS stub (RFC 1035 §4, RFC 6891): one question in,
 // A/AAAA answers out. Pure: no I/O; reads only the span it is given.
 //

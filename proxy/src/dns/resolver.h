@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/resolver.h: asynchronous name -> IP addresses for the proxy's sessions (house style §2.6).
 //
 // Usage protocol:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/stub.cc: srt's DNS stub: UDP and TCP (RFC 7766) front ends on the proxy's EventLoop, the
 // policy check, and real resolution shared by every query for the same name.
 //

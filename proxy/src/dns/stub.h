@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/stub.h: the DNS server on the sandbox's loopback (127.0.0.1:53, named by the
 // sandbox's resolv.conf). It answers names the policy allows with synthetic addresses
 // (synthetic_addresses.h), so that a client that ignores proxy variables connects to an address

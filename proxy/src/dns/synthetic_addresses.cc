@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/synthetic_addresses.cc: the DNS stub's name <-> 198.18.0.0/15 address table. Pure.
 #include "dns/synthetic_addresses.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns/synthetic_addresses.h: the addresses srt's DNS stub hands out inside a sandbox, one per
 // allowed name, and the way back from such an address to its name when the sandbox connects to
 // it (transparent capture). Pure; one table per sandbox.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AddressGuard: address classes as fixed tables of networks, plus the host's own and listed sets.
 #include "filter/address_guard.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // filter/address_guard.h: the resolved-address guard (anti DNS rebinding, upstream-srt.md §5).
 // An allowed *name* is resolved once on the host; the guard drops the addresses it must not
 // reach and the proxy dials one of the survivors (never the name again). Pure: the caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DomainMatcher: hash tables for exact names, wildcard bases and IP literals, one per list.
 #include "filter/domain_matcher.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // filter/domain_matcher.h: the allow/deny decision on a destination host and port, with
 // upstream srt's semantics (upstream-srt.md §1.6). Pure and immutable once built.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IpNetworkSet: networks bucketed by prefix length, each bucket a hash set of masked addresses.
 #include "filter/ip_set.h"
 

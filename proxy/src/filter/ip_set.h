@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // filter/ip_set.h (internal): a set of IP networks with lookups that cost one hash probe per
 // distinct prefix length in the set, not one comparison per network. Pure.
 #pragma once

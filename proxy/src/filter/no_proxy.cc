@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NoProxy: Go httpproxy's NO_PROXY parser and matcher, over canonical hosts.
 #include "filter/no_proxy.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // filter/no_proxy.h: which destinations bypass network.parentProxy (NO_PROXY / no_proxy /
 // parentProxy.noProxy), with Go's golang.org/x/net/http/httpproxy semantics. Pure.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/base64.cc: strict base64 (RFC 4648 §4).
 #include "http/base64.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/base64.h: strict base64 decoding (RFC 4648 §4) for Basic credentials (RFC 7617).
 #pragma once
 

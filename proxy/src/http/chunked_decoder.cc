@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/chunked_decoder.cc: the end of a chunked body (RFC 9112 §7.1).
 #include "http/chunked_decoder.h"
 

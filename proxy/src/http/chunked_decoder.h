@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/chunked_decoder.h: finds where a chunked body (RFC 9112 §7.1) ends in a byte stream fed in
 // pieces. The proxy forwards body bytes verbatim; it only needs the end, to know where the next
 // message on a kept-alive connection starts. Pure; constant memory.

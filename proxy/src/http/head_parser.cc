@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/head_parser.cc: HTTP/1.x request and response heads (RFC 9110, RFC 9112). See the header
 // for the usage protocol and the strict/tolerant decisions.
 #include "http/head_parser.h"

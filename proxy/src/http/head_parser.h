@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/head_parser.h: HTTP/1.x request and response heads for the proxy (RFC 9110, RFC 9112).
 // Pure and incremental: no I/O, never reads outside the span it is given, allocation bounded by
 // http::Limits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/response_writer.cc: the bytes of the proxy's own responses.
 #include "http/response_writer.h"
 

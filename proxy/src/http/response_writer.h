@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http/response_writer.h: the exact bytes of the responses the proxy itself sends (403, 407, 400,
 // 502, ...). Pure. Emit conservatively: CRLF everywhere, Content-Length computed, nothing a client
 // could read two ways.

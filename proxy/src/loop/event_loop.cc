@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loop/event_loop.cc: epoll dispatch with generation-guarded registrations, a lazy-deletion timer
 // heap and an eventfd-woken functor queue.
 #include "loop/event_loop.h"

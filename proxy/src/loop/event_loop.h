@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loop/event_loop.h: the proxy's reactor: one epoll loop per thread, an eventfd wakeup, timers.
 //
 // Usage protocol (muduo's EventLoop/Channel shape, house style §2.6):

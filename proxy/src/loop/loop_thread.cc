@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loop/loop_thread.cc: start/stop of the proxy's loop thread.
 #include "loop/loop_thread.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loop/loop_thread.h: an EventLoop running on its own thread, with every signal blocked there.
 //
 // Usage: LoopThread t; SRT_RETURN_IF_ERROR(t.Start()); t.loop().RunInLoop(...); ... t.Stop();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loop/thread_annotations.h: Clang thread-safety attributes and an annotated mutex (house style
 // §2.6: "annotate shared state with GUARDED_BY"). libstdc++'s std::mutex carries no capability
 // attribute, so the analysis needs this thin wrapper; under GCC the macros expand to nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/capture_session.cc: a transparently captured connection (a program in the sandbox
 // connected to some address directly, ignoring the proxy variables; the sandbox's routes deliver
 // every address to its loopback, where srt listens). The original destination is the socket's

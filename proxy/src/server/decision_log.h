@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/decision_log.h: one record per connection (or refused DNS query) the proxy decided on,
 // allowed or denied, and its two renderings: a JSON line for --log-file/--log-fd, a readable
 // line for --debug. Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/dialer.h: opens the upstream connection for an allowed destination: resolve a name
 // (c-ares, on the loop), vet the answers with the resolved-address guard, connect to the vetted
 // addresses in the resolver's order until one answers; or connect to the parent proxy and, for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/endpoint.h: an Endpoint (base/address.h) to and from the kernel's sockaddr. Pure.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/http_session.cc: HTTP/1.x proxy requests on one client connection: CONNECT tunnels and
 // absolute-form requests forwarded with keep-alive on both sides (RFC 9112; the proxy keeps one
 // upstream connection per client connection and reuses it while requests go to the same host).

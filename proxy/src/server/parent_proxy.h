@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/parent_proxy.h: the upstream ("corporate") proxies srt chains to: network.parentProxy,
 // or srt's own HTTP_PROXY / HTTPS_PROXY / NO_PROXY when the settings name none (the network
 // policy parsed the URLs). Pure.

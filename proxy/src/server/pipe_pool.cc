@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/pipe_pool.cc: pipe2(2) + F_SETPIPE_SZ on demand, a bounded LIFO free list of empty pipes.
 #include "server/pipe_pool.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/pipe_pool.h: the pipes the splice(2) relays of one EventLoop borrow while they have bytes
 // in flight, kept on a small free list so that idle tunnels hold none and busy ones reuse them.
 //

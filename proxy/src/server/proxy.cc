@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The proxy's public face (proxy/proxy.h) over the ProxyServer, its loop thread and resolver.
 #include "proxy/proxy.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/proxy_server.h: one sandbox's proxy: the HTTP/SOCKS5 listener(s), transparent capture,
 // the DNS stub, and every connection between them and the outside. Runs on an EventLoop (its
 // own LoopThread in srt; one loop may carry the proxies of many sandboxes, as in srt-poller) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/responses.h: every byte the proxy itself sends a client instead of a destination's,
 // matching upstream srt where a client can see it (upstream-srt.md §4.9). Pure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/rules.h: the network part of a policy as the proxy applies it: the allow/deny matcher
 // and the resolved-address guard, built once per policy and swapped whole on a live update
 // (--control-fd). Immutable and shared: a connection keeps the rules it was decided under.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/session.h: one client connection of a ProxyServer, from accept() to close: the shared
 // plumbing (buffered client I/O, timeouts, decision records, the hand-over to a Tunnel) and the
 // factories of the protocol sessions. Internal to server/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/socks5_session.cc: SOCKS5 (RFC 1928) CONNECT with username/password authentication
 // (RFC 1929) on one client connection, then a Tunnel.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/tunnel.cc: the splice(2) relay: socket -> pipe -> socket per direction through a pipe
 // borrowed from a PipePool while bytes are in flight (recv/send through a small buffer when none
 // can be had), interest masks derived from that state, half-close forwarding and a lazily re-armed

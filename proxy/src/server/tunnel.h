@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server/tunnel.h: relays bytes between a client and an upstream socket until both directions
 // have ended: splice(2) through a pipe borrowed per direction while it has bytes in flight (no
 // user-space copy), half-close forwarded with shutdown(SHUT_WR), idle timeout, byte counts for the

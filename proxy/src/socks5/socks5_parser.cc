@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // socks5/socks5_parser.cc: SOCKS5 handshake messages (RFC 1928, RFC 1929).
 #include "socks5/socks5_parser.h"
 

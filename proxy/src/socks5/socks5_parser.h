@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // socks5/socks5_parser.h: the client's side of a SOCKS5 handshake (RFC 1928) with
 // username/password authentication (RFC 1929), and the server's replies. Pure and incremental.
 //

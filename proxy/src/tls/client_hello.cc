@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tls/client_hello.cc: SNI from a TLS ClientHello (RFC 8446, RFC 6066).
 #include "tls/client_hello.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tls/client_hello.h: the server name (SNI) a TLS client asks for, read from the first bytes of a
 // connection without terminating TLS. Pure; reads only the span it is given; allocates at most
 // kMaxTlsClientHelloBytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/ascii.h: the character classes of the proxy's wire grammars (HTTP tokens, visible
 // bytes, host-name characters), over base/ascii.h. Pure, header-only.
 #pragma once

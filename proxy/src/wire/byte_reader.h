@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/byte_reader.h: the one bounds-checked cursor every proxy parser reads its input through
 // (house style §2.6, c-ares ares_buf). No parser walks pointers by hand.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/parse_status.h: the outcome of feeding bytes to one of the proxy's incremental parsers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/client.cc: request building, error classification, automatic retries, and the endpoints.
 #include "api/client.h"
 

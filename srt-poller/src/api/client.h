@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/client.h: the work-queue, session and skills endpoints (work-queue-protocol.md §2.1-§2.6).
 //
 // Usage:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/headers.cc: case-insensitive header list and query-value encoding.
 #include "api/headers.h"
 

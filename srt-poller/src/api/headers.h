@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/headers.h: an ordered list of HTTP header fields with case-insensitive lookup.
 //
 // Field names compare case-insensitively (RFC 9110 §5.1); values are kept as received, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/http.cc: libcurl (easy handle driven by a private multi handle) behind HttpClient.
 //
 // The multi interface is used even for one transfer because it lets us wait in slices of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/http.h: blocking HTTP(S) client on libcurl, with bounded bodies and prompt cancellation.
 //
 // Usage: build one HttpClient per worker and call Send() for ordinary requests or Stream() for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/retry.cc: retry classification, Retry-After parsing and the backoff schedules.
 #include "api/retry.h"
 

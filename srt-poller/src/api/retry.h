@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/retry.h: when and how long to wait before retrying a call (pure; randomness injected).
 //
 // The rules follow the Go SDK (work-queue-protocol.md §2.4, §2.5):

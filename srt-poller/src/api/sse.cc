@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/sse.cc: the event-stream interpretation algorithm of WHATWG HTML §9.2.6, incrementally.
 #include "api/sse.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/sse.h: incremental parser for text/event-stream (WHATWG HTML §9.2.6), pure.
 //
 // Usage: make one SseParser per connection, Feed() it the bytes as they arrive (in any split),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/work.cc: JSON -> structs for the work-queue, session and skills objects.
 #include "api/work.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api/work.h: the JSON objects of the work-queue, session and skills APIs (pure).
 //
 // Every parser takes the raw response body and returns a plain struct, or an Error (kProtocol

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/config: the command line, the environment and the optional config file ->
 // PollerConfig. Pure: the caller passes the environment and a file reader, so every rule is
 // unit-tested without touching the host. Precedence: flag > environment > config file > default.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/lease: keeps a work item's lease with heartbeats (protocol §2.4 step 4).
 //
 // LeaseState is the pure rule book: the first beat says NO_HEARTBEAT and later beats echo the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/log: structured logs on stderr, one record per line, in the two formats of
 // Go's log/slog (which `ant beta:worker` uses): text (`time=... level=INFO msg="..." k=v`) or
 // JSON lines. Thread-safe; a record is written with one write(2).

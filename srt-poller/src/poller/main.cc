@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller: claims Claude Managed Agents work from a self-hosted environment's queue and serves
 // every session in its own srt sandbox. The only place that prints usage, exits and catches.
 #include <limits.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/self/mountinfo lines (see mountinfo.h). Pure.
 #include "poller/mountinfo.h"
 

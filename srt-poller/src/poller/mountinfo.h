@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // poller/mountinfo: which of the host's mounts lie below a directory. Pure.
 #pragma once
 

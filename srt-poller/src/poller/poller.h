@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/poller: the poll loop (protocol §2.4, Go WorkPoller): claim, ack, hand each
 // session item to a SessionWorker thread (at most --concurrency at once), back off on errors,
 // stop on a fatal 4xx, and wind everything down on Shutdown().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/sandbox_output: what a session's sandbox writes (srt-toolbox's stderr, an
 // --on-work script's stdout and stderr) reaches srt-poller's log through a pipe of its own, one
 // record per line, with the session's ids, never srt-poller's own descriptors: a session must

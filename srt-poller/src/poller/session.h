@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/session: serves one claimed work item, in its own thread, inside its own
 // sandbox.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // poller/session_memory.cc: see session_memory.h.
 #include "poller/session_memory.h"
 

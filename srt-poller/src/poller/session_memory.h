@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // poller/session_memory: the memory stores of one work item, on the host.
 //
 // Each store is fetched into <sessions>/.memory/<session_id>/<n>, a directory of srt-poller's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/poller/toolbox_client: the session runner's ToolExecutor, backed by srt-toolbox
 // running inside the session's sandbox. It speaks the toolbox protocol
 // (toolbox_protocol/protocol.h): one JSON request per line on the toolbox's stdin, one JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workspace filesystems: ext4 images on loop devices (see workspace_disk.h).
 #include "poller/workspace_disk.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // poller/workspace_disk: a session's workspace as a filesystem of its own, of a fixed size
 // (--disk), so that one session that fills its workspace cannot take the space of another.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/hostile_tree.cc: see hostile_tree.h.
 #include "runner/hostile_tree.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/hostile_tree.h: directories in a tree the sandbox can write (the workspace, a memory
 // store), opened and removed from the host without ever following a symlink the sandbox planted.
 #pragma once

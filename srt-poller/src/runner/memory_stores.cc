@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/memory_stores.cc: see memory_stores.h.
 #include "runner/memory_stores.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/memory_stores.h: a session's memory stores, as the newer official workers mount them
 // (work-queue-protocol.md, addendum "Memory stores").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/runner.cc: SessionRunner: stream + history reconcile, serial dispatch, result posting,
 // idle exit and stop (see runner.h).
 #include "runner/runner.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/runner.h: SessionRunner serves one session's tool calls until the session ends.
 //
 // Usage protocol:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/session_api.h: what the session runner needs from the sessions API (one session).
 //
 // The API layer (srt-poller/src/api) implements this over libcurl for one session id and one

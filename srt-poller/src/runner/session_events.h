@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/session_events.h: the session events the runner consumes, as one plain struct.
 //
 // The API layer turns each SSE `data:` object and each history entry into an Event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/session_state.cc: the session runner's pure state machine (see session_state.h).
 #include "runner/session_state.h"
 

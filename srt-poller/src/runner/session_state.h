@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/session_state.h: the session runner's pure state machine (no threads, no clock reads,
 // no I/O). Events go in (from the history listing or the live stream), actions come out.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/skills.cc: skill archives (libarchive, openat-based extraction) and skill setup.
 #include "runner/skills.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/skills.h: skill download and extraction into <workspace>/skills/<name>/ (work-queue-
 // protocol §2.6, Go SDK tools/agenttoolset/{skills,skillarchive}.go).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/tool_executor.h: what the session runner needs from whatever runs a tool call (in the
 // product: srt-toolbox inside the session's sandbox, over its framed JSON protocol).
 #pragma once

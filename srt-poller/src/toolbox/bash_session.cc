@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BashSession: the persistent shell on a PTY (see bash_session.h).
 #include "toolbox/bash_session.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BashSession: one persistent `/bin/bash --noprofile --norc` on a PTY, as the Go toolset's bash
 // tool runs it (GO-SDK tools/agenttoolset/bash.go). State (cwd, exported variables, functions)
 // survives across Exec() calls because it is one shell.

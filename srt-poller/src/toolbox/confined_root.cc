@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConfinedRoot: safe path resolution beneath the file tools' root (see confined_root.h).
 #include "toolbox/confined_root.h"
 

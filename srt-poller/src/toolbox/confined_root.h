@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConfinedRoot: the directory the file tools are confined to, and safe path resolution beneath
 // it (no `..` or symlink, absolute or relative, in the input or in a link, may leave it).
 //

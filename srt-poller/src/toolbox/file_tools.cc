@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read, write and edit: file tools confined to the root (GO-SDK tools/agenttoolset/fs.go).
 #include <fcntl.h>
 #include <sys/random.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure glob matching for the glob tool (see glob_match.h).
 #include "toolbox/glob_match.h"
 

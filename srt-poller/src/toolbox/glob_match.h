@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure glob matching for the glob tool: '/'-separated segments, "**" matches zero or more
 // whole segments, every other segment is an fnmatch(3) pattern (* ? [..]) on one segment.
 #pragma once

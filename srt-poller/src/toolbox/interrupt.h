@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interrupt: how a long-running tool learns that it must stop (a cancel request, or EOF on the
 // toolbox's stdin) without threads: the tool polls fd() with its own fds and calls Check().
 #pragma once

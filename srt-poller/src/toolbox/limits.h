@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Limits on everything the agent (through the runner) controls in srt-toolbox (house style §2.6).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-toolbox: runs the agent_toolset_20260401 tools for one session, INSIDE its srt sandbox,
 // speaking the toolbox protocol (toolbox/server.h) on stdin/stdout.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // glob and grep: search tools confined to the root (GO-SDK tools/agenttoolset/search.go).
 #include <dirent.h>
 #include <fcntl.h>

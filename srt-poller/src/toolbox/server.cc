@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The toolbox protocol server (see server.h).
 #include "toolbox/server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The toolbox's end of the toolbox protocol (toolbox_protocol/protocol.h, docs/poller.md
 // "Toolbox protocol"): one JSON object per line on the toolbox's stdin/stdout.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure text helpers for srt-toolbox (see text.h).
 #include "toolbox/text.h"
 

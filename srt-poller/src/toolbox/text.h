@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure text helpers for srt-toolbox: Go-compatible quoting and durations, terminal output
 // cleanup, and errno -> the toolset's language-independent file error wording.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Toolbox: dispatch of agent_toolset_20260401 calls, and the bash tool (see toolbox.h).
 #include "toolbox/toolbox.h"
 

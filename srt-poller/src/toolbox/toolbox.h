@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Toolbox: the built-in toolset agent_toolset_20260401 (bash, read, write, edit, glob, grep)
 // with the Go worker's semantics and texts (GO-SDK tools/agenttoolset/*.go).
 //

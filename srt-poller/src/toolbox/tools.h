@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file tools and the search tools of the toolbox (internal to srt_poller_toolbox).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "toolbox_protocol/protocol.h"
 
 #include "base/strings.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller/toolbox_protocol: the one description of the protocol between srt-poller and
 // srt-toolbox (docs/poller.md "Toolbox protocol"), used by both ends. One JSON object per line:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must NOT compile: a program that links only libsrt's facade (srt::srt), as an embedder does,
 // includes an internal header. The `public_face_hides_internals` test builds this and expects
 // the compiler to say the header is not there.

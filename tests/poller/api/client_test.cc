@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client_test.cc: WorkQueueClient and SessionClient against the loopback FakeHttpServer:
 // headers, query strings, bodies, empty polls, 412/409, Retry-After, fatal 4xx, SSE in
 // fragments, cancellation latency, skills.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fake_http_server.cc: the loopback scripted HTTP server used by client_test.cc.
 #include "fake_http_server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fake_http_server.h: a tiny scripted HTTP/1.1 server on 127.0.0.1:0 for the api client tests.
 //
 // One thread accepts connections one at a time, reads one request (head + Content-Length body),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retry_test.cc: ShouldRetry, Retry-After parsing and the backoff schedules (api/retry.h).
 #include "api/retry.h"
 

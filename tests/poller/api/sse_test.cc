@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sse_test.cc: the incremental SSE parser (api/sse.h), fed whole, byte by byte and split at
 // every offset.
 #include "api/sse.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // work_test.cc: the JSON objects of api/work.h: work items, empty polls, secrets, heartbeats,
 // session events, pages, sessions, skill versions, error bodies and result encoding.
 #include "api/work.h"

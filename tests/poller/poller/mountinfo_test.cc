@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MountPointsBelow: which of the host's mounts are a killed srt-poller's workspaces. Pure.
 #include "poller/mountinfo.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // poller_lifecycle_test: the real srt-poller binary against the loopback fake control plane
 // (tests/poller/fake_control_plane.py): the work-queue protocol (poll cadence, headers,
 // backoff, fatal 4xx, ack failure, heartbeats and leases) and the lifecycle of served items

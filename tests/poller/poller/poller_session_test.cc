@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller end to end, one session at a time: the real binary against the loopback fake
 // control plane (tests/poller/fake_control_plane.py), with real sandboxes. Covers every tool of
 // agent_toolset_20260401 through srt-toolbox in the session's sandbox, the confinement of the

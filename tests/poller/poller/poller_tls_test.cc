@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller over HTTPS: the real binary against the fake control plane in TLS mode (a
 // throwaway CA), with and without --ca-file.
 #include <sys/stat.h>

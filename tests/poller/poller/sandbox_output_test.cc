@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OutputLines (poller/sandbox_output.h): what a session's sandbox writes, cut into bounded log
 // lines whatever the sandbox sends.
 #include "poller/sandbox_output.h"

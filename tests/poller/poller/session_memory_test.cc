@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A session's memory stores on the host, without a sandbox (no privileges): where they are put,
 // the periodic syncs' thread against the final sync (also under TSan), and what is left after.
 #include "poller/session_memory.h"

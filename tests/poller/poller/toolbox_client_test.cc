@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-poller's end of the toolbox protocol against a scripted toolbox: what comes out of a
 // session's sandbox is hostile, so each bad line fails the call (and marks the toolbox broken)
 // without taking the worker down.

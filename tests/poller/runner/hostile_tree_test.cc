@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Removing a tree the agent built: any depth, any width, no symlink followed (no privileges;
 // as root, also through directories it made unreadable).
 #include "runner/hostile_tree.h"

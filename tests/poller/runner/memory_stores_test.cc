@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory stores on the host: where a store lands, what a fetch writes, and what a sync reads
 // back from a directory the agent had to itself (no privileges; a fake API).
 #include "runner/memory_stores.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of SessionRunner (runner/runner.h) against a scripted fake sessions API and executor.
 #include "runner/runner.h"
 

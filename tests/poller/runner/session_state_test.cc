@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the session runner's pure state machine (runner/session_state.h).
 #include "runner/session_state.h"
 

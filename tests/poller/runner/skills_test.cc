@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of skill archive extraction and skill setup (runner/skills.h). Archives are built in the
 // test with libarchive's writer.
 #include "runner/skills.h"

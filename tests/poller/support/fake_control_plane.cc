@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/fake_control_plane.cc: spawning, scripting and reaping the fake control plane.
 #include "poller/support/fake_control_plane.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/fake_control_plane.h: starts tests/poller/fake_control_plane.py (a loopback fake of the
 // work queue, sessions, skills and memory store endpoints) and scripts it through its /_fake/
 // control API.

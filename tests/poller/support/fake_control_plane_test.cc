@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/fake_control_plane_test.cc: the fake control plane behaves as the work-queue protocol
 // says (shared/reference/work-queue-protocol.md §2), checked through the C++ wrapper and through
 // curl, so srt-poller's tests can trust it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // support/poller_process.h: runs the real srt-poller binary for a test, by pid.
 //
 //   auto p = srt::testing::PollerProcess::Start({"--environment-id", cp.environment_id(), ...},

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash tool: one persistent shell on a PTY, with the Go toolset's framing and texts.
 #include <signal.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read, write, edit: the Go toolset's texts, and confinement to the root (`..`, symlinks of
 // every kind, absolute paths, /proc/self/root, FIFOs).
 #include <fcntl.h>

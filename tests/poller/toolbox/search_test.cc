@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // glob and grep: the Go toolset's output, limits, and no escape through symlinks.
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The toolbox protocol, in process (Serve on pipes) and end to end (the srt-toolbox binary).
 #include "toolbox/server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure text helpers: Go's %q and Duration.String, terminal output cleanup, errno wording.
 #include "toolbox/text.h"
 

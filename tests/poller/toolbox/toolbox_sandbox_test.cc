@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srt-toolbox inside a real srt sandbox (bwrap + srt's seccomp filter): the PTY from bwrap's
 // /dev works, the shell persists, timeouts and cancels kill and restart it, and the file tools
 // stay in their root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support for srt-toolbox: scratch roots, a Toolbox on them, and a line client for the
 // protocol over pipes.
 #pragma once

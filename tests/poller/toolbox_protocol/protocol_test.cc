@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The toolbox protocol's one description: both ends' lines, and the poller's parsers against
 // what a hostile sandbox can write.
 #include "toolbox_protocol/protocol.h"

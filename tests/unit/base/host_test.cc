@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host canonicalisation: every inet_aton form, IPv6 forms, mapped addresses, brackets, trailing
 // dot, case, length limits, '%' and the other rejections, with exact results.
 #include "base/host.h"

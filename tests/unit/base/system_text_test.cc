@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The errno and signal texts every module formats its errors with, from many threads at once.
 #include "base/system_text.h"
 

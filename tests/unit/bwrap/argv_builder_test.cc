@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden tests: the exact bwrap arguments, order included (bwrap applies them in order).
 #include "bwrap/argv_builder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup planning from /proc/self/cgroup and mountinfo text: placement, files, errors.
 #include "cgroup/plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoadSettingsFile and DefaultSettingsPath against a real temporary directory.
 #include <fcntl.h>
 #include <gtest/gtest.h>

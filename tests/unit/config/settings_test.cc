@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ParseSettings: exact error and warning texts, JSON pointers included (house style §2.9).
 #include "srt/settings.h"
 

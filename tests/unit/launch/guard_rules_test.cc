@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The write guard's rules (srt-cli/init/guard_rules.h), over a fake directory tree.
 #include "guard_rules.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch/passing: which descriptors the command gets as they are, through srt, or not at all.
 #include "launch/passing.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plans libsrt writes, decoded by the same code srt-init runs (srt-cli/init/plan.h).
 #include "plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every file in policies/ loads without warnings, resolves on this host, and is documented.
 #include <dirent.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeFsView: an in-memory FsView with kernel-like path resolution.
 #include "fake_fs_view.h"
 

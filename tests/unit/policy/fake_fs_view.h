@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeFsView: an in-memory policy::FsView for unit tests (policy, bwrap, glob), no syscalls.
 //
 // Build a tree from (path, node) pairs; parent directories are created implicitly:

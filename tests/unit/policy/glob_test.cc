@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests for policy/glob (syntax, segment matching, expansion) and for the FakeFsView double.
 #include "policy/glob.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // policy/network.h: `network.*` and srt's own proxy variables -> the typed NetworkPolicy.
 #include "policy/network.h"
 

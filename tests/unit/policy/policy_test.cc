@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Settings -> Policy resolution over a FakeFsView.
 #include "policy/policy.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sandbox::Start's decisions, from facts given here instead of the host's (sandbox_plan.h):
 // each case prints the whole plan and compares it with its golden text.
 #include "sandbox_plan.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for seccomp/filter: the program's shape, its verdicts for every rule on every
 // architecture (through a small classic-BPF interpreter, so x32 and arm are covered on any
 // host), and one live run in a forked child under the real kernel.

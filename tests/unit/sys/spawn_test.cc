@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sys::Spawn's clone path: the working directory, the Landlock domain and the step a failure
 // names. Unprivileged: Landlock needs no privilege.
 #include "sys/spawn.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the c-ares resolver against the loopback MockDnsServer.
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests of srt's DNS stub: real UDP and TCP sockets on 127.0.0.1 (port 0), the
 // EventLoop run on the test's thread, FakeResolver behind it.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dns_wire_util.h: DNS queries as clients send them and a strict reader of the stub's responses
 // (RFC 1035 §4.1), for tests that talk to srt's DNS stub over real sockets.
 #pragma once

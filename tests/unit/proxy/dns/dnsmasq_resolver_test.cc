@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The c-ares resolver against a real dnsmasq (tests/support/dnsmasq.h): skipped when dnsmasq is
 // not installed, unless SRT_MUST_WORK=1.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scripted resolver for session tests (fake_resolver.h).
 #include "fake_resolver.h"
 

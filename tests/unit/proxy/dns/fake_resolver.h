@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/unit/proxy/dns/fake_resolver.h: a test double of the proxy's Resolver (dns/resolver.h),
 // kept out of the production libraries.
 #pragma once

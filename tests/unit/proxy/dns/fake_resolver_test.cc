@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of FakeResolver, the resolver that session tests script.
 #include "fake_resolver.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mock_dns_server.cc: the mock DNS server's wire handling (RFC 1035 §4) and its poll(2) thread.
 #include "mock_dns_server.h"
 

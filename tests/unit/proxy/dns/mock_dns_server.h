@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mock_dns_server.h: a scriptable DNS server on 127.0.0.1 (UDP and TCP on one port) for resolver
 // and proxy tests, after c-ares' own in-process MockServer.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resolve_waiter.h: runs an EventLoop on the test's thread until resolver callbacks arrived.
 #pragma once
 

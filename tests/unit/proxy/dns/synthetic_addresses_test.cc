@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dns/synthetic_addresses.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AddressGuard: every refusal class in IPv4, IPv6 and each embedded-IPv4 form, this host's
 // addresses, deniedResolvedAddresses, carve-outs, deny-listed literals, the localhost rule and
 // the refusal text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DomainMatcher: upstream srt's decision table (deny first, then allow, else deny), port scoping,
 // wildcards vs apex, IP entries, reasons and their sanitisation, and a 10,000-entry list.
 #include "filter/domain_matcher.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NoProxy: Go httpproxy NO_PROXY semantics over canonical hosts; loopback always bypasses.
 #include "filter/no_proxy.h"
 

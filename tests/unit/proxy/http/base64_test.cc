@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/base64.h"
 
 #include <gtest/gtest.h>

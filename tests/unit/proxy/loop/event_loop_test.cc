@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the proxy's EventLoop: registration, dispatch guards, timers, RunInLoop, shutdown.
 #include "loop/event_loop.h"
 

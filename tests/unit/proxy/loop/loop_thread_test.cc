@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of LoopThread: start/stop, ownership, and the all-signals-blocked loop thread.
 #include "loop/loop_thread.h"
 

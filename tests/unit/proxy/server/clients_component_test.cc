@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests with real clients against a ProxyServer on loopback: curl (HTTP proxy, CONNECT
 // tunnel, SOCKS5 with local and remote resolution), python3's urllib and a python3 raw-socket
 // CONNECT; and the c-ares resolver against a real dnsmasq. Each client runs as a child process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // component_support.cc: loopback streams, in-test servers and child processes for the proxy's
 // component tests.
 #include "component_support.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // component_support.h: what the proxy's component tests run against: blocking loopback streams
 // with deadlines, threaded in-test servers (an HTTP/1.1 origin, an echo server, a fake parent
 // proxy), a minimal HTTP/1.1 reader for the test's side, and posix_spawn of real clients (curl,

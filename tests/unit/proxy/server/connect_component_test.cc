@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests of HTTP CONNECT through a real ProxyServer on loopback: tunnels, credentials,
 // refusals with upstream srt's exact bytes (upstream-srt.md §4.9), canonical hosts, and the
 // decision records of each.

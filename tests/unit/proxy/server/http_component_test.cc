@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests of absolute-form (plain) HTTP through a real ProxyServer: what the origin
 // receives, keep-alive on both sides, the body framings, interim and upgrade responses, and the
 // proxy's own refusals (upstream-srt.md §4.9), each with its decision record.

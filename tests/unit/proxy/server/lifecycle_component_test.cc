@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests of a ProxyServer's limits and lifecycle: the connection cap, the handshake
 // timeout, the head size limit, live rule updates, shutdown with open tunnels, and chaining to a
 // parent proxy (network.parentProxy with NO_PROXY).

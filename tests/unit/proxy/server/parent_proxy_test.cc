@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server/parent_proxy.h"
 
 #include <gtest/gtest.h>

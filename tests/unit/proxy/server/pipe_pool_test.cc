@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the relays' pipe pool (server/pipe_pool.h): flags and size of new pipes, reuse, the cap
 // on spares, Discard, max_pipes and pipe2 failures.
 #include "server/pipe_pool.h"

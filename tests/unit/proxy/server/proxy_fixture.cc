@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proxy_fixture.cc: the component tests' ProxyServer fixture.
 #include "proxy_fixture.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // proxy_fixture.h: the component tests' fixture: a ProxyServer on its own LoopThread with a
 // listener on 127.0.0.1:<ephemeral>, token "tok", a FakeResolver (or any resolver) and rules
 // from NetworkSettings, plus in-test origins on loopback and the decision records it logged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Component tests of SOCKS5 (RFC 1928/1929) through a real ProxyServer, byte for byte from a raw
 // socket: authentication, the three address types, refusals and their REP codes
 // (upstream-srt.md §4.9), and the listener's protocol mux.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the splice relay (server/tunnel.h) over real loopback TCP connections, with the loop on
 // the test thread: both carriers (pooled pipes, the copy fallback), half-close, errors, timeouts,
 // and that idle tunnels hold no pipes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "socks5/socks5_parser.h"
 
 #include <gtest/gtest.h>

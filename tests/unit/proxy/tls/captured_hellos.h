@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tls/captured_hellos.h: real ClientHellos, captured on the build host (Debian 12) on
 // 2025-11-29 by a local TCP listener that recorded the first bytes of:
 //   kOpenSslTls13: openssl s_client -connect 127.0.0.1:PORT -servername example.com (OpenSSL 3.0)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/parser_test_util.h: the house style §2.9 harness for the proxy's parsers: inputs placed
 // against a PROT_NONE guard page (picohttpparser's trick), and every-prefix checks that hold for
 // input fed whole, byte by byte, or split at any offset.
