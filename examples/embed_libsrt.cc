@@ -40,6 +40,11 @@ int main(int argc, char** argv) {
     options.settings.filesystem.allow_write = {{".", false}};
   }
   options.argv.assign(dashes + 1, args.end());
+#ifdef EMBED_SRT_INIT_PATH
+  // Built against an installed libsrt (find_package(SrtSandbox) gives SrtSandbox_INIT_PATH, and
+  // `pkg-config --variable=initpath srt-sandbox` the same): srt-init is not next to this program.
+  options.init_path = EMBED_SRT_INIT_PATH;
+#endif
   options.env = std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
                                          "GREETING=hello from the embedding program"};
 

@@ -23,6 +23,7 @@
 #include "policy/real_fs_view.h"
 #include "sandbox_plan.h"
 #include "seccomp/filter.h"
+#include "sys/helper_path.h"
 #include "sys/random_hex.h"
 
 extern char** environ;
@@ -114,19 +115,18 @@ Result<std::string> SandboxId(const std::string& given) {
 
 Result<std::string> FindInit(const std::optional<std::string>& configured) {
   if (configured) return *configured;
-  std::vector<std::string> candidates;
-  if (const char* env = getenv("SRT_INIT_PATH")) candidates.emplace_back(env);
-  std::string self = Canonical("/proc/self/exe");
-  std::string dir(path::Parent(self));
-  candidates.push_back(path::Join(dir, "srt-init"));
-  candidates.push_back(path::Join(path::Parent(dir), "libexec/srt/srt-init"));
-  candidates.emplace_back(SRT_INIT_INSTALL_PATH);
-  for (const std::string& c : candidates) {
-    if (access(c.c_str(), X_OK) == 0) return c;
+  if (const char* env = getenv("SRT_INIT_PATH"); env != nullptr && access(env, X_OK) == 0) {
+    return std::string(env);
   }
-  return MakeError(Errc::kNotFound, "srt-init, srt's sandbox helper, was not found (looked in " +
-                                        Quote(dir) + " and " + Quote(SRT_INIT_INSTALL_PATH) +
-                                        "); reinstall srt");
+  std::string found = sys::FindHelper("srt-init", SRT_INIT_INSTALL_PATH);
+  if (!found.empty()) return found;
+  std::string looked;
+  for (const std::string& c : sys::HelperCandidates("srt-init", SRT_INIT_INSTALL_PATH)) {
+    looked += (looked.empty() ? "" : ", ") + Quote(c);
+  }
+  return MakeError(Errc::kNotFound,
+                   "srt-init, srt's sandbox helper, was not found (looked for " + looked +
+                       "); reinstall srt, or give its path (SandboxOptions::init_path)");
 }
 
 // An environment variable of srt's, upper case first ("HTTP_PROXY", then "http_proxy"); empty

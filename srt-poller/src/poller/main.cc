@@ -24,6 +24,7 @@
 #include "poller/session_memory.h"
 #include "poller/workspace_disk.h"
 #include "srt/sandbox.h"
+#include "sys/helper_path.h"
 
 extern char** environ;
 
@@ -77,15 +78,9 @@ std::string DefaultWorkerId() {
 
 std::string FindToolbox(const PollerConfig& c) {
   if (c.toolbox_path) return *c.toolbox_path;
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string dir(self, static_cast<size_t>(n));
-    dir.erase(dir.rfind('/'));
-    std::string next = dir + "/srt-toolbox";
-    if (access(next.c_str(), X_OK) == 0) return next;
-  }
-  return SRT_TOOLBOX_INSTALL_PATH;
+  std::string found = sys::FindHelper("srt-toolbox", SRT_TOOLBOX_INSTALL_PATH);
+  // None found: the install path, which --check and the start-up probe then report as missing.
+  return found.empty() ? std::string(SRT_TOOLBOX_INSTALL_PATH) : found;
 }
 
 int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& toolbox) {

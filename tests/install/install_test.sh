@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# install_test.sh BUILD_DIR SOURCE_DIR CXX: srt installed as a user would, into a scratch prefix,
+# then moved, then used from there: the programs find their helpers, the systemd unit names the
+# prefix, and examples/ builds as an external project against the installed libsrt, once through
+# find_package(SrtSandbox) and once through pkg-config, and runs a sandboxed command.
+set -euo pipefail
+build=$1 src=$2 cxx=$3
+scratch=$(mktemp -d /tmp/srt-install-test.XXXXXX)
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$scratch"' EXIT
+fail() { echo "install_test: $*" >&2; exit 1; }
+prefix=$scratch/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" || { cat "$scratch/install.log"; fail "cmake --install failed"; }
+# Nothing outside the prefix (before, the systemd unit went to the configured prefix).
+while IFS= read -r f; do
+  [[ $f == "$prefix"/* ]] || fail "installed outside the prefix: $f"
+done <"$build/install_manifest.txt"
+for f in bin/srt bin/srt-poller libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
+         include/srt-sandbox/srt/sandbox.h include/srt-sandbox/srt/settings.h include/srt-sandbox/srt/result.h \
+         lib/cmake/SrtSandbox/SrtSandboxConfig.cmake lib/cmake/SrtSandbox/SrtSandboxConfigVersion.cmake \
+         lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service; do
+  [[ -e $prefix/$f ]] || fail "not installed: $f"
+done
+# Debian's Secure Reliable Transport packages own these names.
+for f in include/srt lib/libsrt.a lib/pkgconfig/srt.pc; do
+  [[ ! -e $prefix/$f ]] || fail "installed under a name Debian's srt packages own: $f"
+done
+grep -qx "ExecStart=$prefix/bin/srt-poller --environment-key-file /etc/srt-poller/environment-key --log-format json" \
+  "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit's ExecStart does not name $prefix/bin/srt-poller"
+
+# Relocated: the same files in another place still work (no path of the first prefix is used).
+moved=$scratch/moved
+mv "$prefix" "$moved"
+out=$("$moved/bin/srt" -c 'echo sandboxed-ok' 2>&1) || fail "the moved srt failed: $out"
+[[ $out == sandboxed-ok ]] || fail "the moved srt printed: $out"
+# srt-poller --check names the srt-toolbox it found: the moved one.
+key=$scratch/key
+printf 'sk-ant-oat01-install-test' >"$key" && chmod 0600 "$key"
+check=$("$moved/bin/srt-poller" --check --environment-id env_install_test --environment-key-file "$key" \
+        --sessions-dir "$scratch/sessions" --disk 0 --no-limits 2>&1 || true)
+grep -q "$moved/libexec/srt/srt-toolbox" <<<"$check" || fail "srt-poller --check did not use the moved srt-toolbox: $check"
+
+# examples/ against the installed libsrt, through find_package(SrtSandbox).
+cmake -S "$src/examples" -B "$scratch/ex" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$moved" \
+  >"$scratch/ex.log" 2>&1 || { cat "$scratch/ex.log"; fail "configuring examples/ against the install failed"; }
+cmake --build "$scratch/ex" >>"$scratch/ex.log" 2>&1 || { cat "$scratch/ex.log"; fail "building examples/ against the install failed"; }
+out=$("$scratch/ex/embed-libsrt" -- /bin/sh -c 'echo "$GREETING"' 2>&1) || fail "embed-libsrt (find_package) failed: $out"
+grep -q "hello from the embedding program" <<<"$out" || fail "embed-libsrt (find_package) printed: $out"
+
+# The same through pkg-config.
+export PKG_CONFIG_PATH=$moved/lib/pkgconfig
+init=$(pkg-config --variable=initpath srt-sandbox)
+[[ $init == "$moved/lib/pkgconfig/"*"/srt-init" && -x $init ]] || fail "pkg-config's initpath is not the moved srt-init: $init"
+# shellcheck disable=SC2046  # pkg-config's flags are words
+"$cxx" -o "$scratch/embed-pc" "$src/examples/embed_libsrt.cc" -DEMBED_SRT_INIT_PATH="\"$init\"" \
+  $(pkg-config --cflags --libs srt-sandbox) || fail "building embed_libsrt.cc with pkg-config's flags failed"
+out=$("$scratch/embed-pc" -- /bin/sh -c 'echo "$GREETING"' 2>&1) || fail "embed-libsrt (pkg-config) failed: $out"
+grep -q "hello from the embedding program" <<<"$out" || fail "embed-libsrt (pkg-config) printed: $out"
+echo "install_test: installed, moved, and embedded through find_package and pkg-config"
