@@ -2,7 +2,10 @@
 // `srt` argument parsing.
 #include "args.h"
 
+#include <charconv>
+
 #include "base/strings.h"
+#include "base/units.h"
 
 namespace srt::cli {
 
@@ -28,6 +31,17 @@ Result<int> ParseFd(std::string_view option, std::string_view v) {
                  strings::Quote(v));
   }
   return fd;
+}
+
+// A limit's value, with the option named in the error.
+Result<uint32_t> ParsePids(std::string_view option, std::string_view v) {
+  uint32_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n < kMinPids || n > (1u << 22)) {
+    return Usage(std::string(option) + " needs a whole number from " + std::to_string(kMinPids) +
+                 " to " + std::to_string(1u << 22) + ", got " + strings::Quote(v));
+  }
+  return n;
 }
 
 }  // namespace
@@ -90,6 +104,27 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
       SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
       if (v.empty()) return Usage("option " + strings::Quote(name) + " needs a file name");
       o.log_file = std::move(v);
+    } else if (name == "--memory") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      Result<uint64_t> bytes = ParseByteSize(v);
+      if (!bytes) return Usage("--memory: " + bytes.error().message());
+      if (*bytes < kMinMemoryBytes) return Usage("--memory " + v + " is below the 16M floor");
+      o.memory_bytes = *bytes;
+    } else if (name == "--cpus") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      Result<uint32_t> millis = ParseCpus(v);
+      if (!millis) return Usage("--cpus: " + millis.error().message());
+      o.cpu_millis = *millis;
+    } else if (name == "--pids") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      SRT_ASSIGN_OR_RETURN(o.pids, ParsePids(name, v));
+    } else if (name == "--timeout") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      Result<std::chrono::milliseconds> d = ParseGoDuration(v);
+      if (!d) return Usage("--timeout: " + d.error().message());
+      if (d->count() == 0) return Usage("--timeout needs a duration above 0, e.g. 30s or 5m");
+      o.timeout = *d;
+      o.timeout_text = v;
     } else {
       return Usage("unknown option " + strings::Quote(a));
     }
@@ -139,13 +174,23 @@ Options:
       --control-fd N   read JSON lines from descriptor N, each a whole settings document whose
                        network lists (allowedDomains, deniedDomains, deniedDomainReasons,
                        deniedResolvedAddresses) replace the running ones for new connections
+      --memory SIZE    limit the sandbox's memory (e.g. 512M, 2G; at least 16M)
+      --cpus N         limit its CPU time to N CPUs (e.g. 2, 0.5)
+      --pids N         limit its processes and threads to N (at least 16)
+      --timeout DUR    SIGTERM the command after DUR (e.g. 30s, 5m, 1h30m), SIGKILL 5 s later
   -V, --version        print the version
   -h, --help           print this help
   --                   end of options
 
+The limits use a cgroup of the sandbox's own (cgroup v2 with the controller delegated to srt's
+cgroup, or writable by srt; or the controller's v1 hierarchy); where the host cannot enforce one,
+srt says why and runs nothing.
+
 Exit status: the command's own; 128+N if it was killed by signal N (or srt was, by SIGINT,
-SIGTERM or SIGHUP, which srt relays to the command); 126 if it could not be executed; 127 if it
-was not found; 125 if srt itself failed (bad settings or arguments, no sandbox possible).
+SIGTERM or SIGHUP, which srt relays to the command), so 137 when the memory limit's OOM killer
+ended the command; 124 if --timeout ended it; 126 if it could not be executed; 127 if it was not
+found; 125 if srt itself failed (bad settings or arguments, a limit the host cannot enforce, no
+sandbox possible).
 )";
 }
 

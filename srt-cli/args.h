@@ -2,6 +2,8 @@
 // srt-cli/args: the `srt` command line -> CliOptions. Pure: no I/O, no exit(); errors are values.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,7 +23,21 @@ struct CliOptions {
   std::optional<int> control_fd;             // --control-fd N: live network updates
   std::optional<int> log_fd;                 // --log-fd N: the network decision log
   std::optional<std::string> log_file;       // --log-file FILE
+  // Resource limits (a cgroup of the sandbox's own); unset: none.
+  std::optional<uint64_t> memory_bytes;              // --memory SIZE
+  std::optional<uint32_t> cpu_millis;                // --cpus N
+  std::optional<uint32_t> pids;                      // --pids N
+  std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
+  std::string timeout_text;                          // as given, for srt's messages
 };
+
+// The smallest --memory and --pids srt takes: below them bwrap and srt-init cannot start.
+inline constexpr uint64_t kMinMemoryBytes = uint64_t{16} << 20;
+inline constexpr uint32_t kMinPids = 16;
+// After --timeout, the command gets SIGTERM, and SIGKILL this much later.
+inline constexpr std::chrono::seconds kTimeoutKillAfter{5};
+// srt's exit status when --timeout ended the command, as timeout(1)'s.
+inline constexpr int kExitTimedOut = 124;
 
 // `args` excludes argv[0]. Options end at the first word that is not one (or at `--`), so
 // `srt ls -la` passes -la to ls. One command word runs as `bash -c WORD`; two or more run exactly

@@ -20,6 +20,7 @@
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
+#include "command_timeout.h"
 #include "control_channel.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
@@ -134,6 +135,13 @@ int Run(int argc, char** argv) {
   const std::string command = options.argv.empty() ? std::string() : options.argv[0];
   options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
+  if (cli.memory_bytes || cli.cpu_millis || cli.pids) {
+    // Start() fails, naming what is missing, where the host cannot enforce a limit.
+    options.limits = srt::ResourceLimits{};
+    options.limits->memory_bytes = cli.memory_bytes.value_or(0);
+    options.limits->cpu_millis = cli.cpu_millis.value_or(0);
+    options.limits->pids = cli.pids.value_or(0);
+  }
   // Ctrl-Z on the command's terminal: srt stops as the command did, so the shell's job control
   // works as without srt (`fg` continues both; a shell's orphaned job is not stopped).
   options.on_terminal_stop = [] { (void)raise(SIGTSTP); };
@@ -194,10 +202,24 @@ int Run(int argc, char** argv) {
       return Fail("--control-fd: " + ok.error().message());
     }
   }
+  srt::cli::CommandTimeout timeout;
+  if (cli.timeout) {
+    timeout.Start(*sandbox, *cli.timeout, srt::cli::kTimeoutKillAfter,
+                  "--timeout " + cli.timeout_text, Print);
+  }
   srt::Result<srt::ExitStatus> status = sandbox->Wait(sfd);
+  timeout.Stop();
   control.Stop();
   if (!status) return Fail(status.error().message());
   if (control.failed()) return srt::kExitSetupFailure;
+  if (status->oom_killed) {
+    // The exit status says only what happened to the command; the OOM killer may have taken a
+    // child of it instead.
+    Print(
+        "srt: --memory: the sandbox reached its memory limit, and the kernel killed a process "
+        "of it");
+  }
+  if (timeout.fired()) return srt::cli::kExitTimedOut;
   if (status->exec_errno) {
     // As a shell says it: a name looked up in PATH is "command not found".
     const bool looked_up = command.find('/') == std::string::npos;

@@ -78,13 +78,6 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
                                                const std::map<std::string, std::string>& env,
                                                const FileReader& read_file);
 
-// Go's time.ParseDuration grammar ("60s", "1m30s", "1.5h", "250ms", "0"); no negative values.
-[[nodiscard]] Result<std::chrono::milliseconds> ParseGoDuration(std::string_view text);
-// "3G", "3GiB", "512M", "1048576" (bytes; K/M/G/T are powers of 1024).
-[[nodiscard]] Result<uint64_t> ParseByteSize(std::string_view text);
-// "2", "0.5" -> milli-CPUs.
-[[nodiscard]] Result<uint32_t> ParseCpus(std::string_view text);
-
 // The environment key: from `path` (refused unless a regular file, owned by this user or root,
 // with no group or other permission bits) or, without a path, from `env_value`. Side effects:
 // reads the file.

@@ -99,5 +99,23 @@ TEST(ArgsTest, Errors) {
   EXPECT_EQ(ErrorOf({""}), "the command is empty (see 'srt --help')");
 }
 
+TEST(ArgsTest, ResourceLimitsAndTimeout) {
+  CliOptions o =
+      Parse({"--memory", "512M", "--cpus=1.5", "--pids", "64", "--timeout=1m30s", "make"});
+  EXPECT_EQ(o.memory_bytes, uint64_t{512} << 20);
+  EXPECT_EQ(o.cpu_millis, 1500u);
+  EXPECT_EQ(o.pids, 64u);
+  EXPECT_EQ(o.timeout, std::chrono::milliseconds(90'000));
+  EXPECT_EQ(o.timeout_text, "1m30s");
+  CliOptions none = Parse({"make"});
+  EXPECT_FALSE(none.memory_bytes || none.cpu_millis || none.pids || none.timeout);
+  EXPECT_EQ(ErrorOf({"--memory", "15M", "x"}),
+            "--memory 15M is below the 16M floor (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"--pids", "4194305", "x"}),
+            "--pids needs a whole number from 16 to 4194304, got '4194305' (see 'srt --help')");
+  EXPECT_EQ(ErrorOf({"--timeout", "0", "x"}),
+            "--timeout needs a duration above 0, e.g. 30s or 5m (see 'srt --help')");
+}
+
 }  // namespace
 }  // namespace srt::cli
