@@ -230,6 +230,34 @@ long MountPrivateProc(int pidns, bool root) {
   });
 }
 
+// The entries of a procfs that set the whole host, not the sandbox: sysctls (kernel.*,
+// vm.*, fs.*), the magic SysRq key, IRQ affinity, bus, filesystem, ACPI, SCSI and driver
+// settings. A root caller's command runs as the host's uid 0 (bwrap maps 0 to 0 and has no other
+// id to map), and the kernel lets uid 0 write many of these by their mode bits alone, with no
+// capability: kernel.core_pattern would then run a program of the command's choosing as the
+// host's root. bwrap's --proc covers some of them, but only where access(W_OK) succeeds, which
+// it does not for /proc/sys. The command's own /proc/self stays writable.
+constexpr const char* kProcHostWide[] = {"sys", "sysrq-trigger", "irq",  "bus",
+                                         "fs",  "acpi",          "scsi", "driver"};
+
+// Binds each of kProcHostWide that this kernel has read-only over itself in the sandbox's /proc.
+// Returns 0 or -errno, with `failed` naming the entry.
+long CoverProcHostWide(const char** failed) {
+  for (const char* name : kProcHostWide) {
+    char path[32] = "/proc/";
+    memcpy(path + 6, name, strlen(name) + 1);
+    long entry = OpenNoSymlinks(path, 0);
+    if (entry == -ENOENT) continue;  // not built into this kernel
+    long r = Failed(entry) ? entry : BindOntoItself(static_cast<int>(entry), /*read_only=*/true);
+    if (!Failed(entry)) SRT_SYS(__NR_close, entry);
+    if (Failed(r)) {
+      *failed = name;
+      return r;
+    }
+  }
+  return 0;
+}
+
 // Creates one socket of the plan inside the sandbox's network namespace (the calling process has
 // joined it): srt's proxy serves it from the host side. Returns the fd or -errno.
 long MakeNetSocket(const wire::NetSocket& ns) {
@@ -336,6 +364,16 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
                     "(enableWeakerNestedSandbox)");
       return 1;
     }
+  }
+  // After the /proc the command will see is in place (a private one is mounted over the host's
+  // above), so that the covers are on that one.
+  const char* uncovered = "";
+  r = CoverProcHostWide(&uncovered);
+  if (Failed(r)) {
+    char what[64] = "/proc/";
+    memcpy(what + 6, uncovered, strlen(uncovered) + 1);
+    ReportFailure(ctl, -1, wire::kStageProcCover, r, what);
+    return 1;
   }
   if (plan.tmpdir) {
     r = MountPrivateTmpfs(plan.tmpdir);

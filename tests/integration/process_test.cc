@@ -201,6 +201,27 @@ TEST_P(ProcessTest, BackgroundProcessesEndWithTheCommand) {
   EXPECT_TRUE(ProcessesMatching(marker + " 600").empty());
 }
 
+// The sandbox's /proc is its own, but some of a procfs is the whole host's: the sysctls
+// (kernel.core_pattern runs a program as the host's root on the next crash), the SysRq trigger,
+// IRQ affinity. A root caller's command is the host's uid 0 (bwrap maps 0 to 0), which the
+// kernel lets write those by their mode bits alone, with no capability at all. They are
+// read-only; nothing is written here, only opened for writing.
+TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
+  std::vector<std::string> paths = {"/proc/sys/kernel/core_pattern",
+                                    "/proc/sys/kernel/printk_ratelimit", "/proc/sys/vm/drop_caches",
+                                    "/proc/irq/default_smp_affinity"};
+  for (const char* maybe : {"/proc/sysrq-trigger", "/proc/fs/nfsd/threads"}) {
+    struct stat st {};
+    if (stat(maybe, &st) == 0) paths.emplace_back(maybe);
+  }
+  for (const std::string& p : paths) {
+    // Unprivileged, the file's mode refuses first; as root, only the read-only mount does.
+    EXPECT_EQ(run().Srt("{}", Probe({"open-write", p})).exit_code, root() ? EROFS : EACCES) << p;
+  }
+  // The command's own corner of /proc stays writable.
+  EXPECT_EQ(run().Srt("{}", Probe({"open-write", "/proc/self/comm"})).exit_code, 0);
+}
+
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
   RunResult plain = run().Srt("{}", Probe({"fds"}));
   EXPECT_EQ(plain.exit_code, 0);

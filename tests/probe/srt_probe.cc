@@ -705,6 +705,12 @@ int OpenAndWrite(Args args, int flags) {
   return WriteText(fd, args.size() == 2 ? args[1] : "srt-probe\n");
 }
 int Write(Args args) { return OpenAndWrite(args, O_WRONLY | O_TRUNC); }
+// Opens <path> for writing and writes nothing: whether a host-wide setting (a sysctl, the SysRq
+// trigger) could be changed, asked without changing it.
+int OpenWrite(Args args) {
+  if (args.size() != 1) return Usage("expected <path>");
+  return ReportFd(open(args[0], O_WRONLY | O_CLOEXEC));
+}
 int Create(Args args) { return OpenAndWrite(args, O_WRONLY | O_CREAT | O_EXCL); }
 int Append(Args args) { return OpenAndWrite(args, O_WRONLY | O_APPEND | O_CREAT); }
 
@@ -946,6 +952,7 @@ constexpr Command kCommands[] = {
     {"uid", Uid, ""},
     {"read", Read, "<path>"},
     {"write", Write, "<path> [text]"},
+    {"open-write", OpenWrite, "<path>"},
     {"create", Create, "<path> [text]"},
     {"append", Append, "<path> [text]"},
     {"nondumpable-createat", NondumpableCreateAt, "<dir> <name>"},

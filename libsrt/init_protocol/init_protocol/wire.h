@@ -145,6 +145,7 @@ enum Stage : int32_t {
   kStageNetwork = 14,
   kStageNofile = 15,
   kStageTerminal = 16,
+  kStageProcCover = 17,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;

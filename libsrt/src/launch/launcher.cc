@@ -148,6 +148,8 @@ const char* StageName(int32_t stage) {
       return "restoring the open-file limit";
     case wire::kStageTerminal:
       return "making the sandbox's terminal";
+    case wire::kStageProcCover:
+      return "making the host-wide settings in the sandbox's /proc read-only";
     default:
       return "set-up";
   }
