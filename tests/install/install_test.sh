@@ -28,6 +28,11 @@ for f in include/srt lib/libsrt.a lib/pkgconfig/srt.pc; do
 done
 grep -qx "ExecStart=$prefix/bin/srt-poller --environment-key-file /etc/srt-poller/environment-key --log-format json" \
   "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit's ExecStart does not name $prefix/bin/srt-poller"
+if command -v systemd-analyze >/dev/null; then
+  # The unit as systemd reads it (its ExecStart must exist: the install's own srt-poller).
+  systemd-analyze verify "$prefix/lib/systemd/system/srt-poller.service" 2>&1 | grep -v "EnvironmentFile" \
+    | grep -i "srt-poller.service" && fail "systemd-analyze finds fault with the unit"
+fi
 
 # Relocated: the same files in another place still work (no path of the first prefix is used).
 moved=$scratch/moved
@@ -37,8 +42,9 @@ out=$("$moved/bin/srt" -c 'echo sandboxed-ok' 2>&1) || fail "the moved srt faile
 # srt-poller --check names the srt-toolbox it found: the moved one.
 key=$scratch/key
 printf 'sk-ant-oat01-install-test' >"$key" && chmod 0600 "$key"
+# (Its API check goes to a closed loopback port: nothing leaves this machine.)
 check=$("$moved/bin/srt-poller" --check --environment-id env_install_test --environment-key-file "$key" \
-        --sessions-dir "$scratch/sessions" --disk 0 --no-limits 2>&1 || true)
+        --base-url http://127.0.0.1:9 --sessions-dir "$scratch/sessions" --disk 0 --no-limits 2>&1 || true)
 grep -q "$moved/libexec/srt/srt-toolbox" <<<"$check" || fail "srt-poller --check did not use the moved srt-toolbox: $check"
 
 # examples/ against the installed libsrt, through find_package(SrtSandbox).

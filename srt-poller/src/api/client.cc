@@ -302,6 +302,19 @@ ApiResult<HeartbeatResponse> WorkQueueClient::Heartbeat(std::string_view work_id
   return std::move(h).value();
 }
 
+ApiResult<QueueStats> WorkQueueClient::Stats(Millis timeout) const {
+  ApiTransport::Call c;
+  c.method = "GET";
+  c.path = "/v1/environments/" + environment_id_ + "/work/stats";
+  c.timeout = timeout;
+  c.deadline = timeout;
+  auto r = t_->Do(c);
+  if (!r) return std::move(r).error();
+  auto q = ParseQueueStats(r->body);
+  if (!q) return FromParse("queue stats", q.error());
+  return std::move(q).value();
+}
+
 ApiResult<void> WorkQueueClient::Stop(std::string_view work_id, bool force, Millis timeout) const {
   if (auto ok = ValidateId("work id", work_id); !ok) return Invalid(ok.error().message());
   ApiTransport::Call c;

@@ -166,6 +166,9 @@ class WorkQueueClient {
                                          Millis timeout = Millis{30'000}) const;
   // POST .../work/{id}/stop with {"force":true} or {}. 204/2xx and 409 (already stopped) succeed.
   ApiResult<void> Stop(std::string_view work_id, bool force, Millis timeout = Millis{10'000}) const;
+  // GET .../work/stats: changes nothing; an unusable key is kFatal (401/403), a missing
+  // environment kFatal (404).
+  ApiResult<QueueStats> Stats(Millis timeout = Millis{10'000}) const;
 
   const std::string& environment_id() const { return environment_id_; }
   const std::string& worker_id() const { return worker_id_; }

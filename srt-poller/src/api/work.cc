@@ -388,6 +388,24 @@ Result<HeartbeatResponse> ParseHeartbeatResponse(std::string_view body) {
   return h;
 }
 
+Result<QueueStats> ParseQueueStats(std::string_view body) {
+  constexpr std::string_view kWhat = "queue stats";
+  SRT_ASSIGN_OR_RETURN(json j, ParseJson(kWhat, body));
+  SRT_RETURN_IF_ERROR(RequireObject(kWhat, j, ""));
+  QueueStats q;
+  for (auto [key, field] : {std::pair{"depth", &q.depth}, std::pair{"pending", &q.pending},
+                            std::pair{"workers_polling", &q.workers_polling}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;  // absent: not known, left 0
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return Bad(kWhat, std::string("/") + key,
+                 "expected a non-negative integer, got " + Dump(*it));
+    }
+    *field = it->get<int64_t>();
+  }
+  return q;
+}
+
 EventKind EventKindFromType(std::string_view type) {
   if (type == "agent.tool_use") return EventKind::kAgentToolUse;
   if (type == "agent.custom_tool_use") return EventKind::kAgentCustomToolUse;

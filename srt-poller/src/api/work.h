@@ -70,6 +70,15 @@ struct HeartbeatResponse {
 };
 [[nodiscard]] srt::Result<HeartbeatResponse> ParseHeartbeatResponse(std::string_view body);
 
+// GET .../work/stats (§2.3 "Queue stats"): read-only, so `srt-poller --check` uses it to prove
+// the environment key and the base URL work.
+struct QueueStats {
+  int64_t depth = 0;            // items waiting to be claimed
+  int64_t pending = 0;          // claimed but not yet acked
+  int64_t workers_polling = 0;  // workers that polled in the last 30 s
+};
+[[nodiscard]] srt::Result<QueueStats> ParseQueueStats(std::string_view body);
+
 // Session events (§2.5). Known types get their fields; anything else is kUnknown with `type`
 // kept, so new server event types pass through harmlessly.
 enum class EventKind {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -83,7 +84,42 @@ std::string FindToolbox(const PollerConfig& c) {
   return found.empty() ? std::string(SRT_TOOLBOX_INSTALL_PATH) : found;
 }
 
-int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& toolbox) {
+Result<WorkQueueClient> CreateQueueClient(const PollerConfig& config, const std::string& key,
+                                          std::shared_ptr<CancelToken> cancel);
+
+// One read-only request with the key (the queue's stats): a revoked or mistyped key, a wrong
+// environment id and an API that cannot be reached are told apart here, not at the first poll.
+void CheckApi(const PollerConfig& c, const std::string& key,
+              const std::function<void(bool, const std::string&, const std::string&)>& line) {
+  const std::string what = "the API at " + c.base_url + " accepts the environment key";
+  Result<WorkQueueClient> client = CreateQueueClient(c, key, nullptr);
+  if (!client) {
+    line(false, what, client.error().message());
+    return;
+  }
+  ApiResult<QueueStats> stats = client->Stats();
+  if (stats) {
+    line(true, what,
+         "queue depth " + std::to_string(stats->depth) + ", " + std::to_string(stats->pending) +
+             " pending, " + std::to_string(stats->workers_polling) + " workers polling");
+    return;
+  }
+  const ApiError& e = stats.error();
+  std::string why;
+  if (e.status() == 401) {
+    why = "the key was refused (401): it is wrong, revoked, or not an environment key";
+  } else if (e.status() == 403) {
+    why = "the key may not use this environment (403)";
+  } else if (e.status() == 404) {
+    why = "no environment " + c.environment_id + " here (404)";
+  } else if (e.kind() == ApiErrorKind::kTransport) {
+    why = "the API cannot be reached";
+  }
+  line(false, what, why.empty() ? e.message() : why + ": " + e.message());
+}
+
+int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& toolbox,
+          const Result<std::string>& key_in_use) {
   int failures = 0;
   auto line = [&](bool ok, const std::string& what, const std::string& detail) {
     std::printf("%s %s%s%s\n", ok ? "ok  " : "FAIL", what.c_str(), detail.empty() ? "" : ": ",
@@ -98,6 +134,7 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
   } else {
     line(true, "environment key", "from ANTHROPIC_ENVIRONMENT_KEY (prefer --environment-key-file)");
   }
+  if (key_in_use) CheckApi(c, *key_in_use, line);
   line(access(toolbox.c_str(), X_OK) == 0, "srt-toolbox '" + toolbox + "'",
        access(toolbox.c_str(), X_OK) == 0 ? "" : ErrnoText(errno));
   if (c.on_work) {
@@ -296,7 +333,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::string toolbox = FindToolbox(config);
-  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox);
+  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox, key);
   // The sessions directory is ours alone from here to the exit (the descriptor is never closed
   // before it): only then are cgroups with our prefix an earlier run's, safe to sweep.
   Result<UniqueFd> sessions_lock = LockSessionsDir(config);

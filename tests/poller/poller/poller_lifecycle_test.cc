@@ -1050,13 +1050,50 @@ TEST_F(PollerLifecycleTest, SighupReloadsThePolicyAndAnInvalidOneIsRejected) {
 // ----------------------------------------------------------------------------
 
 TEST_F(PollerLifecycleTest, CheckSaysReadyOnThisMachine) {
-  WriteFileText(key_file_, "sk-ant-oat01-check", 0600);
+  ASSERT_NO_FATAL_FAILURE(StartFake());
   std::vector<std::string> args = BaseArgs();
   args.push_back("--check");
   Run r = RunPoller(args);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok   the API at " + cp_->base_url() +
+                       " accepts the environment key: queue depth 0, 0 pending"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("srt-poller is ready"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  // One read-only request, with the key: nothing claimed, acked or stopped.
+  auto recorded = cp_->Requests();
+  ASSERT_TRUE(recorded.has_value()) << recorded.error().message();
+  const json& requests = *recorded;
+  ASSERT_EQ(requests.size(), 1u) << requests.dump();
+  EXPECT_EQ(requests[0]["endpoint"], "stats");
+  EXPECT_EQ(requests[0]["auth"], "env_key");
+}
+
+// A revoked or mistyped key, and an API that cannot be reached, are told apart by --check, not
+// left to the first poll of the running service.
+TEST_F(PollerLifecycleTest, CheckNamesARefusedKeyAndAnUnreachableApi) {
+  ASSERT_NO_FATAL_FAILURE(StartFake());
+  WriteFileText(key_file_, "sk-ant-oat01-revoked", 0600);
+  std::vector<std::string> args = BaseArgs();
+  args.push_back("--check");
+  Run refused = RunPoller(args);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.out.find("FAIL the API at " + cp_->base_url() +
+                             " accepts the environment key: the key was refused (401)"),
+            std::string::npos)
+      << refused.out;
+  EXPECT_EQ(refused.out.find("sk-ant-oat01-revoked"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("srt-poller is NOT ready"), std::string::npos) << refused.out;
+
+  const std::string base_url = cp_->base_url();
+  cp_.reset();  // nothing listens there now
+  Run unreachable = RunPoller(args);
+  EXPECT_EQ(unreachable.code, 1);
+  EXPECT_NE(unreachable.out.find("FAIL the API at " + base_url +
+                                 " accepts the environment key: the API cannot be reached"),
+            std::string::npos)
+      << unreachable.out;
 }
 
 TEST_F(PollerLifecycleTest, KeyFileReadableByOthersIsRefusedNamingTheFile) {
