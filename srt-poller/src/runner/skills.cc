@@ -257,9 +257,12 @@ Result<ExtractStats> ExtractInto(int root_fd, std::string_view bytes, const Arch
     SRT_ASSIGN_OR_RETURN(UniqueFd parent, WalkDirs(root_fd, segs, segs.size() - 1, m.raw));
     // Only the execute bits survive: 0755 or 0644, never setuid/setgid/sticky (Go parity).
     mode_t mode = (archive_entry_mode(entry) & 0111) != 0 ? 0755 : 0644;
-    // O_NOFOLLOW: never write through a symlink, whoever planted it.
+    // The sandbox runs while skills are extracted, so anything may be at this name by now. Only
+    // a file this call creates is written: O_EXCL fails on whatever is there (a symlink, a
+    // file of the agent's, a FIFO, whose open for writing would wait for a reader forever), and
+    // O_NONBLOCK keeps any open from waiting.
     UniqueFd out(::openat(parent.get(), segs.back().c_str(),
-                          O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode));
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode));
     if (!out) {
       return SysError("create archive member " + strings::Quote(m.raw));
     }

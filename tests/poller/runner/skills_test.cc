@@ -5,6 +5,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 
 namespace srt::poller {
@@ -246,6 +248,37 @@ TEST_F(SkillsTest, NeverWritesThroughAPlantedSymlink) {
                                 (root_ / "dlink").string());
   EXPECT_FALSE(r3.has_value());
   EXPECT_TRUE(fs::is_empty(outside));
+}
+
+// srt-poller extracts skills into the workspace while the session's sandbox runs, so the agent
+// can plant a FIFO where a member is about to be written. Opening it for writing would wait for
+// a reader forever: the session's thread, its slot and srt-poller's shutdown with it. Whatever
+// is already at a member's name fails that skill at once.
+TEST_F(SkillsTest, APlantedFifoOrFileFailsTheSkillAtOnce) {
+  fs::path dest = root_ / "s";
+  fs::create_directories(dest);
+  ASSERT_EQ(::mkfifo((dest / "f").c_str(), 0644), 0);
+  auto extraction = std::async(std::launch::async, [&] {
+    return ExtractSkillArchive(MakeArchive(Format::kTar, {File("top", "t"), File("f", "x")}),
+                               dest.string());
+  });
+  if (extraction.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    // Let the blocked writer go before failing, so the test process can end.
+    int reader = ::open((dest / "f").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    extraction.wait();
+    if (reader >= 0) ::close(reader);
+    FAIL() << "extraction waited on a FIFO the sandbox planted";
+  }
+  Result<ExtractStats> r = extraction.get();
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message(), HasSubstr("create archive member 'f'"));
+  // A regular file of the agent's is not written into either.
+  fs::create_directories(dest);
+  { std::ofstream(dest / "g") << "the agent's"; }
+  auto r2 = ExtractSkillArchive(MakeArchive(Format::kTar, {File("top", "t"), File("g", "x")}),
+                                dest.string());
+  ASSERT_FALSE(r2.has_value());
+  EXPECT_THAT(r2.error().message(), HasSubstr("File exists"));
 }
 
 TEST_F(SkillsTest, HugeMemberOverTheLimitIsRefused) {
