@@ -9,11 +9,12 @@
 
 namespace srt::poller {
 
-void OutputLines::EmitLine(const Emit& emit) {
+void OutputLines::EmitLine(const Emit& emit, bool ended) {
+  const uint64_t newline = ended ? 1 : 0;
   if (full()) {
-    dropped_ += line_.size();
+    dropped_ += line_.size() + newline;
   } else {
-    kept_ += line_.size();
+    kept_ += line_.size() + newline + per_record_;
     emit(line_, cutting_);
   }
   line_.clear();
@@ -33,13 +34,13 @@ void OutputLines::Feed(std::string_view chunk, const Emit& emit) {
     }
     line_.append(part);
     if (nl == std::string_view::npos) return;
-    EmitLine(emit);
+    EmitLine(emit, /*ended=*/true);
     chunk.remove_prefix(nl + 1);
   }
 }
 
 void OutputLines::Finish(const Emit& emit) {
-  if (!line_.empty() || cutting_) EmitLine(emit);
+  if (!line_.empty() || cutting_) EmitLine(emit, /*ended=*/false);
 }
 
 Result<std::unique_ptr<SandboxOutput>> SandboxOutput::Start(Sink sink, Note note) {
@@ -66,7 +67,7 @@ void SandboxOutput::Join() {
 }
 
 void SandboxOutput::Pump() {
-  OutputLines lines(kMaxLineBytes, kMaxBytes);
+  OutputLines lines(kMaxLineBytes, kMaxBytes, kRecordBytes);
   bool said_full = false;
   const OutputLines::Emit emit = [this](std::string_view line, bool cut) { sink_(line, cut); };
   char buf[16384];

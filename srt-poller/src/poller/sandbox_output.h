@@ -19,30 +19,35 @@
 namespace srt::poller {
 
 // Splits a byte stream into lines for the log (pure). A line longer than `max_line` bytes is
-// cut there (the rest of it up to its newline is dropped and counted); after `max_total` bytes
-// of lines nothing more is kept, only counted. The sandbox controls every byte, so nothing here
-// grows with its output.
+// cut there (the rest of it up to its newline is dropped and counted). Each line kept costs its
+// bytes, its newline and `per_record` more, the record it becomes; once `max_total` is spent
+// nothing more is kept, only counted, so neither long lines nor empty ones log without end. The
+// sandbox controls every byte, so nothing here grows with its output.
 class OutputLines {
  public:
   // `line` without its '\n'; `cut` when the line was longer than max_line.
   using Emit = std::function<void(std::string_view line, bool cut)>;
 
-  OutputLines(size_t max_line, uint64_t max_total) : max_line_(max_line), max_total_(max_total) {}
+  OutputLines(size_t max_line, uint64_t max_total, uint64_t per_record)
+      : max_line_(max_line), max_total_(max_total), per_record_(per_record) {}
 
   void Feed(std::string_view chunk, const Emit& emit);
   // The end of the stream: a last line without a newline is emitted.
   void Finish(const Emit& emit);
 
-  // Bytes not logged: the cut parts of long lines and everything past max_total.
+  // Bytes not logged: the cut parts of long lines and everything past max_total (newlines
+  // included).
   uint64_t dropped() const { return dropped_; }
   // Whether max_total was reached (the caller says so once).
   bool full() const { return kept_ >= max_total_; }
 
  private:
-  void EmitLine(const Emit& emit);
+  // `ended`: the line came with its newline (the stream's last one may not).
+  void EmitLine(const Emit& emit, bool ended);
 
   size_t max_line_;
   uint64_t max_total_;
+  uint64_t per_record_;
   std::string line_;
   bool cutting_ = false;  // the current line passed max_line_: drop up to its newline
   uint64_t kept_ = 0;
@@ -55,7 +60,10 @@ class OutputLines {
 class SandboxOutput {
  public:
   static constexpr size_t kMaxLineBytes = 4096;
-  static constexpr uint64_t kMaxBytes = uint64_t{1} << 20;  // per sandbox
+  static constexpr uint64_t kMaxBytes = uint64_t{1} << 20;  // per sandbox, records included
+  // What a line's record adds to the log besides its text (time, level, msg, the session's ids):
+  // charged to kMaxBytes with every line.
+  static constexpr uint64_t kRecordBytes = 128;
 
   // Called on the thread: one line of the sandbox's, and srt-poller's notes about its output
   // (the limit reached, the bytes dropped); both to be logged with the session's fields.

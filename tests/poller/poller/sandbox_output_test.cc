@@ -20,7 +20,7 @@ struct Collected {
 };
 
 TEST(OutputLinesTest, LinesSplitAcrossChunksComeOutWhole) {
-  OutputLines o(16, 1000);
+  OutputLines o(16, 1000, 0);
   Collected c;
   o.Feed("one\ntw", c.emit());
   o.Feed("o\n\nthr", c.emit());
@@ -31,7 +31,7 @@ TEST(OutputLinesTest, LinesSplitAcrossChunksComeOutWhole) {
 }
 
 TEST(OutputLinesTest, ALongLineIsCutAndItsRestCounted) {
-  OutputLines o(4, 1000);
+  OutputLines o(4, 1000, 0);
   Collected c;
   o.Feed("abcdefg", c.emit());
   o.Feed("hij\nok\n", c.emit());
@@ -40,17 +40,32 @@ TEST(OutputLinesTest, ALongLineIsCutAndItsRestCounted) {
 }
 
 TEST(OutputLinesTest, PastTheTotalNothingIsKeptOnlyCounted) {
-  OutputLines o(100, 6);
+  OutputLines o(100, 6, 0);
   Collected c;
   o.Feed("abc\ndef\nghi\njk", c.emit());
   EXPECT_TRUE(o.full());
   o.Finish(c.emit());
   EXPECT_EQ(c.lines, (std::vector<std::pair<std::string, bool>>{{"abc", false}, {"def", false}}));
-  EXPECT_EQ(o.dropped(), 5u);
+  EXPECT_EQ(o.dropped(), 6u);  // "ghi\n" and "jk"
+}
+
+// Each line becomes a log record of its own, whose fields cost far more than an empty line's
+// one byte: counting only the text, a stream of newlines was logged without end (a million
+// empty records from 1 MB). A line costs its text, its newline and its record.
+TEST(OutputLinesTest, EveryLineCostsItsRecordSoNewlinesRunOutToo) {
+  OutputLines o(100, 1000, 99);
+  Collected c;
+  o.Feed(std::string(100, '\n'), c.emit());
+  EXPECT_TRUE(o.full());
+  EXPECT_EQ(c.lines.size(), 10u);  // 1000 / (0 + 1 + 99)
+  EXPECT_EQ(o.dropped(), 90u);     // the newlines of the 90 lines not logged
+  const std::string big(1 << 20, '\n');
+  for (int i = 0; i < 4; ++i) o.Feed(big, c.emit());
+  EXPECT_EQ(c.lines.size(), 10u);
 }
 
 TEST(OutputLinesTest, AnEndlessLineHoldsNoMoreThanItsLimit) {
-  OutputLines o(8, 1000);
+  OutputLines o(8, 1000, 0);
   Collected c;
   const std::string chunk(1 << 16, 'z');
   for (int i = 0; i < 64; ++i) o.Feed(chunk, c.emit());
