@@ -38,20 +38,27 @@ std::string NowRfc3339() {
   return buf;
 }
 
+// The log is ASCII, whatever a value holds: values come from sandboxes (their output, the
+// names of what they left), and a terminal or viewer that shows the log must never get an 8-bit
+// control (U+009B is a CSI), a bidirectional override or bytes that are no UTF-8 raw. So JSON
+// strings are dumped with every non-ASCII character as \uXXXX (invalid bytes as \ufffd).
+std::string AsciiJson(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+}
+
 // slog's text handler quotes a value when it is empty or holds a space, '=', '"' or a
-// non-printing character.
+// non-printing character; here also when it holds anything past ASCII (see AsciiJson).
 void AppendTextValue(std::string& out, std::string_view v) {
   bool quote = v.empty();
   for (char ch : v) {
     auto c = static_cast<unsigned char>(ch);
-    if (c <= ' ' || c == '=' || c == '"' || c == 0x7f) quote = true;
+    if (c <= ' ' || c == '=' || c == '"' || c >= 0x7f) quote = true;
   }
   if (!quote) {
     out += v;
     return;
   }
-  out +=
-      nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += AsciiJson(std::string(v));
 }
 
 }  // namespace
@@ -64,7 +71,7 @@ std::string Logger::Format(LogFormat format, std::string_view time, LogLevel lev
     j["level"] = LevelName(level);
     j["msg"] = msg;
     for (const auto& [k, v] : fields) j[k] = v;
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return AsciiJson(j);
   }
   std::string out = "time=";
   out += time;

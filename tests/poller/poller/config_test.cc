@@ -296,5 +296,26 @@ TEST(Logger, TextAndJsonLikeSlog) {
             R"({"time":"T","level":"WARN","msg":"x \"y\"","work_id":"work_1","error":"a b=c"})");
 }
 
+// A value from a sandbox may hold anything: an 8-bit CSI (U+009B), a right-to-left override
+// (U+202E), bytes that are no UTF-8. A terminal or viewer that shows the log must never get
+// them raw, so every byte past ASCII is escaped, in both formats.
+TEST(Logger, NothingPastAsciiReachesTheLogRaw) {
+  const std::string hostile =
+      "plain\xc2\x9b"
+      "31mCSI\xe2\x80\xae"
+      "RLO\xff"
+      "bad";
+  LogFields f = {{"line", hostile}};
+  const std::string text = Logger::Format(LogFormat::kText, "T", LogLevel::kInfo, "out", f);
+  const std::string json = Logger::Format(LogFormat::kJson, "T", LogLevel::kInfo, "out", f);
+  for (const std::string& line : {text, json}) {
+    for (char c : line) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << line;
+  }
+  EXPECT_EQ(text, R"(time=T level=INFO msg=out line="plain\u009b31mCSI\u202eRLO\ufffdbad")");
+  EXPECT_EQ(
+      json,
+      R"({"time":"T","level":"INFO","msg":"out","line":"plain\u009b31mCSI\u202eRLO\ufffdbad"})");
+}
+
 }  // namespace
 }  // namespace srt::poller
