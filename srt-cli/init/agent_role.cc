@@ -366,9 +366,12 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     }
   }
   // After the /proc the command will see is in place (a private one is mounted over the host's
-  // above), so that the covers are on that one.
+  // above), so that the covers are on that one. Only for a root caller, whose command is the
+  // host's uid 0: any other uid is refused these by their modes, and a covered /proc is not
+  // "fully visible", so the kernel would then refuse an unprivileged command's nested
+  // sandboxes (allowNestedUserNamespaces) a /proc of their own, as it refuses a root caller's.
   const char* uncovered = "";
-  r = CoverProcHostWide(&uncovered);
+  r = root ? CoverProcHostWide(&uncovered) : 0;
   if (Failed(r)) {
     char what[64] = "/proc/";
     memcpy(what + 6, uncovered, strlen(uncovered) + 1);
