@@ -446,11 +446,14 @@ TEST_F(PollerSessionTest, BashCannotReadOtherSessionsOrTheKeyNorWriteOutsideTheW
   r = Bash(sid, "cat " + key_file_ + "; echo \"rc=$?\"");
   EXPECT_EQ(r.text.find(cp_->environment_key()), std::string::npos) << r.text;
 
-  // The root is read-only: EROFS, not EACCES.
+  // What the host shows is read-only: EROFS, not EACCES. The rest of the root is the sandbox's
+  // own empty tmpfs (the policy hides the host there), where a write lands in memory only.
   r = Bash(sid, "touch /usr/srt-psess-x; echo $?");
   EXPECT_EQ(r.text, "touch: cannot touch '/usr/srt-psess-x': Read-only file system\n1\n\n");
+  r = Bash(sid, "echo x > /etc/passwd; echo $?");
+  EXPECT_EQ(r.text, "bash: /etc/passwd: Read-only file system\n1\n\n");
   r = Bash(sid, "echo x > /etc/srt-psess-x; echo $?");
-  EXPECT_EQ(r.text, "bash: /etc/srt-psess-x: Read-only file system\n1\n\n");
+  EXPECT_EQ(r.text, "0\n\n");
   r = Bash(sid, "echo x > " + Workspace("sesn_other") + "/planted; echo $?");
   EXPECT_NE(r.text.find("\n1\n"), std::string::npos) << r.text;
   EXPECT_FALSE(fs::exists("/usr/srt-psess-x"));
@@ -463,6 +466,36 @@ TEST_F(PollerSessionTest, BashCannotReadOtherSessionsOrTheKeyNorWriteOutsideTheW
 
   EndSession(work);
   EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile: srt-poller runs as root, and bwrap maps a root caller to the host's uid 0, so the
+// agent's shell reads every file root may read (without any capability, owner bits suffice)
+// unless the policy hides it: a service's private key, another program's database. A list of
+// known secrets cannot keep up with a host, so the session policy hides the whole host but for
+// what tools need (/usr and the parts of /etc they read).
+TEST_F(PollerSessionTest, BashReadsNothingOfTheHostButWhatToolsNeed) {
+  const std::string secret_dir = dir_ + "-hostsecret";
+  fs::create_directories(secret_dir);
+  WriteAll(secret_dir + "/service.key", "host service private key\n", 0600);
+  // Where a host's secrets live outside the home directories and srt-poller's own state.
+  const std::string var_secret = "/var/tmp/" + fs::path(dir_).filename().string() + ".key";
+  WriteAll(var_secret, "host service private key\n", 0600);
+  auto work = StartSession("sesn_host");
+  const std::string sid = "sesn_host";
+  for (const std::string& path : {secret_dir + "/service.key", var_secret}) {
+    Posted r = Bash(sid, "cat " + path + "; echo \"rc=$?\"");
+    EXPECT_EQ(r.text.find("host service private key"), std::string::npos) << path << ": " << r.text;
+    EXPECT_NE(r.text.find("rc=1"), std::string::npos) << r.text;
+  }
+  Posted r = Bash(sid, "find /etc/ssl/private /var/lib /opt /srv -mindepth 1 2>/dev/null | grep -c . ; echo end");
+  EXPECT_EQ(r.text, "0\nend\n\n");
+  // What tools need is there: the loader, users, TLS roots, git, Python.
+  r = Bash(sid, "id -un && git --version >/dev/null && python3 -c 'import ssl; print(ssl.get_default_verify_paths().openssl_cafile)' && ls /etc/ssl/certs | grep -c pem >/dev/null && echo tools-ok");
+  EXPECT_NE(r.text.find("tools-ok"), std::string::npos) << r.text;
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+  fs::remove_all(secret_dir);
+  fs::remove(var_secret);
 }
 
 // Hostile: the agent's shell is srt-toolbox's child, with the same uid. It must not open the

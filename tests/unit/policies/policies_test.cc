@@ -56,8 +56,10 @@ TEST_P(PoliciesTest, LoadsWithoutWarningsAndResolves) {
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message();
   EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
   policy::RealFsView fs;
-  Result<policy::Policy> p =
-      policy::ResolvePolicy(loaded->settings, {base_ + "/home", base_ + "/project"}, fs);
+  // srt-poller resolves its session policy in the session's workspace, which it binds at
+  // /workspace (a directory the host does not have); the others are for a project directory.
+  const std::string cwd = GetParam() == "poller-session.json" ? "/workspace" : base_ + "/project";
+  Result<policy::Policy> p = policy::ResolvePolicy(loaded->settings, {base_ + "/home", cwd}, fs);
   ASSERT_TRUE(p.has_value()) << p.error().message();
   // No shipped policy leaves the home directory's ssh keys readable: the deepest mount at or
   // above them hides them.
