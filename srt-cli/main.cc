@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "args.h"
@@ -22,6 +23,7 @@
 #include "base/unique_fd.h"
 #include "command_timeout.h"
 #include "control_channel.h"
+#include "denial_notices.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
 #include "srt/settings.h"
@@ -157,13 +159,20 @@ int Run(int argc, char** argv) {
   } else if (cli.log_fd && fcntl(*cli.log_fd, F_GETFL) < 0) {
     return Fail("--log-fd " + std::to_string(*cli.log_fd) + " is not open");
   }
-  if (log_fd >= 0 || debug) {
-    options.on_connection = [log_fd, debug](const srt::ConnectionEvent& event) {
-      // O_APPEND (or a pipe) keeps each line whole: one write(2) per line.
-      if (log_fd >= 0) (void)!write(log_fd, event.json.data(), event.json.size());
-      if (debug) Print("srt: network: " + event.summary);
-    };
-  }
+  // Without --debug, a denial is still said once per destination: a command that fails for
+  // want of the network says why (its own error is often a bare reset or a retry loop).
+  auto notices = std::make_shared<srt::cli::DenialNotices>();
+  options.on_connection = [log_fd, debug, notices](const srt::ConnectionEvent& event) {
+    // O_APPEND (or a pipe) keeps each line whole: one write(2) per line.
+    if (log_fd >= 0) (void)!write(log_fd, event.json.data(), event.json.size());
+    if (debug) {
+      Print("srt: network: " + event.summary);
+    } else if (!event.allowed) {
+      if (std::string line = notices->Line(event.destination, event.reason); !line.empty()) {
+        Print(line);
+      }
+    }
+  };
   if (cli.control_fd) {
     if (srt::Result<void> ok = srt::cli::ControlChannel::Check(*cli.control_fd); !ok) {
       return Fail(ok.error().message());

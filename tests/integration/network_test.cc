@@ -401,6 +401,31 @@ TEST_P(NetworkTest, DeniedConnectCarriesTheReasonInTheStatusLine) {
   EXPECT_EQ(One({{"protocol", "connect"}, {"host", "blocked.test"}})["reason"], kBlockedReason);
 }
 
+// Without --debug, srt still says once per destination what it refused, so that a command that
+// fails for want of the network (a bare reset, a client's retry loop) is explained; a hostile
+// name cannot put a control character on the terminal through it.
+TEST_P(NetworkTest, EachDeniedDestinationIsSaidOnceOnStderrWithoutDebug) {
+  RunResult r = Sh(kCurl + std::string("-p http://denied.test/; ") + kCurl +
+                   "-p http://denied.test/; " + kCurl + "-p http://blocked.test/; " +
+                   "python3 connect.py $'\\e]0;t\\a:80'; getent hosts denied.test; true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto count = [&](const std::string& line) {
+    size_t n = 0;
+    for (size_t at = r.err.find(line); at != std::string::npos; at = r.err.find(line, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("srt: network: denied denied.test:80 (host is not on the allow list)\n"), 1u)
+      << r.err;
+  EXPECT_EQ(count("srt: network: denied blocked.test:80 (blocked by the network test)\n"), 1u)
+      << r.err;
+  EXPECT_EQ(count("srt: network: denied denied.test (host is not on the allow list)\n"), 1u)
+      << r.err;  // the DNS stub's refusal: the name alone
+  for (char c : r.err) EXPECT_FALSE(c == '\x1b' || c == '\x07') << r.err;
+  // An allowed destination is not mentioned.
+  RunResult ok = Sh(kCurl + Origin("/allowed"));
+  EXPECT_EQ(ok.err.find("srt: network:"), std::string::npos) << ok.err;
+}
+
 TEST_P(NetworkTest, DeniedDomainReasonIsNotShownToPlainHttpClients) {
   RunResult r = Sh(kCurl + std::string("-i http://blocked.test/"));
   EXPECT_TRUE(Contains(r.out, "HTTP/1.1 403 Forbidden\r\n")) << r.out;

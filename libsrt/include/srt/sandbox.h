@@ -111,6 +111,11 @@ struct ConnectionEvent {
   // "allow connect example.com:443 -> 93.184.216.34:443 (517 B up, 4.0 KiB down, 12 ms, closed)"
   std::string summary;
   bool allowed = false;
+  // Where it went, for people: "example.com:443", "[2001:db8::1]:80", or for a DNS query the
+  // name alone; bytes a terminal or shell would act on are escaped as \xNN.
+  std::string destination;
+  // Why it was denied ("host is not on the allow list"), escaped the same way; "" if allowed.
+  std::string reason;
 };
 
 struct SandboxOptions {

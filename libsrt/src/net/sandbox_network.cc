@@ -46,7 +46,7 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
   proxy::ProxyConfig config{self->options_.sandbox_id, self->token_, {}};
   if (self->options_.on_connection) {
     config.on_event = [sink = self->options_.on_connection](const proxy::ProxyEvent& e) {
-      sink(ConnectionEvent{e.json, e.text, e.allowed});
+      sink(ConnectionEvent{e.json, e.text, e.allowed, e.destination, e.reason});
     };
   }
   SRT_ASSIGN_OR_RETURN(self->proxy_, proxy::Proxy::Start(network, std::move(config)));

@@ -43,6 +43,8 @@ struct ProxyEvent {
   std::string json;
   std::string text;
   bool allowed = false;
+  std::string destination;  // "host:port" (a DNS query: the name), escaped as in `text`
+  std::string reason;       // why it was denied, escaped; "" if allowed
 };
 
 struct ProxyConfig {

@@ -134,6 +134,10 @@ std::string FormatRecordJson(const ConnectionRecord& r, std::string_view sandbox
   return out;
 }
 
+std::string FormatDestination(const ConnectionRecord& r) {
+  return r.protocol == Protocol::kDns ? LogSafe(r.host) : Authority(r);
+}
+
 std::string FormatRecordText(const ConnectionRecord& r) {
   std::string out = r.allowed ? "allow " : "deny ";
   out += ProtocolName(r.protocol);

@@ -54,6 +54,8 @@ using RecordSink = std::function<void(const ConnectionRecord&)>;
 // "allow connect example.com:443 -> 93.184.216.34:443 (517 B up, 4.0 KiB down, 12 ms, closed)",
 // "deny http evil.com:80 (host is not on the allow list)". No trailing newline.
 [[nodiscard]] std::string FormatRecordText(const ConnectionRecord& record);
+// "example.com:443", "[::1]:80"; a DNS query's name alone. Escaped as the text form.
+[[nodiscard]] std::string FormatDestination(const ConnectionRecord& record);
 
 // What srt logs of a connection came from the sandbox (a target, a name). Both forms escape
 // every byte that a shell reading the line would act on ($ ` \ " ' ; & | < > ( ) !) or a terminal

@@ -35,7 +35,8 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
   if (config.on_event) {
     options.on_record = [sink = std::move(config.on_event),
                          id = config.sandbox_id](const ConnectionRecord& r) {
-      sink(ProxyEvent{FormatRecordJson(r, id), FormatRecordText(r), r.allowed});
+      sink(ProxyEvent{FormatRecordJson(r, id), FormatRecordText(r), r.allowed, FormatDestination(r),
+                      r.allowed ? std::string() : LogSafe(r.reason)});
     };
   }
   return options;
