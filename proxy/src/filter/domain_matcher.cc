@@ -125,8 +125,12 @@ size_t DomainMatcher::Match(const Table& table, const Host& host, uint16_t port,
     }
   };
   if (host.is_ip()) {
-    // Names and wildcards never match an IP literal.
+    // Names and wildcards never match an IP literal, but for localhost's own addresses: a
+    // client dials `localhost` by them (and says so), and transparent capture sees only the
+    // address, so an entry for localhost covers 127.0.0.1 and ::1 on its ports, in either
+    // list. (Not the rest of 127/8: those are other hosts' aliases, not what localhost is.)
     probe(table.ips, host.text);
+    if (host.text == "127.0.0.1" || host.text == "::1") probe(table.names, "localhost");
     return best;
   }
   probe(table.names, host.text);

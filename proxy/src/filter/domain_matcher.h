@@ -14,6 +14,7 @@
 //   `name`         that name, case-insensitively (a trailing dot on the request is ignored)
 //   IPv4, `[v6]`   that address; entries are canonicalised like requests, so `[::ffff:1.2.3.4]`
 //                  is 1.2.3.4 and `127.1` (a name to the settings grammar) is 127.0.0.1
+//   `localhost`    the name, and its addresses 127.0.0.1 and ::1 (what clients dial for it)
 //   `...:port`     only that destination port; an entry without a port matches every port.
 // Every lookup is a constant number of hash probes per label of the host: a 10,000-entry list
 // costs what a 10-entry list does. Thread-safe (const after Build).

@@ -171,9 +171,11 @@ TEST(DomainMatcherTest, DecisionTable) {
       {{"[::7f00:1]"}, {}, {}, "[::127.0.0.1]", 443, true, "", "[::7f00:1]"},
       {{"[::7f00:1]"}, {}, {}, "127.0.0.1", 443, false, kNotAllowed, ""},
       {{}, {"[::ffff:10.0.0.2]"}, {}, "10.0.0.2", 443, false, kDeny, "[::ffff:10.0.0.2]"},
-      // IP vs name: neither stands for the other.
+      // IP vs name: an address entry never stands for a name; localhost's entry covers its own
+      // two addresses (LocalhostCoversTheAddressesItResolvesTo), where upstream's does not.
       {{"127.0.0.1"}, {}, {}, "localhost", 80, false, kNotAllowed, ""},
-      {{"localhost"}, {}, {}, "127.0.0.1", 80, false, kNotAllowed, ""},
+      {{"localhost"}, {}, {}, "127.0.0.1", 80, true, "", "localhost"},
+      {{"localhost"}, {}, {}, "127.0.0.2", 80, false, kNotAllowed, ""},
       {{"example.com"}, {"93.184.216.34"}, {}, "example.com", 443, true, "", "example.com"},
       // A deny-listed address beats an allow-listed one; a bare deny beats a scoped allow.
       {{"10.0.0.5"}, {"10.0.0.5"}, {}, "10.0.0.5", 443, false, kDeny, "10.0.0.5"},
@@ -338,6 +340,25 @@ TEST(DomainMatcherTest, AddressCarveOutsAndDenyListedLiterals) {
   EXPECT_TRUE(m.AddressDenyListed(ip("fd00::7"), 22));
   EXPECT_FALSE(m.AddressDenyListed(ip("fd00::7"), 443));
   EXPECT_FALSE(m.AddressDenyListed(ip("192.0.2.1"), 25));  // `*` entries are not literals
+}
+
+// Clients dial `localhost` by its addresses (curl and Node connect to 127.0.0.1 or ::1 and
+// say so; capture sees only the address): an entry for localhost covers exactly those two, on
+// its ports, on both sides of the list. Other loopback addresses are not localhost's.
+TEST(DomainMatcherTest, LocalhostCoversTheAddressesItResolvesTo) {
+  DomainMatcher m = MustBuild({"localhost:8765"}, {});
+  EXPECT_TRUE(m.Evaluate("127.0.0.1", 8765).allowed);
+  EXPECT_EQ(m.Evaluate("127.0.0.1", 8765).matched_entry, "localhost:8765");
+  EXPECT_TRUE(m.Evaluate("[::1]", 8765).allowed);
+  EXPECT_TRUE(m.Evaluate("[::ffff:127.0.0.1]", 8765).allowed);
+  EXPECT_FALSE(m.Evaluate("127.0.0.1", 8766).allowed);
+  EXPECT_FALSE(m.Evaluate("127.0.0.2", 8765).allowed);
+  EXPECT_FALSE(m.Evaluate("10.0.0.1", 8765).allowed);
+  DomainMatcher d = MustBuild({"127.0.0.1", "[::1]"}, {"localhost:6379"});
+  EXPECT_FALSE(d.Evaluate("127.0.0.1", 6379).allowed);
+  EXPECT_EQ(d.Evaluate("127.0.0.1", 6379).reason, kDenyListReason);
+  EXPECT_FALSE(d.Evaluate("[::1]", 6379).allowed);
+  EXPECT_TRUE(d.Evaluate("127.0.0.1", 8080).allowed);
 }
 
 TEST(DomainMatcherTest, CapturePortsAre80And443PlusEveryAllowedPort) {
