@@ -19,7 +19,8 @@ done <"$build/install_manifest.txt"
 for f in bin/srt bin/srt-poller libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
          include/srt-sandbox/srt/sandbox.h include/srt-sandbox/srt/settings.h include/srt-sandbox/srt/result.h \
          lib/cmake/SrtSandbox/SrtSandboxConfig.cmake lib/cmake/SrtSandbox/SrtSandboxConfigVersion.cmake \
-         lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service; do
+         lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service \
+         share/srt/srt-settings.schema.json share/srt/policies/default.json; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
 # Debian's Secure Reliable Transport packages own these names.

@@ -27,9 +27,20 @@
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
+#include "config/settings_keys.h"
 
 namespace srt {
 namespace {
+
+using config::KeyAction;
+using config::kFilesystemKeys;
+using config::kNetworkKeys;
+using config::kNetworkSpecialKeys;
+using config::kParentProxyKeys;
+using config::kSchemaKey;
+using config::kTopLevelKeys;
+using config::kTopLevelSpecialKeys;
+using config::SpecialKey;
 
 // ordered_json keeps keys in document order, so "the first error" is the first one in the file.
 using Json = nlohmann::ordered_json;
@@ -232,61 +243,6 @@ bool HasControlCharacter(std::string_view s) {
   });
 }
 
-// What to do with a key srt knows but does not implement.
-enum class KeyAction {
-  kNoEffectOnLinux,  // macOS/Windows only: warn, ignore
-  kNotUsed,          // upstream needs it for a dependency srt does not have: warn, ignore
-  kUnsupported,      // a security feature not implemented yet: ignoring it would weaken the sandbox
-};
-struct SpecialKey {
-  std::string_view key;
-  KeyAction action;
-  std::string_view needs_no;  // kNotUsed: "it needs no <needs_no>"
-};
-
-constexpr SpecialKey kTopLevelSpecialKeys[] = {
-    {"allowPty", KeyAction::kNoEffectOnLinux, {}},
-    {"enableWeakerNetworkIsolation", KeyAction::kNoEffectOnLinux, {}},
-    {"allowAppleEvents", KeyAction::kNoEffectOnLinux, {}},
-    {"windows", KeyAction::kNoEffectOnLinux, {}},
-    {"ripgrep", KeyAction::kNotUsed, "ripgrep"},
-    {"socatPath", KeyAction::kNotUsed, "socat"},
-    {"seccomp", KeyAction::kNotUsed, "seccomp helper: it compiles its own filter"},
-    {"ignoreViolations", KeyAction::kNotUsed, "violation filter: it keeps no violation store"},
-    {"javaAgentJarPath", KeyAction::kNotUsed, "Java proxy agent"},
-    {"git", KeyAction::kNotUsed, "git safe.directory list"},
-    {"credentials", KeyAction::kUnsupported, {}},
-};
-
-constexpr SpecialKey kNetworkSpecialKeys[] = {
-    {"allowUnixSockets", KeyAction::kNoEffectOnLinux, {}},
-    {"allowLocalBinding", KeyAction::kNoEffectOnLinux, {}},
-    {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
-    {"tlsTerminate", KeyAction::kUnsupported, {}},
-    {"mitmProxy", KeyAction::kUnsupported, {}},
-    {"filterRequest", KeyAction::kUnsupported, {}},
-    {"stripResponseHeaders", KeyAction::kUnsupported, {}},
-    {"allowPlaintextHeaderSet", KeyAction::kUnsupported, {}},
-    {"ambiguousRequestTarget", KeyAction::kUnsupported, {}},
-};
-
-// The keys each object takes (the decoders below read exactly these), for "did you mean".
-constexpr std::string_view kTopLevelKeys[] = {"network",
-                                              "filesystem",
-                                              "enableWeakerNestedSandbox",
-                                              "allowNestedUserNamespaces",
-                                              "mandatoryDenySearchDepth",
-                                              "bwrapPath"};
-constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
-                                                "denyWrite", "allowGitConfig", "disabled"};
-constexpr std::string_view kNetworkKeys[] = {
-    "allowedDomains",      "deniedDomains",           "deniedDomainReasons",
-    "strictAllowlist",     "deniedResolvedAddresses", "allowAllUnixSockets",
-    "httpProxyPort",       "socksProxyPort",          "parentProxy",
-    "refuseOpaqueTunnels", "requireHostMatch",        "transparentCapture",
-    "dnsServers"};
-constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
-
 // What an unknown key is: at the top level, where other tools keep keys of their own, a warning;
 // inside filesystem and network an error, because a misspelt rule (denyReed) ignored would leave
 // the sandbox weaker than the file says. A key near a known one is a typo, an error anywhere.
@@ -335,6 +291,9 @@ class Decoder {
         s.mandatory_deny_search_depth = static_cast<int>(depth);
       } else if (key == "bwrapPath") {
         SRT_ASSIGN_OR_RETURN(s.bwrap_path, AbsolutePath(value));
+      } else if (key == kSchemaKey) {
+        // The file names its JSON Schema for editors (share/srt/srt-settings.schema.json).
+        if (!value.is_string()) return Expected("a string (the schema's path or URL)", value);
       } else {
         SRT_RETURN_IF_ERROR(OtherKey(kTopLevelSpecialKeys, kTopLevelKeys, Unknown::kWarn, key));
       }

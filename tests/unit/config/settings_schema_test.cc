@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The published JSON Schema (schema/srt-settings.schema.json) and the settings decoder agree on
+// every key: the same keys in every object, the keys srt refuses refused by the schema too, and
+// for every typed key, a value of its type accepted and one of another type refused by both.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "config/settings_keys.h"
+#include "srt/settings.h"
+
+namespace srt {
+namespace {
+
+using nlohmann::json;
+
+json Schema() {
+  std::ifstream in(SRT_SETTINGS_SCHEMA);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+std::set<std::string> SchemaKeys(const json& object) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : object.at("properties").items()) keys.insert(k);
+  return keys;
+}
+
+template <typename Known, typename Special>
+std::set<std::string> ParserKeys(const Known& known, const Special& special) {
+  std::set<std::string> keys;
+  for (std::string_view k : known) keys.emplace(k);
+  for (const config::SpecialKey& k : special) keys.emplace(k.key);
+  return keys;
+}
+
+// `value` placed at the path of `object` ("network", "filesystem", "network/parentProxy", "").
+json At(const std::string& object, const std::string& key, const json& value) {
+  json leaf = json::object();
+  leaf[key] = value;
+  if (object.empty()) return leaf;
+  if (object == "network/parentProxy") return json{{"network", {{"parentProxy", leaf}}}};
+  return json{{object, leaf}};
+}
+
+bool Accepted(const json& doc) { return ParseSettings(doc.dump(), "test.json").has_value(); }
+
+// A value of the schema type, valid for srt (the schema's first example, if it gives one), and
+// one of another type.
+json Sample(const json& spec) {
+  if (spec.contains("examples")) return spec["examples"][0];
+  const std::string type = spec.value("type", "");
+  if (type == "boolean") return true;
+  if (type == "integer") return spec.value("minimum", 1);
+  if (type == "string") return "x";
+  if (type == "array") return json::array();
+  if (type == "object") return json::object();
+  return nullptr;
+}
+json WrongType(const json& spec) {
+  return spec.value("type", "") == "string" ? json(7) : json("not-that-type");
+}
+
+TEST(SettingsSchemaTest, EveryObjectHasTheDecodersKeys) {
+  const json s = Schema();
+  std::set<std::string> top = ParserKeys(config::kTopLevelKeys, config::kTopLevelSpecialKeys);
+  top.emplace(config::kSchemaKey);
+  EXPECT_EQ(SchemaKeys(s), top);
+  const json& net = s["properties"]["network"];
+  EXPECT_EQ(SchemaKeys(net), ParserKeys(config::kNetworkKeys, config::kNetworkSpecialKeys));
+  EXPECT_EQ(SchemaKeys(s["properties"]["filesystem"]),
+            ParserKeys(config::kFilesystemKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(net["properties"]["parentProxy"]),
+            ParserKeys(config::kParentProxyKeys, std::span<const config::SpecialKey>{}));
+  // Unknown keys: warnings at the top level (other tools' keys), errors inside.
+  EXPECT_EQ(s["additionalProperties"], true);
+  for (const json* o : {&net, &s["properties"]["filesystem"], &net["properties"]["parentProxy"]}) {
+    EXPECT_EQ((*o)["additionalProperties"], false);
+  }
+  EXPECT_FALSE(Accepted({{"network", {{"zzzzzzzzzzzz", 1}}}}));
+  EXPECT_FALSE(Accepted({{"filesystem", {{"zzzzzzzzzzzz", 1}}}}));
+}
+
+TEST(SettingsSchemaTest, KeysSrtRefusesTheSchemaRefusesAndTheRestAgreeOnTypes) {
+  const json s = Schema();
+  struct Object {
+    std::string path;
+    const json* spec;
+  };
+  const json& net = s["properties"]["network"];
+  for (const Object& o : {Object{"", &s}, Object{"network", &net},
+                          Object{"filesystem", &s["properties"]["filesystem"]},
+                          Object{"network/parentProxy", &net["properties"]["parentProxy"]}}) {
+    for (const auto& [key, spec] : (*o.spec)["properties"].items()) {
+      if (o.path.empty() && (key == "network" || key == "filesystem")) continue;  // objects
+      const std::string where = o.path + "/" + key;
+      if (spec.contains("not")) {  // the schema refuses it: srt must too
+        EXPECT_FALSE(Accepted(At(o.path, key, json::object()))) << where;
+        continue;
+      }
+      if (!spec.contains("type")) {  // accepted and ignored (with a warning)
+        EXPECT_TRUE(Accepted(At(o.path, key, true))) << where;
+        continue;
+      }
+      EXPECT_TRUE(Accepted(At(o.path, key, Sample(spec)))) << where << " " << Sample(spec);
+      EXPECT_FALSE(Accepted(At(o.path, key, WrongType(spec)))) << where;
+    }
+  }
+  // Path entries: a string, or exactly {path, literal}.
+  EXPECT_TRUE(
+      Accepted({{"filesystem", {{"denyRead", {"~/.ssh", {{"path", "a*"}, {"literal", true}}}}}}}));
+  EXPECT_FALSE(Accepted({{"filesystem", {{"denyRead", {{{"path", "a"}, {"glob", true}}}}}}}));
+  const json& entry = s["$defs"]["pathEntry"]["oneOf"][1];
+  EXPECT_EQ(entry["additionalProperties"], false);
+  EXPECT_EQ(entry["required"], json::array({"path"}));
+}
+
+TEST(SettingsSchemaTest, AFileMayNameTheSchema) {
+  Result<LoadedSettings> loaded =
+      ParseSettings(R"({"$schema": "/usr/share/srt/srt-settings.schema.json"})", "test.json");
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message();
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
+  EXPECT_FALSE(ParseSettings(R"({"$schema": 3})", "test.json").has_value());
+}
+
+}  // namespace
+}  // namespace srt
