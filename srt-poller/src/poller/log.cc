@@ -70,7 +70,13 @@ std::string Logger::Format(LogFormat format, std::string_view time, LogLevel lev
     j["time"] = time;
     j["level"] = LevelName(level);
     j["msg"] = msg;
-    for (const auto& [k, v] : fields) j[k] = v;
+    for (const auto& [k, v] : fields) {
+      if (v.number) {
+        j[k] = nlohmann::ordered_json::parse(v.text);  // digits from std::to_string
+      } else {
+        j[k] = v.text;
+      }
+    }
     return AsciiJson(j);
   }
   std::string out = "time=";
@@ -83,7 +89,7 @@ std::string Logger::Format(LogFormat format, std::string_view time, LogLevel lev
     out += ' ';
     out += k;
     out += '=';
-    AppendTextValue(out, v);
+    AppendTextValue(out, v.text);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,7 +17,19 @@ namespace srt::poller {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
-using LogFields = std::vector<std::pair<std::string, std::string>>;
+// A field's value: text, or a number, which the JSON format writes as a JSON number (as slog
+// does for its integer attributes) and the text format as its digits.
+struct LogValue {
+  LogValue(std::string s) : text(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  LogValue(const char* s) : text(s) {}             // NOLINT(google-explicit-constructor)
+  template <typename T>
+  requires std::is_integral_v<T> &&(!std::is_same_v<T, bool>)LogValue(T n)
+      : text(std::to_string(n)), number(true) {}  // NOLINT(google-explicit-constructor)
+  std::string text;
+  bool number = false;
+};
+
+using LogFields = std::vector<std::pair<std::string, LogValue>>;
 
 class Logger {
  public:

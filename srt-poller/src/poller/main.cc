@@ -292,7 +292,7 @@ int RunPoller(Poller& poller, const sigset_t& set, const Logger& log) {
   // Wake the signal thread to end it: SIGTERM to ourselves would be read as a request, so
   // detach it instead; the process is about to exit.
   signals.detach();
-  log.Info("srt-poller exiting", {{"code", std::to_string(code)}});
+  log.Info("srt-poller exiting", {{"code", code}});
   return code;
 }
 

@@ -48,8 +48,7 @@ void Poller::Shutdown(const std::string& reason) {
   for (auto& [id, slot] : slots_) {
     if (!slot.finished) workers.push_back(slot.worker.get());
   }
-  ctx_.log->Info("shutting down",
-                 {{"reason", reason}, {"sessions", std::to_string(workers.size())}});
+  ctx_.log->Info("shutting down", {{"reason", reason}, {"sessions", workers.size()}});
   cancel_->Cancel();
   for (SessionWorker* w : workers) w->Stop(reason);
   cv_.notify_all();
@@ -188,7 +187,7 @@ int Poller::Run() {
   auto uniform = DefaultUniform();
   ctx_.log->Info("polling for work", {{"environment_id", ctx_.config->environment_id},
                                       {"worker_id", ctx_.worker_id},
-                                      {"concurrency", std::to_string(ctx_.config->concurrency)},
+                                      {"concurrency", ctx_.config->concurrency},
                                       {"mode", ctx_.config->on_work ? "on-work" : "native"}});
   for (;;) {
     ReapFinished();
@@ -322,8 +321,8 @@ void WarnIfWorkspacesCannotFit(const PollerConfig& config, const Logger& log) {
       "the sessions filesystem cannot reserve every session's workspace at once: items "
       "whose reservation does not fit fail at their start (lower --disk or --concurrency)",
       {{"sessions_dir", config.sessions_dir},
-       {"free_mib", std::to_string(free_bytes >> 20)},
-       {"needed_mib", std::to_string(needed >> 20)}});
+       {"free_mib", free_bytes >> 20},
+       {"needed_mib", needed >> 20}});
 }
 
 void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log) {

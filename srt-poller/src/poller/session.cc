@@ -814,11 +814,11 @@ void SessionWorker::LogMemorySyncs(const std::vector<MemoryStoreSync>& syncs,
     if (quiet_when_idle && sent == 0 && !report->out_of_time) continue;
     ctx_.log->Info(quiet_when_idle ? "memory store synced" : "memory store written back",
                    Fields({{"memory_store_id", store_id},
-                           {"created", std::to_string(report->created)},
-                           {"updated", std::to_string(report->updated)},
-                           {"deleted", std::to_string(report->deleted)},
-                           {"conflicts", std::to_string(report->conflicts)},
-                           {"skipped", std::to_string(report->skipped.count)},
+                           {"created", report->created},
+                           {"updated", report->updated},
+                           {"deleted", report->deleted},
+                           {"conflicts", report->conflicts},
+                           {"skipped", report->skipped.count},
                            {"out_of_time", report->out_of_time ? "true" : "false"},
                            {"incomplete_walk", report->incomplete_walk ? "true" : "false"}}));
     if (quiet_when_idle) continue;  // the final sync says what was skipped, once
@@ -951,7 +951,7 @@ Result<std::unique_ptr<SandboxOutput>> SessionWorker::StartOutput() const {
         ctx_.log->Info("sandbox output", f);
       },
       [this](std::string_view note, uint64_t dropped) {
-        ctx_.log->Warn(note, dropped > 0 ? Fields({{"bytes", std::to_string(dropped)}}) : Fields());
+        ctx_.log->Warn(note, dropped > 0 ? Fields({{"bytes", dropped}}) : Fields());
       });
 }
 
@@ -1092,7 +1092,7 @@ SessionEnd SessionWorker::RunScript() {
                         "' could not be executed: " + std::string(ErrnoText(status->exec_errno))};
     end.fatal_script = true;
   } else if (status->code != 0) {
-    ctx_.log->Warn("on-work script failed", Fields({{"exit_code", std::to_string(status->code)}}));
+    ctx_.log->Warn("on-work script failed", Fields({{"exit_code", status->code}}));
     end.message = "exit code " + std::to_string(status->code);
   }
   // The CLI's WorkPoller stops the item gracefully once its consumer returns; 409 is fine.

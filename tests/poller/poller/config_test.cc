@@ -296,6 +296,17 @@ TEST(Logger, TextAndJsonLikeSlog) {
             R"({"time":"T","level":"WARN","msg":"x \"y\"","work_id":"work_1","error":"a b=c"})");
 }
 
+// slog's JSON handler writes integer attributes as JSON numbers; log pipelines (jq, Loki) count
+// and compare them so. Text is the digits either way.
+TEST(Logger, NumbersAreJsonNumbers) {
+  LogFields f = {{"exit_code", 3}, {"bytes", uint64_t{1} << 40}, {"work_id", "12"}};
+  EXPECT_EQ(
+      Logger::Format(LogFormat::kJson, "T", LogLevel::kWarn, "x", f),
+      R"({"time":"T","level":"WARN","msg":"x","exit_code":3,"bytes":1099511627776,"work_id":"12"})");
+  EXPECT_EQ(Logger::Format(LogFormat::kText, "T", LogLevel::kWarn, "x", f),
+            "time=T level=WARN msg=x exit_code=3 bytes=1099511627776 work_id=12");
+}
+
 // A value from a sandbox may hold anything: an 8-bit CSI (U+009B), a right-to-left override
 // (U+202E), bytes that are no UTF-8. A terminal or viewer that shows the log must never get
 // them raw, so every byte past ASCII is escaped, in both formats.
