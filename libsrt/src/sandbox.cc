@@ -206,6 +206,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : policy.warnings) options.warn(w);
   }
 
+  SRT_RETURN_IF_ERROR(facade::VetNesting(policy, facts));
   facade::SandboxPlan plan = facade::PlanSandbox(options, facts, policy);
   if (options.debug) {
     for (const std::string& rule : seccomp::DescribeFilter(plan.filter)) debug("seccomp: " + rule);

@@ -39,6 +39,16 @@ Result<std::string> VetExecutable(const ExecutableFact& fact, std::string_view w
   return fact.real;
 }
 
+Result<void> VetNesting(const policy::Policy& policy, const HostFacts& facts) {
+  if (!policy.allow_nested_user_namespaces || facts.euid != 0) return Ok();
+  return MakeError(
+      Errc::kPermissionDenied,
+      "allowNestedUserNamespaces is refused for a root caller: the command would be the host's "
+      "root (uid 0) in user namespaces of its own, where it can mount a cgroup hierarchy and "
+      "lift its own limits or change the host's, and make setuid copies through overlayfs. Run "
+      "srt as an unprivileged user to nest sandboxes or containers");
+}
+
 SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                         const policy::Policy& policy) {
   SandboxPlan plan;

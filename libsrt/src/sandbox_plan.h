@@ -70,6 +70,14 @@ struct SandboxPlan {
 [[nodiscard]] Result<std::string> VetExecutable(const ExecutableFact& fact, std::string_view what,
                                                 const std::vector<std::string>& writable);
 
+// allowNestedUserNamespaces for a root caller is refused: bwrap maps root to the host's uid 0,
+// and a user namespace of the command's own may then mount filesystems whose files the host's
+// root owns and the kernel judges by mode alone (a cgroup hierarchy: the sandbox's own limits
+// and the host's top cpuset and devices cgroups become writable; an overlay whose copy-up
+// keeps setuid bits and file capabilities on the host). No seccomp rule can tell those mounts
+// apart (the file system type is behind a pointer).
+[[nodiscard]] Result<void> VetNesting(const policy::Policy& policy, const HostFacts& facts);
+
 [[nodiscard]] SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                                       const policy::Policy& policy);
 

@@ -109,6 +109,28 @@ TEST(SandboxPlanTest, NestedNamespacesAsRootDenyXattrWritesAndGitConfigIsFlagged
                 "nofile - command -\n");
 }
 
+// Found by a hostile review: a root caller's command, the host's uid 0, mounted a cgroup
+// hierarchy in a user namespace of its own and lifted its own limits (and could write the
+// host's top cpuset), and made setuid copies through overlayfs. Nesting is for unprivileged
+// callers only.
+TEST(SandboxPlanTest, NestedNamespacesAreRefusedForARootCaller) {
+  policy::Policy p = ProjectPolicy();
+  p.allow_nested_user_namespaces = true;
+  HostFacts root = Facts();
+  root.euid = 0;
+  Result<void> refused = VetNesting(p, root);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), Errc::kPermissionDenied);
+  EXPECT_NE(
+      refused.error().message().find("allowNestedUserNamespaces is refused for a root caller"),
+      std::string::npos);
+  HostFacts user = Facts();
+  user.euid = 1000;
+  EXPECT_TRUE(VetNesting(p, user).has_value());
+  p.allow_nested_user_namespaces = false;
+  EXPECT_TRUE(VetNesting(p, root).has_value());
+}
+
 TEST(SandboxPlanTest, ASoftLimitAtTheHardLimitIsNotRaised) {
   HostFacts facts = Facts();
   facts.nofile = std::make_pair(4096, 4096);
