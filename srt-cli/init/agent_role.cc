@@ -258,6 +258,67 @@ long CoverProcHostWide(const char** failed) {
   return 0;
 }
 
+// A getdents64 record (the kernel's struct linux_dirent64, which no UAPI header defines).
+struct Dirent64 {
+  uint64_t ino;
+  int64_t off;
+  uint16_t reclen;
+  uint8_t type;
+  char name[1];
+};
+constexpr uint8_t kDtReg = 8;
+
+// Covers each top-level file of the sandbox's /proc that only its owner, root, may read with a
+// read-only /dev/null: kpageflags and kpagecount (every page of the host), vmallocinfo (kernel
+// and physical addresses), slabinfo, timer_list and the like. A root caller's command is that
+// owner (see kProcHostWide), and reading them tells it about the host, not the sandbox. Found
+// by mode, so that what a newer kernel adds is covered too. Returns 0 or -errno, with `failed`
+// naming the file.
+long MaskRootOnlyProcFiles(char (&failed)[64]) {
+  long proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (Failed(proc)) return proc;
+  long null = OpenNoSymlinks("/dev/null", 0);
+  long r = Failed(null) ? null : 0;
+  alignas(8) char buf[4096];
+  while (!Failed(r)) {
+    long n = SRT_SYS(__NR_getdents64, proc, buf, sizeof buf);
+    if (n <= 0) {
+      r = n;
+      break;
+    }
+    for (long at = 0; at < n && !Failed(r);) {
+      const auto* d = reinterpret_cast<const Dirent64*>(buf + at);
+      at += d->reclen;
+      struct statx st {};
+      if (d->type != kDtReg || Failed(StatAt(static_cast<int>(proc), d->name, st)) ||
+          (st.stx_mode & 0004) != 0) {
+        continue;
+      }
+      long tree =
+          SRT_SYS(__NR_open_tree, null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+      r = tree;
+      if (!Failed(tree)) {
+        mount_attr attr{};
+        attr.attr_set = MOUNT_ATTR_RDONLY;
+        r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+        if (!Failed(r)) {
+          r = SRT_SYS(__NR_move_mount, tree, "", proc, d->name, MOVE_MOUNT_F_EMPTY_PATH);
+        }
+        SRT_SYS(__NR_close, tree);
+      }
+      if (Failed(r)) {
+        const size_t len =
+            strlen(d->name) < sizeof failed - 1 ? strlen(d->name) : sizeof failed - 1;
+        memcpy(failed, d->name, len);
+        failed[len] = '\0';
+      }
+    }
+  }
+  if (!Failed(null)) SRT_SYS(__NR_close, null);
+  SRT_SYS(__NR_close, proc);
+  return r;
+}
+
 // Creates one socket of the plan inside the sandbox's network namespace (the calling process has
 // joined it): srt's proxy serves it from the host side. Returns the fd or -errno.
 long MakeNetSocket(const wire::NetSocket& ns) {
@@ -372,9 +433,16 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   // sandboxes (allowNestedUserNamespaces) a /proc of their own, as it refuses a root caller's.
   const char* uncovered = "";
   r = root ? CoverProcHostWide(&uncovered) : 0;
+  char unmasked[64] = "";
+  if (!Failed(r) && root) {
+    r = MaskRootOnlyProcFiles(unmasked);
+    uncovered = unmasked;
+  }
   if (Failed(r)) {
-    char what[64] = "/proc/";
-    memcpy(what + 6, uncovered, strlen(uncovered) + 1);
+    char what[80] = "/proc/";
+    const size_t len = strlen(uncovered) < sizeof what - 7 ? strlen(uncovered) : sizeof what - 7;
+    memcpy(what + 6, uncovered, len);
+    what[6 + len] = '\0';
     ReportFailure(ctl, -1, wire::kStageProcCover, r, what);
     return 1;
   }

@@ -220,6 +220,16 @@ TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
   }
   // The command's own corner of /proc stays writable.
   EXPECT_EQ(run().Srt("{}", Probe({"open-write", "/proc/self/comm"})).exit_code, 0);
+  // What only the host's root may read of /proc (every page of the host, kernel and physical
+  // addresses) reads as empty: a root caller's command is that root.
+  RunResult r =
+      run().Srt("{}", {"sh", "-c",
+                       "for f in vmallocinfo kpageflags slabinfo timer_list; do "
+                       "printf '%s=' $f; wc -c < /proc/$f 2>/dev/null || echo denied; done"});
+  EXPECT_EQ(r.out, root() ? "vmallocinfo=0\nkpageflags=0\nslabinfo=0\ntimer_list=0\n"
+                          : "vmallocinfo=denied\nkpageflags=denied\nslabinfo=denied\n"
+                            "timer_list=denied\n")
+      << r.err;
 }
 
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
