@@ -106,8 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Require(u >= 0x20 && u < 0x7f && c != '<' && c != '>');
     }
     if (host->is_ip() && d.allowed) {
-      Require(d.matched_entry == "127.0.0.1:3000" || d.matched_entry == "[::1]" ||
-              d.matched_entry == "10.0.0.0");
+      // An address is allowed by an address entry, or by localhost's for its own two addresses.
+      Require(
+          d.matched_entry == "127.0.0.1:3000" || d.matched_entry == "[::1]" ||
+          d.matched_entry == "10.0.0.0" ||
+          (d.matched_entry == "localhost" && (host->text == "127.0.0.1" || host->text == "::1")));
     }
     Require(!Matcher().Evaluate(*host, 25).allowed);  // `*:25`
     (void)Matcher().NameMayResolve(host->text);
