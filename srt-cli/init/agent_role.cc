@@ -279,7 +279,7 @@ long MaskRootOnlyProcFiles(char (&failed)[64]) {
   if (Failed(proc)) return proc;
   long null = OpenNoSymlinks("/dev/null", 0);
   long r = Failed(null) ? null : 0;
-  alignas(8) char buf[4096];
+  alignas(8) char buf[4096] = {};  // getdents64 fills it (the analyzer cannot see that)
   while (!Failed(r)) {
     long n = SRT_SYS(__NR_getdents64, proc, buf, sizeof buf);
     if (n <= 0) {
