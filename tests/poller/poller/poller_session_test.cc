@@ -487,10 +487,15 @@ TEST_F(PollerSessionTest, BashReadsNothingOfTheHostButWhatToolsNeed) {
     EXPECT_EQ(r.text.find("host service private key"), std::string::npos) << path << ": " << r.text;
     EXPECT_NE(r.text.find("rc=1"), std::string::npos) << r.text;
   }
-  Posted r = Bash(sid, "find /etc/ssl/private /var/lib /opt /srv -mindepth 1 2>/dev/null | grep -c . ; echo end");
+  Posted r = Bash(
+      sid,
+      "find /etc/ssl/private /var/lib /opt /srv -mindepth 1 2>/dev/null | grep -c . ; echo end");
   EXPECT_EQ(r.text, "0\nend\n\n");
   // What tools need is there: the loader, users, TLS roots, git, Python.
-  r = Bash(sid, "id -un && git --version >/dev/null && python3 -c 'import ssl; print(ssl.get_default_verify_paths().openssl_cafile)' && ls /etc/ssl/certs | grep -c pem >/dev/null && echo tools-ok");
+  r = Bash(sid,
+           "id -un && git --version >/dev/null && python3 -c 'import ssl; "
+           "print(ssl.get_default_verify_paths().openssl_cafile)' && ls /etc/ssl/certs | grep -c "
+           "pem >/dev/null && echo tools-ok");
   EXPECT_NE(r.text.find("tools-ok"), std::string::npos) << r.text;
   EndSession(work);
   EXPECT_EQ(StopPoller(), 0);
