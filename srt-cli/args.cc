@@ -2,8 +2,6 @@
 // `srt` argument parsing.
 #include "args.h"
 
-#include <charconv>
-
 #include "base/strings.h"
 #include "base/units.h"
 
@@ -35,13 +33,13 @@ Result<int> ParseFd(std::string_view option, std::string_view v) {
 
 // A limit's value, with the option named in the error.
 Result<uint32_t> ParsePids(std::string_view option, std::string_view v) {
-  uint32_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || end != v.data() + v.size() || n < kMinPids || n > (1u << 22)) {
+  constexpr uint32_t kMaxPids = 1u << 22;
+  std::optional<uint32_t> n = ParseWholeNumber(v, kMinPids, kMaxPids);
+  if (!n) {
     return Usage(std::string(option) + " needs a whole number from " + std::to_string(kMinPids) +
-                 " to " + std::to_string(1u << 22) + ", got " + strings::Quote(v));
+                 " to " + std::to_string(kMaxPids) + ", got " + strings::Quote(v));
   }
-  return n;
+  return *n;
 }
 
 }  // namespace

@@ -103,4 +103,13 @@ Result<uint32_t> ParseCpus(std::string_view text) {
   return static_cast<uint32_t>(std::lround(v * 1000));
 }
 
+std::optional<uint32_t> ParseWholeNumber(std::string_view text, uint32_t min, uint32_t max) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < min || v > max) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 }  // namespace srt

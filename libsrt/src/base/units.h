@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "srt/result.h"
@@ -19,5 +20,9 @@ namespace srt {
 [[nodiscard]] Result<uint64_t> ParseByteSize(std::string_view text);
 // "2", "0.5" -> milli-CPUs (0.01 to 4096 CPUs).
 [[nodiscard]] Result<uint32_t> ParseCpus(std::string_view text);
+// A whole decimal number in [min, max], all of `text`; nullopt otherwise (the caller names the
+// option in its message: srt --pids, srt-poller --concurrency and --pids).
+[[nodiscard]] std::optional<uint32_t> ParseWholeNumber(std::string_view text, uint32_t min,
+                                                       uint32_t max);
 
 }  // namespace srt

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -106,13 +104,12 @@ bool SafeId(std::string_view s) {
 
 Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32_t min,
                             uint32_t max) {
-  uint32_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || v < min || v > max) {
+  std::optional<uint32_t> v = ParseWholeNumber(text, min, max);
+  if (!v) {
     return Bad(std::string(what) + ": " + Quote(text) + " is not a whole number from " +
                std::to_string(min) + " to " + std::to_string(max));
   }
-  return v;
+  return *v;
 }
 
 // Why `name` cannot be passed to an --on-work script with --script-env, or nullopt: it must be
