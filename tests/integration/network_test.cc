@@ -879,6 +879,152 @@ TEST_F(NetworkRootTest, TlsWithTheRightServerNameReachesAnOriginOn443) {
   EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
 }
 
+// Two network namespaces joined by a veth pair, deleted at destruction: "srt" (11.0.0.1) runs
+// srt, "origin" (11.0.0.2) runs what it reaches. 11.0.0.0/8 is public address space (no client
+// calls it private), and nothing here can reach any host outside the two namespaces.
+class TwoNamespaces {
+ public:
+  // `ip`: the ip(8) binary.
+  explicit TwoNamespaces(std::string ip) : ip_(std::move(ip)) {
+    const std::string tag = std::to_string(getpid());
+    srt_ = "srt-it-srt-" + tag;
+    origin_ = "srt-it-origin-" + tag;
+    for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
+             {"netns", "add", srt_},
+             {"netns", "add", origin_},
+             {"-n", srt_, "link", "add", "veth-srt", "type", "veth", "peer", "name", "veth-origin",
+              "netns", origin_},
+             {"-n", srt_, "addr", "add", "11.0.0.1/24", "dev", "veth-srt"},
+             {"-n", origin_, "addr", "add", "11.0.0.2/24", "dev", "veth-origin"},
+             {"-n", srt_, "link", "set", "veth-srt", "up"},
+             {"-n", origin_, "link", "set", "veth-origin", "up"},
+             {"-n", srt_, "link", "set", "lo", "up"},
+             {"-n", origin_, "link", "set", "lo", "up"}}) {
+      std::vector<std::string> argv = step;
+      argv.insert(argv.begin(), ip_);
+      ToolResult r = RunTool(argv);
+      if (r.status != 0) {
+        problem_ = "ip " + step[0] + " " + step[1] + " ...: " + r.output;
+        return;
+      }
+    }
+  }
+  ~TwoNamespaces() {
+    (void)RunTool({ip_, "netns", "del", srt_});
+    (void)RunTool({ip_, "netns", "del", origin_});
+  }
+  TwoNamespaces(const TwoNamespaces&) = delete;
+  TwoNamespaces& operator=(const TwoNamespaces&) = delete;
+
+  const std::string& problem() const { return problem_; }
+  // argv run in the namespace.
+  std::vector<std::string> InSrt(std::vector<std::string> argv) const { return In(srt_, argv); }
+  std::vector<std::string> InOrigin(std::vector<std::string> argv) const {
+    return In(origin_, argv);
+  }
+
+ private:
+  std::vector<std::string> In(const std::string& ns, std::vector<std::string> argv) const {
+    argv.insert(argv.begin(), {ip_, "netns", "exec", ns});
+    return argv;
+  }
+  std::string ip_, srt_, origin_, problem_;
+};
+
+// A client that guards against SSRF, as MCP fetch servers do: it resolves the name itself,
+// refuses a private address, then connects to the address it checked (no proxy).
+constexpr char kSsrfGuardPy[] = R"(import http.client, ipaddress, socket, sys
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+address = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+if not ipaddress.ip_address(address).is_global:
+    sys.exit("refused: %s resolves to a private address, %s" % (host, address))
+c = http.client.HTTPConnection(address, port, timeout=5)
+c.request("GET", path, headers={"Host": host})
+print(address, c.getresponse().read().decode().strip())
+)";
+
+// Names the policy allows resolve to their real addresses inside, not to synthetic ones from
+// 198.18.0.0/15, which SSRF-guarding clients refuse as private; capture still takes every
+// connection to srt, which maps the address back to the name and decides by the name.
+TEST_F(NetworkRootTest, AllowedNamesResolveToTheirRealPublicAddresses) {
+  const std::string ip = Tool({"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"});
+  const std::string python = Tool({"/usr/bin/python3"});
+  const std::string dnsmasq = Tool({"/usr/sbin/dnsmasq", "/sbin/dnsmasq"});
+  const std::string openssl = Tool({"/usr/bin/openssl", "/bin/openssl"});
+  SRT_SKIP_IF_MISSING(this);
+  TwoNamespaces net(ip);
+  ASSERT_EQ(net.problem(), "");
+  Runner& run = *run_;
+  run.MakeDir("www");
+  const std::string www = run.Path("www");
+  run.WriteFile("www/hello.txt", "hello from 11.0.0.2\n");
+  run.WriteFile("ssrf_guard.py", kSsrfGuardPy);
+  ToolResult cert = RunTool({openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                             "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=cdn.test",
+                             "-addext", "subjectAltName=DNS:cdn.test,DNS:public.test", "-days", "2",
+                             "-keyout", www + "/key.pem", "-out", www + "/cert.pem"});
+  ASSERT_EQ(cert.status, 0) << cert.output;
+  run.WriteFile("www/tls.txt", "HTTP/1.0 200 OK\r\n\r\nhello over tls\n");
+  // public.test and cdn.test share the origin's address (a CDN); other.test's address has no
+  // host behind it; denied.test is not allowed.
+  Daemon dns(
+      net.InOrigin({dnsmasq, "--keep-in-foreground", "--no-resolv", "--no-hosts",
+                    "--conf-file=/dev/null", "--listen-address=11.0.0.2", "--bind-interfaces",
+                    "--port=53", "--address=/public.test/11.0.0.2", "--address=/cdn.test/11.0.0.2",
+                    "--address=/other.test/11.0.0.3", "--address=/denied.test/11.0.0.2",
+                    "--address=/loopback.test/127.0.0.1"}));
+  Daemon web(net.InOrigin({python, "-m", "http.server", "--bind", "11.0.0.2", "80"}), www);
+  Daemon tls(net.InOrigin({openssl, "s_server", "-accept", "11.0.0.2:443", "-cert",
+                           www + "/cert.pem", "-key", www + "/key.pem", "-HTTP", "-quiet"}),
+             www);
+  for (int port : {80, 443}) {
+    ASSERT_TRUE(Eventually([&] {
+      return RunTool(net.InSrt({python, "-c",
+                                "import socket; socket.create_connection(('11.0.0.2', " +
+                                    std::to_string(port) + "), 1)"}))
+                 .status == 0;
+    })) << web.log()
+        << tls.log();
+  }
+
+  json settings;
+  settings["network"]["allowedDomains"] = {"public.test", "cdn.test", "other.test:443",
+                                           "loopback.test"};
+  settings["network"]["deniedDomains"] = json::array();
+  settings["network"]["dnsServers"] = {"11.0.0.2:53"};
+  const std::string log = run.Path("decisions.jsonl");
+  RunResult r = run.Host(net.InSrt(
+      {SrtBinary(), "-s", run.SettingsFile(settings.dump()), "--log-file", log, "-c",
+       "getent ahostsv4 public.test | head -1; getent ahostsv4 loopback.test | head -1; "
+       "python3 ssrf_guard.py public.test 80 /hello.txt; "
+       "curl -sS --max-time 5 --noproxy '*' --cacert www/cert.pem https://cdn.test/tls.txt; "
+       "python3 ssrf_guard.py other.test 80 / 2>/dev/null || echo other.test: refused; "
+       "getent hosts denied.test || echo denied.test: no address"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err << dns.log() << web.log();
+  const std::string& out = r.out;
+  EXPECT_TRUE(Contains(out, "11.0.0.2        STREAM public.test\n")) << out;
+  // A name whose address srt would refuse to dial still gets a synthetic one (its refusal then
+  // comes with a reason in the log).
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex(R"(\n198\.1[89]\.\d+\.\d+ +STREAM loopback\.test\n)")))
+      << out;
+  EXPECT_TRUE(Contains(out, "\n11.0.0.2 hello from 11.0.0.2\nhello over tls\n")) << out << r.err;
+  // other.test is allowed on 443 only: on 80 its address is judged as itself, which nothing
+  // allows, and the refusal names the name.
+  EXPECT_TRUE(Contains(out, "\nother.test: refused\ndenied.test: no address\n")) << out;
+  const std::string text = run.ReadFile("decisions.jsonl");
+  std::vector<std::string> seen;
+  for (const json& rec : LoggedRun::Parse(text)) {
+    if (rec["protocol"] != "capture") continue;
+    seen.push_back(rec["decision"].get<std::string>() + " " + rec["host"].get<std::string>() + ":" +
+                   std::to_string(rec["port"].get<int>()));
+  }
+  // The TLS server name picks among the names sharing the address.
+  EXPECT_EQ(seen, (std::vector<std::string>{"allow public.test:80", "allow cdn.test:443",
+                                            "deny other.test:80"}))
+      << text;
+}
+
 // git clone over ssh through srt's own GIT_SSH_COMMAND (srt-init connect -> CONNECT).
 TEST_F(NetworkRootTest, GitCloneOverSshThroughTheProxy) {
   const std::string sshd = Tool({"/usr/sbin/sshd", "/sbin/sshd"});

@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/host.h"
 #include "dns/message.h"
 
 namespace srt::proxy {
@@ -67,7 +68,7 @@ Result<void> PrepareSocket(int fd, int type, std::string_view what) {
 
 class DnsStub::Impl {
  public:
-  Impl(EventLoop& loop, Resolver& resolver, SyntheticAddresses& table, Options options)
+  Impl(EventLoop& loop, Resolver& resolver, DnsAnswers& table, Options options)
       : loop_(loop),
         resolver_(resolver),
         table_(table),
@@ -123,6 +124,8 @@ class DnsStub::Impl {
   uint64_t Wait(dns::Query query, const Peer& peer);
   void OnResolved(const std::string& name, const ResolveResult& result);
   void Deliver(Waiter waiter, const ResolveResult& result);
+  // The real addresses of `name` to answer with (see stub.h), recorded in the table.
+  std::vector<IpAddress> Shown(const std::string& name, const std::vector<IpAddress>& resolved);
   // Drops a waiter whose client went away; cancels the lookup when nobody else waits for it.
   void ForgetWaiter(uint64_t id);
 
@@ -143,7 +146,7 @@ class DnsStub::Impl {
 
   EventLoop& loop_;
   Resolver& resolver_;
-  SyntheticAddresses& table_;
+  DnsAnswers& table_;
   const Options options_;
   Stats stats_;
 
@@ -399,7 +402,7 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
   const dns::Query& query = waiter.query;
   const dns::Question& question = *query.question;
   dns::Rcode rcode = dns::Rcode::kNoError;
-  std::optional<IpAddress> address;
+  std::vector<IpAddress> answers;
   if (!result.ok()) {
     // kNotFound: the name does not exist outside either. Everything else (timeout, server
     // failure, overload, a name the resolver calls bad) is a failure to know: SERVFAIL, which
@@ -407,8 +410,13 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
     rcode = result.error == ResolveError::kNotFound ? dns::Rcode::kNxDomain : dns::Rcode::kServFail;
     ++stats_.failed;
   } else if (question.qtype == dns::kTypeA && question.qclass == dns::kClassIn) {
-    address = table_.AddressFor(question.name);
-    if (address) {
+    answers = Shown(question.name, result.addresses);
+    if (answers.empty()) {
+      if (std::optional<IpAddress> synthetic = table_.SyntheticFor(question.name)) {
+        answers.push_back(*synthetic);
+      }
+    }
+    if (!answers.empty()) {
       ++stats_.answered;
     } else {
       rcode = dns::Rcode::kServFail;  // the table is full: never an address of another name
@@ -416,11 +424,7 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
     }
   }
   // Otherwise (AAAA, other types, other classes) NOERROR without answers: NODATA, so clients
-  // fall back to A, whose synthetic address transparent capture maps back to the name.
-  std::span<const IpAddress> answers;
-  if (address) {
-    answers = std::span<const IpAddress>(&*address, 1);
-  }
+  // fall back to A, whose addresses transparent capture maps back to the name.
 
   if (const auto* udp = std::get_if<UdpPeer>(&waiter.peer)) {
     SendUdp(*udp, dns::BuildResponse(query, rcode, answers, options_.ttl, dns::Transport::kUdp));
@@ -435,6 +439,23 @@ void DnsStub::Impl::Deliver(Waiter waiter, const ResolveResult& result) {
   connection.waiter = 0;
   RespondTcp(connection,
              dns::BuildResponse(query, rcode, answers, options_.ttl, dns::Transport::kTcp));
+}
+
+std::vector<IpAddress> DnsStub::Impl::Shown(const std::string& name,
+                                            const std::vector<IpAddress>& resolved) {
+  std::vector<IpAddress> shown;
+  if (!options_.may_show) return shown;
+  for (const IpAddress& raw : resolved) {
+    if (shown.size() >= kMaxShownAddresses) break;
+    const IpAddress address = UnmapIpv4(raw);
+    if (address.family != IpAddress::Family::kIpv4 ||
+        std::find(shown.begin(), shown.end(), address) != shown.end()) {
+      continue;
+    }
+    // Vetted first, recorded second: the table must hold only addresses the sandbox was shown.
+    if (options_.may_show(address) && table_.RecordReal(name, address)) shown.push_back(address);
+  }
+  return shown;
 }
 
 void DnsStub::Impl::ForgetWaiter(uint64_t id) {
@@ -664,7 +685,7 @@ void DnsStub::Impl::Close(TcpConnection& connection) {
 
 // --- DnsStub -------------------------------------------------------------------------------------
 
-DnsStub::DnsStub(EventLoop& loop, Resolver& resolver, SyntheticAddresses& table, Options options)
+DnsStub::DnsStub(EventLoop& loop, Resolver& resolver, DnsAnswers& table, Options options)
     : impl_(std::make_unique<Impl>(loop, resolver, table, std::move(options))) {}
 
 DnsStub::~DnsStub() = default;

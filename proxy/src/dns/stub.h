@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // dns/stub.h: the DNS server on the sandbox's loopback (127.0.0.1:53, named by the
-// sandbox's resolv.conf). It answers names the policy allows with synthetic addresses
-// (synthetic_addresses.h), so that a client that ignores proxy variables connects to an address
-// transparent capture maps back to the name, and refuses every other name without any query
-// leaving the host.
+// sandbox's resolv.conf). It answers names the policy allows with their real addresses where it
+// may show them, else with synthetic ones (dns/answers.h), and records each answer so that
+// transparent capture can map the address a client connects to back to the name; it refuses
+// every other name without any query leaving the host.
 //
 // Usage protocol (ProxyServer):
 //   DnsStub stub(loop, resolver, table, {.refusal_reason = ..., .on_denied = ...});
@@ -16,11 +16,13 @@
 //     IP literals never get this far: message.h answers them REFUSED): NXDOMAIN, and
 //     `on_denied(name, reason)` is called once per query; the resolver is not asked;
 //   - an allowed name is first resolved for real with `resolver` (so a name that does not exist
-//     is NXDOMAIN inside as outside; the real addresses are never shown to the sandbox):
+//     is NXDOMAIN inside as outside):
 //       not found -> NXDOMAIN; timeout, server failure, refused, overloaded -> SERVFAIL;
-//       found -> A: the name's synthetic address (SERVFAIL if the table is full);
+//       found -> A: the real IPv4 addresses that `may_show` accepts and the table records (at
+//                   most kMaxShownAddresses, in the resolver's order); if there are none, the
+//                   name's synthetic address (SERVFAIL if the table is full);
 //                AAAA and every other type: NOERROR with no answer (NODATA), so clients use
-//                IPv4, which capture maps;
+//                IPv4;
 //   - class other than IN: NODATA for allowed names.
 //   Answers carry TTL `ttl`. Lookups for the same name that overlap share one resolution.
 // Limits: at most `max_inflight` queries waiting for the resolver (more: SERVFAIL at once); TCP:
@@ -43,8 +45,8 @@
 #include <string_view>
 
 #include "base/unique_fd.h"
+#include "dns/answers.h"
 #include "dns/resolver.h"
-#include "dns/synthetic_addresses.h"
 #include "loop/event_loop.h"
 #include "proxy_limits.h"
 #include "srt/result.h"
@@ -53,12 +55,22 @@ namespace srt::proxy {
 
 class DnsStub {
  public:
+  // Real addresses in one answer: eight A records keep a response well inside the 512 bytes of a
+  // DNS message over UDP without EDNS.
+  static constexpr size_t kMaxShownAddresses = 8;
+
   struct Options {
     // The policy: may `name` (canonical) get an answer? Empty reason = allowed; otherwise the
     // refusal reason (DomainMatcher's kNotAllowedReason, kDenyListReason or a configured one).
     // Called for every query, so a policy update takes effect for the next query. Empty
     // function: every name is refused.
     std::function<std::string(std::string_view name)> refusal_reason;
+    // May the sandbox be shown this real address (IPv4, unmapped) of an allowed name? The proxy
+    // says yes only for addresses its guard would let a name reach on any port, so that a client
+    // is never shown an address srt would refuse (loopback, this host's own, metadata...): such a
+    // name gets a synthetic address, and the refusal comes with a reason when it connects. Empty
+    // function: only synthetic addresses are shown.
+    std::function<bool(const IpAddress& address)> may_show;
     // Told about every refused name (decision log); may be empty.
     std::function<void(std::string_view name, std::string_view reason)> on_denied;
     uint32_t ttl = 60;
@@ -68,7 +80,7 @@ class DnsStub {
     std::chrono::milliseconds tcp_query_timeout = kHandshakeTimeout;
   };
 
-  DnsStub(EventLoop& loop, Resolver& resolver, SyntheticAddresses& table, Options options);
+  DnsStub(EventLoop& loop, Resolver& resolver, DnsAnswers& table, Options options);
   // Unregisters and closes every socket; cancels pending lookups.
   ~DnsStub();
   DnsStub(const DnsStub&) = delete;

@@ -2,16 +2,18 @@
 // server/capture_session.cc: a transparently captured connection (a program in the sandbox
 // connected to some address directly, ignoring the proxy variables; the sandbox's routes deliver
 // every address to its loopback, where srt listens). The original destination is the socket's
-// local address. A synthetic address from the DNS stub stands for the name it was handed out
-// for; any other address stands for itself. The connection is then decided and dialed like a
-// CONNECT to that host and port.
+// local address. An address the DNS stub gave out stands for the names it gave it out for
+// (dns/answers.h): a synthetic address for its one name, a real address for every allowed name it
+// was shown for (names sharing a CDN's address); any other address stands for itself. The
+// connection is then decided and dialed like a CONNECT to that host and port; a real address that
+// no name allowed on the port covers is judged as itself.
 //
-// On port 443 the first bytes must be a TLS ClientHello whose SNI names the same host (for a
-// synthetic address: exactly its name; for an IP destination: a name the policy allows on that
-// port, or no SNI). Otherwise a client could reach an allowed address while its TLS asks a
-// shared front end (a CDN) for another, refused name. Refusals reset the connection: there is no
-// protocol to explain them in.
-#include "dns/synthetic_addresses.h"
+// On port 443 the first bytes must be a TLS ClientHello whose SNI names the same host (for an
+// address the stub gave out: one of its names that the policy allows on 443; for an IP
+// destination: a name the policy allows on that port, or no SNI). Otherwise a client could reach
+// an allowed address while its TLS asks a shared front end (a CDN) for another, refused name.
+// Refusals reset the connection: there is no protocol to explain them in.
+#include "dns/answers.h"
 #include "server/session.h"
 #include "tls/client_hello.h"
 
@@ -27,25 +29,41 @@ class CaptureSession final : public Session {
 
   void Start() override {
     const IpAddress address = UnmapIpv4(destination_.address);
-    std::optional<std::string> name;
-    if (SyntheticAddresses::InPool(address)) {
-      name = server_.synthetic().NameFor(address);
-      if (!name) {
+    rules_ = server_.rules();
+    const std::vector<std::string> names = server_.answers().NamesFor(address);
+    if (DnsAnswers::InPool(address)) {
+      if (names.empty()) {
         return Refuse(FormatIpAddress(address),
                       "a synthetic address the DNS stub never handed out");
       }
-      Result<Host> host = CanonicalizeHost(*name);
-      if (!host) return Refuse(*name, std::string(kMalformedHost));
-      host_ = std::move(*host);
-      by_name_ = true;
+      Result<Host> host = CanonicalizeHost(names.front());
+      if (!host) return Refuse(names.front(), std::string(kMalformedHost));
+      named_.push_back(std::move(*host));
     } else {
-      host_ = HostFromAddress(address);
+      // The names a real address was shown for, as far as the policy allows them on this port
+      // now (it may have changed since the answer).
+      for (const std::string& name : names) {
+        Result<Host> host = CanonicalizeHost(name);
+        if (host && rules_->matcher.Evaluate(*host, destination_.port).allowed) {
+          named_.push_back(std::move(*host));
+        }
+      }
     }
+    host_ = named_.empty() ? HostFromAddress(address) : named_.front();
     record_ = NewRecord(Protocol::kCapture, host_.text, destination_.port);
-    rules_ = server_.rules();
     const Decision decision = rules_->matcher.Evaluate(host_, destination_.port);
     record_.matched_entry = decision.matched_entry;
-    if (!decision.allowed) return Refuse(host_.text, decision.reason);
+    if (!decision.allowed) {
+      // A real address shown for names the policy refuses here: the refusal names the first of
+      // them, which is what the client asked for.
+      if (named_.empty() && !names.empty()) {
+        Result<Host> name = CanonicalizeHost(names.front());
+        if (name) {
+          return Refuse(name->text, rules_->matcher.Evaluate(*name, destination_.port).reason);
+        }
+      }
+      return Refuse(host_.text, decision.reason);
+    }
     if (destination_.port != kTlsPort) return DialDestination();
     ArmTimeout(server_.options().handshake_timeout);
     if (!SetClientInterest(EPOLLIN)) return End();
@@ -75,7 +93,7 @@ class CaptureSession final : public Session {
       case tls::SniStatus::kMalformed:
         return Refuse(host_.text, "malformed TLS ClientHello: " + sni.error);
       case tls::SniStatus::kNoSni:
-        if (by_name_) return Refuse(host_.text, "TLS ClientHello without a server name");
+        if (!named_.empty()) return Refuse(host_.text, "TLS ClientHello without a server name");
         break;
       case tls::SniStatus::kFound:
         if (!SniMatches(sni.host)) {
@@ -95,12 +113,24 @@ class CaptureSession final : public Session {
   }
 
  private:
-  bool SniMatches(const std::string& sni) const {
-    Result<Host> named = CanonicalizeHost(sni);
-    if (!named) return false;
-    if (by_name_) return *named == host_;
-    // An IP destination: the name the client asks the server for must itself be allowed.
-    return rules_->matcher.Evaluate(*named, destination_.port).allowed;
+  // For a destination that stands for names, also makes the name the SNI asks for the host
+  // dialed and recorded.
+  bool SniMatches(const std::string& sni) {
+    Result<Host> asked = CanonicalizeHost(sni);
+    if (!asked) return false;
+    if (named_.empty()) {
+      // An IP destination: the name the client asks the server for must itself be allowed.
+      return rules_->matcher.Evaluate(*asked, destination_.port).allowed;
+    }
+    for (const Host& name : named_) {
+      if (name == *asked) {
+        host_ = name;
+        record_.host = host_.text;
+        record_.matched_entry = rules_->matcher.Evaluate(host_, destination_.port).matched_entry;
+        return true;
+      }
+    }
+    return false;
   }
 
   void Refuse(const std::string& host, std::string reason) {
@@ -128,7 +158,9 @@ class CaptureSession final : public Session {
 
   const Endpoint destination_;
   Host host_;
-  bool by_name_ = false;
+  // The names the destination address stands for that the policy allows on its port (first:
+  // the one dialed unless the SNI picks another); empty for an address that stands for itself.
+  std::vector<Host> named_;
   std::shared_ptr<const NetworkRules> rules_;
   ConnectionRecord record_;
 };

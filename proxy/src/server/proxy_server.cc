@@ -105,6 +105,12 @@ Result<void> ProxyServer::AddDnsSocket(UniqueFd socket, bool tcp) {
       Decision d = rules_->matcher.Evaluate(name, 443);
       return d.reason.empty() ? std::string(kNotAllowedReason) : d.reason;
     };
+    // A real address is shown only if the guard's address classes let a name reach it (port-
+    // specific carve-outs are for loopback and this host's own addresses, which a client inside
+    // would dial on its own loopback instead: those names keep a synthetic address).
+    options.may_show = [this](const IpAddress& address) {
+      return !rules_->guard.Classify(address).has_value();
+    };
     options.on_denied = [this](std::string_view name, std::string_view reason) {
       ConnectionRecord record;
       record.time = std::chrono::system_clock::now();
@@ -114,7 +120,7 @@ Result<void> ProxyServer::AddDnsSocket(UniqueFd socket, bool tcp) {
       record.reason = std::string(reason);
       Record(record);
     };
-    dns_ = std::make_unique<DnsStub>(loop_, *resolver_, synthetic_, std::move(options));
+    dns_ = std::make_unique<DnsStub>(loop_, *resolver_, answers_, std::move(options));
   }
   return tcp ? dns_->AddTcpListener(std::move(socket)) : dns_->AddUdpSocket(std::move(socket));
 }

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "dns/answers.h"
 #include "dns/resolver.h"
-#include "dns/synthetic_addresses.h"
 #include "loop/event_loop.h"
 #include "proxy/proxy.h"
 #include "proxy_limits.h"
@@ -102,7 +102,7 @@ class ProxyServer {
   [[nodiscard]] const ProxyOptions& options() const { return options_; }
   [[nodiscard]] const std::shared_ptr<const NetworkRules>& rules() const { return rules_; }
   [[nodiscard]] Dialer& dialer() { return *dialer_; }
-  [[nodiscard]] SyntheticAddresses& synthetic() { return synthetic_; }
+  [[nodiscard]] DnsAnswers& answers() { return answers_; }
   // True if (user, password) are this sandbox's credentials (constant time in the password).
   [[nodiscard]] bool Authorized(std::string_view user, std::string_view password) const;
   void Record(const ConnectionRecord& record) const;
@@ -124,7 +124,7 @@ class ProxyServer {
   std::unique_ptr<Dialer> dialer_;
   // Shared by every tunnel (idle tunnels hold no pipes); outlives the sessions below.
   PipePool pipes_;
-  SyntheticAddresses synthetic_;
+  DnsAnswers answers_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<DnsStub> dns_;
   std::unordered_map<Session*, std::unique_ptr<Session>> sessions_;

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "dns/answers.h"
 #include "dns/resolver.h"
 #include "dns/stub.h"
-#include "dns/synthetic_addresses.h"
 #include "dns_wire_util.h"
 #include "fake_resolver.h"
 #include "loop/event_loop.h"
@@ -108,9 +108,8 @@ class DnsStubTest : public ::testing::Test {
 
   // Starts the stub on a UDP socket and a TCP listener. The policy refuses the names in
   // refused_ with their reason.
-  void Start(DnsStub::Options options = {},
-             size_t capacity = SyntheticAddresses::kDefaultCapacity) {
-    table_ = std::make_unique<SyntheticAddresses>(capacity);
+  void Start(DnsStub::Options options = {}, size_t capacity = DnsAnswers::kDefaultCapacity) {
+    table_ = std::make_unique<DnsAnswers>(capacity);
     options.refusal_reason = [this](std::string_view name) -> std::string {
       ++policy_calls_;
       auto it = refused_.find(std::string(name));
@@ -219,7 +218,7 @@ class DnsStubTest : public ::testing::Test {
 
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<FakeResolver> resolver_;
-  std::unique_ptr<SyntheticAddresses> table_;
+  std::unique_ptr<DnsAnswers> table_;
   std::unique_ptr<DnsStub> stub_;
   uint16_t udp_port_ = 0;
   uint16_t tcp_port_ = 0;
@@ -240,9 +239,62 @@ TEST_F(DnsStubTest, AllowedNameGetsSyntheticAddress) {
   EXPECT_EQ(r->answers, std::vector<std::string>{"198.18.0.1"});
   EXPECT_EQ(r->ttls, std::vector<uint32_t>{30});
   EXPECT_EQ(resolver_->calls("allowed.test"), 1u);
-  EXPECT_EQ(table_->NameFor(*ParseIpAddress("198.18.0.1")), "allowed.test");
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("198.18.0.1")),
+            std::vector<std::string>{"allowed.test"});
   EXPECT_EQ(stub_->stats().queries, 1u);
   EXPECT_EQ(stub_->stats().answered, 1u);
+}
+
+// Clients that refuse private destinations (SSRF guards) must see an allowed name's real,
+// public address; capture maps it back to the name.
+TEST_F(DnsStubTest, AllowedNameGetsTheRealAddressesTheProxyMayShow) {
+  resolver_->SetAddresses("cdn.test", {"93.184.216.34", "10.1.2.3", "2001:db8::1",
+                                       "::ffff:93.184.216.35", "93.184.216.34"});
+  resolver_->SetAddresses("shared.test", {"93.184.216.34"});
+  std::vector<std::string> asked;
+  Start({.may_show = [&](const IpAddress& a) {
+    asked.push_back(FormatIpAddress(a));
+    return FormatIpAddress(a) != "10.1.2.3";
+  }});
+  auto r = AskUdp("cdn.test");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rcode(), kNoError);
+  // In the resolver's order, unmapped, without duplicates; IPv6 is never shown (AAAA is NODATA).
+  EXPECT_EQ(r->answers, (std::vector<std::string>{"93.184.216.34", "93.184.216.35"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"93.184.216.34", "10.1.2.3", "93.184.216.35"}));
+  auto shared = AskUdp("shared.test");
+  ASSERT_TRUE(shared);
+  EXPECT_EQ(shared->answers, std::vector<std::string>{"93.184.216.34"});
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("93.184.216.34")),
+            (std::vector<std::string>{"cdn.test", "shared.test"}));
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("10.1.2.3")), std::vector<std::string>{});
+  auto aaaa = AskUdp("cdn.test", dns::kTypeAaaa);
+  ASSERT_TRUE(aaaa);
+  EXPECT_EQ(aaaa->rcode(), kNoError);
+  EXPECT_TRUE(aaaa->answers.empty());
+  EXPECT_EQ(stub_->stats().answered, 2u);
+}
+
+TEST_F(DnsStubTest, ANameWithNothingToShowGetsASyntheticAddress) {
+  resolver_->SetAddresses("loopback.test", {"127.0.0.1"});
+  Start({.may_show = [](const IpAddress&) { return false; }});
+  auto r = AskUdp("loopback.test");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->answers, std::vector<std::string>{"198.18.0.1"});
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("198.18.0.1")),
+            std::vector<std::string>{"loopback.test"});
+}
+
+TEST_F(DnsStubTest, AtMostEightRealAddressesAreShown) {
+  std::vector<std::string> many;
+  for (int i = 1; i <= 20; ++i) many.push_back("93.184.216." + std::to_string(i));
+  resolver_->SetAddresses("many.test", many);
+  Start({.may_show = [](const IpAddress&) { return true; }});
+  auto r = AskUdp("many.test");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->answers.size(), DnsStub::kMaxShownAddresses);
+  EXPECT_EQ(r->answers.back(), "93.184.216.8");
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("93.184.216.9")), std::vector<std::string>{});
 }
 
 TEST_F(DnsStubTest, SameNameSameAddressNextNameNextAddress) {
@@ -261,7 +313,8 @@ TEST_F(DnsStubTest, QuestionCaseIsEchoedAndNameCanonicalised) {
   auto r = AskUdp("AlLoWeD.TeSt");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->answers, std::vector<std::string>{"198.18.0.1"});
-  EXPECT_EQ(table_->NameFor(*ParseIpAddress("198.18.0.1")), "allowed.test");
+  EXPECT_EQ(table_->NamesFor(*ParseIpAddress("198.18.0.1")),
+            std::vector<std::string>{"allowed.test"});
 }
 
 TEST_F(DnsStubTest, AaaaForAllowedNameIsNoData) {
@@ -318,7 +371,7 @@ TEST_F(DnsStubTest, RefusedNameIsNxDomainWithoutResolving) {
 }
 
 TEST_F(DnsStubTest, WithoutPolicyEverythingIsRefused) {
-  table_ = std::make_unique<SyntheticAddresses>();
+  table_ = std::make_unique<DnsAnswers>();
   stub_ = std::make_unique<DnsStub>(*loop_, *resolver_, *table_, DnsStub::Options{});
   UniqueFd udp = BoundSocket(SOCK_DGRAM);
   udp_port_ = LocalPort(udp.get());
