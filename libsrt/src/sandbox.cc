@@ -228,7 +228,9 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     if (!options.id.empty()) SRT_RETURN_IF_ERROR(SandboxId(options.id));
     SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
     Result<cgroup::Plan> cgroup_plan = cgroup::PlanCgroups(
-        host, {l.memory_bytes, l.cpu_millis, l.pids, l.inner_memory_bytes, l.inner_pids}, name);
+        host,
+        {l.memory_bytes, l.cpu_millis, l.pids, l.inner_memory_bytes, l.inner_pids, l.cgroup_parent},
+        name);
     if (!cgroup_plan) return std::move(cgroup_plan).error().Wrap("limits");
     for (const std::string& note : cgroup_plan->notes) debug(note);
     if (!cgroup_plan->leaves.empty()) {
@@ -315,10 +317,18 @@ Result<std::vector<std::string>> RemoveLeftoverCgroups(const ResourceLimits& lim
   // The prefix is of a sandbox id, whose grammar SandboxId holds.
   SRT_RETURN_IF_ERROR(SandboxId(std::string(id_prefix)));
   SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
-  SRT_ASSIGN_OR_RETURN(
-      std::vector<std::string> parents,
-      cgroup::LeafParents(host, {limits.memory_bytes, limits.cpu_millis, limits.pids}));
+  SRT_ASSIGN_OR_RETURN(std::vector<std::string> parents,
+                       cgroup::LeafParents(host, {limits.memory_bytes, limits.cpu_millis,
+                                                  limits.pids, 0, 0, limits.cgroup_parent}));
   return cgroup::RemoveLeftovers(parents, id_prefix);
+}
+
+Result<std::string> TakeCgroupDelegation(const ResourceLimits& limits) {
+  SRT_ASSIGN_OR_RETURN(cgroup::HostCgroups host, cgroup::ReadHostCgroups());
+  SRT_ASSIGN_OR_RETURN(
+      std::optional<std::string> parent,
+      cgroup::TakeDelegation(host, {limits.memory_bytes, limits.cpu_millis, limits.pids}));
+  return parent.value_or("");
 }
 
 Result<ExitStatus> RunSandboxed(SandboxOptions options) {

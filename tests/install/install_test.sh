@@ -29,6 +29,8 @@ for f in include/srt lib/libsrt.a lib/pkgconfig/srt.pc; do
 done
 grep -qx "ExecStart=$prefix/bin/srt-poller --environment-key-file /etc/srt-poller/environment-key --log-format json" \
   "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit's ExecStart does not name $prefix/bin/srt-poller"
+# Sessions' cgroups live inside the unit's (docs/poller.md, Limits).
+grep -qx "Delegate=yes" "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit does not delegate its cgroup"
 if command -v systemd-analyze >/dev/null; then
   # The unit as systemd reads it (its ExecStart must exist: the install's own srt-poller).
   systemd-analyze verify "$prefix/lib/systemd/system/srt-poller.service" 2>&1 | grep -v "EnvironmentFile" \

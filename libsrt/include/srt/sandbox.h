@@ -101,6 +101,10 @@ struct ResourceLimits {
   // the OOM killer cannot weigh. 0: the kernel's default (half the host's memory) and a
   // writable /dev, as bwrap makes it.
   uint64_t tmpfs_bytes = 0;
+  // cgroup v2: put the sandbox's cgroup below this cgroup directory, a subtree delegated to the
+  // caller that TakeCgroupDelegation() made ready (its return value). Empty: the placement that
+  // SandboxOptions::limits describes.
+  std::string cgroup_parent;
 };
 
 // One decision of the sandbox's network proxy: a connection (or a DNS query) allowed or denied.
@@ -211,6 +215,16 @@ class Sandbox {
 // any sandbox. Returns the cgroups removed.
 [[nodiscard]] Result<std::vector<std::string>> RemoveLeftoverCgroups(const ResourceLimits& limits,
                                                                      std::string_view id_prefix);
+
+// For a program run by a service manager that delegates a cgroup v2 subtree to it (a systemd unit
+// with Delegate=yes, which marks the unit's cgroup with the xattr trusted.delegate=1): moves the
+// calling process into <unit cgroup>/supervisor and lets the unit's cgroup hand the controllers
+// `limits` need to its children, then returns the unit's cgroup, for
+// ResourceLimits::cgroup_parent. Sandboxes then live inside the unit (systemctl status lists
+// them; stopping the unit stops them). Returns "" when there is nothing to take (no delegation
+// mark, cgroup v1 controllers, or the caller is in the root cgroup). Call it at start, before the
+// program starts other processes; calling it again is harmless.
+[[nodiscard]] Result<std::string> TakeCgroupDelegation(const ResourceLimits& limits);
 
 // srt's version, "0.1.0".
 std::string_view Version();

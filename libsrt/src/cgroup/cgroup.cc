@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,13 @@ Result<void> WriteFile(const std::string& path, const std::string& value) {
     return SysError("write " + Quote(value) + " to " + Quote(path));
   }
   return Ok();
+}
+
+std::optional<std::string> ReadXattr(const std::string& path, const std::string& name) {
+  char value[64];
+  const ssize_t n = getxattr(path.c_str(), name.c_str(), value, sizeof value);
+  if (n < 0) return std::nullopt;
+  return std::string(value, static_cast<size_t>(n));
 }
 
 std::string Hint(int err) {
@@ -150,7 +158,23 @@ Result<HostCgroups> ReadHostCgroups() {
   host.proc_self_cgroup = std::move(*cg);
   host.mountinfo = std::move(*mi);
   host.read_file = ReadFile;
+  host.read_xattr = ReadXattr;
   return host;
+}
+
+Result<std::optional<std::string>> TakeDelegation(const HostCgroups& host, const Limits& limits) {
+  SRT_ASSIGN_OR_RETURN(std::optional<Delegation> d, PlanDelegation(host, limits));
+  if (!d) return std::optional<std::string>();
+  // Ordered: v2 refuses to enable controllers for the children of a cgroup that holds
+  // processes, so the caller leaves the delegated cgroup before the writes.
+  if (!d->supervisor.empty()) {
+    if (mkdir(d->supervisor.c_str(), 0755) < 0 && errno != EEXIST) {
+      return SysError("create the cgroup " + Quote(d->supervisor));
+    }
+    SRT_RETURN_IF_ERROR(WriteFile(d->supervisor_procs, "0"));
+  }
+  for (const FileWrite& w : d->writes) SRT_RETURN_IF_ERROR(WriteFile(w.path, w.value));
+  return std::optional<std::string>(d->parent);
 }
 
 Result<std::unique_ptr<Cgroups>> Cgroups::Create(Plan plan) {

@@ -18,6 +18,14 @@ namespace srt::cgroup {
 // The host's view for planning: /proc/self/cgroup, /proc/self/mountinfo and real file reads.
 [[nodiscard]] Result<HostCgroups> ReadHostCgroups();
 
+// Carries out PlanDelegation(host, limits): moves the calling process (all its threads) into the
+// supervisor leaf and enables the controllers for the delegated cgroup's children. Returns the
+// delegated cgroup (Limits::v2_parent for every sandbox from now on), or nullopt when there is
+// no delegation to take. Call it before the caller starts other processes: they would be left in
+// the delegated cgroup, and v2 then refuses the controllers (EBUSY, returned as the error).
+[[nodiscard]] Result<std::optional<std::string>> TakeDelegation(const HostCgroups& host,
+                                                                const Limits& limits);
+
 class Cgroups {
  public:
   // Creates the plan's cgroups and writes its limits; on failure nothing is left behind.

@@ -150,12 +150,82 @@ Result<std::vector<CgroupMount>> ParseMountinfo(std::string_view text) {
   return out;
 }
 
-Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::string_view name) {
-  Plan plan;
+namespace {
+
+// The controllers `limits` need, in plan order.
+std::vector<std::string> Needed(const Limits& limits) {
   std::vector<std::string> needed;
   if (limits.memory_bytes) needed.emplace_back("memory");
   if (limits.cpu_millis) needed.emplace_back("cpu");
   if (limits.pids) needed.emplace_back("pids");
+  return needed;
+}
+
+constexpr char kSupervisor[] = "supervisor";
+
+}  // namespace
+
+Result<std::optional<Delegation>> PlanDelegation(const HostCgroups& host, const Limits& limits) {
+  const std::vector<std::string> needed = Needed(limits);
+  if (needed.empty()) return std::optional<Delegation>();
+  SRT_ASSIGN_OR_RETURN(std::vector<ProcCgroupEntry> entries,
+                       ParseProcCgroup(host.proc_self_cgroup));
+  SRT_ASSIGN_OR_RETURN(std::vector<CgroupMount> mounts, ParseMountinfo(host.mountinfo));
+  auto read = [&](const std::string& p) -> std::optional<std::string> {
+    return host.read_file ? host.read_file(p) : std::nullopt;
+  };
+  const CgroupMount* v2 = nullptr;
+  for (const CgroupMount& m : mounts) {
+    if (m.v2) {
+      v2 = &m;
+      break;
+    }
+  }
+  const ProcCgroupEntry* own_v2 = nullptr;
+  for (const ProcCgroupEntry& e : entries) {
+    if (e.id == 0 && e.controllers.empty()) own_v2 = &e;
+  }
+  if (!v2 || !own_v2) return std::optional<Delegation>();
+  std::vector<std::string> on_v2;
+  if (auto c = read(v2->mount_point + "/cgroup.controllers")) {
+    const std::vector<std::string> offers = Words(*c);
+    for (const std::string& n : needed) {
+      if (Contains(offers, n)) on_v2.push_back(n);
+    }
+  }
+  if (on_v2.empty()) return std::optional<Delegation>();
+
+  std::string own = DirOf(*v2, own_v2->path);
+  // A second call: the caller is in the supervisor leaf already.
+  const std::string suffix = std::string("/") + kSupervisor;
+  const bool moved = own.size() > suffix.size() && own.ends_with(suffix);
+  const std::string parent = moved ? own.substr(0, own.size() - suffix.size()) : own;
+  if (parent == v2->mount_point) return std::optional<Delegation>();
+  auto marked = [&](const char* name) {
+    if (!host.read_xattr) return false;
+    std::optional<std::string> v = host.read_xattr(parent, name);
+    return v && (*v == "1" || *v == "1\n");
+  };
+  if (!marked("trusted.delegate") && !marked("user.delegate")) return std::optional<Delegation>();
+  std::vector<std::string> offered, enabled;
+  if (auto c = read(parent + "/cgroup.controllers")) offered = Words(*c);
+  if (auto c = read(parent + "/cgroup.subtree_control")) enabled = Words(*c);
+  Delegation d;
+  d.parent = parent;
+  for (const std::string& c : on_v2) {
+    if (!Contains(offered, c)) return std::optional<Delegation>();
+    if (!Contains(enabled, c)) d.writes.push_back({parent + "/cgroup.subtree_control", "+" + c});
+  }
+  if (!moved) {
+    d.supervisor = parent + suffix;
+    d.supervisor_procs = d.supervisor + "/cgroup.procs";
+  }
+  return std::optional<Delegation>(std::move(d));
+}
+
+Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::string_view name) {
+  Plan plan;
+  const std::vector<std::string> needed = Needed(limits);
   if (limits.inner_memory_bytes && !(limits.inner_memory_bytes < limits.memory_bytes)) {
     return MakeError(Errc::kInvalidArgument,
                      "limits.inner_memory_bytes " + std::to_string(limits.inner_memory_bytes) +
@@ -304,12 +374,26 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
   };
 
   if (!on_v2.empty()) {
-    const std::string own = DirOf(*v2, own_v2->path);
+    // The caller's own cgroup, or the delegated one it named.
+    const std::string own =
+        limits.v2_parent.empty() ? DirOf(*v2, own_v2->path) : path::Normalize(limits.v2_parent);
+    if (!limits.v2_parent.empty() &&
+        (own == v2->mount_point || !path::IsWithin(own, v2->mount_point))) {
+      return MakeError(Errc::kInvalidArgument, "limits: the delegated cgroup " + Quote(own) +
+                                                   " is not below the cgroup2 mount " +
+                                                   Quote(v2->mount_point));
+    }
     std::vector<std::string> own_enabled;
     if (auto s = read(own + "/cgroup.subtree_control")) own_enabled = Words(*s);
     const bool delegated = own != v2->mount_point &&
                            std::all_of(on_v2.begin(), on_v2.end(),
                                        [&](const auto& c) { return Contains(own_enabled, c); });
+    if (!limits.v2_parent.empty() && !delegated) {
+      return MakeError(Errc::kUnsupported, "limits: the delegated cgroup " + Quote(own) +
+                                               " does not hand the controllers " +
+                                               Quote(Join(on_v2, " ")) +
+                                               " to its children (cgroup.subtree_control)");
+    }
     std::string parent = v2->mount_point;
     if (delegated) {
       parent = own;

@@ -28,6 +28,10 @@ struct Limits {
   // The inner cgroup's (0: none), each below the sandbox's own: see Plan::inner_procs_files.
   uint64_t inner_memory_bytes = 0;
   uint32_t inner_pids = 0;
+  // v2: the sandbox's cgroups go below this cgroup directory (absolute, inside the cgroup2 mount)
+  // instead of the placement described at the top: a cgroup delegated to the caller, which it
+  // made ready with PlanDelegation. Empty: the placement at the top.
+  std::string v2_parent;
 };
 
 // One line of /proc/<pid>/cgroup: "ID:CONTROLLERS:PATH" (cgroups(7)). v2 is ID 0 with no
@@ -58,6 +62,10 @@ struct HostCgroups {
   // The content of a cgroup file (cgroup.controllers, cgroup.subtree_control), or nullopt when it
   // cannot be read.
   std::function<std::optional<std::string>(const std::string& path)> read_file;
+  // The value of an extended attribute of a cgroup directory, or nullopt (PlanDelegation asks
+  // for systemd's delegation mark).
+  std::function<std::optional<std::string>(const std::string& path, const std::string& name)>
+      read_xattr;
 };
 
 struct FileWrite {
@@ -92,6 +100,29 @@ struct Plan {
   // One line per cgroup, for --debug.
   std::vector<std::string> notes;
 };
+
+// A cgroup v2 subtree systemd delegated to the caller (a unit with Delegate=yes): systemd marks
+// the unit's cgroup with the extended attribute trusted.delegate (or user.delegate) = "1" and
+// enables the controllers in it, but v2 lets no cgroup below the root both hold processes and
+// hand controllers to children. So the caller moves itself into a leaf of its own,
+// <delegated>/supervisor, and then enables the controllers for the delegated cgroup's children;
+// its sandboxes go to <delegated>/srt/<name> (Limits::v2_parent), inside the unit, where
+// `systemctl status` shows them and stopping the unit reaches them.
+struct Delegation {
+  std::string parent;      // the delegated cgroup: Limits::v2_parent from now on
+  std::string supervisor;  // <parent>/supervisor: made if missing, then the caller moves there
+  std::string supervisor_procs;  // its cgroup.procs: the caller writes "0"
+  std::vector<FileWrite>
+      writes;  // after the move: "+controller" to <parent>/cgroup.subtree_control
+  bool operator==(const Delegation&) const = default;
+};
+// The delegation to take for `limits`, or nullopt when there is none: no controller the limits
+// need is on cgroup v2, the caller's v2 cgroup is the root, it carries no delegation mark, or it
+// does not offer every v2 controller needed (cgroup.controllers). When the caller already sits
+// in <delegated>/supervisor and the delegated cgroup hands the controllers on (a second call),
+// the delegation has nothing left to do: only `parent` is set.
+[[nodiscard]] Result<std::optional<Delegation>> PlanDelegation(const HostCgroups& host,
+                                                               const Limits& limits);
 
 // `name` is the leaf directory's name (letters, digits, '.', '_', '-'). Errors name the missing
 // controller and what the host offers.

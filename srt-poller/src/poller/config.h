@@ -32,6 +32,9 @@ struct SessionLimits {
   uint32_t pids = 512;
   // The workspace's filesystem size (poller/workspace_disk.h); 0: a plain directory, no limit.
   uint64_t disk_bytes = uint64_t{10} << 30;  // 10 GiB
+  // Not a flag: where the sessions' cgroups go on cgroup v2 when systemd delegated the unit's
+  // cgroup (TakeSessionCgroupDelegation); empty otherwise.
+  std::string cgroup_parent;
 };
 inline constexpr uint64_t kMinDiskBytes = uint64_t{32} << 20;
 

@@ -341,6 +341,8 @@ int Main(int argc, char** argv) {
     log.Error("sessions directory", {{"error", sessions_lock.error().message()}});
     return 2;
   }
+  // Before the sweep: it looks where the sessions' cgroups go, which this decides.
+  TakeSessionCgroupDelegation(config, log);
   RemoveLeftoverSessionCgroups(config, log);
   UnmountLeftoverWorkspaceDisks(config, log);
   if (auto r = RemoveLeftoverMemory(config.sessions_dir); !r) {

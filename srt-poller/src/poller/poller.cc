@@ -325,11 +325,35 @@ void WarnIfWorkspacesCannotFit(const PollerConfig& config, const Logger& log) {
        {"needed_mib", needed >> 20}});
 }
 
+void TakeSessionCgroupDelegation(PollerConfig& config, const Logger& log) {
+  if (!config.limits) return;
+  ResourceLimits limits;
+  limits.memory_bytes = config.limits->memory_bytes;
+  limits.cpu_millis = config.limits->cpu_millis;
+  limits.pids = config.limits->pids;
+  Result<std::string> parent = TakeCgroupDelegation(limits);
+  if (!parent) {
+    // The sessions still get their limits, in a cgroup of srt's own outside the unit.
+    log.Warn(
+        "could not use the cgroup systemd delegated to this unit; sessions' cgroups go to "
+        "<cgroup2 root>/srt, outside the unit",
+        {{"error", parent.error().message()}});
+    return;
+  }
+  if (parent->empty()) return;
+  config.limits->cgroup_parent = *parent;
+  log.Info("sessions' cgroups go below the unit's delegated cgroup", {{"cgroup", *parent}});
+}
+
 void RemoveLeftoverSessionCgroups(const PollerConfig& config, const Logger& log) {
   if (!config.limits) return;
   const std::string prefix = SessionSandboxIdPrefix(config);
-  auto removed = RemoveLeftoverCgroups(
-      {config.limits->memory_bytes, config.limits->cpu_millis, config.limits->pids}, prefix);
+  ResourceLimits limits;
+  limits.memory_bytes = config.limits->memory_bytes;
+  limits.cpu_millis = config.limits->cpu_millis;
+  limits.pids = config.limits->pids;
+  limits.cgroup_parent = config.limits->cgroup_parent;
+  auto removed = RemoveLeftoverCgroups(limits, prefix);
   if (!removed) {
     log.Warn("could not remove the cgroups of an earlier run",
              {{"prefix", prefix}, {"error", removed.error().message()}});

@@ -70,6 +70,13 @@ void UnmountLeftoverWorkspaceDisks(const PollerConfig& config, const Logger& log
 // workspaces of --disk reserve.
 void WarnIfWorkspacesCannotFit(const PollerConfig& config, const Logger& log);
 
+// With limits on, under systemd with Delegate=yes on cgroup v2: moves srt-poller into
+// <unit cgroup>/supervisor and has the sessions' cgroups made in <unit cgroup>/srt (sets
+// config.limits->cgroup_parent), so that `systemctl status` lists them and stopping the unit
+// reaches them. Before any thread or session starts (v2 moves every thread of the process; a
+// child left behind would keep the controllers from being handed on). Failures are logged.
+void TakeSessionCgroupDelegation(PollerConfig& config, const Logger& log);
+
 // With limits on: kills and removes the cgroups an earlier run of this srt-poller (the same
 // sessions directory) left behind when it was killed, logging each. Under the lock above,
 // before any session sandbox exists. Failures are logged: a leftover costs memory, not safety.

@@ -420,8 +420,8 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
     // A full /tmp (a hidden directory's tmpfs) then says ENOSPC, and leaves the shell half its
     // memory to start again and remove what filled it.
     o.limits = ResourceLimits{
-        l.memory_bytes,  l.cpu_millis, l.pids, inner_memory, l.pids ? l.pids - pids_reserve : 0,
-        inner_memory / 2};
+        l.memory_bytes,   l.cpu_millis,   l.pids, inner_memory, l.pids ? l.pids - pids_reserve : 0,
+        inner_memory / 2, l.cgroup_parent};
   }
   // Names the session's proxy in the connection log (every sandbox has one, so SIGHUP can
   // widen or narrow a running session's network) and its cgroups, which a later run finds by

@@ -13,6 +13,13 @@ void PrintTo(const FileWrite& w, std::ostream* os) {
   *os << "{" << w.path << " = " << w.value << (w.if_exists ? ", if it exists" : "") << "}";
 }
 
+void PrintTo(const Delegation& d, std::ostream* os) {
+  *os << "{parent " << d.parent << ", supervisor " << d.supervisor << ", procs "
+      << d.supervisor_procs << ", writes";
+  for (const FileWrite& w : d.writes) *os << " " << w.path << " = " << w.value;
+  *os << "}";
+}
+
 namespace {
 
 using ::testing::Contains;
@@ -172,6 +179,99 @@ TEST(CgroupPlanTest, PureV2AtTheRootEnablesControllersForSrt) {
                           FileWrite{leaf + "/cpu.max", "100000 100000"}));
   EXPECT_THAT(p->procs_files, ElementsAre(leaf + "/cgroup.procs"));
   EXPECT_THAT(p->oom_events, ElementsAre(leaf + "/memory.events"));
+}
+
+// --- A subtree systemd delegated (Delegate=yes) -------------------------------------------------
+
+constexpr const char* kUnit = "/sys/fs/cgroup/system.slice/srt-poller.service";
+
+HostCgroups DelegatedHost(std::string own, std::map<std::string, std::string> files,
+                          std::string mark = "trusted.delegate") {
+  files.emplace("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+  HostCgroups h = Host("0::" + own + "\n", kV2Mountinfo, std::move(files));
+  h.read_xattr = [mark](const std::string& path,
+                        const std::string& name) -> std::optional<std::string> {
+    if (path == kUnit && name == mark) return "1";
+    return std::nullopt;
+  };
+  return h;
+}
+
+TEST(CgroupPlanTest, ADelegatedUnitMovesItsProcessToALeafAndHandsTheControllersOn) {
+  const std::string unit = kUnit;
+  for (const char* mark : {"trusted.delegate", "user.delegate"}) {
+    auto d = PlanDelegation(DelegatedHost("/system.slice/srt-poller.service",
+                                          {{unit + "/cgroup.controllers", "cpu io memory pids\n"},
+                                           {unit + "/cgroup.subtree_control", "\n"}},
+                                          mark),
+                            {1 << 30, 2000, 512});
+    ASSERT_TRUE(d.has_value()) << d.error().message();
+    ASSERT_TRUE(d->has_value()) << mark;
+    EXPECT_EQ(**d, (Delegation{unit,
+                               unit + "/supervisor",
+                               unit + "/supervisor/cgroup.procs",
+                               {FileWrite{unit + "/cgroup.subtree_control", "+memory"},
+                                FileWrite{unit + "/cgroup.subtree_control", "+cpu"},
+                                FileWrite{unit + "/cgroup.subtree_control", "+pids"}}}));
+  }
+}
+
+TEST(CgroupPlanTest, ASecondDelegationFindsItTakenAlready) {
+  const std::string unit = kUnit;
+  auto d = PlanDelegation(DelegatedHost("/system.slice/srt-poller.service/supervisor",
+                                        {{unit + "/cgroup.controllers", "cpu memory pids\n"},
+                                         {unit + "/cgroup.subtree_control", "cpu memory pids\n"}}),
+                          {1 << 30, 2000, 512});
+  ASSERT_TRUE(d.has_value()) << d.error().message();
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ(**d, Delegation{unit});
+}
+
+TEST(CgroupPlanTest, NoDelegationWithoutTheMarkTheControllersOrV2) {
+  const std::string unit = kUnit;
+  const std::map<std::string, std::string> offered = {
+      {unit + "/cgroup.controllers", "cpu memory pids\n"}};
+  auto check = [](const HostCgroups& host, const char* why) {
+    auto d = PlanDelegation(host, {1 << 30, 2000, 512});
+    ASSERT_TRUE(d.has_value()) << d.error().message();
+    EXPECT_FALSE(d->has_value()) << why;
+  };
+  check(DelegatedHost("/system.slice/srt-poller.service", offered, "user.other"), "no mark");
+  check(DelegatedHost("/system.slice/srt-poller.service",
+                      {{unit + "/cgroup.controllers", "cpu memory\n"}}),
+        "pids not offered");
+  check(DelegatedHost("/", offered), "the root");
+  check(Host(kHybridCgroup, kHybridMountinfo, {}), "v1 controllers");
+  auto none = PlanDelegation(DelegatedHost("/system.slice/srt-poller.service", offered), {});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value()) << "no limits";
+}
+
+TEST(CgroupPlanTest, SandboxesGoBelowTheDelegatedCgroupTheCallerNames) {
+  const std::string unit = kUnit;
+  Limits limits{0, 0, 10};
+  limits.v2_parent = unit;
+  const HostCgroups host = DelegatedHost("/system.slice/srt-poller.service/supervisor",
+                                         {{unit + "/cgroup.subtree_control", "cpu pids\n"}});
+  auto p = PlanCgroups(host, limits, "x");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_THAT(p->mkdirs, ElementsAre(unit + "/srt", unit + "/srt/x"));
+  EXPECT_THAT(p->writes, ElementsAre(FileWrite{unit + "/srt/cgroup.subtree_control", "+pids"},
+                                     FileWrite{unit + "/srt/x/pids.max", "10"}));
+  auto parents = LeafParents(host, limits);
+  ASSERT_TRUE(parents.has_value()) << parents.error().message();
+  EXPECT_THAT(*parents, ElementsAre(unit + "/srt"));
+
+  // A cgroup that does not hand the controllers on, or lies outside the mount, is an error.
+  limits.pids = 0;
+  limits.memory_bytes = 1 << 30;
+  auto not_handed = PlanCgroups(host, limits, "x");
+  ASSERT_FALSE(not_handed.has_value());
+  EXPECT_THAT(not_handed.error().message(), HasSubstr("does not hand the controllers 'memory'"));
+  limits.v2_parent = "/sys/fs/cgroupx/unit";
+  auto outside = PlanCgroups(host, limits, "x");
+  ASSERT_FALSE(outside.has_value());
+  EXPECT_THAT(outside.error().message(), HasSubstr("is not below the cgroup2 mount"));
 }
 
 TEST(CgroupPlanTest, V2DelegatedOwnCgroupHoldsSrt) {
