@@ -39,7 +39,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
