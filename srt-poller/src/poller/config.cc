@@ -15,6 +15,7 @@
 #include "base/strings.h"
 #include "base/unique_fd.h"
 #include "base/units.h"
+#include "poller/worker_id.h"
 
 namespace srt::poller {
 namespace {
@@ -92,16 +93,6 @@ const OptSpec* FindOpt(std::string_view flag) {
   return nullptr;
 }
 
-bool SafeId(std::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
-  for (char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32_t min,
                             uint32_t max) {
   std::optional<uint32_t> v = ParseWholeNumber(text, min, max);
@@ -165,7 +156,7 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       return {};
     }
     case Opt::kWorkerId:
-      if (!SafeId(value)) return fail("not a worker id (letters, digits, '_', '-', '.')");
+      if (!IsWorkerId(value)) return fail("not a worker id (letters, digits, '_', '-', '.')");
       c.worker_id = value;
       return {};
     case Opt::kSessionsDir:

@@ -45,7 +45,9 @@ struct PollerConfig {
   bool environment_key_from_env = false;  // ANTHROPIC_ENVIRONMENT_KEY was set
 
   std::string base_url = "https://api.anthropic.com";
-  std::string worker_id;  // default: hostname + "-" + 16 hex (filled by the caller)
+  // Default: the one kept in <sessions_dir>/.worker-id, made as hostname-<16 hex> by the first
+  // run (poller/worker_id.h; filled by the caller).
+  std::string worker_id;
   std::string sessions_dir = "/var/lib/srt-poller/sessions";
   int concurrency = 1;
   std::optional<std::string> policy_path;      // default: the built-in poller-session policy
