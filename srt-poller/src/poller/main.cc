@@ -134,6 +134,10 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
   if (c.environment_key_file) {
     line(static_cast<bool>(key), "environment key file '" + *c.environment_key_file + "'",
          key ? "mode and owner fine" : key.error().message());
+  } else if (c.environment_key_arg) {
+    std::printf(
+        "warn environment key from --environment-key: visible to every user of this "
+        "host in ps and /proc/PID/cmdline (prefer --environment-key-file)\n");
   } else {
     line(true, "environment key", "from ANTHROPIC_ENVIRONMENT_KEY (prefer --environment-key-file)");
   }
@@ -181,8 +185,8 @@ std::optional<int> AnswerHelpOrVersion(const PollerConfig& config) {
 }
 
 // Takes the key and the organisation credentials (kSecretVars) out of the process environment,
-// warning about the credentials, then loads the key: from its file when there is one, else
-// from the environment as it was at start (`env`).
+// warning about the credentials, then loads the key: from its file when there is one, else from
+// --environment-key, else from the environment as it was at start (`env`).
 Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
                                        const std::map<std::string, std::string>& env,
                                        const Logger& log) {
@@ -194,6 +198,14 @@ Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
                {{"variable", v}});
     }
     unsetenv(v);  // NOLINT(concurrency-mt-unsafe): before any thread exists (see above)
+  }
+  if (config.environment_key_arg) {
+    log.Warn(
+        "the environment key was given with --environment-key: every user of this host can read "
+        "a command line (ps, /proc/PID/cmdline), and srt-poller could blank it there only after "
+        "its start; use --environment-key-file FILE (mode 0600)",
+        {});
+    return LoadEnvironmentKey(std::nullopt, config.environment_key_arg, "--environment-key");
   }
   return LoadEnvironmentKey(config.environment_key_file,
                             config.environment_key_file ? std::nullopt : env_key);
@@ -308,6 +320,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   PollerConfig config = std::move(*parsed);
+  // At once: the key leaves what `ps` shows of us (`args` points into argv, and is done with).
+  BlankEnvironmentKeyArg(config, argc, argv);
   if (std::optional<int> code = AnswerHelpOrVersion(config)) return *code;
 
   Logger log(config.log_format);
