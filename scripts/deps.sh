@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what srt needs from Debian's archive (Debian 12 / Ubuntu 22.04+), only what is missing.
 #   scripts/deps.sh build   - to build and run srt and srt-poller (libcurl, libarchive, libcrypto;
-#                             e2fsprogs for srt-poller's workspace filesystems)
+#                             RE2 for srt-toolbox's grep; e2fsprogs for srt-poller's workspace
+#                             filesystems)
 #   scripts/deps.sh test    - also what the test suite and CI need (GoogleTest, clang for
 #                             ASan+UBSan, clang-format and clang-tidy,
 #                             Node.js for the MCP test; dnsmasq, curl, Python, OpenSSH and
-#                             iproute2 (network namespaces) for the network tests; ripgrep for
-#                             the toolbox's grep tests; gpg and gpg-agent to sign the apt
-#                             recipe's test suite)
+#                             iproute2 (network namespaces) for the network tests; ripgrep, to
+#                             test that the toolbox's grep never runs it; gpg and gpg-agent to
+#                             sign the apt recipe's test suite)
 set -euo pipefail
 want=(cmake ninja-build g++ pkg-config bubblewrap libseccomp-dev nlohmann-json3-dev libc-ares-dev libnl-3-dev libnl-route-3-dev util-linux
-      libcurl4-openssl-dev libarchive-dev libssl-dev ca-certificates e2fsprogs)
+      libcurl4-openssl-dev libarchive-dev libssl-dev libre2-dev ca-certificates e2fsprogs)
 if [[ "${1:-build}" == test ]]; then
   want+=(libgtest-dev libgmock-dev clang libclang-rt-14-dev clang-format clang-tidy git openssl
          dnsmasq-base curl python3 openssh-client openssh-server iproute2 ripgrep gpg gpg-agent)

@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "api/work.h"
 #include "base/strings.h"
 #include "base/unique_fd.h"
 #include "base/units.h"
+#include "poller/worker_id.h"
 
 namespace srt::poller {
 namespace {
@@ -51,6 +53,10 @@ enum class Opt {
   kScriptEnv,
   kCaFile,
   kToolbox,
+  // `ant beta:worker poll`'s flags that srt-poller maps or refuses (docs/poller.md, "Where
+  // srt-poller differs from ant beta:worker poll").
+  kWorkdir,
+  kUnrestrictedPaths,
 };
 
 struct OptSpec {
@@ -83,6 +89,8 @@ constexpr OptSpec kOpts[] = {
     {"no-lease-handoff", "", Opt::kNoLeaseHandoff, false},
     {"ca-file", "", Opt::kCaFile, true},
     {"toolbox", "", Opt::kToolbox, true},
+    {"workdir", "", Opt::kWorkdir, true},
+    {"unrestricted-paths", "", Opt::kUnrestrictedPaths, false},
 };
 
 const OptSpec* FindOpt(std::string_view flag) {
@@ -90,16 +98,6 @@ const OptSpec* FindOpt(std::string_view flag) {
     if (o.flag == flag) return &o;
   }
   return nullptr;
-}
-
-bool SafeId(std::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
-  for (char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 Result<uint32_t> ParseCount(std::string_view what, std::string_view text, uint32_t min,
@@ -165,7 +163,7 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       return {};
     }
     case Opt::kWorkerId:
-      if (!SafeId(value)) return fail("not a worker id (letters, digits, '_', '-', '.')");
+      if (!IsWorkerId(value)) return fail("not a worker id (letters, digits, '_', '-', '.')");
       c.worker_id = value;
       return {};
     case Opt::kSessionsDir:
@@ -199,6 +197,11 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
     }
     case Opt::kOnWork:
       if (value.empty()) return fail("empty path");
+      // `ant`'s name for its built-in runner, which is srt-poller's default.
+      if (value == "in-process") {
+        c.on_work.reset();
+        return {};
+      }
       c.on_work = value;
       return {};
     case Opt::kLogFormat:
@@ -274,6 +277,23 @@ Result<void> Apply(PollerConfig& c, Opt opt, const std::string& value, std::stri
       if (value.empty()) return fail("empty path");
       c.toolbox_path = value;
       return {};
+    case Opt::kWorkdir: {
+      // `ant`'s --workdir is the one directory its tools work in (docs: pass /workspace). Here
+      // every session has its own /workspace, and nothing else is the tools' directory.
+      std::string_view w = value;
+      while (w.size() > 1 && w.ends_with('/')) w.remove_suffix(1);
+      if (w == "/workspace") return {};
+      return fail(
+          "srt-poller's tools always work in /workspace, which is every session's own (ant's "
+          "--workdir /workspace); on the host it is <sessions-dir>/<session id>: choose where "
+          "with --sessions-dir");
+    }
+    case Opt::kUnrestrictedPaths:
+      return Bad(std::string(origin) +
+                 ": not supported: srt-poller's file tools stay in the session's /workspace "
+                 "(the agent's bash sees only what the session's sandbox shows). To give sessions "
+                 "more of the host, add the paths to the session policy (--policy: allowRead, "
+                 "allowWrite)");
   }
   return {};
 }
@@ -300,6 +320,11 @@ Result<void> ApplyConfigFile(PollerConfig& c, const std::string& path, const Fil
   for (auto& [key, v] : j.items()) {
     const OptSpec* spec = FindOpt(key);
     std::string origin = "config file '" + path + "': key '" + key + "'";
+    if (key == "environment-key") {
+      return Bad(origin +
+                 ": the key itself does not go in the config file; put it in a file of mode "
+                 "0600 and name that with environment-key-file");
+    }
     if (spec == nullptr) return Bad(origin + ": unknown key (keys are the long flag names)");
     if (!spec->takes_value) {
       if (!v.is_boolean()) return Bad(origin + ": expected true or false");
@@ -375,6 +400,19 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
       c.config_path = *value;
       continue;
     }
+    if (name == "environment-key") {
+      // Only here: the value is the key itself, whose place main blanks.
+      size_t offset = 0;
+      if (value) {
+        offset = a.size() - value->size();
+      } else if (i + 1 < args.size()) {
+        value = std::string(args[++i]);
+      }
+      if (!value || value->empty()) return Bad("--environment-key needs a value");
+      c.environment_key_arg = *value;
+      c.environment_key_at = PollerConfig::ArgPosition{i, offset};
+      continue;
+    }
     const OptSpec* spec = FindOpt(name);
     if (spec == nullptr) return Bad("unknown option " + Quote(a) + " (see --help)");
     if (!spec->takes_value) {
@@ -415,7 +453,12 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
   if (c.environment_id.empty()) {
     return Bad("no environment id: pass --environment-id or set ANTHROPIC_ENVIRONMENT_ID");
   }
-  if (!c.environment_key_file && !c.environment_key_from_env) {
+  if (c.environment_key_arg && c.environment_key_file) {
+    return Bad(
+        "--environment-key and --environment-key-file both give the key: keep one (the file: a "
+        "command line is visible to every user of the host)");
+  }
+  if (!c.environment_key_file && !c.environment_key_from_env && !c.environment_key_arg) {
     return Bad(
         "no environment key: pass --environment-key-file FILE (mode 0600) or set "
         "ANTHROPIC_ENVIRONMENT_KEY");
@@ -429,7 +472,8 @@ Result<PollerConfig> ParseConfig(const std::vector<std::string_view>& args,
 }
 
 Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
-                                       const std::optional<std::string>& env_value) {
+                                       const std::optional<std::string>& value,
+                                       std::string_view value_origin) {
   std::string key;
   if (path) {
     UniqueFd fd(open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
@@ -457,8 +501,8 @@ Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
     ssize_t n = read(fd.get(), key.data(), key.size());
     if (n < 0) return SysError("read '" + *path + "'");
     key.resize(static_cast<size_t>(n));
-  } else if (env_value) {
-    key = *env_value;
+  } else if (value) {
+    key = *value;
   }
   // Trim surrounding whitespace (a trailing newline from `echo key > file`).
   while (!key.empty() &&
@@ -467,8 +511,7 @@ Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
   }
   size_t start = key.find_first_not_of(" \t\r\n");
   key.erase(0, start == std::string::npos ? key.size() : start);
-  std::string_view origin =
-      path ? std::string_view("the environment key file") : "ANTHROPIC_ENVIRONMENT_KEY";
+  std::string_view origin = path ? std::string_view("the environment key file") : value_origin;
   if (key.empty()) return Bad(std::string(origin) + " is empty");
   for (char c : key) {
     auto ch = static_cast<unsigned char>(c);
@@ -477,6 +520,15 @@ Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
     }
   }
   return key;
+}
+
+void BlankEnvironmentKeyArg(const PollerConfig& config, int argc, char** argv) {
+  if (!config.environment_key_at || argc < 1) return;
+  const size_t index = config.environment_key_at->index + 1;  // past argv[0]
+  if (index >= static_cast<size_t>(argc) || argv[index] == nullptr) return;
+  char* arg = argv[index];
+  const size_t len = std::strlen(arg);
+  for (size_t i = config.environment_key_at->offset; i < len; ++i) arg[i] = 'x';
 }
 
 std::string HelpText() {
@@ -491,8 +543,12 @@ Options (flag > environment variable > --config file > default):
   --environment-key-file F   the environment key, a file of mode 0600 (an absolute path);
                              else the variable ANTHROPIC_ENVIRONMENT_KEY, which srt-poller
                              removes from its environment at start
+  --environment-key KEY      (ant's flag) works, with a warning: every user of the host can
+                             read a command line; srt-poller blanks it in its own at start
   --base-url URL             (ANTHROPIC_BASE_URL) default https://api.anthropic.com
-  --worker-id ID             (ANTHROPIC_WORKER_ID) default: hostname-<16 hex>
+  --worker-id ID             (ANTHROPIC_WORKER_ID) default: the one kept in
+                             DIR/.worker-id (--sessions-dir), made as hostname-<16 hex> by
+                             the first run
   --sessions-dir DIR         where each session's /workspace lives, as DIR/<session id>
                              (default /var/lib/srt-poller/sessions)
   --concurrency N            sessions served at once (default 1)
@@ -507,7 +563,8 @@ Options (flag > environment variable > --config file > default):
   --on-work SCRIPT           run SCRIPT in the session's sandbox for every item instead of the
                              built-in runner (the `ant beta:worker poll --on-work` contract:
                              work JSON with `secret` on stdin, ANTHROPIC_WORK_ID,
-                             ANTHROPIC_SESSION_ID, ANTHROPIC_ENVIRONMENT_ID, ANTHROPIC_BASE_URL)
+                             ANTHROPIC_SESSION_ID, ANTHROPIC_ENVIRONMENT_ID, ANTHROPIC_BASE_URL);
+                             `--on-work in-process` is the built-in runner, as in ant
   --script-gets-environment-key
                              --on-work only: also set ANTHROPIC_ENVIRONMENT_KEY for the script
   --script-env NAME[,NAME...]
@@ -527,6 +584,10 @@ Options (flag > environment variable > --config file > default):
   --workspace-cleanup keep|terminated
                              keep workspaces (default), or remove one when its session is
                              terminated or deleted
+  --workdir /workspace       (ant's flag) accepted: every session's tools work in its own
+                             /workspace; any other DIR is refused (see --sessions-dir)
+  --unrestricted-paths       (ant's flag) refused: the file tools stay in /workspace; give
+                             sessions more of the host with --policy
   --ca-file FILE             extra CA certificates for HTTPS
   --toolbox PATH             srt-toolbox (default: next to srt-poller)
   --config FILE              (an absolute path) a JSON object whose keys are the long flag

@@ -43,12 +43,25 @@ struct PollerConfig {
   Action action = Action::kRun;
 
   std::string environment_id;
-  // The environment key itself is not part of the configuration: LoadEnvironmentKey reads it.
+  // The environment key itself is not part of the configuration (LoadEnvironmentKey reads it)
+  // unless it was given on the command line.
   std::optional<std::string> environment_key_file;
   bool environment_key_from_env = false;  // ANTHROPIC_ENVIRONMENT_KEY was set
+  // --environment-key KEY (`ant`'s flag). It works, but every user of the host can read a
+  // command line: srt-poller warns, and blanks it in its own (BlankEnvironmentKeyArg).
+  std::optional<std::string> environment_key_arg;
+  // Where that key is in the arguments: args[index] (args as given to ParseConfig), from byte
+  // `offset` (past "--environment-key=", or 0 when it is an argument of its own).
+  struct ArgPosition {
+    size_t index = 0;
+    size_t offset = 0;
+  };
+  std::optional<ArgPosition> environment_key_at;
 
   std::string base_url = "https://api.anthropic.com";
-  std::string worker_id;  // default: hostname + "-" + 16 hex (filled by the caller)
+  // Default: the one kept in <sessions_dir>/.worker-id, made as hostname-<16 hex> by the first
+  // run (poller/worker_id.h; filled by the caller).
+  std::string worker_id;
   std::string sessions_dir = "/var/lib/srt-poller/sessions";
   int concurrency = 1;
   std::optional<std::string> policy_path;      // default: the built-in poller-session policy
@@ -82,10 +95,17 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
                                                const FileReader& read_file);
 
 // The environment key: from `path` (refused unless a regular file, owned by this user or root,
-// with no group or other permission bits) or, without a path, from `env_value`. Side effects:
-// reads the file.
-[[nodiscard]] Result<std::string> LoadEnvironmentKey(const std::optional<std::string>& path,
-                                                     const std::optional<std::string>& env_value);
+// with no group or other permission bits) or, without a path, from `value` (which errors call
+// `value_origin`). Side effects: reads the file.
+[[nodiscard]] Result<std::string> LoadEnvironmentKey(
+    const std::optional<std::string>& path, const std::optional<std::string>& value,
+    std::string_view value_origin = "ANTHROPIC_ENVIRONMENT_KEY");
+
+// Overwrites the key of --environment-key in `argv` (main's, `argc` entries; argv[1] is
+// args[0] of ParseConfig) with 'x's, so that /proc/PID/cmdline, which is read from this memory,
+// no longer shows it. `config` must come from parsing exactly these arguments. Nothing happens
+// without an --environment-key.
+void BlankEnvironmentKeyArg(const PollerConfig& config, int argc, char** argv);
 
 std::string HelpText();
 

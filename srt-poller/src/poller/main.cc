@@ -23,6 +23,7 @@
 #include "poller/poller.h"
 #include "poller/session.h"
 #include "poller/session_memory.h"
+#include "poller/worker_id.h"
 #include "poller/workspace_disk.h"
 #include "srt/sandbox.h"
 #include "sys/helper_path.h"
@@ -119,7 +120,7 @@ void CheckApi(const PollerConfig& c, const std::string& key,
 }
 
 int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& toolbox,
-          const Result<std::string>& key_in_use) {
+          const Result<std::string>& key_in_use, const std::string& worker_id_problem) {
   int failures = 0;
   auto line = [&](bool ok, const std::string& what, const std::string& detail) {
     std::printf("%s %s%s%s\n", ok ? "ok  " : "FAIL", what.c_str(), detail.empty() ? "" : ": ",
@@ -127,10 +128,16 @@ int Check(const PollerConfig& c, const PolicyStore& policy, const std::string& t
     failures += ok ? 0 : 1;
   };
   line(true, "configuration", "environment " + c.environment_id + ", base URL " + c.base_url);
+  line(worker_id_problem.empty(), "worker id",
+       worker_id_problem.empty() ? c.worker_id : worker_id_problem);
   auto key = LoadEnvironmentKey(c.environment_key_file, std::nullopt);
   if (c.environment_key_file) {
     line(static_cast<bool>(key), "environment key file '" + *c.environment_key_file + "'",
          key ? "mode and owner fine" : key.error().message());
+  } else if (c.environment_key_arg) {
+    std::printf(
+        "warn environment key from --environment-key: visible to every user of this "
+        "host in ps and /proc/PID/cmdline (prefer --environment-key-file)\n");
   } else {
     line(true, "environment key", "from ANTHROPIC_ENVIRONMENT_KEY (prefer --environment-key-file)");
   }
@@ -178,8 +185,8 @@ std::optional<int> AnswerHelpOrVersion(const PollerConfig& config) {
 }
 
 // Takes the key and the organisation credentials (kSecretVars) out of the process environment,
-// warning about the credentials, then loads the key: from its file when there is one, else
-// from the environment as it was at start (`env`).
+// warning about the credentials, then loads the key: from its file when there is one, else from
+// --environment-key, else from the environment as it was at start (`env`).
 Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
                                        const std::map<std::string, std::string>& env,
                                        const Logger& log) {
@@ -191,6 +198,14 @@ Result<std::string> TakeEnvironmentKey(const PollerConfig& config,
                {{"variable", v}});
     }
     unsetenv(v);  // NOLINT(concurrency-mt-unsafe): before any thread exists (see above)
+  }
+  if (config.environment_key_arg) {
+    log.Warn(
+        "the environment key was given with --environment-key: every user of this host can read "
+        "a command line (ps, /proc/PID/cmdline), and srt-poller could blank it there only after "
+        "its start; use --environment-key-file FILE (mode 0600)",
+        {});
+    return LoadEnvironmentKey(std::nullopt, config.environment_key_arg, "--environment-key");
   }
   return LoadEnvironmentKey(config.environment_key_file,
                             config.environment_key_file ? std::nullopt : env_key);
@@ -305,6 +320,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   PollerConfig config = std::move(*parsed);
+  // At once: the key leaves what `ps` shows of us (`args` points into argv, and is done with).
+  BlankEnvironmentKeyArg(config, argc, argv);
   if (std::optional<int> code = AnswerHelpOrVersion(config)) return *code;
 
   Logger log(config.log_format);
@@ -325,7 +342,14 @@ int Main(int argc, char** argv) {
     log.Error("environment key", {{"error", key.error().message()}});
     return 2;
   }
-  if (config.worker_id.empty()) config.worker_id = DefaultWorkerId();
+  // --check reads the kept worker id but writes nothing (the sessions directory may not exist).
+  std::string worker_id_problem;
+  if (config.worker_id.empty() && config.action == PollerConfig::Action::kCheck) {
+    Result<std::string> id = LoadOrCreateWorkerId(config.sessions_dir, DefaultWorkerId(),
+                                                  /*create=*/false);
+    if (!id) worker_id_problem = id.error().message();
+    config.worker_id = id ? *id : DefaultWorkerId();
+  }
 
   PolicyStore policy;
   if (auto r = policy.Load(config.policy_path); !r) {
@@ -333,13 +357,25 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::string toolbox = FindToolbox(config);
-  if (config.action == PollerConfig::Action::kCheck) return Check(config, policy, toolbox, key);
+  if (config.action == PollerConfig::Action::kCheck) {
+    return Check(config, policy, toolbox, key, worker_id_problem);
+  }
   // The sessions directory is ours alone from here to the exit (the descriptor is never closed
   // before it): only then are cgroups with our prefix an earlier run's, safe to sweep.
   Result<UniqueFd> sessions_lock = LockSessionsDir(config);
   if (!sessions_lock) {
     log.Error("sessions directory", {{"error", sessions_lock.error().message()}});
     return 2;
+  }
+  // Under the lock: the id this worker keeps across restarts (made by its first run).
+  if (config.worker_id.empty()) {
+    Result<std::string> id =
+        LoadOrCreateWorkerId(config.sessions_dir, DefaultWorkerId(), /*create=*/true);
+    if (!id) {
+      log.Error("worker id", {{"error", id.error().message()}});
+      return 2;
+    }
+    config.worker_id = std::move(*id);
   }
   // Before the sweep: it looks where the sessions' cgroups go, which this decides.
   TakeSessionCgroupDelegation(config, log);

@@ -406,9 +406,9 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
   o.cwd = kSessionWorkdir;
   o.env = env;
   if (config.limits) {
-    // The agent's shell and ripgrep run in an inner cgroup (srt-toolbox moves them there) with
-    // a reserve less: what they fill - /tmp is a tmpfs, whose pages belong to no process the
-    // OOM killer could weigh, and a memfd's neither - then costs them alone, not srt-toolbox or
+    // The agent's shell runs in an inner cgroup (srt-toolbox moves it there) with
+    // a reserve less: what it fills - /tmp is a tmpfs, whose pages belong to no process the
+    // OOM killer could weigh, and a memfd's neither - then costs it alone, not srt-toolbox or
     // bwrap, which would end the session. An eighth of each limit, within bounds: the reserve
     // is what srt-toolbox's own tools (glob, read, the grep walker) may use at worst.
     const SessionLimits& l = *config.limits;

@@ -3,22 +3,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <regex.h>
-#include <signal.h>
+#include <re2/re2.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
-#include "base/system_text.h"
-#include "sys/landlock.h"
-#include "sys/spawn.h"
-#include "toolbox/bash_session.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
 #include "toolbox/text.h"
@@ -166,18 +161,6 @@ ToolResult GlobTool(const ConfinedRoot& root, const nlohmann::json& in) {
 
 namespace {
 
-// Collects up to `cap` bytes and counts the rest (Go's cappedBuffer).
-struct Capped {
-  std::string data;
-  size_t cap;
-  bool truncated = false;
-  void Append(const char* p, size_t n) {
-    size_t room = cap > data.size() ? cap - data.size() : 0;
-    if (n > room) truncated = true;
-    data.append(p, std::min(n, room));
-  }
-};
-
 // True when the interrupt fd is readable and Check() asks to stop.
 bool Interrupted(Interrupt* interrupt) {
   if (!interrupt || interrupt->fd() < 0) return false;
@@ -185,184 +168,126 @@ bool Interrupted(Interrupt* interrupt) {
   return poll(&p, 1, 0) > 0 && interrupt->Check();
 }
 
-ToolResult RunRipgrep(const std::string& rg, const std::string& pattern, const std::string& path,
-                      const GrepContext& ctx) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + ErrnoText(errno));
-  UniqueFd out_r(out[0]), out_w(out[1]);
-  if (pipe2(err, O_CLOEXEC) != 0) return Fail(std::string("grep: pipe: ") + ErrnoText(errno));
-  UniqueFd err_r(err[0]), err_w(err[1]);
-
-  // --max-filesize bounds each file; the capped buffer bounds stdout. No --follow: ripgrep
-  // does not follow symlinks while it walks, so it stays beneath the (resolved) path.
-  std::vector<std::string> args = {rg,
-                                   "-n",
-                                   "--no-heading",
-                                   "--max-filesize",
-                                   std::to_string(kGrepMaxFileBytes),
-                                   "-e",
-                                   pattern,
-                                   "--",
-                                   path};
-  UniqueFd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!devnull) return Fail(std::string("grep: open /dev/null: ") + ErrnoText(errno));
-  sys::SpawnRequest request;
-  request.path = rg;
-  request.argv = std::move(args);
-  request.env = ShellEnvironment();
-  request.fds = {{devnull.get(), 0}, {out_w.get(), 1}, {err_w.get(), 2}};
-  request.new_process_group = true;  // kill_rg below ends it and whatever it started
-  request.join_cgroup_fds = ctx.cgroup_fds;
-  // As the shell: ripgrep reads files the agent wrote, and whatever it runs as cannot signal us.
-  Result<UniqueFd> scope = sys::SignalScopeRuleset();
-  if (!scope) return Fail("grep: rg failed: " + scope.error().message());
-  request.landlock_ruleset_fd = *scope ? scope->get() : -1;
-  Result<pid_t> spawned = sys::Spawn(request);
-  if (!spawned) return Fail("grep: rg failed: " + spawned.error().message());
-  const pid_t pid = *spawned;
-  out_w.reset();
-  err_w.reset();
-
-  Capped stdout_buf{{}, kGrepOutputLimit};
-  Capped stderr_buf{{}, kGrepStderrLimit};
-  auto kill_rg = [&] {
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  };
-  while (out_r || err_r) {
-    auto now = Clock::now();
-    if (now >= ctx.deadline) {
-      kill_rg();
-      return {"", true, false, true};
-    }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.deadline - now).count();
-    pollfd p[3] = {{out_r ? out_r.get() : -1, POLLIN, 0},
-                   {err_r ? err_r.get() : -1, POLLIN, 0},
-                   {ctx.interrupt ? ctx.interrupt->fd() : -1, POLLIN, 0}};
-    int n = poll(p, 3, static_cast<int>(std::min<long long>(left + 1, 60'000)));
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    if (p[2].revents != 0 && ctx.interrupt->Check()) {
-      kill_rg();
-      return {"", true, true};
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (p[i].revents == 0) continue;
-      UniqueFd& fd = i == 0 ? out_r : err_r;
-      char chunk[16384];
-      ssize_t r = read(fd.get(), chunk, sizeof chunk);
-      if (r > 0) {
-        (i == 0 ? stdout_buf : stderr_buf).Append(chunk, static_cast<size_t>(r));
-      } else if (r == 0 || errno != EINTR) {
-        fd.reset();
-      }
-    }
+// Go's regexp/syntax names for RE2's errors: the tool's contract is Go's regexp, so a bad
+// pattern is told in Go's words ("error parsing regexp: missing closing ): `(a`").
+std::string_view GoErrorText(RE2::ErrorCode code) {
+  switch (code) {
+    case RE2::NoError:
+    case RE2::ErrorInternal:
+      break;
+    case RE2::ErrorBadEscape:
+      return "invalid escape sequence";
+    case RE2::ErrorBadCharClass:
+      return "invalid character class";
+    case RE2::ErrorBadCharRange:
+      return "invalid character class range";
+    case RE2::ErrorMissingBracket:
+      return "missing closing ]";
+    case RE2::ErrorMissingParen:
+      return "missing closing )";
+    case RE2::ErrorUnexpectedParen:
+      return "unexpected )";
+    case RE2::ErrorTrailingBackslash:
+      return "trailing backslash at end of expression";
+    case RE2::ErrorRepeatArgument:
+      return "missing argument to repetition operator";
+    case RE2::ErrorRepeatSize:
+      return "invalid repeat count";
+    case RE2::ErrorRepeatOp:
+      return "invalid nested repetition operator";
+    case RE2::ErrorBadPerlOp:
+      return "invalid or unsupported Perl syntax";
+    case RE2::ErrorBadUTF8:
+      return "invalid UTF-8";
+    case RE2::ErrorBadNamedCapture:
+      return "invalid named capture";
+    case RE2::ErrorPatternTooLarge:
+      return "expression too large";
   }
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(st) && WEXITSTATUS(st) == 1) return Ok("no matches");
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    std::string why = WIFEXITED(st) ? "exit status " + std::to_string(WEXITSTATUS(st))
-                                    : std::string("signal: ") + SignalText(WTERMSIG(st));
-    return Fail("grep: rg failed: " + why + ": " + stderr_buf.data);
-  }
-  std::string text = std::move(stdout_buf.data);
-  if (stdout_buf.truncated) text += std::string("\n") + kTruncationNotice;
-  return Ok(std::move(text));
+  return "regexp/syntax: internal error";
 }
 
-// RE2-ish to POSIX ERE: the Perl classes \d and \D, which glibc's ERE lacks (\w \s \b it has).
-std::string ToPosixEre(const std::string& re) {
-  std::string out;
-  bool in_class = false;
-  for (size_t i = 0; i < re.size(); ++i) {
-    char c = re[i];
-    if (c == '\\' && i + 1 < re.size()) {
-      char n = re[i + 1];
-      if (!in_class && (n == 'd' || n == 'D')) {
-        out += n == 'd' ? "[0-9]" : "[^0-9]";
-      } else if (in_class && n == 'd') {
-        out += "0-9";
-      } else {
-        out += c;
-        out += n;
-      }
-      ++i;
-      continue;
-    }
-    if (c == '[' && !in_class) {
-      in_class = true;
-      out += c;
-      if (i + 1 < re.size() && re[i + 1] == '^') out += re[++i];
-      if (i + 1 < re.size() && re[i + 1] == ']') out += re[++i];
-      continue;
-    }
-    if (c == ']' && in_class) in_class = false;
-    out += c;
-  }
-  return out;
+// A pattern, or a part of one, in an error: at most kMaxQuotedPatternBytes of it (a pattern
+// may be megabytes).
+constexpr size_t kMaxQuotedPatternBytes = 256;
+std::string Shortened(std::string_view s) {
+  if (s.size() <= kMaxQuotedPatternBytes) return std::string(s);
+  return std::string(s.substr(0, kMaxQuotedPatternBytes)) + "...";
 }
 
-struct Regex {
-  regex_t re{};
-  bool ok = false;
-  ~Regex() {
-    if (ok) regfree(&re);
+// Compiles `pattern` with Go's syntax (RE2, UTF-8, Perl classes, leftmost-first) or returns
+// the error result: "grep: invalid regex <pattern>: error parsing regexp: <what>: `<where>`".
+Result<std::unique_ptr<RE2>> CompileGoRegexp(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);    // our stderr is the session's log; the error is the result
+  options.set_never_capture(true);  // only "does the line match" is asked
+  auto re = std::make_unique<RE2>(pattern, options);
+  if (re->ok()) return re;
+  std::string message = "grep: invalid regex " + GoQuote(Shortened(pattern)) +
+                        ": error parsing regexp: " + std::string(GoErrorText(re->error_code())) +
+                        ": `" + Shortened(re->error_arg()) + "`";
+  const std::string& arg = re->error_arg();
+  if (re->error_code() == RE2::ErrorBadEscape && arg.size() == 2 && arg[1] >= '1' &&
+      arg[1] <= '9') {
+    message += " (Go's regexp syntax has no backreferences)";
   }
-};
+  return MakeError(Errc::kInvalidArgument, std::move(message));
+}
 
 class WalkGrep {
  public:
-  WalkGrep(const regex_t& re, const GrepContext& ctx) : re_(re), ctx_(ctx) {}
+  WalkGrep(const RE2& re, const GrepContext& ctx) : re_(re), ctx_(ctx) {}
 
-  // Greps one open regular file; false when the search must stop.
+  // Greps one open regular file, line by line as Go's strings.Split(data, "\n") gives them (a
+  // final newline leaves one empty last line); false when the search must stop. Memory: the
+  // file, at most kGrepMaxFileBytes (a file that grows meanwhile is read to that size), in one
+  // buffer that every file reuses. RE2 takes time linear in each line, whatever the pattern.
   bool File(int fd, const std::string& display) {
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
         static_cast<unsigned long long>(st.st_size) > kGrepMaxFileBytes) {
       return true;
     }
-    std::string data;
-    data.resize(static_cast<size_t>(st.st_size));
+    data_.resize(static_cast<size_t>(st.st_size));
     size_t got = 0;
-    while (got < data.size()) {
-      ssize_t n = read(fd, data.data() + got, data.size() - got);
+    while (got < data_.size()) {
+      ssize_t n = read(fd, data_.data() + got, data_.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<size_t>(n);
     }
-    data.resize(got);
-    if (data.substr(0, 512).find('\0') != std::string::npos) return true;  // binary
+    data_.resize(got);
+    const std::string_view data(data_);
+    if (data.substr(0, 512).find('\0') != std::string_view::npos) return true;  // binary (Go)
     size_t line_no = 0, i = 0;
     for (;;) {
       size_t j = data.find('\n', i);
-      size_t end = j == std::string::npos ? data.size() : j;
+      size_t end = j == std::string_view::npos ? data.size() : j;
       ++line_no;
-      regmatch_t m{};
-      m.rm_so = 0;
-      m.rm_eo = static_cast<regoff_t>(end - i);
-      if (regexec(&re_, data.c_str() + i, 1, &m, REG_STARTEND) == 0) {
-        if (!Push(display + ":" + std::to_string(line_no) + ":" + data.substr(i, end - i))) {
-          return false;
-        }
+      const std::string_view line = data.substr(i, end - i);
+      if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), re_) &&
+          !Push(display, line_no, line)) {
+        return false;
       }
-      if (j == std::string::npos) break;
+      if (j == std::string_view::npos) break;
       i = j + 1;
     }
     return true;
   }
 
-  // Go's budget: every hit costs its length plus a newline; the one that overdraws becomes the
-  // truncation notice.
-  bool Push(std::string line) {
-    budget_ -= static_cast<long long>(line.size()) + 1;
+  // Go's budget: every hit "<path>:<line>:<text>" costs its length plus a newline; the one that
+  // overdraws becomes the truncation notice (and is never built: a line may be megabytes).
+  bool Push(const std::string& display, size_t line_no, std::string_view line) {
+    const std::string number = std::to_string(line_no);
+    budget_ -= static_cast<long long>(display.size() + number.size() + line.size() + 3);
     if (budget_ < 0) {
       hits_.emplace_back(kTruncationNotice);
       return false;
     }
-    hits_.push_back(std::move(line));
+    std::string hit;
+    hit.reserve(display.size() + number.size() + line.size() + 2);
+    hit.append(display).append(":").append(number).append(":").append(line);
+    hits_.push_back(std::move(hit));
     return true;
   }
 
@@ -378,8 +303,9 @@ class WalkGrep {
     return false;
   }
 
-  const regex_t& re_;
+  const RE2& re_;
   const GrepContext& ctx_;
+  std::string data_;  // the file being searched
   std::vector<std::string> hits_;
   long long budget_ = static_cast<long long>(kGrepOutputLimit);
   size_t seen_ = 0;
@@ -407,17 +333,12 @@ ToolResult GrepTool(const ConfinedRoot& root, const nlohmann::json& in, const Gr
     exists = r->exists;
   }
   std::string display = root.Absolute(rel);
-  if (!ctx.rg.empty()) return RunRipgrep(ctx.rg, *pattern, display, ctx);
-
-  Regex re;
-  int rc = regcomp(&re.re, ToPosixEre(*pattern).c_str(), REG_EXTENDED | REG_NOSUB);
-  if (rc != 0) {
-    char msg[256];
-    regerror(rc, &re.re, msg, sizeof msg);
-    return Fail(std::string("grep: invalid regex: ") + msg);
-  }
-  re.ok = true;
-  WalkGrep grep(re.re, ctx);
+  // Always RE2, never ripgrep where the host has it (as Go's SDK does): the contract is Go's
+  // syntax, and rg's differs (backreferences and look-around with -P, other errors, its own
+  // output order and file filters). The walk is Go's built-in one (runWalkGrep).
+  Result<std::unique_ptr<RE2>> re = CompileGoRegexp(*pattern);
+  if (!re) return Fail(re.error().message());
+  WalkGrep grep(**re, ctx);
   if (exists) {
     auto fd = root.OpenBeneath(rel, O_RDONLY | O_NONBLOCK);
     struct stat st;

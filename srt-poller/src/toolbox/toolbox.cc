@@ -25,24 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 ToolResult Fail(std::string text) { return {std::move(text), true, false}; }
 
-// exec.LookPath("rg"): the first executable regular `rg` on PATH, or "".
-std::string FindInPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view p = path ? path : "";
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find(':', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string dir(p.substr(i, j - i));
-    if (!dir.empty() && dir[0] == '/') {
-      std::string candidate = dir + "/" + name;
-      if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    i = j + 1;
-  }
-  return "";
-}
-
 }  // namespace
 
 Result<std::vector<int>> ParseDescriptorList(std::string_view text) {
@@ -98,7 +80,6 @@ Result<std::vector<int>> TakeWorkCgroupFds() {
 
 Result<std::unique_ptr<Toolbox>> Toolbox::Create(ToolboxOptions options) {
   SRT_ASSIGN_OR_RETURN(ConfinedRoot root, ConfinedRoot::Open(options.root));
-  if (!options.rg) options.rg = FindInPath("rg");
   return std::unique_ptr<Toolbox>(new Toolbox(std::move(options), std::move(root)));
 }
 
@@ -181,8 +162,7 @@ ToolResult Toolbox::Run(std::string_view tool, const nlohmann::json& input,
     if (tool == "edit") return EditTool(root_, in);
     if (tool == "glob") return GlobTool(root_, in);
     if (tool == "grep") {
-      ToolResult r = GrepTool(
-          root_, in, GrepContext{*options_.rg, deadline, &interrupt, options_.work_cgroup_fds});
+      ToolResult r = GrepTool(root_, in, GrepContext{deadline, &interrupt});
       if (r.timed_out) return Fail(timed_out_text);
       return r;
     }

@@ -31,14 +31,12 @@ struct ToolResult {
 
 struct ToolboxOptions {
   std::string root = "/workspace";
-  // ripgrep for grep: unset = look `rg` up in PATH; "" = always use the built-in walker.
-  std::optional<std::string> rg;
   // The shell's environment; unset = ShellEnvironment() at each (re)start.
   std::optional<std::vector<std::string>> shell_env;
   std::string shell = "/bin/bash";
   // Write-only cgroup.procs descriptors of the sandbox's inner cgroup (srt's
-  // kInnerCgroupFdsVariable): the shell and ripgrep start there, so that what they fill (the
-  // memory of /tmp included) is theirs alone to lose, and this process keeps room to answer.
+  // kInnerCgroupFdsVariable): the shell starts there, so that what it fills (the memory of /tmp
+  // included) is its own to lose, and this process keeps room to answer.
   std::vector<int> work_cgroup_fds;
 };
 

@@ -22,12 +22,11 @@ ToolResult ReadTool(const ConfinedRoot& root, const nlohmann::json& in);
 ToolResult WriteTool(const ConfinedRoot& root, const nlohmann::json& in);
 ToolResult EditTool(const ConfinedRoot& root, const nlohmann::json& in);
 ToolResult GlobTool(const ConfinedRoot& root, const nlohmann::json& in);
-// `rg` empty = the built-in walker. When `deadline` passes the result has `timed_out` set.
+// grep matches with RE2 (Go's regexp syntax). When `deadline` passes the result has `timed_out`
+// set.
 struct GrepContext {
-  std::string rg;
   std::chrono::steady_clock::time_point deadline;
   Interrupt* interrupt = nullptr;
-  std::vector<int> cgroup_fds;  // cgroup.procs files ripgrep joins before it executes
 };
 ToolResult GrepTool(const ConfinedRoot& root, const nlohmann::json& in, const GrepContext& ctx);
 

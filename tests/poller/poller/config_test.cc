@@ -232,6 +232,98 @@ TEST(PollerConfig, ScriptEnvNamesVariablesButNoCredentialNorOursAndNeedsOnWork) 
   EXPECT_EQ(e.error().message(), "--script-env needs --on-work");
 }
 
+// `ant beta:worker poll`'s flags: each works as there, is mapped, or is refused saying why.
+TEST(PollerConfig, AntsEnvironmentKeyFlagWorksAndSaysWhereTheKeyIs) {
+  auto c = Parse({"--environment-id", "e", "--environment-key", "sk-ant-oat01-abc"}, {});
+  ASSERT_TRUE(c) << c.error().message();
+  ASSERT_TRUE(c->environment_key_arg);
+  EXPECT_EQ(*c->environment_key_arg, "sk-ant-oat01-abc");
+  EXPECT_FALSE(c->environment_key_file);
+  // Where the key is in the arguments (args[3], from its first byte), to blank it there.
+  ASSERT_TRUE(c->environment_key_at);
+  EXPECT_EQ(c->environment_key_at->index, 3u);
+  EXPECT_EQ(c->environment_key_at->offset, 0u);
+  c = Parse({"--environment-key=sk-ant-oat01-abc", "--environment-id", "e"}, Env());
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(*c->environment_key_arg, "sk-ant-oat01-abc");
+  EXPECT_EQ(c->environment_key_at->index, 0u);
+  EXPECT_EQ(c->environment_key_at->offset, std::string_view("--environment-key=").size());
+}
+
+// /proc/PID/cmdline is read from the process's own memory: blanking the key there takes it out
+// of `ps` (after the moment between exec and the blanking, which the warning is about).
+TEST(PollerConfig, TheKeyIsBlankedInTheCommandLineAndNothingElseIs) {
+  std::string a[] = {"srt-poller",          "--environment-id", "e",
+                     "--environment-key",   "sk-ant-oat01-abc", "--policy",
+                     "--environment-key=zz"};
+  char* argv[] = {a[0].data(), a[1].data(), a[2].data(), a[3].data(),
+                  a[4].data(), a[5].data(), a[6].data(), nullptr};
+  auto c = Parse({argv + 1, argv + 7});
+  ASSERT_TRUE(c) << c.error().message();
+  BlankEnvironmentKeyArg(*c, 7, argv);
+  EXPECT_STREQ(argv[4], "xxxxxxxxxxxxxxxx");
+  EXPECT_STREQ(argv[3], "--environment-key");
+  EXPECT_STREQ(argv[6], "--environment-key=zz");  // --policy's value, not a key
+  std::string b[] = {"srt-poller", "--environment-key=sk-abc", "--environment-id", "e"};
+  char* argv2[] = {b[0].data(), b[1].data(), b[2].data(), b[3].data(), nullptr};
+  c = Parse({argv2 + 1, argv2 + 4}, {});
+  ASSERT_TRUE(c) << c.error().message();
+  BlankEnvironmentKeyArg(*c, 4, argv2);
+  EXPECT_STREQ(argv2[1], "--environment-key=xxxxxx");
+  EXPECT_STREQ(argv2[3], "e");
+}
+
+TEST(PollerConfig, AntsEnvironmentKeyFlagIsRefusedBesideAKeyFileOrInTheConfigFile) {
+  auto e = Parse(
+      {"--environment-id", "e", "--environment-key", "sk", "--environment-key-file", "/etc/k"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(),
+              HasSubstr("--environment-key and --environment-key-file both give the key"));
+  e = Parse({"--environment-id", "e", "--environment-key"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--environment-key needs a value"));
+  e = Parse({"--environment-id", "e", "--environment-key="});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--environment-key needs a value"));
+  e = Parse({"--config", "/c.json", "--environment-id", "e"}, Env(),
+            {{"/c.json", R"({"environment-key": "sk"})"}});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(),
+              HasSubstr("config file '/c.json': key 'environment-key': the key itself does not "
+                        "go in the config file"));
+}
+
+TEST(PollerConfig, AntsWorkdirIsTheSessionsWorkspaceAndNothingElse) {
+  // What ant's docs ask for: the tools' directory is /workspace. Every session has its own.
+  for (std::string_view w : {"/workspace", "/workspace/"}) {
+    auto c = Parse({"--environment-id", "e", "--workdir", w});
+    ASSERT_TRUE(c) << w << ": " << c.error().message();
+  }
+  for (std::string_view w : {".", "/srv/agent", "workspace"}) {
+    auto e = Parse({"--environment-id", "e", "--workdir", w});
+    ASSERT_FALSE(e) << w;
+    EXPECT_THAT(e.error().message(), HasSubstr("--workdir: '" + std::string(w) + "': "));
+    EXPECT_THAT(e.error().message(), HasSubstr("--sessions-dir"));
+  }
+  auto e = Parse({"--config", "/c.json", "--environment-id", "e"}, Env(),
+                 {{"/c.json", R"({"workdir": "/srv"})"}});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("key 'workdir': '/srv': "));
+}
+
+TEST(PollerConfig, AntsUnrestrictedPathsIsRefusedWithTheReason) {
+  auto e = Parse({"--environment-id", "e", "--unrestricted-paths"});
+  ASSERT_FALSE(e);
+  EXPECT_THAT(e.error().message(), HasSubstr("--unrestricted-paths: not supported"));
+  EXPECT_THAT(e.error().message(), HasSubstr("--policy"));
+}
+
+TEST(PollerConfig, AntsOnWorkInProcessIsTheBuiltInRunner) {
+  auto c = Parse({"--environment-id", "e", "--on-work", "in-process"});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_FALSE(c->on_work);
+}
+
 TEST(PollerConfig, HelpVersionCheck) {
   EXPECT_EQ(Parse({"--help"}, {})->action, PollerConfig::Action::kHelp);
   EXPECT_EQ(Parse({"-V"}, {})->action, PollerConfig::Action::kVersion);

@@ -12,7 +12,6 @@
 #include <string>
 
 #include "support/sanitizers.h"
-#include "sys/landlock.h"
 #include "toolbox/glob_match.h"
 #include "toolbox/limits.h"
 #include "toolbox_test_support.h"
@@ -178,7 +177,7 @@ TEST_F(GrepWalkerTest, FindsLinesWithAbsolutePaths) {
   EXPECT_EQ(Call("grep", {{"pattern", "zeta"}}).text, "no matches");
   r = Call("grep", {{"pattern", "(unclosed"}});
   EXPECT_TRUE(r.is_error);
-  EXPECT_EQ(r.text.rfind("grep: invalid regex: ", 0), 0u) << r.text;
+  EXPECT_EQ(r.text.rfind("grep: invalid regex \"(unclosed\": ", 0), 0u) << r.text;
   EXPECT_EQ(Call("grep", nlohmann::json::object()).text, "grep: pattern is required");
 }
 
@@ -208,60 +207,113 @@ TEST_F(GrepWalkerTest, TheCallDeadlineStopsTheWalk) {
   EXPECT_EQ(r.text, "tool \"grep\" timed out after 1ms");
 }
 
-class GrepRipgrepTest : public ToolboxTest {
+// The grep tool's contract is Go's regexp syntax (RE2): the pattern the agent writes for the
+// official toolset must mean the same here, whether or not ripgrep is on the host's PATH (a
+// real rg, or a stand-in that would give other answers) and never POSIX's dialect.
+enum class RgOnPath { kNone, kReal, kStandIn };
+
+class GrepSyntaxTest : public ::testing::TestWithParam<RgOnPath> {
  protected:
   void SetUp() override {
-    for (const char* p : {"/usr/bin/rg", "/usr/local/bin/rg", "/bin/rg"}) {
-      if (access(p, X_OK) == 0) rg_ = p;
+    root_ = base_.path() + "/root";
+    fs::create_directories(root_);
+    std::string path = bin_.path();
+    if (GetParam() == RgOnPath::kReal) {
+      if (access("/usr/bin/rg", X_OK) != 0) GTEST_SKIP() << "ripgrep is not installed";
+      path = "/usr/bin:/bin";
+    } else if (GetParam() == RgOnPath::kStandIn) {
+      WriteFile(bin_.path() + "/rg", "#!/bin/sh\necho stand-in:1:rg\n");
+      ASSERT_EQ(chmod((bin_.path() + "/rg").c_str(), 0755), 0);
     }
-    if (rg_.empty()) GTEST_SKIP() << "ripgrep is not installed";
-    ToolboxTest::SetUp();
+    const char* old = getenv("PATH");
+    old_path_ = old ? old : "";
+    setenv("PATH", path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): no thread runs yet
+    ToolboxOptions options;
+    options.root = root_;
+    auto tb = Toolbox::Create(options);
+    ASSERT_TRUE(tb.has_value()) << tb.error().message();
+    tb_ = std::move(*tb);
   }
+  void TearDown() override {
+    setenv("PATH", old_path_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  }
+  ToolResult Grep(const std::string& pattern) {
+    NoInterrupt never;
+    return tb_->Run("grep", {{"pattern", pattern}}, std::chrono::milliseconds(0), never);
+  }
+  std::string In(const std::string& rel) const { return root_ + "/" + rel; }
+
+  TempDir base_;
+  TempDir bin_;
+  std::string root_;
+  std::string old_path_;
+  std::unique_ptr<Toolbox> tb_;
 };
 
-TEST_F(GrepRipgrepTest, FindsLinesAndStaysInTheRoot) {
-  WriteFile(In("a.txt"), "alpha\nbeta 42\n");
-  ASSERT_EQ(symlink((outside_ + "/secret").c_str(), In("link").c_str()), 0);
-  ASSERT_EQ(symlink(outside_.c_str(), In("dirlink").c_str()), 0);
-  EXPECT_EQ(Call("grep", {{"pattern", "beta \\d+"}}).text, In("a.txt") + ":2:beta 42\n");
-  EXPECT_EQ(Call("grep", {{"pattern", "secret"}}).text, "no matches");
-  ToolResult r = Call("grep", {{"pattern", "("}});
+TEST_P(GrepSyntaxTest, CaseInsensitiveFlag) {
+  WriteFile(In("a.txt"), "Hello World\nbye\ngrüne ÄPFEL\n");
+  EXPECT_EQ(Grep("(?i)hello").text, In("a.txt") + ":1:Hello World");
+  EXPECT_EQ(Grep("(?i)äpfel").text, In("a.txt") + ":3:grüne ÄPFEL");
+  EXPECT_EQ(Grep("hello").text, "no matches");
+}
+
+TEST_P(GrepSyntaxTest, PerlClassesAndWordBoundaries) {
+  WriteFile(In("a.txt"), "a cat sat\nconcatenate\nroom 101\n");
+  EXPECT_EQ(Grep(R"(\bcat\b)").text, In("a.txt") + ":1:a cat sat");
+  EXPECT_EQ(Grep(R"(\s\d+$)").text, In("a.txt") + ":3:room 101");
+  EXPECT_EQ(Grep(R"(^\D+$)").text, In("a.txt") + ":1:a cat sat\n" + In("a.txt") + ":2:concatenate");
+}
+
+// Valid Go (RE2) that POSIX ERE rejects or reads otherwise.
+TEST_P(GrepSyntaxTest, GoSyntaxThatPosixLacks) {
+  WriteFile(In("a.txt"), "xababcx\na.b\naxb\nλόγος\nA1\n");
+  EXPECT_EQ(Grep("(?:ab){2}c").text, In("a.txt") + ":1:xababcx");
+  EXPECT_EQ(Grep(R"(\Qa.b\E)").text, In("a.txt") + ":2:a.b");
+  EXPECT_EQ(Grep(R"(^\p{Greek}+$)").text, In("a.txt") + ":4:λόγος");
+  EXPECT_EQ(Grep(R"(^\x41\d)").text, In("a.txt") + ":5:A1");
+  EXPECT_EQ(Grep("^a.*?b$").text, In("a.txt") + ":2:a.b\n" + In("a.txt") + ":3:axb");
+  EXPECT_EQ(Grep("(?s)^x.b").text, In("a.txt") + ":1:xababcx");
+}
+
+// Go's words for a bad pattern ("error parsing regexp: <what>: `<where>`"), after the pattern.
+TEST_P(GrepSyntaxTest, AnInvalidPatternIsNamedWithTheParsersReason) {
+  WriteFile(In("a.txt"), "x\n");
+  ToolResult r = Grep("(unclosed");
   EXPECT_TRUE(r.is_error);
-  EXPECT_EQ(r.text.rfind("grep: rg failed: exit status 2: ", 0), 0u) << r.text;
+  EXPECT_EQ(r.text,
+            "grep: invalid regex \"(unclosed\": error parsing regexp: missing closing ): "
+            "`(unclosed`");
+  r = Grep("a**");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text,
+            "grep: invalid regex \"a**\": error parsing regexp: invalid nested repetition "
+            "operator: `**`");
 }
 
-TEST_F(GrepRipgrepTest, OutputIsCapped) {
-  std::string content;
-  for (int i = 0; i < 300; ++i) content += std::string(1000, 'x') + "\n";
-  WriteFile(In("big.txt"), content);
-  ToolResult r = Call("grep", {{"pattern", "x"}});
-  EXPECT_FALSE(r.is_error);
-  EXPECT_EQ(r.text.size(), kGrepOutputLimit + 19);
-  EXPECT_EQ(r.text.substr(r.text.size() - 19), "\n[output truncated]");
+TEST_P(GrepSyntaxTest, ABackreferenceIsRefusedClearly) {
+  WriteFile(In("a.txt"), "aa\n");
+  ToolResult r = Grep(R"((a)\1)");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text,
+            "grep: invalid regex \"(a)\\\\1\": error parsing regexp: invalid escape sequence: "
+            "`\\1` (Go's regexp syntax has no backreferences)");
 }
 
-// ripgrep runs in the shell's kind of Landlock domain: what it starts cannot signal the toolbox.
-// A stand-in for rg reports whether it may signal its parent.
-class GrepScopeTest : public ToolboxTest {
- protected:
-  void SetUp() override {
-    if (sys::LandlockAbi() < sys::kLandlockSignalScopeAbi) {
-      GTEST_SKIP() << "the kernel has no Landlock signal scoping";
-    }
-    rg_ = script_.path() + "/rg";
-    WriteFile(
-        rg_,
-        "#!/bin/sh\nif kill -0 $PPID 2>/dev/null; then echo x:1:can; else echo x:1:cannot; fi\n");
-    ASSERT_EQ(chmod(rg_.c_str(), 0755), 0);
-    ToolboxTest::SetUp();
+std::string RgOnPathName(const ::testing::TestParamInfo<RgOnPath>& param) {
+  switch (param.param) {
+    case RgOnPath::kNone:
+      return "NoRipgrep";
+    case RgOnPath::kReal:
+      return "Ripgrep";
+    case RgOnPath::kStandIn:
+      return "RipgrepStandIn";
   }
-  TempDir script_;
-};
-
-TEST_F(GrepScopeTest, RipgrepCannotSignalTheToolbox) {
-  ToolResult r = Call("grep", {{"pattern", "x"}});
-  EXPECT_EQ(r.text, "x:1:cannot\n") << r.text;
+  return "";
 }
+
+INSTANTIATE_TEST_SUITE_P(RgOnPath, GrepSyntaxTest,
+                         ::testing::Values(RgOnPath::kNone, RgOnPath::kReal, RgOnPath::kStandIn),
+                         RgOnPathName);
 
 }  // namespace
 }  // namespace srt::poller::toolbox::testing

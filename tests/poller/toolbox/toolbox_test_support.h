@@ -55,7 +55,6 @@ class ToolboxTest : public ::testing::Test {
     WriteFile(outside_ + "/secret", "top secret\n");
     ToolboxOptions options;
     options.root = root_;
-    options.rg = rg_;
     auto tb = Toolbox::Create(options);
     ASSERT_TRUE(tb.has_value()) << tb.error().message();
     tb_ = std::move(*tb);
@@ -68,7 +67,6 @@ class ToolboxTest : public ::testing::Test {
   }
   std::string In(const std::string& rel) const { return root_ + "/" + rel; }
 
-  std::string rg_;  // "" = the built-in grep walker
   TempDir base_;
   std::string root_;
   std::string outside_;
