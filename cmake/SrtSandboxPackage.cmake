@@ -8,7 +8,8 @@
 # Static only: the public API passes std::string, std::function and structs that grow, so it has
 # no stable ABI to give a shared library's SONAME. Every path in the package files is relative to
 # where they are installed, so `cmake --install --prefix P` gives a package that works in P.
-# Included at the end of the top-level CMakeLists.txt, once every target exists.
+# Included at the end of the top-level CMakeLists.txt, once every target exists. Its install
+# rules are the `dev` component (the srt-sandbox-dev Debian package, packaging/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
 
 # The static libraries srt::srt links, found by walking its link graph, and the system libraries
@@ -80,9 +81,9 @@ add_custom_command(
 add_custom_target(srt_sandbox_archive ALL DEPENDS ${srt_sandbox_archive})
 
 set(SRT_SANDBOX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/SrtSandbox)
-install(FILES ${srt_sandbox_archive} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${srt_sandbox_archive} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/libsrt/include/srt
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/srt-sandbox FILES_MATCHING PATTERN "*.h")
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/srt-sandbox COMPONENT dev FILES_MATCHING PATTERN "*.h")
 
 # find_package(SrtSandbox): the package's paths are relative to its own folder (PACKAGE_INIT).
 set(SRT_SANDBOX_LIBDIR ${CMAKE_INSTALL_LIBDIR})
@@ -98,11 +99,11 @@ configure_package_config_file(
 write_basic_package_version_file(${srt_sandbox_dir}/SrtSandboxConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${srt_sandbox_dir}/SrtSandboxConfig.cmake ${srt_sandbox_dir}/SrtSandboxConfigVersion.cmake
-        DESTINATION ${SRT_SANDBOX_CMAKE_DIR})
+        DESTINATION ${SRT_SANDBOX_CMAKE_DIR} COMPONENT dev)
 
 # pkg-config: ${pcfiledir} makes the prefix wherever the file is.
 file(RELATIVE_PATH SRT_SANDBOX_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" SRT_SANDBOX_PC_TO_PREFIX "${SRT_SANDBOX_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/packaging/pkgconfig/srt-sandbox.pc.in
                ${srt_sandbox_dir}/srt-sandbox.pc @ONLY)
-install(FILES ${srt_sandbox_dir}/srt-sandbox.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${srt_sandbox_dir}/srt-sandbox.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)

@@ -20,8 +20,14 @@ for f in bin/srt bin/srt-poller libexec/srt/srt-init libexec/srt/srt-toolbox lib
          include/srt-sandbox/srt/sandbox.h include/srt-sandbox/srt/settings.h include/srt-sandbox/srt/result.h \
          lib/cmake/SrtSandbox/SrtSandboxConfig.cmake lib/cmake/SrtSandbox/SrtSandboxConfigVersion.cmake \
          lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service \
-         share/srt/srt-settings.schema.json share/srt/policies/default.json; do
+         share/srt/srt-settings.schema.json share/srt/policies/default.json share/man/man1/srt.1.gz \
+         share/man/man5/srt-settings.5.gz share/man/man8/srt-poller.8.gz \
+         share/bash-completion/completions/srt share/zsh/vendor-completions/_srt; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
+done
+# The Debian packages' own documents are theirs alone (packaging/CMakeLists.txt).
+for f in share/doc/srt-sandbox share/lintian; do
+  [[ ! -e $prefix/$f ]] || fail "a plain install holds the Debian packages' $f"
 done
 # Debian's Secure Reliable Transport packages own these names.
 for f in include/srt lib/libsrt.a lib/pkgconfig/srt.pc; do

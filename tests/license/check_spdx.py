@@ -14,9 +14,10 @@ import subprocess
 import sys
 
 TAG = "SPDX-License-Identifier: Apache-2.0"
-SOURCE = re.compile(r"(\.(cc|h|c|S|py|sh|cmake|h\.in|cmake\.in|pc\.in|service\.in)|(^|/)CMakeLists\.txt|^\.ci/run)$")
+SOURCE = re.compile(r"(\.(cc|h|c|S|py|sh|cmake|h\.in|cmake\.in|pc\.in|service\.in|lintian-overrides)"
+                    r"|(^|/)CMakeLists\.txt|^\.ci/run|^packaging/man/[^/]+\.[1-8]|^packaging/completion/[^/]+)$")
 SKIP = re.compile(r"^(build/|tests/fuzz/corpus/|.*node_modules/)")
-HEAD_LINES = 3  # the tag is on line 1, or line 2 after a #! line
+HEAD_LINES = 3  # the tag is on line 1, or line 2 after a #! or #compdef line
 
 
 def tracked(root):
