@@ -8,10 +8,10 @@ _srt_poller_reply() { mapfile -t COMPREPLY < <(compgen "$@"); }
 
 _srt_poller() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-  local opts='--environment-id --environment-key-file --base-url --worker-id --sessions-dir
+  local opts='--environment-id --environment-key-file --environment-key --base-url --worker-id --sessions-dir
               --concurrency --policy --max-idle --memory-sync-interval --on-work
               --script-gets-environment-key --script-env --no-lease-handoff --log-format --memory
-              --cpus --pids --disk --no-limits --workspace-cleanup --ca-file --toolbox --config
+              --cpus --pids --disk --no-limits --workspace-cleanup --workdir --unrestricted-paths --ca-file --toolbox --config
               --check -h --help -V --version'
   # --opt=value: bash splits at '=' (COMP_WORDBREAKS), so the option is two words back.
   if [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
@@ -32,6 +32,8 @@ _srt_poller() {
       return
       ;;
     --log-format) _srt_poller_reply -W 'text json' -- "$cur"; return ;;
+    --workdir) _srt_poller_reply -W '/workspace' -- "$cur"; return ;;
+    --environment-key) return ;;
     --workspace-cleanup) _srt_poller_reply -W 'keep terminated' -- "$cur"; return ;;
     --base-url) _srt_poller_reply -W 'https://api.anthropic.com' -- "$cur"; return ;;
     --memory | --disk) _srt_poller_reply -W '0 1G 3G 10G' -- "$cur"; return ;;
