@@ -46,8 +46,6 @@ struct NetworkSettings {
   std::optional<uint16_t> http_proxy_port;
   std::optional<uint16_t> socks_proxy_port;
   std::optional<ParentProxySettings> parent_proxy;
-  bool refuse_opaque_tunnels = false;
-  bool require_host_match = false;
   // srt's own keys (upstream has neither):
   // Programs that ignore the proxy variables are still served: every address the sandbox
   // connects to lands on srt's proxy, and names resolve through srt's DNS stub.

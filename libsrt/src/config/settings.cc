@@ -559,10 +559,15 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.socks_proxy_port, Port(value));
       } else if (key == "parentProxy") {
         SRT_ASSIGN_OR_RETURN(net.parent_proxy, ParentProxy(value));
-      } else if (key == "refuseOpaqueTunnels") {
-        SRT_ASSIGN_OR_RETURN(net.refuse_opaque_tunnels, Bool(value));
-      } else if (key == "requireHostMatch") {
-        SRT_ASSIGN_OR_RETURN(net.require_host_match, Bool(value));
+      } else if (key == "refuseOpaqueTunnels" || key == "requireHostMatch") {
+        // Upstream's request filtering, which srt does not do yet: false is what srt does, and
+        // true must not be read and then not done.
+        SRT_ASSIGN_OR_RETURN(const bool on, Bool(value));
+        if (on) {
+          return Fail(
+              "true is not supported by this srt yet; remove it or set it to false (ignoring it "
+              "would weaken the sandbox)");
+        }
       } else if (key == "transparentCapture") {
         SRT_ASSIGN_OR_RETURN(net.transparent_capture, Bool(value));
       } else if (key == "dnsServers") {

@@ -50,9 +50,10 @@ json At(const std::string& object, const std::string& key, const json& value) {
 
 bool Accepted(const json& doc) { return ParseSettings(doc.dump(), "test.json").has_value(); }
 
-// A value of the schema type, valid for srt (the schema's first example, if it gives one), and
-// one of another type.
+// A value of the schema type, valid for srt (the schema's `const`, or its first example, if it
+// gives one), and one of another type.
 json Sample(const json& spec) {
+  if (spec.contains("const")) return spec["const"];
   if (spec.contains("examples")) return spec["examples"][0];
   const std::string type = spec.value("type", "");
   if (type == "boolean") return true;

@@ -66,8 +66,8 @@ TEST(SettingsTest, FullDocument) {
       "socksProxyPort": 1080,
       "parentProxy": {"http": "http://proxy:3128", "https": "HTTP://proxy:3129",
                       "noProxy": "localhost,.corp"},
-      "refuseOpaqueTunnels": true,
-      "requireHostMatch": true
+      "refuseOpaqueTunnels": false,
+      "requireHostMatch": false
     },
     "filesystem": {
       "denyRead": ["~/.ssh", {"path": "/data/[x]", "literal": true}],
@@ -94,8 +94,6 @@ TEST(SettingsTest, FullDocument) {
   want.network.socks_proxy_port = 1080;
   want.network.parent_proxy =
       ParentProxySettings{"http://proxy:3128", "HTTP://proxy:3129", "localhost,.corp"};
-  want.network.refuse_opaque_tunnels = true;
-  want.network.require_host_match = true;
   want.filesystem.deny_read = {{"~/.ssh", false}, {"/data/[x]", true}};
   want.filesystem.allow_read = {{"~/.ssh/known_hosts", false}};
   want.filesystem.allow_write = {{".", false}, {"/tmp/build", false}};
@@ -440,6 +438,16 @@ TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
             "/network/ambiguousRequestTarget"},
        }) {
     EXPECT_EQ(ErrorOf(text), "settings.json: " + pointer + ": " + kUnsupported) << text;
+  }
+  // Upstream's request-filtering switches: false is what srt does; true would be read and
+  // then not done, a sandbox weaker than the file says.
+  for (const char* key : {"refuseOpaqueTunnels", "requireHostMatch"}) {
+    const std::string text = std::string(R"({"network": {")") + key + R"(": true}})";
+    EXPECT_EQ(ErrorOf(text), std::string("settings.json: /network/") + key +
+                                 ": true is not supported by this srt yet; remove it or set it "
+                                 "to false (ignoring it would weaken the sandbox)")
+        << text;
+    EXPECT_EQ(Parse(std::string(R"({"network": {")") + key + R"(": false}})").settings, Settings{});
   }
 }
 
