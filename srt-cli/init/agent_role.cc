@@ -174,6 +174,21 @@ long MountPrivateTmpfs(const char* path) {
   return r;
 }
 
+// CAP_SYS_ADMIN in this process's effective set.
+bool HasSysAdmin() {
+  constexpr uint32_t kCapabilityVersion3 = 0x20080522;  // _LINUX_CAPABILITY_VERSION_3
+  constexpr uint32_t kCapSysAdmin = 21;
+  struct {
+    uint32_t version;
+    int pid;
+  } header{kCapabilityVersion3, 0};
+  struct {
+    uint32_t effective, permitted, inheritable;
+  } data[2] = {};
+  if (Failed(SRT_SYS(__NR_capget, &header, data))) return false;
+  return (data[0].effective & (1u << kCapSysAdmin)) != 0;
+}
+
 // hidepid=invisible on a procfs context (fsopen or fspick): the command sees only processes it
 // may ptrace, so never srt's PID 1. hidepid exempts members of the mount's `gid` (default 0): a
 // root caller's command is in group 0, so point it at a group no process in the sandbox has
@@ -397,9 +412,11 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     return 1;
   }
   // An unprivileged caller has capabilities over the sandbox's namespaces only from inside its
-  // user namespace; root has them already, and must stay outside to name a group below.
+  // user namespace; root has them already, and must stay outside to name a group below. Root
+  // without CAP_SYS_ADMIN (a container's root) is unprivileged here and joins too.
   const bool root = SRT_SYS(__NR_geteuid) == 0;
-  long r = root ? 0 : SRT_SYS(__NR_setns, userns, CLONE_NEWUSER);
+  const bool join = !root || !HasSysAdmin();
+  long r = join ? SRT_SYS(__NR_setns, userns, CLONE_NEWUSER) : 0;
   if (!Failed(r)) r = SRT_SYS(__NR_setns, mntns, CLONE_NEWNS);
   if (Failed(r)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");

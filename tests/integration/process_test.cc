@@ -392,5 +392,43 @@ TEST_P(ProcessTest, VersionAndHelp) {
 
 SRT_INSTANTIATE(ProcessTest);
 
+// Root in a container (Docker's and Kubernetes' default capabilities: no CAP_SYS_ADMIN) is a
+// root caller that cannot act on the sandbox's namespaces from outside: srt-init's agent must
+// join the sandbox's user namespace first, as an unprivileged caller does, and keep everything
+// a root caller's sandbox gets (the covers of /proc, PID 1 hidden from group 0, the proxy).
+TEST(ContainerRootTest, RootWithoutSysAdminRunsSandboxesLikeTheHostsRoot) {
+  if (!SandboxingWorks()) {
+    if (std::getenv("SRT_MUST_WORK")) FAIL() << "bwrap sandboxes do not work on this host";
+    GTEST_SKIP() << "bwrap sandboxes do not work on this host";
+  }
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  Runner run(Identity::kRoot);
+  const std::string settings = run.SettingsFile(
+      R"({"network": {"allowedDomains": ["example.invalid"], "deniedDomains": []}})");
+  auto in_container = [&](const std::vector<std::string>& command) {
+    std::vector<std::string> argv = {
+        "setpriv",
+        "--bounding-set=-all,+chown,+dac_override,+fsetid,+fowner,+mknod,+net_raw,+setgid,"
+        "+setuid,+setfcap,+setpcap,+net_bind_service,+sys_chroot,+kill,+audit_write",
+        "--inh-caps=-all",
+        "--",
+        SrtBinary(),
+        "-s",
+        settings};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return run.Host(argv);
+  };
+  RunResult pids = in_container({ProbeBinary(), "pids"});
+  ASSERT_EQ(pids.exit_code, 0) << pids.err;
+  EXPECT_EQ(pids.out.rfind("1\n", 0), std::string::npos) << "PID 1 is visible: " << pids.out;
+  RunResult uid = in_container({ProbeBinary(), "uid"});
+  EXPECT_NE(uid.out.find("uid=0 "), std::string::npos) << uid.out << uid.err;
+  EXPECT_NE(uid.out.find("CapEff:\t0000000000000000"), std::string::npos) << uid.out;
+  EXPECT_EQ(in_container({ProbeBinary(), "open-write", "/proc/sys/kernel/core_pattern"}).exit_code,
+            EROFS);
+  RunResult proxy = in_container({"sh", "-c", "printenv HTTP_PROXY | cut -d@ -f2"});
+  EXPECT_EQ(proxy.out, "localhost:3128\n") << proxy.err;
+}
+
 }  // namespace
 }  // namespace srt::it
