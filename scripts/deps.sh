@@ -22,7 +22,7 @@ if [[ "${1:-build}" == package || "${1:-build}" == test ]]; then
 fi
 if [[ "${1:-build}" == test ]]; then
   want+=(groff-base man-db zsh libgtest-dev libgmock-dev clang libclang-rt-14-dev clang-format clang-tidy git openssl
-         dnsmasq-base curl python3 openssh-client openssh-server iproute2 ripgrep gpg gpg-agent)
+         dnsmasq-base curl python3 python3-yaml openssh-client openssh-server iproute2 ripgrep gpg gpg-agent)
   command -v node >/dev/null && command -v npm >/dev/null || want+=(nodejs npm)
 fi
 missing=()
