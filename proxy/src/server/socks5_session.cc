@@ -6,13 +6,18 @@
 // sandbox's credentials (a wrong pair gets status 1 and a close). A client offering only "no
 // authentication" is accepted into the request phase and then refused with REP 0x02 (not allowed
 // by ruleset), so it learns why; for port 22 the refusal is an SSH banner and disconnect message
-// instead, which ssh prints. With no token configured, no authentication is required.
+// instead, which ssh prints. A destination the policy or the address guard refuses on port 22 gets
+// the same, saying to use an https remote (ssh through the proxy is how git's ssh remotes reach
+// out; a bare REP 2 would only show "Connection closed by remote host"). With no token
+// configured, no authentication is required.
 #include "server/responses.h"
 #include "server/session.h"
 #include "socks5/socks5_parser.h"
 
 namespace srt::proxy {
 namespace {
+
+constexpr uint16_t kSshPort = 22;
 
 // Greeting (2 + 255), user/pass (3 + 255 + 255) and a request (4 + 1 + 255 + 2) all fit.
 constexpr size_t kMaxHandshakeBytes = 1024;
@@ -139,7 +144,7 @@ class Socks5Session final : public Session {
     if (!authenticated_) {
       record_.reason = "missing proxy credentials";
       Record(record_);
-      if (request.port == 22) {
+      if (request.port == kSshPort) {
         std::string bytes(AsText(socks5::Reply(socks5::kReplySucceeded)));
         bytes += SshPolicyRefusal(
             "srt: this SOCKS5 client sent no proxy credentials; use the sandbox's "
@@ -168,9 +173,10 @@ class Socks5Session final : public Session {
     if (!decision.allowed) {
       record_.reason = decision.reason;
       Record(record_);
-      return SendAndClose(AsText(socks5::Reply(socks5::kReplyNotAllowed)));
+      return RefuseByPolicy(request.port);
     }
     record_.allowed = true;
+    port_ = request.port;
     phase_ = Phase::kDialing;
     CancelTimeout();
     if (!SetClientInterest(client_backlog() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u))
@@ -183,9 +189,7 @@ class Socks5Session final : public Session {
     NoteDial(record_, outcome);
     if (!outcome.ok()) {
       Record(record_);
-      if (outcome.failure == DialFailure::kBlocked) {
-        return SendAndClose(AsText(socks5::Reply(socks5::kReplyNotAllowed)));
-      }
+      if (outcome.failure == DialFailure::kBlocked) return RefuseByPolicy(port_);
       return SendAndClose(AsText(socks5::Reply(socks5::kReplyHostUnreachable)));
     }
     std::string to_client(AsText(socks5::Reply(socks5::kReplySucceeded)));
@@ -193,8 +197,18 @@ class Socks5Session final : public Session {
     StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
   }
 
+  // REP 2, or on port 22 what ssh shows the user.
+  void RefuseByPolicy(uint16_t port) {
+    if (port != kSshPort) return SendAndClose(AsText(socks5::Reply(socks5::kReplyNotAllowed)));
+    std::string bytes(AsText(socks5::Reply(socks5::kReplySucceeded)));
+    bytes += SshPolicyRefusal(
+        "ssh to this destination is blocked by sandbox policy; use an https remote");
+    SendAndClose(bytes);
+  }
+
   Phase phase_ = Phase::kGreeting;
   bool authenticated_ = false;
+  uint16_t port_ = 0;
   Host host_;
   ConnectionRecord record_;
 };

@@ -190,6 +190,28 @@ TEST_F(Socks5Test, NoAuthClientOnPort22GetsAnSshRefusal) {
                     .reason = "missing proxy credentials"});
 }
 
+// A refusal on port 22 is what ssh can print: a SOCKS "succeeded", then an SSH banner and a
+// disconnect message that says why (ssh shows "Received disconnect ...: <message>"), where a
+// bare REP 2 only gets "Connection closed by remote host".
+TEST_F(Socks5Test, ADeniedSshDestinationGetsAnSshRefusalThatSaysWhy) {
+  for (const char* host : {"denied.test", "loopy.test"}) {  // the policy, then the guard
+    Stream client = ConnectProxy();
+    Authenticate(client);
+    ASSERT_TRUE(client.SendAll(ConnectName(host, 22)));
+    const std::string all = client.ReadToEnd();
+    const std::string banner = "SSH-2.0-policy_refusal\r\n";
+    ASSERT_TRUE(all.starts_with(Reply(0) + banner)) << host << ": " << all;
+    const std::string packet = all.substr(10 + banner.size());
+    ASSERT_GE(packet.size(), 10u);
+    EXPECT_EQ(packet[5], 1);                          // SSH_MSG_DISCONNECT
+    EXPECT_EQ(packet.substr(6, 4), B({0, 0, 0, 1}));  // HOST_NOT_ALLOWED_TO_CONNECT
+    EXPECT_NE(packet.find("ssh to this destination is blocked by sandbox policy; use an https "
+                          "remote"),
+              std::string::npos)
+        << host;
+  }
+}
+
 TEST_F(Socks5Test, DeniedHostIsRep2) {
   Stream client = ConnectProxy();
   Authenticate(client);
