@@ -327,8 +327,13 @@ class HttpSession final : public Session {
 
   // false if the session ended.
   bool BeginForwarding() {
+    // To a parent, the absolute form of the authority the policy decided on, never the client's
+    // spelling of it (case, a trailing dot, userinfo, a default port): the parent must not read
+    // it another way.
     std::string head =
-        request_.method + " " + (up_via_parent_ ? request_.target : request_.path) +
+        request_.method + " " +
+        (up_via_parent_ ? "http://" + HostHeader(host_, request_.port) + request_.path
+                        : request_.path) +
         (request_.version == http::Version::kHttp10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
     // The Host header names the origin the policy allowed, whatever the client wrote there
     // (a different Host would reach another virtual host of the same address).

@@ -290,6 +290,24 @@ TEST_F(ParentProxyTest, PlainHttpGoesToTheParentInAbsoluteForm) {
   parent_.Stop();
 }
 
+// The parent gets the authority srt decided on, not the client's spelling of it: a parent that
+// reads "REMOTE.test.:80" or a userinfo part its own way must not reach anything else.
+TEST_F(ParentProxyTest, PlainHttpToTheParentCarriesTheCanonicalAuthority) {
+  ASSERT_TRUE(parent_.Start());
+  StartWithParent();
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET http://REMOTE.Test.:80/path?q HTTP/1.1\r\nHost: x\r\n" +
+                             std::string(kAuthHeader) + "\r\n"));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  std::vector<HttpMessage> heads = parent_.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(heads[0].start_line, "GET http://remote.test/path?q HTTP/1.1");
+  EXPECT_EQ(heads[0].Header("Host"), "remote.test");
+  StopProxy();
+  parent_.Stop();
+}
+
 TEST_F(ParentProxyTest, ParentRefusalIs502) {
   ASSERT_TRUE(parent_.Start("403 Forbidden"));
   StartWithParent();
