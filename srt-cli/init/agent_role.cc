@@ -149,6 +149,22 @@ long BindOntoItself(int target, bool read_only) {
   return r;
 }
 
+// Mounts a copy of the sandbox's /dev/null, read-only and nodev (so open fails with EACCES, as
+// it does for bwrap's --ro-bind /dev/null), on the file `target`.
+long CoverWithNull(int target) {
+  long tree = SRT_SYS(__NR_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  if (!Failed(r)) {
+    r = SRT_SYS(__NR_move_mount, tree, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
+  SRT_SYS(__NR_close, tree);
+  return r;
+}
+
 // Mounts a fresh tmpfs (mode 0700, owned by the caller) on `path` inside the sandbox, creating
 // the directory first where the sandbox does not see the one made on the host (a hidden /tmp).
 long MountPrivateTmpfs(const char* path) {
@@ -495,6 +511,17 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
+    if (op.kind == OpKind::kCover) {
+      long fd = OpenNoSymlinks(op.path, 0);
+      if (fd == -ENOENT) continue;  // not in the sandbox (below a hidden directory, say)
+      r = Failed(fd) ? fd : CoverWithNull(static_cast<int>(fd));
+      if (!Failed(fd)) SRT_SYS(__NR_close, fd);
+      if (Failed(r)) {
+        ReportFailure(ctl, -1, wire::kStageCover, r, op.path);
+        return 1;
+      }
+      continue;
+    }
     bool pin = op.kind == OpKind::kPin;
     long fd = OpenNoSymlinks(op.path, pin ? O_DIRECTORY : 0);
     if (pin && fd == -ENOENT) continue;  // nothing left to pin

@@ -49,7 +49,7 @@ inline bool IsReopenableDevice(const char* p) {
   return false;
 }
 
-enum class OpKind : uint8_t { kPin, kProtect };
+enum class OpKind : uint8_t { kPin, kProtect, kCover };
 struct AgentOp {
   OpKind kind;
   const char* path;       // in the sandbox
@@ -194,14 +194,16 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         break;
       }
       case wire::kTagPin:
-      case wire::kTagProtect: {
+      case wire::kTagProtect:
+      case wire::kTagCover: {
         const char* s;
         if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' || ops == kMaxOps) {
           return false;
         }
-        if (plan.ops) {
-          plan.ops[ops] = AgentOp{tag == wire::kTagPin ? OpKind::kPin : OpKind::kProtect, s, s};
-        }
+        const OpKind kind = tag == wire::kTagPin       ? OpKind::kPin
+                            : tag == wire::kTagProtect ? OpKind::kProtect
+                                                       : OpKind::kCover;
+        if (plan.ops) plan.ops[ops] = AgentOp{kind, s, s};
         ++ops;
         host_path_allowed = tag == wire::kTagProtect;
         break;

@@ -108,6 +108,11 @@ int main(int argc, char** argv) {
   seeds.push_back({"mut_two_stderr_records", typical + Record(srt::wire::kTagStderrFd, U32(9))});
   seeds.push_back({"mut_zero_length_arg", typical + Record(srt::wire::kTagArg, "")});
   seeds.push_back({"mut_empty_path", agent + Record(srt::wire::kTagProtect, std::string(1, '\0'))});
+  seeds.push_back(
+      {"agent_cover", agent + Record(srt::wire::kTagCover, std::string("/w/.env\0", 8))});
+  seeds.push_back({"mut_host_path_after_cover",
+                   agent + Record(srt::wire::kTagCover, std::string("/w/.env\0", 8)) +
+                       Record(srt::wire::kTagHostPath, std::string("/h\0", 3))});
 
   for (const auto& [name, bytes] : seeds) {
     std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);

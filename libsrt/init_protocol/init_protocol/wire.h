@@ -45,6 +45,10 @@ enum Tag : uint16_t {
   kTagGuardPrivate = 29,  // string, repeated: a sandbox path below which nothing reaches the host
                           // (the private TMPDIR): no rules there
   kTagGuardFlags = 30,    // u32 GuardFlags
+  kTagCover = 31,  // string: put a read-only, nodev /dev/null over this file in the sandbox (a
+                   // denied file: open fails with EACCES); nothing when the sandbox has no such
+                   // file. srt-agent does these rather than bwrap, which re-reads the whole mount
+                   // table after every bind (a thousand denied files took seconds)
 };
 
 // The write guard: every system call of the command that creates, renames or links a name (a
@@ -146,6 +150,7 @@ enum Stage : int32_t {
   kStageNofile = 15,
   kStageTerminal = 16,
   kStageProcCover = 17,
+  kStageCover = 18,
 };
 
 inline constexpr size_t kMaxMessageBytes = 4096;

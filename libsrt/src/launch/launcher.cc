@@ -148,6 +148,8 @@ const char* StageName(int32_t stage) {
       return "restoring the open-file limit";
     case wire::kStageTerminal:
       return "making the sandbox's terminal";
+    case wire::kStageCover:
+      return "covering a denied file";
     case wire::kStageProcCover:
       return "making the host-wide settings in the sandbox's /proc read-only";
     default:
@@ -422,8 +424,13 @@ Result<void> Launch::SpawnAgent() {
   for (const char* node : bwrap::kHostDeviceNodes) {
     protections.push_back({policy::ProtectKind::kProtect, node, true, "a host device node", ""});
   }
+  // Denied files: srt-agent covers them (bwrap::BuildInvocation leaves them out).
+  std::vector<std::string> covers;
+  for (const policy::MountRule& m : spec_.policy.mounts) {
+    if (m.view == policy::View::kHiddenFile) covers.push_back(m.path);
+  }
   std::string plan =
-      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard);
+      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard, covers);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

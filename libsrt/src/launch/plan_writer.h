@@ -41,9 +41,12 @@ struct GuardPlan {
 
 // `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
 // `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
+// `covers`: the denied files srt-agent puts /dev/null over (before the protections, which then
+// see the covers as bwrap's binds were seen before).
 std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
-                            const GuardPlan& guard = {});
+                            const GuardPlan& guard = {},
+                            const std::vector<std::string>& covers = {});
 
 }  // namespace srt::launch

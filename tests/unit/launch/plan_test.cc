@@ -147,6 +147,29 @@ TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
   EXPECT_STREQ(ops[2].host_path, "/w/.bashrc");
 }
 
+// Denied files go to srt-agent as covers, ahead of the protections (which then see them as they
+// saw bwrap's binds).
+TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
+  std::vector<policy::Protection> ps = {{policy::ProtectKind::kProtect, "/w/.bashrc", true, ""}};
+  std::string bytes =
+      launch::EncodeAgentPlan(wire::kProcAsIs, "", ps, {}, {}, {"/w/.env", "/home/u/.netrc"});
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.op_count, 3u);
+  std::vector<init::AgentOp> ops(plan.op_count);
+  plan.ops = ops.data();
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(ops[0].kind, init::OpKind::kCover);
+  EXPECT_STREQ(ops[0].path, "/w/.env");
+  EXPECT_EQ(ops[1].kind, init::OpKind::kCover);
+  EXPECT_STREQ(ops[1].path, "/home/u/.netrc");
+  EXPECT_EQ(ops[2].kind, init::OpKind::kProtect);
+  // A relative cover is malformed.
+  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"w/.env"});
+  init::AgentPlan bad;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(relative), relative.size(), bad));
+}
+
 // A host path must follow a protection directly, once.
 TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
   std::string bytes = launch::EncodeAgentPlan(
