@@ -91,12 +91,17 @@ class Scanner {
     return type == FileType::kDirectory && fs_.IsPlaceholder(p) ? FileType::kMissing : type;
   }
 
+  // `type` is the listing's: a name it does not show is missing without asking again (most
+  // names in most directories are; a placeholder is a directory, which the listing shows).
   void CheckName(const std::string& dir, std::string_view name, FileType type, bool at_root) {
+    if (type == FileType::kMissing && !at_root) return;
     std::string p = path::Join(dir, name);
-    type = Effective(p, type);
-    if (type != FileType::kMissing) {
+    const bool placeholder = Effective(p, type) == FileType::kMissing;
+    if (!placeholder) {
       Add(std::move(p), true, type == FileType::kSymlink, Reason(name));
-    } else if (at_root || fs_.IsPlaceholder(p)) {
+    } else {
+      // Missing at the root, or a placeholder an earlier srt left anywhere: the agent removes it
+      // and the write guard refuses its creation.
       Add(std::move(p), false, false, Reason(name));
     }
   }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// FsView backed by lstat(2), readlink(2) and getdents via opendir(3).
+// FsView backed by lstat(2), readlink(2) and getdents64(2).
 #include "policy/real_fs_view.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include "base/strings.h"
@@ -24,10 +26,6 @@ FileType FromMode(mode_t mode) {
   if (S_ISLNK(mode)) return FileType::kSymlink;
   return FileType::kOther;
 }
-
-struct DirCloser {
-  void operator()(DIR* d) const { closedir(d); }
-};
 
 }  // namespace
 
@@ -51,45 +49,54 @@ Result<std::string> RealFsView::ReadLink(const std::string& path) const {
   }
 }
 
+// getdents64 straight into a buffer: a walk over a large tree lists thousands of directories,
+// and opendir(3) adds an fstat and two fcntl calls to each.
 Result<std::vector<DirEntry>> RealFsView::List(const std::string& dir) const {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return SysError("open directory " + strings::Quote(dir));
-  std::unique_ptr<DIR, DirCloser> d(fdopendir(fd));
-  if (!d) {
-    Error e = SysError("fdopendir " + strings::Quote(dir));
-    close(fd);
-    return e;
-  }
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return SysError("open directory " + strings::Quote(dir));
+  // Records are 8-byte aligned (struct linux_dirent64); the buffer is too.
+  alignas(8) char buf[32768];
   std::vector<DirEntry> out;
-  errno = 0;
-  while (struct dirent* e = readdir(d.get())) {
-    std::string_view name = e->d_name;
-    if (name == "." || name == "..") continue;
-    FileType type;
-    switch (e->d_type) {
-      case DT_DIR:
-        type = FileType::kDirectory;
-        break;
-      case DT_REG:
-        type = FileType::kRegular;
-        break;
-      case DT_LNK:
-        type = FileType::kSymlink;
-        break;
-      case DT_UNKNOWN: {
-        struct stat st;
-        type = fstatat(dirfd(d.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                   ? FromMode(st.st_mode)
-                   : FileType::kOther;
-        break;
+  for (;;) {
+    const long n = syscall(SYS_getdents64, fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return SysError("readdir " + strings::Quote(dir));
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      // d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name (NUL-terminated).
+      unsigned short reclen = 0;
+      std::memcpy(&reclen, buf + off + 16, sizeof reclen);
+      if (reclen == 0 || off + reclen > n) return MakeError(Errc::kInternal, "getdents64 record");
+      const unsigned char d_type = static_cast<unsigned char>(buf[off + 18]);
+      const char* name_ptr = buf + off + 19;
+      const std::string_view name(name_ptr, strnlen(name_ptr, reclen - 19));
+      off += reclen;
+      if (name == "." || name == "..") continue;
+      FileType type;
+      switch (d_type) {
+        case DT_DIR:
+          type = FileType::kDirectory;
+          break;
+        case DT_REG:
+          type = FileType::kRegular;
+          break;
+        case DT_LNK:
+          type = FileType::kSymlink;
+          break;
+        case DT_UNKNOWN: {
+          struct stat st;
+          const std::string z(name);
+          type = fstatat(fd.get(), z.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? FromMode(st.st_mode)
+                                                                             : FileType::kOther;
+          break;
+        }
+        default:
+          type = FileType::kOther;
+          break;
       }
-      default:
-        type = FileType::kOther;
-        break;
+      out.push_back(DirEntry{std::string(name), type});
     }
-    out.push_back(DirEntry{std::string(name), type});
   }
-  if (errno != 0) return SysError("readdir " + strings::Quote(dir));
   return out;
 }
 

@@ -116,6 +116,46 @@ TEST(MandatoryDenyTest, LeftoverPlaceholdersCountAsMissing) {
   EXPECT_THAT(Existing(ts), Contains("/w/.idea"));
 }
 
+// Counts the calls that reach the file system beyond listing a directory.
+class CountingFs final : public FsView {
+ public:
+  explicit CountingFs(const FsView& inner) : inner_(inner) {}
+  FileType TypeOf(const std::string& p) const override {
+    ++lookups;
+    return inner_.TypeOf(p);
+  }
+  Result<std::string> ReadLink(const std::string& p) const override { return inner_.ReadLink(p); }
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override {
+    return inner_.List(dir);
+  }
+  Result<FileId> IdOf(const std::string& p) const override { return inner_.IdOf(p); }
+  Result<std::string> ReadSmallFile(const std::string& p, size_t n) const override {
+    return inner_.ReadSmallFile(p, n);
+  }
+  bool IsPlaceholder(const std::string& p) const override {
+    ++lookups;
+    return inner_.IsPlaceholder(p);
+  }
+  mutable size_t lookups = 0;
+
+ private:
+  const FsView& inner_;
+};
+
+// The listing says which names exist: a name it does not show is not looked up again (the walk
+// over a large tree was eleven failing lstat calls per directory). Only a directory bearing a
+// protected name is asked whether it is a placeholder.
+TEST(MandatoryDenyTest, NamesTheListingDoesNotShowAreNotLookedUp) {
+  std::vector<std::pair<std::string, FakeNode>> entries;
+  for (int i = 0; i < 50; ++i) entries.push_back({"/w/d" + std::to_string(i) + "/f.js", kFile});
+  entries.push_back({"/w/d7/.vscode", kDir});
+  FakeFsView inner(entries);
+  CountingFs fs(inner);
+  auto ts = Discover(fs, {.depth = 5});
+  EXPECT_THAT(Existing(ts), Contains("/w/d7/.vscode"));
+  EXPECT_EQ(fs.lookups, 1u);
+}
+
 TEST(MandatoryDenyTest, UnlistableDirectoriesAreProtectedWhole) {
   FakeFsView fs({{"/w/locked", kUnreadableDir}});
   auto ts = Discover(fs);
