@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "base/path.h"
 #include "base/strings.h"
@@ -597,19 +598,24 @@ class Resolver {
       rules_.push_back(ReadRule{"/etc/ssh/ssh_config.d", false,
                                 "ssh_config.d (owned by nobody inside the sandbox)"});
     }
+    // The rule that decides at each path named by one (see DeepestRule); rules_ is complete.
+    for (const ReadRule& r : rules_) {
+      auto [it, fresh] = rule_at_.try_emplace(r.path, &r);
+      if (!fresh && r.reopen) it->second = &r;
+    }
   }
 
   // The deepest read rule at or above `p` decides; at the same path a re-open beats a deny.
+  // Looked up along `p`'s ancestors in rule_at_ (deepest first), not by scanning every rule:
+  // thousands of denied paths made policy resolution quadratic.
   const ReadRule* DeepestRule(std::string_view p) const {
-    const ReadRule* best = nullptr;
-    for (const ReadRule& r : rules_) {
-      if (!path::IsWithin(p, r.path)) continue;
-      if (!best || r.path.size() > best->path.size() ||
-          (r.path.size() == best->path.size() && r.reopen)) {
-        best = &r;
-      }
+    if (rule_at_.empty()) return nullptr;
+    std::string at(p);
+    for (;;) {
+      if (auto it = rule_at_.find(at); it != rule_at_.end()) return it->second;
+      if (at == "/") return nullptr;
+      at = std::string(path::Parent(at));
     }
-    return best;
   }
   bool Hidden(std::string_view p) const {
     const ReadRule* best = DeepestRule(p);
@@ -633,14 +639,23 @@ class Resolver {
       ordered.emplace(std::make_pair(path::Depth(r.path), r.path), &r);
     }
     std::vector<MountRule>& mounts = policy_.mounts;
+    // The view of each mount made so far, by path: a rule inherits the view of its deepest
+    // ancestor among them (mounts are made shallow first, so that is the latest one containing
+    // it). Looked up along the rule's ancestors, not by scanning every mount: thousands of
+    // denied files in one directory made this quadratic.
+    std::unordered_map<std::string, View> view_at;
     for (const auto& [key, rule] : ordered) {
       const std::string& p = key.second;
       View view = ViewOf(p);
       View inherited = View::kHostReadOnly;
-      for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
-        if (it->path != p && path::IsWithin(p, it->path)) {
-          inherited = it->view;
-          break;
+      if (!view_at.empty()) {
+        for (std::string_view a = p; a != "/";) {
+          a = path::Parent(a);
+          auto it = view_at.find(std::string(a));
+          if (it != view_at.end()) {
+            inherited = it->second;
+            break;
+          }
         }
       }
       bool inherited_hidden = inherited == View::kHiddenDir || inherited == View::kHiddenFile;
@@ -649,6 +664,7 @@ class Resolver {
       const ReadRule* decider = DeepestRule(p);  // several rules may name the same path
       const std::string& reason = decider ? decider->reason : rule->reason;
       mounts.push_back(MountRule{p, view, reason});
+      view_at[p] = view;
       Note(reason + ": " + Quote(p) + " is " + ViewName(view));
     }
     SRT_RETURN_IF_ERROR(ShowSymlinksOfHiddenDirs());
@@ -940,6 +956,9 @@ class Resolver {
   const FsView& fs_;
   Policy policy_;
   std::vector<ReadRule> rules_;
+  // Path -> the rule that decides there: the first one naming it, or the last re-open naming it
+  // (a re-open beats a deny at the same path). Built once rules_ is complete.
+  std::unordered_map<std::string, const ReadRule*> rule_at_;
   std::vector<Bind> binds_;  // shallow targets first
   std::vector<Protection> protections_;
   std::vector<Protection> pins_;
