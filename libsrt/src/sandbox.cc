@@ -242,6 +242,20 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   // The network: only through srt's proxy, which runs even when nothing is allowed (as upstream):
   // then every attempt is refused with the reason and recorded, rather than failing as if the
   // network were down, and an update can open it later.
+  // srt raises its own open-file limit for the proxy, before the proxy sizes its connection cap
+  // from it; the command gets the original back.
+  bool raised_nofile = false;
+  if (plan.raise_nofile) {
+    const auto hard = static_cast<rlim_t>(plan.command_nofile->second);
+    const auto target = static_cast<rlim_t>(*plan.raise_nofile);
+    rlimit raised{target, std::max(target, hard)};
+    raised_nofile = setrlimit(RLIMIT_NOFILE, &raised) == 0;
+    if (!raised_nofile && target > hard) {  // root without CAP_SYS_RESOURCE, or fs.nr_open
+      raised = rlimit{hard, hard};
+      raised_nofile = hard > static_cast<rlim_t>(plan.command_nofile->first) &&
+                      setrlimit(RLIMIT_NOFILE, &raised) == 0;
+    }
+  }
   SRT_ASSIGN_OR_RETURN(std::string id, SandboxId(options.id));
   SRT_ASSIGN_OR_RETURN(
       std::unique_ptr<net::SandboxNetwork> network,
@@ -277,12 +291,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.init_path = std::move(init);
   spec.on_terminal_stop = std::move(options.on_terminal_stop);
   spec.debug = options.debug;
-  // srt raises its own soft limit for the proxy and the command gets the original back.
-  if (plan.raise_nofile) {
-    rlimit raised{static_cast<rlim_t>(*plan.raise_nofile),
-                  static_cast<rlim_t>(plan.command_nofile->second)};
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) spec.command_nofile = plan.command_nofile;
-  }
+  if (raised_nofile) spec.command_nofile = plan.command_nofile;
   spec.net_sockets = network->sockets();
   spec.resolv_conf = network->resolv_conf();
   spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {

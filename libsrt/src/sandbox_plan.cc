@@ -77,10 +77,15 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
     if (policy.allow_git_config) plan.guard.flags |= wire::kGuardAllowGitConfig;
   }
 
-  if (facts.nofile && facts.nofile->first < kProxyNofile &&
-      facts.nofile->first < facts.nofile->second) {
-    plan.raise_nofile = std::min(facts.nofile->second, kProxyNofile);
-    plan.command_nofile = facts.nofile;
+  // Within the hard limit; root may raise that too (Start falls back to the hard limit where the
+  // kernel refuses).
+  if (facts.nofile) {
+    const uint64_t target =
+        facts.euid == 0 ? kProxyNofile : std::min(facts.nofile->second, kProxyNofile);
+    if (facts.nofile->first < target) {
+      plan.raise_nofile = target;
+      plan.command_nofile = facts.nofile;
+    }
   }
   return plan;
 }

@@ -75,7 +75,21 @@ inline constexpr size_t kMaxSniHostBytes = 255;
 // --- Connections (used by the sessions) ----------------------------------------------------------
 
 // Client connections open at once, over all listeners; further ones are accepted and closed.
-inline constexpr size_t kMaxConcurrentConnections = 1024;
+// Ten thousand idle tunnels cost about 27 MiB of the proxy's memory and no CPU; the cap a
+// running proxy uses is also bounded by its descriptors (MaxConnectionsForNofile).
+inline constexpr size_t kMaxConcurrentConnections = 16384;
+// Descriptors kept for the rest of srt's process (its pipes, the sandbox's, the resolver's, the
+// log) when the connection cap is derived from RLIMIT_NOFILE.
+inline constexpr size_t kReservedFds = 256;
+// A connection holds its client and upstream sockets; a busy tunnel borrows splice pipes from a
+// pool, and a refused pipe falls back to copying, so two descriptors per connection suffice.
+inline constexpr size_t kFdsPerConnection = 2;
+// The connection cap for a process whose soft RLIMIT_NOFILE is `nofile`.
+constexpr size_t MaxConnectionsForNofile(uint64_t nofile) {
+  if (nofile <= kReservedFds + kFdsPerConnection) return 1;
+  const uint64_t fit = (nofile - kReservedFds) / kFdsPerConnection;
+  return fit < kMaxConcurrentConnections ? static_cast<size_t>(fit) : kMaxConcurrentConnections;
+}
 // Time a client has to send a complete request head, SOCKS5 handshake or DNS-over-TCP query.
 inline constexpr std::chrono::seconds kHandshakeTimeout{30};
 // A relayed connection with no traffic in either direction for this long is closed.

@@ -2,6 +2,8 @@
 // The proxy's public face (proxy/proxy.h) over the ProxyServer, its loop thread and resolver.
 #include "proxy/proxy.h"
 
+#include <sys/resource.h>
+
 #include <future>
 
 #include "dns/resolver.h"
@@ -21,6 +23,10 @@ Result<std::shared_ptr<const NetworkRules>> RulesFor(const NetworkPolicy& policy
 
 ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
   ProxyOptions options;
+  // As many connections as srt's descriptors allow (libsrt raises its soft limit first).
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    options.max_connections = MaxConnectionsForNofile(nofile.rlim_cur);
+  }
   options.sandbox_id = config.sandbox_id;
   options.token = std::move(config.token);
   if (policy.parents.http) options.parents.http = ParentProxyFor(*policy.parents.http);

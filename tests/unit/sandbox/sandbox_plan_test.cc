@@ -143,6 +143,20 @@ TEST(SandboxPlanTest, ASoftLimitAtTheHardLimitIsNotRaised) {
   EXPECT_FALSE(PlanSandbox(SandboxOptions{}, facts, policy::Policy{}).raise_nofile);
 }
 
+// Root may raise its hard limit too (the proxy's ten thousand tunnels need twice as many
+// descriptors); the command gets the limits srt started with.
+TEST(SandboxPlanTest, RootRaisesPastItsHardLimit) {
+  HostFacts facts = Facts();
+  facts.euid = 0;
+  facts.nofile = std::make_pair(20000, 20000);
+  SandboxPlan plan = PlanSandbox(SandboxOptions{}, facts, policy::Policy{});
+  ASSERT_TRUE(plan.raise_nofile);
+  EXPECT_EQ(*plan.raise_nofile, kProxyNofile);
+  EXPECT_EQ(plan.command_nofile, std::make_pair(uint64_t{20000}, uint64_t{20000}));
+  facts.nofile = std::make_pair(kProxyNofile, kProxyNofile);
+  EXPECT_FALSE(PlanSandbox(SandboxOptions{}, facts, policy::Policy{}).raise_nofile);
+}
+
 // The executables srt runs on the host, vetted from what the facts say of them.
 TEST(SandboxPlanTest, AnExecutableASandboxCouldReplaceIsRefused) {
   ExecutableFact bwrap{"/usr/bin/bwrap", "/usr/bin/bwrap", 0, true, false};

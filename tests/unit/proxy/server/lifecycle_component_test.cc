@@ -3,10 +3,12 @@
 // timeout, the head size limit, live rule updates, shutdown with open tunnels, and chaining to a
 // parent proxy (network.parentProxy with NO_PROXY).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "proxy_fixture.h"
 #include "server/dialer.h"
@@ -25,6 +27,37 @@ bool Eventually(const std::function<bool()>& done, Clock::time_point deadline = 
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+// The default cap is no longer 1,024 (issue 12: ten thousand tunnels at once): more clients than
+// that are all served. Each is a session waiting for its head.
+TEST_F(LimitsTest, TheDefaultCapServesMoreThanAThousandClients) {
+  constexpr size_t kClients = 1100;
+  rlimit nofile{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &nofile), 0);
+  // Both ends are in this process, with room for the fixture's own.
+  const rlim_t needed = 2 * kClients + 256;
+  if (nofile.rlim_cur < needed) {
+    if (nofile.rlim_max < needed) GTEST_SKIP() << "RLIMIT_NOFILE hard limit below " << needed;
+    nofile.rlim_cur = needed;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &nofile), 0);
+  }
+  StartProxy(DefaultNetwork(), DefaultOptions());
+  std::vector<Stream> clients;
+  clients.reserve(kClients);
+  for (size_t i = 0; i < kClients; ++i) {
+    clients.push_back(ConnectProxy());
+    ASSERT_TRUE(clients.back().SendAll("CONNECT echo.test:1 HTTP/1.1\r\n"));  // no end of head
+    // In steps the fixture's listen backlog (128) can take, so no SYN waits for a retry.
+    if (i % 64 == 63) {
+      ASSERT_TRUE(Eventually([&] { return ServerConnections() == i + 1; })) << i;
+    }
+  }
+  ASSERT_TRUE(Eventually([&] { return ServerConnections() == kClients; }))
+      << ServerConnections() << " sessions";
+  // The last one is served like the first.
+  ASSERT_TRUE(clients.back().SendAll("\r\n"));
+  EXPECT_EQ(clients.back().ReadExactly(kProxyAuthRequired.size()), kProxyAuthRequired);
 }
 
 TEST_F(LimitsTest, ConnectionsOverTheLimitAreReset) {
