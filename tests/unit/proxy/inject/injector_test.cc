@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// inject/injector: sentinel -> real per host, real -> sentinel back, across every chunk split,
+// with bounded hold-back.
+#include "inject/injector.h"
+
+#include <gtest/gtest.h>
+
+namespace srt::proxy::inject {
+namespace {
+
+DomainPattern Pattern(std::string_view text) {
+  Result<DomainPattern> p = ParseDomainPattern(text, PatternList::kAllow);
+  EXPECT_TRUE(p.has_value());
+  return *p;
+}
+
+Host H(std::string_view text) { return *CanonicalizeHost(text); }
+
+std::vector<CredentialSecret> Secrets() {
+  return {
+      {"env A",
+       "fake_value_0123456789abcdefghijklmnopqr",
+       "real_value_A_AAAAAAAAAAAAAAAAAAAAAAAAAA",
+       {Pattern("api.example.com")}},
+      {"env B",
+       "fake_value_zyxwvutsrqponmlkjihgfedcba99",
+       "real_value_B_BBBBBBBBBBBBBBBBBBBBBBBBBB",
+       {Pattern("*.other.com")}},
+      {"env SHORT",
+       "fake_value_00000000-0000-4000-8000-000000000000",
+       "short",
+       {Pattern("api.example.com")}},
+  };
+}
+
+// Feeds `in` cut at `cut` and returns the output.
+std::string FeedSplit(Rewriter& r, std::string_view in, size_t cut) {
+  std::string out;
+  r.Feed(in.substr(0, cut), out);
+  r.Feed(in.substr(cut), out);
+  r.Finish(out);
+  return out;
+}
+
+TEST(InjectorTest, SentinelBecomesRealOnlyForItsHostsAtEverySplit) {
+  const std::vector<CredentialSecret> secrets = Secrets();
+  auto injector = Injector::Build(secrets);
+  const std::string& sa = secrets[0].sentinel;
+  const std::string& sb = secrets[1].sentinel;
+  const std::string in = "token=" + sa + "&other=" + sb + "&x=" + sa;
+  const std::string want =
+      "token=" + Secrets()[0].real + "&other=" + sb + "&x=" + Secrets()[0].real;
+  for (size_t cut = 0; cut <= in.size(); ++cut) {
+    auto r = injector->ForRequest(H("api.example.com"), {.fixed_length = true});
+    EXPECT_EQ(FeedSplit(*r, in, cut), want) << cut;
+    std::vector<Use> uses = r->uses();
+    ASSERT_EQ(uses.size(), 2u);
+    EXPECT_EQ(uses[0].name, "env A");
+    EXPECT_EQ(uses[0].replaced, 2u);
+    EXPECT_EQ(uses[1].name, "env B");
+    EXPECT_EQ(uses[1].kept, 1u);
+  }
+  // B's host: B injected, A kept.
+  auto r = injector->ForRequest(H("x.other.com"));
+  EXPECT_EQ(r->Rewrite(in), "token=" + sa + "&other=" + Secrets()[1].real + "&x=" + sa);
+  // Neither host.
+  EXPECT_EQ(injector->ForRequest(H("example.com"))->Rewrite(in), in);
+}
+
+TEST(InjectorTest, ByteByByteAndHoldBackIsBounded) {
+  auto injector = Injector::Build(Secrets());
+  const std::string in =
+      "xx" + Secrets()[0].sentinel.substr(0, 20) + "yy" + Secrets()[0].sentinel + "zz";
+  auto r = injector->ForRequest(H("api.example.com"));
+  std::string out;
+  for (char c : in) {
+    r->Feed(std::string_view(&c, 1), out);
+    EXPECT_LT(r->held(), injector->max_pattern_length());
+  }
+  r->Finish(out);
+  EXPECT_EQ(out, "xx" + Secrets()[0].sentinel.substr(0, 20) + "yy" + Secrets()[0].real + "zz");
+}
+
+TEST(InjectorTest, LengthChangingSentinelsOnlyWhereTheLengthMayChange) {
+  const std::vector<CredentialSecret> secrets = Secrets();
+  auto injector = Injector::Build(secrets);
+  const std::string& s = secrets[2].sentinel;
+  EXPECT_EQ(injector->ForRequest(H("api.example.com"), {.fixed_length = true})->Rewrite(s), s);
+  EXPECT_EQ(injector->ForRequest(H("api.example.com"))->Rewrite(s), "short");
+}
+
+TEST(InjectorTest, ResponsesGetSentinelsBack) {
+  auto injector = Injector::Build(Secrets());
+  const std::string in = "echo " + Secrets()[0].real + " and " + Secrets()[1].real;
+  for (size_t cut = 0; cut <= in.size(); ++cut) {
+    auto r = injector->ForResponse();
+    EXPECT_EQ(FeedSplit(*r, in, cut),
+              "echo " + Secrets()[0].sentinel + " and " + Secrets()[1].sentinel)
+        << cut;
+  }
+}
+
+TEST(InjectorTest, HostMatching) {
+  EXPECT_TRUE(HostMatches(H("a.b.com"), {Pattern("*.b.com")}));
+  EXPECT_FALSE(HostMatches(H("b.com"), {Pattern("*.b.com")}));
+  EXPECT_FALSE(HostMatches(H("xb.com"), {Pattern("*.b.com")}));
+  EXPECT_TRUE(HostMatches(H("API.Example.COM."), {Pattern("api.example.com")}));
+  EXPECT_TRUE(HostMatches(H("127.0.0.1"), {Pattern("127.0.0.1")}));
+  EXPECT_TRUE(HostMatches(H("[::1]"), {Pattern("[::1]")}));
+}
+
+TEST(InjectorTest, EmptyInjectorPassesThrough) {
+  auto injector = Injector::Build({});
+  EXPECT_TRUE(injector->empty());
+  EXPECT_EQ(injector->ForRequest(H("a.com"))->Rewrite("anything"), "anything");
+}
+
+}  // namespace
+}  // namespace srt::proxy::inject
