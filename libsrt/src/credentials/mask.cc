@@ -115,7 +115,8 @@ bool IsJwt(std::string_view token) {
 // "<header>.<payload>." followed by a filler signature that brings the token to `length` bytes
 // when it can (a signature of at least 16 characters and not 1 mod 4 long, which no base64url
 // text is); else a 43-character one (an HS256 signature's length).
-Result<std::string> WithSignature(std::string head, size_t length, const RandomSource& random) {
+Result<std::string> WithSignature(const std::string& head, size_t length,
+                                  const RandomSource& random) {
   size_t sig = 43;
   if (length >= head.size() + 16 && (length - head.size()) % 4 != 1) sig = length - head.size();
   SRT_ASSIGN_OR_RETURN(std::string filler, Chars(sig, kBase64Url, random));
