@@ -285,6 +285,70 @@ class NetworkTest : public SrtTest {
   std::unique_ptr<LoggedRun> log_;
 };
 
+// --- Credential masking and plain-HTTP injection (credentials.allowPlaintextInject) ----------
+
+constexpr char kRealToken[] = "ghp_REALrealREALrealREALrealREALrealREAL";  // 40 bytes
+
+TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
+  json s = NetworkSettings({"origin.test", "other.test", Carve(port())});
+  s["credentials"] = {
+      {"allowPlaintextInject", true},
+      {"envVars",
+       {{{"name", "GITHUB_TOKEN"}, {"mode", "mask"}, {"injectHosts", {"origin.test"}}},
+        {{"name", "DENIED_SECRET"}, {"mode", "deny"}}}}};
+  const std::string p = std::to_string(port());
+  const std::string script =
+      "printf '%s\\n' \"$GITHUB_TOKEN\"; printf '%s' \"$GITHUB_TOKEN\" | wc -c; "
+      "echo denied=${DENIED_SECRET-unset}; "
+      "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c 'ghp_RE[A]L'; "
+      "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" --data "
+      "\"t=$GITHUB_TOKEN\" http://origin.test:" +
+      p +
+      "/echo-injected; echo; "
+      "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" "
+      "http://other.test:" +
+      p + "/echo-other";
+  const std::string log = run().Path("cred.jsonl");
+  RunResult r = run().SrtRaw({"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c", script},
+                             "", std::chrono::seconds(30),
+                             {std::string("GITHUB_TOKEN=") + kRealToken, "DENIED_SECRET=x"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Inside: a sentinel of the same length, never the real value (environ, cmdline, responses).
+  std::istringstream lines(r.out);
+  std::string sentinel, length, denied, found;
+  std::getline(lines, sentinel);
+  std::getline(lines, length);
+  std::getline(lines, denied);
+  std::getline(lines, found);
+  EXPECT_TRUE(sentinel.starts_with("fake_value_")) << r.out;
+  EXPECT_EQ(sentinel.size(), std::string(kRealToken).size());
+  EXPECT_EQ(length, "40");
+  EXPECT_EQ(denied, "denied=unset");
+  EXPECT_EQ(found, "0");
+  EXPECT_FALSE(Contains(r.out, "ghp_REAL")) << r.out;  // the echo came back masked
+  EXPECT_TRUE(Contains(r.out, "Authorization: token " + sentinel)) << r.out;
+  // At the origin: the real value in the header and the body for origin.test, the sentinel
+  // for other.test.
+  std::vector<std::string> got = g_net->origin().requests();
+  ASSERT_GE(got.size(), 2u);
+  const std::string& injected = got[got.size() - 2];
+  const std::string& other = got.back();
+  EXPECT_TRUE(Contains(injected, "Authorization: token " + std::string(kRealToken))) << injected;
+  EXPECT_TRUE(Contains(injected, "\r\n\r\nt=" + std::string(kRealToken))) << injected;
+  EXPECT_TRUE(Contains(other, "Authorization: token " + sentinel)) << other;
+  EXPECT_FALSE(Contains(other, "ghp_REAL")) << other;
+  // The decision log names the credential and counts, never the value.
+  const std::string log_text = run().ReadFile("cred.jsonl");
+  EXPECT_FALSE(Contains(log_text, "ghp_REAL")) << log_text;
+  EXPECT_FALSE(Contains(log_text, sentinel)) << log_text;
+  EXPECT_TRUE(Contains(
+      log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":2,"kept":0,"masked":2}])"))
+      << log_text;
+  EXPECT_TRUE(Contains(
+      log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":0,"kept":1,"masked":0}])"))
+      << log_text;
+}
+
 // --- Allowed traffic, one client path per test ---------------------------------------------
 
 TEST_P(NetworkTest, CurlThroughHttpProxyReachesAnAllowedName) {

@@ -18,6 +18,7 @@
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
+#include "inject/injector.h"
 #include "server/responses.h"
 #include "server/session.h"
 #include "wire/ascii.h"
@@ -333,9 +334,11 @@ class HttpSession final : public Session {
     // The Host header names the origin the policy allowed, whatever the client wrote there
     // (a different Host would reach another virtual host of the same address).
     head += "Host: " + HostHeader(host_, request_.port) + "\r\n";
+    StartInjection();
     for (const http::Header& h : request_.headers) {
       if (IsHopByHopForUpstream(h.name)) continue;
-      head += h.name + ": " + h.value + "\r\n";
+      // Header values are re-rendered, so a sentinel may have another length than its value.
+      head += h.name + ": " + (inject_head_ ? inject_head_->Rewrite(h.value) : h.value) + "\r\n";
     }
     if (up_via_parent_ && !up_parent_authorization_.empty()) {
       head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
@@ -387,10 +390,65 @@ class HttpSession final : public Session {
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
     }
-    up_out_.append(in_, 0, take);
+    if (inject_body_) {
+      inject_body_->Feed(std::string_view(in_).substr(0, take), up_out_);
+      if (req_done_) inject_body_->Finish(up_out_);
+    } else {
+      up_out_.append(in_, 0, take);
+    }
     in_.erase(0, take);
     bytes_up_ += take;
     return true;
+  }
+
+  // Credential injection for this exchange (credentials.allowPlaintextInject): sentinels of the
+  // host's credentials become real values in the head and body going up; real values become
+  // sentinels in the response coming down. Bodies keep their length (Content-Length or chunk
+  // sizes are forwarded as they are), so only same-length pairs are swapped there.
+  void StartInjection() {
+    inject_head_.reset();
+    inject_body_.reset();
+    reveal_head_.reset();
+    reveal_body_.reset();
+    const ProxyOptions& o = server_.options();
+    if (!o.injector || !o.inject_plaintext || o.injector->empty()) return;
+    inject_head_ = o.injector->ForRequest(host_);
+    inject_body_ = o.injector->ForRequest(host_, {.fixed_length = true});
+    reveal_head_ = o.injector->ForResponse(/*fixed_length=*/false);
+    reveal_body_ = o.injector->ForResponse(/*fixed_length=*/true);
+  }
+
+  // The exchange's credential uses, for its record.
+  void NoteInjection() {
+    std::vector<ConnectionRecord::CredentialUse> uses;
+    auto find = [&](const std::string& name) -> ConnectionRecord::CredentialUse& {
+      for (auto& u : uses) {
+        if (u.name == name) return u;
+      }
+      uses.push_back({name, 0, 0, 0});
+      return uses.back();
+    };
+    for (const auto* r : {inject_head_.get(), inject_body_.get()}) {
+      if (r == nullptr) continue;
+      for (const inject::Use& u : r->uses()) {
+        find(u.name).injected += u.replaced;
+        find(u.name).kept += u.kept;
+      }
+    }
+    for (const auto* r : {reveal_head_.get(), reveal_body_.get()}) {
+      if (r == nullptr) continue;
+      for (const inject::Use& u : r->uses()) find(u.name).masked += u.replaced;
+    }
+    record_.credentials = std::move(uses);
+  }
+
+  // Response bytes on their way to the client, with real values swapped back.
+  void QueueResponse(std::string_view bytes, inject::Rewriter* rewriter, bool last) {
+    if (rewriter == nullptr) return QueueClient(bytes);
+    std::string out;
+    rewriter->Feed(bytes, out);
+    if (last) rewriter->Finish(out);
+    QueueClient(out);
   }
 
   // false if the session ended.
@@ -430,7 +488,8 @@ class HttpSession final : public Session {
       }
       resp_resume_ = 0;
       if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
-      QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
+      QueueResponse(std::string_view(resp_in_).substr(0, head.consumed), reveal_head_.get(),
+                    /*last=*/true);
       resp_in_.erase(0, head.consumed);
       bytes_down_ += head.consumed;
       resp_forwarded_ = true;
@@ -458,7 +517,7 @@ class HttpSession final : public Session {
         take = step.consumed;
         resp_done_ = step.status == ParseStatus::kDone;
       }
-      QueueClient(std::string_view(resp_in_).substr(0, take));
+      QueueResponse(std::string_view(resp_in_).substr(0, take), reveal_body_.get(), resp_done_);
       bytes_down_ += take;
       resp_in_.erase(0, take);
     }
@@ -525,6 +584,7 @@ class HttpSession final : public Session {
     }
     if (resp_framing_.kind == http::Framing::Kind::kUntilClose) {
       resp_done_ = true;
+      if (reveal_body_) QueueResponse({}, reveal_body_.get(), /*last=*/true);
       if (!FlushClient()) return ClientGone();
       return FinishExchange();
     }
@@ -553,6 +613,7 @@ class HttpSession final : public Session {
 
   void CompleteRecord(std::string_view end, std::string_view error) {
     if (state_ != State::kForwarding) return;
+    NoteInjection();
     record_.bytes_up = bytes_up_;
     record_.bytes_down = bytes_down_;
     record_.duration = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -589,6 +650,11 @@ class HttpSession final : public Session {
   http::Framing resp_framing_;
   uint64_t resp_left_ = 0;
   std::optional<http::ChunkedDecoder> resp_chunked_;
+  // Credential injection (StartInjection); null when off.
+  std::unique_ptr<inject::Rewriter> inject_head_;
+  std::unique_ptr<inject::Rewriter> inject_body_;
+  std::unique_ptr<inject::Rewriter> reveal_head_;
+  std::unique_ptr<inject::Rewriter> reveal_body_;
 
   // The upstream connection, kept alive between exchanges to the same authority.
   UpstreamHandler upstream_handler_;
