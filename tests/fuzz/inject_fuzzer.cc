@@ -4,24 +4,27 @@
 // bytes of sentinel, a length byte and the real value; the rest is the stream, fed in chunks
 // whose sizes come from the stream itself. Properties: the chunked output equals the one-shot
 // output; a fixed-length rewriter never changes the length; the hold-back stays below the
-// longest pattern; with every secret active and same-length pairs, mapping sentinel -> real and
-// back again gives the input (when no real value occurs in the input and patterns do not overlap
-// each other: only checked when the patterns are made of disjoint byte sets).
+// longest pattern; the stream as a chunked body, its data rewritten in place by FramedRewriter
+// with ChunkedDecoder's data spans, de-chunks to the unframed fixed-length rewrite.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/host.h"
+#include "http/chunked_decoder.h"
 #include "inject/injector.h"
 
 namespace {
 
 using srt::CredentialSecret;
 using srt::Host;
+using srt::proxy::http::ChunkedDecoder;
+using srt::proxy::inject::FramedRewriter;
 using srt::proxy::inject::Injector;
 using srt::proxy::inject::Rewriter;
 
@@ -81,6 +84,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto back_chunked = injector->ForResponse(fixed);
     Require(Chunked(*back_chunked, in, sizes) == two);
     if (fixed) Require(two.size() == in.size());
+  }
+  // Framed: the stream as a chunked body (chunk sizes from `sizes`), fed in pieces, the data
+  // spans from ChunkedDecoder; de-chunked, the output is the unframed fixed-length rewrite.
+  {
+    std::string framed;
+    size_t i = 0;
+    size_t k = 0;
+    while (i < in.size()) {
+      const size_t n =
+          std::min(in.size() - i,
+                   sizes.empty() ? size_t{3}
+                                 : 1 + static_cast<unsigned char>(sizes[k++ % sizes.size()]) % 9);
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "%zx", n);
+      framed += std::string(hex) + "\r\n" + std::string(in.substr(i, n)) + "\r\n";
+      i += n;
+    }
+    framed += "0\r\n\r\n";
+    ChunkedDecoder decoder;
+    FramedRewriter r(injector->ForResponse(/*fixed_length=*/true));
+    std::string out;
+    for (size_t at = 0; at < framed.size(); at += 7) {
+      const std::string_view piece = std::string_view(framed).substr(at, 7);
+      std::vector<std::pair<size_t, size_t>> spans;
+      ChunkedDecoder::Step step = decoder.Feed(piece, &spans);
+      Require(step.status != srt::proxy::ParseStatus::kError);
+      Require(step.consumed == piece.size());
+      for (const auto& [b, e] : spans) Require(b < e && e <= piece.size());
+      r.Feed(piece, spans, out);
+    }
+    r.Finish(out);
+    Require(out.size() == framed.size());
+    // De-chunk the output with the same framing.
+    std::string payload;
+    ChunkedDecoder again;
+    std::vector<std::pair<size_t, size_t>> spans;
+    Require(again.Feed(out, &spans).status == srt::proxy::ParseStatus::kDone);
+    for (const auto& [b, e] : spans) payload += out.substr(b, e - b);
+    Require(payload == injector->ForResponse(/*fixed_length=*/true)->Rewrite(in));
   }
   // Byte by byte, the hold-back stays below the longest pattern.
   auto r = injector->ForRequest(host);

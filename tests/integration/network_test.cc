@@ -301,6 +301,7 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
       "printf '%s\\n' \"$GITHUB_TOKEN\"; printf '%s' \"$GITHUB_TOKEN\" | wc -c; "
       "echo denied=${DENIED_SECRET-unset}; "
       "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c 'ghp_RE[A]L'; "
+      "grep -rls 'ghp_RE[A]L' /tmp \"$TMPDIR\" /etc \"$HOME\" . | wc -l; "
       "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" --data "
       "\"t=$GITHUB_TOKEN\" http://origin.test:" +
       p +
@@ -315,16 +316,18 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Inside: a sentinel of the same length, never the real value (environ, cmdline, responses).
   std::istringstream lines(r.out);
-  std::string sentinel, length, denied, found;
+  std::string sentinel, length, denied, found, files;
   std::getline(lines, sentinel);
   std::getline(lines, length);
   std::getline(lines, denied);
   std::getline(lines, found);
+  std::getline(lines, files);
   EXPECT_TRUE(sentinel.starts_with("fake_value_")) << r.out;
   EXPECT_EQ(sentinel.size(), std::string(kRealToken).size());
   EXPECT_EQ(length, "40");
   EXPECT_EQ(denied, "denied=unset");
-  EXPECT_EQ(found, "0");
+  EXPECT_EQ(found, "0");  // no process's environment or command line
+  EXPECT_EQ(files, "0");  // no file the command can read where files are usually written
   EXPECT_FALSE(Contains(r.out, "ghp_REAL")) << r.out;  // the echo came back masked
   EXPECT_TRUE(Contains(r.out, "Authorization: token " + sentinel)) << r.out;
   // At the origin: the real value in the header and the body for origin.test, the sentinel

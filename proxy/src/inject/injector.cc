@@ -4,6 +4,7 @@
 #include "inject/injector.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <deque>
 
 namespace srt::proxy::inject {
@@ -154,6 +155,49 @@ std::vector<Use> Rewriter::uses() const {
     out.push_back({names_[i], replaced_[i], kept_[i]});
   }
   return out;
+}
+
+FramedRewriter::FramedRewriter(std::unique_ptr<Rewriter> payload) : payload_(std::move(payload)) {}
+
+void FramedRewriter::Feed(std::string_view in, const std::vector<std::pair<size_t, size_t>>& data,
+                          std::string& out) {
+  const size_t base = pending_.size();
+  pending_.append(in);
+  std::string rewritten;
+  for (const auto& [begin, end] : data) {
+    for (size_t i = begin; i < end; ++i) payload_at_.push_back(base + i);
+    payload_->Feed(in.substr(begin, end - begin), rewritten);
+  }
+  // The rewriter is length-preserving: its output so far stands for the first payload bytes
+  // still unresolved, in order.
+  for (char c : rewritten) {
+    if (resolved_ < payload_at_.size()) pending_[payload_at_[resolved_++]] = c;
+  }
+  Emit(out);
+}
+
+void FramedRewriter::Finish(std::string& out) {
+  std::string rest;
+  payload_->Finish(rest);
+  for (char c : rest) {
+    if (resolved_ < payload_at_.size()) pending_[payload_at_[resolved_++]] = c;
+  }
+  Emit(out);
+  out += pending_;
+  pending_.clear();
+  payload_at_.clear();
+  resolved_ = 0;
+}
+
+void FramedRewriter::Emit(std::string& out) {
+  // Everything before the first unresolved payload byte is final.
+  const size_t ready = resolved_ < payload_at_.size() ? payload_at_[resolved_] : pending_.size();
+  out.append(pending_, 0, ready);
+  pending_.erase(0, ready);
+  payload_at_.erase(payload_at_.begin(),
+                    payload_at_.begin() + static_cast<std::ptrdiff_t>(resolved_));
+  resolved_ = 0;
+  for (size_t& at : payload_at_) at -= ready;
 }
 
 bool HostMatches(const Host& host, const std::vector<DomainPattern>& patterns) {

@@ -62,6 +62,36 @@ class Rewriter {
   std::vector<uint64_t> kept_;
 };
 
+inline constexpr size_t kMaxFramedHoldBytes = size_t{1} << 20;
+
+// A length-preserving rewriter applied to the payload bytes of a framed stream only (the
+// chunk-data of a chunked body), the framing passed through in place: a pattern split across
+// chunks is still found, and chunk sizes stay right. Holds back the stream from the first
+// payload byte whose rewritten form is not known yet. The rewriter must be fixed-length
+// (ForRequest with fixed_length, ForResponse(true)).
+class FramedRewriter {
+ public:
+  explicit FramedRewriter(std::unique_ptr<Rewriter> payload);
+  // `in` with the payload spans `data` ([begin, end) offsets in `in`, in order); appends to
+  // `out` what is ready.
+  void Feed(std::string_view in, const std::vector<std::pair<size_t, size_t>>& data,
+            std::string& out);
+  // The stream has ended: appends the rest.
+  void Finish(std::string& out);
+  [[nodiscard]] const Rewriter& payload() const { return *payload_; }
+  // Bytes held back now. Framing between held payload bytes counts too: a peer that sends a
+  // pattern's prefix one byte per chunk makes this grow; the caller ends the stream past
+  // kMaxFramedHoldBytes (passing the bytes on could hand over a secret).
+  [[nodiscard]] size_t held() const { return pending_.size(); }
+
+ private:
+  void Emit(std::string& out);
+  std::unique_ptr<Rewriter> payload_;
+  std::string pending_;             // raw bytes not yet passed on
+  std::vector<size_t> payload_at_;  // offsets in pending_ of payload bytes still unresolved
+  size_t resolved_ = 0;             // how many of payload_at_ have their output written
+};
+
 struct RequestOptions {
   // The stream's length must not change (a body framed by Content-Length): sentinels whose
   // real value has another length are kept.

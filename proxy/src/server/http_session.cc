@@ -382,13 +382,26 @@ class HttpSession final : public Session {
       req_left_ -= take;
       req_done_ = req_left_ == 0;
     } else {
-      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_);
+      std::vector<std::pair<size_t, size_t>> data;
+      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, inject_chunked_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
         FailExchange("bad chunked request body: " + req_chunked_->error());
         return false;
       }
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
+      if (inject_chunked_) {
+        // Chunk data only, framing in place: a sentinel split across chunks is still found.
+        inject_chunked_->Feed(std::string_view(in_).substr(0, take), data, up_out_);
+        if (req_done_) inject_chunked_->Finish(up_out_);
+        if (inject_chunked_->held() > inject::kMaxFramedHoldBytes) {
+          FailExchange("chunked request body holds a sentinel's prefix for too long");
+          return false;
+        }
+        in_.erase(0, take);
+        bytes_up_ += take;
+        return true;
+      }
     }
     if (inject_body_) {
       inject_body_->Feed(std::string_view(in_).substr(0, take), up_out_);
@@ -408,14 +421,20 @@ class HttpSession final : public Session {
   void StartInjection() {
     inject_head_.reset();
     inject_body_.reset();
+    inject_chunked_.reset();
     reveal_head_.reset();
     reveal_body_.reset();
+    reveal_chunked_.reset();
     const ProxyOptions& o = server_.options();
     if (!o.injector || !o.inject_plaintext || o.injector->empty()) return;
     inject_head_ = o.injector->ForRequest(host_);
     inject_body_ = o.injector->ForRequest(host_, {.fixed_length = true});
     reveal_head_ = o.injector->ForResponse(/*fixed_length=*/false);
     reveal_body_ = o.injector->ForResponse(/*fixed_length=*/true);
+    inject_chunked_ = std::make_unique<inject::FramedRewriter>(
+        o.injector->ForRequest(host_, {.fixed_length = true}));
+    reveal_chunked_ =
+        std::make_unique<inject::FramedRewriter>(o.injector->ForResponse(/*fixed_length=*/true));
   }
 
   // The exchange's credential uses, for its record.
@@ -428,14 +447,18 @@ class HttpSession final : public Session {
       uses.push_back({name, 0, 0, 0});
       return uses.back();
     };
-    for (const auto* r : {inject_head_.get(), inject_body_.get()}) {
+    const inject::Rewriter* up[] = {inject_head_.get(), inject_body_.get(),
+                                    inject_chunked_ ? &inject_chunked_->payload() : nullptr};
+    for (const inject::Rewriter* r : up) {
       if (r == nullptr) continue;
       for (const inject::Use& u : r->uses()) {
         find(u.name).injected += u.replaced;
         find(u.name).kept += u.kept;
       }
     }
-    for (const auto* r : {reveal_head_.get(), reveal_body_.get()}) {
+    const inject::Rewriter* down[] = {reveal_head_.get(), reveal_body_.get(),
+                                      reveal_chunked_ ? &reveal_chunked_->payload() : nullptr};
+    for (const inject::Rewriter* r : down) {
       if (r == nullptr) continue;
       for (const inject::Use& u : r->uses()) find(u.name).masked += u.replaced;
     }
@@ -510,14 +533,30 @@ class HttpSession final : public Session {
         resp_left_ -= take;
         resp_done_ = resp_left_ == 0;
       } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
-        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_);
+        std::vector<std::pair<size_t, size_t>> data;
+        http::ChunkedDecoder::Step step =
+            resp_chunked_->Feed(resp_in_, reveal_chunked_ ? &data : nullptr);
         if (step.status == ParseStatus::kError) {
           return UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
         }
         take = step.consumed;
         resp_done_ = step.status == ParseStatus::kDone;
+        if (reveal_chunked_) {
+          // Chunk data only, framing in place: a real value split across chunks is still found.
+          std::string out;
+          reveal_chunked_->Feed(std::string_view(resp_in_).substr(0, take), data, out);
+          if (resp_done_) reveal_chunked_->Finish(out);
+          if (reveal_chunked_->held() > inject::kMaxFramedHoldBytes) {
+            return FailExchange("chunked response body holds a secret's prefix for too long");
+          }
+          QueueClient(out);
+          bytes_down_ += take;
+          resp_in_.erase(0, take);
+          take = 0;
+        }
       }
-      QueueResponse(std::string_view(resp_in_).substr(0, take), reveal_body_.get(), resp_done_);
+      if (take > 0)
+        QueueResponse(std::string_view(resp_in_).substr(0, take), reveal_body_.get(), resp_done_);
       bytes_down_ += take;
       resp_in_.erase(0, take);
     }
@@ -655,6 +694,8 @@ class HttpSession final : public Session {
   std::unique_ptr<inject::Rewriter> inject_body_;
   std::unique_ptr<inject::Rewriter> reveal_head_;
   std::unique_ptr<inject::Rewriter> reveal_body_;
+  std::unique_ptr<inject::FramedRewriter> inject_chunked_;  // chunked bodies: data only
+  std::unique_ptr<inject::FramedRewriter> reveal_chunked_;
 
   // The upstream connection, kept alive between exchanges to the same authority.
   UpstreamHandler upstream_handler_;

@@ -100,6 +100,33 @@ TEST(InjectorTest, ResponsesGetSentinelsBack) {
   }
 }
 
+// Chunk data only is rewritten, in place: a pattern split across chunks is found, the framing
+// (which sits between its pieces) is held back with it and passed on unchanged.
+TEST(InjectorTest, FramedRewriterRewritesPayloadAcrossChunks) {
+  const std::vector<CredentialSecret> secrets = Secrets();
+  auto injector = Injector::Build(secrets);
+  const std::string& real = secrets[0].real;  // 39 bytes
+  const std::string framed =
+      "3\r\nab" + real.substr(0, 1) + "\r\n" + "26\r\n" + real.substr(1) + "\r\n0\r\n\r\n";
+  // Payload spans, as ChunkedDecoder reports them.
+  const std::vector<std::pair<size_t, size_t>> spans = {{3, 6}, {12, 12 + 38}};
+  for (size_t cut = 0; cut <= framed.size(); ++cut) {
+    FramedRewriter r(injector->ForResponse());
+    std::string out;
+    std::vector<std::pair<size_t, size_t>> first, second;
+    for (const auto& [b, e] : spans) {
+      if (b < cut) first.emplace_back(b, std::min(e, cut));
+      if (e > cut) second.emplace_back(std::max(b, cut) - cut, e - cut);
+    }
+    r.Feed(std::string_view(framed).substr(0, cut), first, out);
+    r.Feed(std::string_view(framed).substr(cut), second, out);
+    r.Finish(out);
+    EXPECT_EQ(out, "3\r\nab" + secrets[0].sentinel.substr(0, 1) + "\r\n26\r\n" +
+                       secrets[0].sentinel.substr(1) + "\r\n0\r\n\r\n")
+        << cut;
+  }
+}
+
 TEST(InjectorTest, HostMatching) {
   EXPECT_TRUE(HostMatches(H("a.b.com"), {Pattern("*.b.com")}));
   EXPECT_FALSE(HostMatches(H("b.com"), {Pattern("*.b.com")}));

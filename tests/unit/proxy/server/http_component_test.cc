@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,12 @@ constexpr std::string_view kPlainBadGateway =
     "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nBad Gateway";
 constexpr std::string_view kPlain400 =
     "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+std::string Hex(size_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%zx", n);
+  return buf;
+}
 
 // What the origin's /big/<n> route sends.
 std::string BigBody(size_t n) {
@@ -560,14 +567,35 @@ TEST_F(HttpComponentTest, PlaintextInjectionSwapsSentinelsForTheirHostAndBack) {
   EXPECT_EQ(records[0].credentials[0].injected, 3u);
   EXPECT_EQ(records[0].credentials[0].masked, 2u);
 
+  // Chunked both ways: the client splits the sentinel across chunks, the origin splits the real
+  // value across its chunks; both are still swapped, the chunk sizes left as they are.
+  Stream chunked = ConnectProxy();
+  const std::string chunks = "7\r\ntoken=" + sentinel.substr(0, 1) + "\r\n" + "10\r\n" +
+                             sentinel.substr(1, 16) + "\r\n" + Hex(sentinel.size() - 17) + "\r\n" +
+                             sentinel.substr(17) + "\r\n0\r\n\r\n";
+  ASSERT_TRUE(chunked.SendAll(
+      Get(OriginUrl("/echo-chunked"), "Transfer-Encoding: chunked\r\n", "POST") + chunks));
+  std::optional<HttpMessage> rc = ReadHttpResponse(chunked);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(rc->body, "token=" + sentinel);
+  EXPECT_EQ(rc->raw.find(real.substr(0, 5)), std::string::npos) << rc->raw;
+  seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].message.body, "token=" + real);
+  records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(records[1].credentials.size(), 1u);
+  EXPECT_EQ(records[1].credentials[0].injected, 1u);
+  EXPECT_EQ(records[1].credentials[0].masked, 1u);
+
   // Another allowed host: the sentinel arrives as it is.
   Stream other = ConnectProxy();
   ASSERT_TRUE(other.SendAll(Get("http://127.0.0.1:" + Port(origin_.port()) + "/x",
                                 "Authorization: token " + sentinel + "\r\n")));
   ASSERT_TRUE(ReadHttpResponse(other).has_value());
   seen = origin_.requests();
-  ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(seen[1].message.Header("Authorization"), "token " + sentinel);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2].message.Header("Authorization"), "token " + sentinel);
 }
 
 TEST_F(HttpComponentTest, Ipv6Origin) {
