@@ -105,7 +105,9 @@ void Rewriter::Feed(std::string_view in, std::string& out) {
     out.append(in);
     return;
   }
-  // held_ is exactly the bytes the current state spells (its depth): a pattern's possible start.
+  // held_[held_start_..] is exactly the bytes the current state spells (its depth): a pattern's
+  // possible start. Bytes leave from the front by moving held_start_ (an erase per byte would
+  // cost the depth, up to a pattern's length, for every byte of the stream).
   for (char c : in) {
     state_ = a.Step(state_, static_cast<unsigned char>(c));
     held_ += c;
@@ -114,7 +116,7 @@ void Rewriter::Feed(std::string_view in, std::string& out) {
       const auto index = static_cast<size_t>(n.pattern);
       const Automaton::Pattern& p = a.pattern(n.pattern);
       // Everything before the match goes out as it is, then the match (swapped or kept).
-      out.append(held_, 0, held_.size() - p.from.size());
+      out.append(held_, held_start_, held_.size() - held_start_ - p.from.size());
       if (active_[index]) {
         out += p.to;
         ++replaced_[index];
@@ -123,21 +125,28 @@ void Rewriter::Feed(std::string_view in, std::string& out) {
         ++kept_[index];
       }
       held_.clear();
+      held_start_ = 0;
       state_ = 0;
       continue;
     }
     // Bytes older than the state's depth can start no pattern any more.
     const auto depth = static_cast<size_t>(n.depth);
-    if (held_.size() > depth) {
-      out.append(held_, 0, held_.size() - depth);
-      held_.erase(0, held_.size() - depth);
+    const size_t now = held_.size() - held_start_;
+    if (now > depth) {
+      out.append(held_, held_start_, now - depth);
+      held_start_ += now - depth;
+      if (held_start_ >= 4096 && held_start_ * 2 >= held_.size()) {
+        held_.erase(0, held_start_);
+        held_start_ = 0;
+      }
     }
   }
 }
 
 void Rewriter::Finish(std::string& out) {
-  out += held_;
+  out.append(held_, held_start_);
   held_.clear();
+  held_start_ = 0;
   state_ = 0;
 }
 

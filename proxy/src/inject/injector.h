@@ -49,7 +49,7 @@ class Rewriter {
   // The credentials met so far (only those with a non-zero count).
   [[nodiscard]] std::vector<Use> uses() const;
   // Bytes held back now (at most the longest pattern's length - 1).
-  [[nodiscard]] size_t held() const { return held_.size(); }
+  [[nodiscard]] size_t held() const { return held_.size() - held_start_; }
 
  private:
   std::shared_ptr<const Automaton> automaton_;
@@ -58,6 +58,7 @@ class Rewriter {
   std::vector<std::string> names_;
   int32_t state_ = 0;
   std::string held_;
+  size_t held_start_ = 0;
   std::vector<uint64_t> replaced_;
   std::vector<uint64_t> kept_;
 };

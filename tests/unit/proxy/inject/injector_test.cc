@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace srt::proxy::inject {
 namespace {
 
@@ -125,6 +127,24 @@ TEST(InjectorTest, FramedRewriterRewritesPayloadAcrossChunks) {
                        secrets[0].sentinel.substr(1) + "\r\n0\r\n\r\n")
         << cut;
   }
+}
+
+// A self-overlapping pattern keeps the automaton deep on every byte of a hostile stream: the
+// work per byte must not grow with the pattern's length (8 MiB through a 16 KiB pattern).
+TEST(InjectorTest, DeepPrefixesCostConstantWorkPerByte) {
+  const std::string pattern = std::string(16 * 1024, 'a') + "b";
+  auto injector = Injector::Build(
+      {{"env DEEP", pattern, std::string(pattern.size(), 'x'), {Pattern("api.example.com")}}});
+  auto r = injector->ForRequest(H("api.example.com"));
+  const std::string chunk(64 * 1024, 'a');
+  std::string out;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 128; ++i) {
+    out.clear();
+    r->Feed(chunk, out);
+    EXPECT_LT(r->held(), pattern.size());
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST(InjectorTest, HostMatching) {
