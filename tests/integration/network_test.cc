@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -287,9 +288,20 @@ class NetworkTest : public SrtTest {
 
 // --- Credential masking and plain-HTTP injection (credentials.allowPlaintextInject) ----------
 
-constexpr char kRealToken[] = "ghp_REALrealREALrealREALrealREALrealREAL";  // 40 bytes
+// A GitHub-style token (40 bytes), random per run so no file on the host holds it by chance.
+std::string RandomToken() {
+  static constexpr char kAlnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string t = "ghp_";
+  while (t.size() < 40) t += kAlnum[rd() % (sizeof kAlnum - 1)];
+  return t;
+}
 
 TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
+  const std::string real_token = RandomToken();
+  // A pattern for the token that does not match itself in a command line (grep's, sh's).
+  const std::string pattern =
+      real_token.substr(0, 6) + "[" + real_token[6] + "]" + real_token.substr(7);
   json s = NetworkSettings({"origin.test", "other.test", Carve(port())});
   s["credentials"] = {
       {"allowPlaintextInject", true},
@@ -300,8 +312,12 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
   const std::string script =
       "printf '%s\\n' \"$GITHUB_TOKEN\"; printf '%s' \"$GITHUB_TOKEN\" | wc -c; "
       "echo denied=${DENIED_SECRET-unset}; "
-      "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c 'ghp_RE[A]L'; "
-      "grep -rls 'ghp_RE[A]L' /tmp \"$TMPDIR\" /etc \"$HOME\" . | wc -l; "
+      "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c '" +
+      pattern +
+      "'; "
+      "grep -rls '" +
+      pattern +
+      "' /tmp \"$TMPDIR\" /etc \"$HOME\" . | wc -l; "
       "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" --data "
       "\"t=$GITHUB_TOKEN\" http://origin.test:" +
       p +
@@ -310,9 +326,9 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
       "http://other.test:" +
       p + "/echo-other";
   const std::string log = run().Path("cred.jsonl");
-  RunResult r = run().SrtRaw({"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c", script},
-                             "", std::chrono::seconds(30),
-                             {std::string("GITHUB_TOKEN=") + kRealToken, "DENIED_SECRET=x"});
+  RunResult r =
+      run().SrtRaw({"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c", script}, "",
+                   std::chrono::seconds(30), {"GITHUB_TOKEN=" + real_token, "DENIED_SECRET=x"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Inside: a sentinel of the same length, never the real value (environ, cmdline, responses).
   std::istringstream lines(r.out);
@@ -323,12 +339,12 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
   std::getline(lines, found);
   std::getline(lines, files);
   EXPECT_TRUE(sentinel.starts_with("fake_value_")) << r.out;
-  EXPECT_EQ(sentinel.size(), std::string(kRealToken).size());
+  EXPECT_EQ(sentinel.size(), real_token.size());
   EXPECT_EQ(length, "40");
   EXPECT_EQ(denied, "denied=unset");
   EXPECT_EQ(found, "0");  // no process's environment or command line
   EXPECT_EQ(files, "0");  // no file the command can read where files are usually written
-  EXPECT_FALSE(Contains(r.out, "ghp_REAL")) << r.out;  // the echo came back masked
+  EXPECT_FALSE(Contains(r.out, real_token)) << r.out;  // the echo came back masked
   EXPECT_TRUE(Contains(r.out, "Authorization: token " + sentinel)) << r.out;
   // At the origin: the real value in the header and the body for origin.test, the sentinel
   // for other.test.
@@ -336,13 +352,13 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
   ASSERT_GE(got.size(), 2u);
   const std::string& injected = got[got.size() - 2];
   const std::string& other = got.back();
-  EXPECT_TRUE(Contains(injected, "Authorization: token " + std::string(kRealToken))) << injected;
-  EXPECT_TRUE(Contains(injected, "\r\n\r\nt=" + std::string(kRealToken))) << injected;
+  EXPECT_TRUE(Contains(injected, "Authorization: token " + real_token)) << injected;
+  EXPECT_TRUE(Contains(injected, "\r\n\r\nt=" + real_token)) << injected;
   EXPECT_TRUE(Contains(other, "Authorization: token " + sentinel)) << other;
-  EXPECT_FALSE(Contains(other, "ghp_REAL")) << other;
+  EXPECT_FALSE(Contains(other, real_token)) << other;
   // The decision log names the credential and counts, never the value.
   const std::string log_text = run().ReadFile("cred.jsonl");
-  EXPECT_FALSE(Contains(log_text, "ghp_REAL")) << log_text;
+  EXPECT_FALSE(Contains(log_text, real_token)) << log_text;
   EXPECT_FALSE(Contains(log_text, sentinel)) << log_text;
   EXPECT_TRUE(Contains(
       log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":2,"kept":0,"masked":2}])"))
