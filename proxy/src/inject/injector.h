@@ -3,6 +3,7 @@
 // real value in requests to the credential's inject hosts, and every real value back to its
 // sentinel in responses, on streams of any length with bounded memory.
 //
+// An HTTP exchange uses all of these through inject::Exchange (exchange.h); the pieces:
 // Usage (per exchange, on any thread; an Injector is immutable and shared):
 //   std::shared_ptr<const Injector> injector = Injector::Build(secrets);   // once per sandbox
 //   std::unique_ptr<Rewriter> up = injector->ForRequest(host, {.fixed_length = true});

@@ -18,7 +18,7 @@
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
-#include "inject/injector.h"
+#include "inject/exchange.h"
 #include "server/responses.h"
 #include "server/session.h"
 #include "wire/ascii.h"
@@ -338,7 +338,7 @@ class HttpSession final : public Session {
     for (const http::Header& h : request_.headers) {
       if (IsHopByHopForUpstream(h.name)) continue;
       // Header values are re-rendered, so a sentinel may have another length than its value.
-      head += h.name + ": " + (inject_head_ ? inject_head_->Rewrite(h.value) : h.value) + "\r\n";
+      head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }
     if (up_via_parent_ && !up_parent_authorization_.empty()) {
       head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
@@ -377,35 +377,29 @@ class HttpSession final : public Session {
   bool PumpRequestBody() {
     if (req_done_ || in_.empty()) return true;
     size_t take = 0;
+    bool chunked = false;
+    inject::DataSpans data;
     if (req_framing_.kind == http::Framing::Kind::kContentLength) {
       take = static_cast<size_t>(std::min<uint64_t>(req_left_, in_.size()));
       req_left_ -= take;
       req_done_ = req_left_ == 0;
     } else {
-      std::vector<std::pair<size_t, size_t>> data;
-      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, inject_chunked_ ? &data : nullptr);
+      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, inject_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
         FailExchange("bad chunked request body: " + req_chunked_->error());
         return false;
       }
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
-      if (inject_chunked_) {
-        // Chunk data only, framing in place: a sentinel split across chunks is still found.
-        inject_chunked_->Feed(std::string_view(in_).substr(0, take), data, up_out_);
-        if (req_done_) inject_chunked_->Finish(up_out_);
-        if (inject_chunked_->held() > inject::kMaxFramedHoldBytes) {
-          FailExchange("chunked request body holds a sentinel's prefix for too long");
-          return false;
-        }
-        in_.erase(0, take);
-        bytes_up_ += take;
-        return true;
-      }
+      chunked = true;
     }
-    if (inject_body_) {
-      inject_body_->Feed(std::string_view(in_).substr(0, take), up_out_);
-      if (req_done_) inject_body_->Finish(up_out_);
+    if (inject_) {
+      inject_->RequestBody(std::string_view(in_).substr(0, take), chunked ? &data : nullptr,
+                           req_done_, up_out_);
+      if (inject_->overflowed()) {
+        FailExchange("chunked request body holds a sentinel's prefix for too long");
+        return false;
+      }
     } else {
       up_out_.append(in_, 0, take);
     }
@@ -416,62 +410,21 @@ class HttpSession final : public Session {
 
   // Credential injection for this exchange (credentials.allowPlaintextInject): sentinels of the
   // host's credentials become real values in the head and body going up; real values become
-  // sentinels in the response coming down. Bodies keep their length (Content-Length or chunk
-  // sizes are forwarded as they are), so only same-length pairs are swapped there.
+  // sentinels in the response coming down (inject/exchange.h).
   void StartInjection() {
-    inject_head_.reset();
-    inject_body_.reset();
-    inject_chunked_.reset();
-    reveal_head_.reset();
-    reveal_body_.reset();
-    reveal_chunked_.reset();
+    inject_.reset();
     const ProxyOptions& o = server_.options();
     if (!o.injector || !o.inject_plaintext || o.injector->empty()) return;
-    inject_head_ = o.injector->ForRequest(host_);
-    inject_body_ = o.injector->ForRequest(host_, {.fixed_length = true});
-    reveal_head_ = o.injector->ForResponse(/*fixed_length=*/false);
-    reveal_body_ = o.injector->ForResponse(/*fixed_length=*/true);
-    inject_chunked_ = std::make_unique<inject::FramedRewriter>(
-        o.injector->ForRequest(host_, {.fixed_length = true}));
-    reveal_chunked_ =
-        std::make_unique<inject::FramedRewriter>(o.injector->ForResponse(/*fixed_length=*/true));
+    inject_.emplace(*o.injector, host_);
   }
 
   // The exchange's credential uses, for its record.
   void NoteInjection() {
-    std::vector<ConnectionRecord::CredentialUse> uses;
-    auto find = [&](const std::string& name) -> ConnectionRecord::CredentialUse& {
-      for (auto& u : uses) {
-        if (u.name == name) return u;
-      }
-      uses.push_back({name, 0, 0, 0});
-      return uses.back();
-    };
-    const inject::Rewriter* up[] = {inject_head_.get(), inject_body_.get(),
-                                    inject_chunked_ ? &inject_chunked_->payload() : nullptr};
-    for (const inject::Rewriter* r : up) {
-      if (r == nullptr) continue;
-      for (const inject::Use& u : r->uses()) {
-        find(u.name).injected += u.replaced;
-        find(u.name).kept += u.kept;
-      }
+    if (!inject_) return;
+    record_.credentials.clear();
+    for (const inject::Totals& t : inject_->totals()) {
+      record_.credentials.push_back({t.name, t.injected, t.kept, t.masked});
     }
-    const inject::Rewriter* down[] = {reveal_head_.get(), reveal_body_.get(),
-                                      reveal_chunked_ ? &reveal_chunked_->payload() : nullptr};
-    for (const inject::Rewriter* r : down) {
-      if (r == nullptr) continue;
-      for (const inject::Use& u : r->uses()) find(u.name).masked += u.replaced;
-    }
-    record_.credentials = std::move(uses);
-  }
-
-  // Response bytes on their way to the client, with real values swapped back.
-  void QueueResponse(std::string_view bytes, inject::Rewriter* rewriter, bool last) {
-    if (rewriter == nullptr) return QueueClient(bytes);
-    std::string out;
-    rewriter->Feed(bytes, out);
-    if (last) rewriter->Finish(out);
-    QueueClient(out);
   }
 
   // false if the session ended.
@@ -511,8 +464,13 @@ class HttpSession final : public Session {
       }
       resp_resume_ = 0;
       if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
-      QueueResponse(std::string_view(resp_in_).substr(0, head.consumed), reveal_head_.get(),
-                    /*last=*/true);
+      if (inject_) {
+        std::string out;
+        inject_->ResponseHead(std::string_view(resp_in_).substr(0, head.consumed), out);
+        QueueClient(out);
+      } else {
+        QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
+      }
       resp_in_.erase(0, head.consumed);
       bytes_down_ += head.consumed;
       resp_forwarded_ = true;
@@ -528,35 +486,32 @@ class HttpSession final : public Session {
     }
     if (!resp_done_ && !resp_in_.empty()) {
       size_t take = resp_in_.size();
+      bool chunked = false;
+      inject::DataSpans data;
       if (resp_framing_.kind == http::Framing::Kind::kContentLength) {
         take = static_cast<size_t>(std::min<uint64_t>(resp_left_, resp_in_.size()));
         resp_left_ -= take;
         resp_done_ = resp_left_ == 0;
       } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
-        std::vector<std::pair<size_t, size_t>> data;
-        http::ChunkedDecoder::Step step =
-            resp_chunked_->Feed(resp_in_, reveal_chunked_ ? &data : nullptr);
+        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_, inject_ ? &data : nullptr);
         if (step.status == ParseStatus::kError) {
           return UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
         }
         take = step.consumed;
         resp_done_ = step.status == ParseStatus::kDone;
-        if (reveal_chunked_) {
-          // Chunk data only, framing in place: a real value split across chunks is still found.
-          std::string out;
-          reveal_chunked_->Feed(std::string_view(resp_in_).substr(0, take), data, out);
-          if (resp_done_) reveal_chunked_->Finish(out);
-          if (reveal_chunked_->held() > inject::kMaxFramedHoldBytes) {
-            return FailExchange("chunked response body holds a secret's prefix for too long");
-          }
-          QueueClient(out);
-          bytes_down_ += take;
-          resp_in_.erase(0, take);
-          take = 0;
-        }
+        chunked = true;
       }
-      if (take > 0)
-        QueueResponse(std::string_view(resp_in_).substr(0, take), reveal_body_.get(), resp_done_);
+      if (inject_) {
+        std::string out;
+        inject_->ResponseBody(std::string_view(resp_in_).substr(0, take), chunked ? &data : nullptr,
+                              resp_done_, out);
+        if (inject_->overflowed()) {
+          return FailExchange("chunked response body holds a secret's prefix for too long");
+        }
+        QueueClient(out);
+      } else {
+        QueueClient(std::string_view(resp_in_).substr(0, take));
+      }
       bytes_down_ += take;
       resp_in_.erase(0, take);
     }
@@ -623,7 +578,11 @@ class HttpSession final : public Session {
     }
     if (resp_framing_.kind == http::Framing::Kind::kUntilClose) {
       resp_done_ = true;
-      if (reveal_body_) QueueResponse({}, reveal_body_.get(), /*last=*/true);
+      if (inject_) {
+        std::string out;
+        inject_->ResponseBody({}, nullptr, /*last=*/true, out);
+        QueueClient(out);
+      }
       if (!FlushClient()) return ClientGone();
       return FinishExchange();
     }
@@ -689,13 +648,8 @@ class HttpSession final : public Session {
   http::Framing resp_framing_;
   uint64_t resp_left_ = 0;
   std::optional<http::ChunkedDecoder> resp_chunked_;
-  // Credential injection (StartInjection); null when off.
-  std::unique_ptr<inject::Rewriter> inject_head_;
-  std::unique_ptr<inject::Rewriter> inject_body_;
-  std::unique_ptr<inject::Rewriter> reveal_head_;
-  std::unique_ptr<inject::Rewriter> reveal_body_;
-  std::unique_ptr<inject::FramedRewriter> inject_chunked_;  // chunked bodies: data only
-  std::unique_ptr<inject::FramedRewriter> reveal_chunked_;
+  // Credential injection (StartInjection); empty when off.
+  std::optional<inject::Exchange> inject_;
 
   // The upstream connection, kept alive between exchanges to the same authority.
   UpstreamHandler upstream_handler_;

@@ -7,6 +7,8 @@
 
 #include <chrono>
 
+#include "inject/exchange.h"
+
 namespace srt::proxy::inject {
 namespace {
 
@@ -145,6 +147,38 @@ TEST(InjectorTest, DeepPrefixesCostConstantWorkPerByte) {
     EXPECT_LT(r->held(), pattern.size());
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// One exchange: the header may change length, the bodies may not; totals per credential.
+TEST(InjectorTest, ExchangeRewritesHeadersBodiesAndResponsesAndCounts) {
+  const std::vector<CredentialSecret> secrets = Secrets();
+  auto injector = Injector::Build(secrets);
+  Exchange x(*injector, H("api.example.com"));
+  EXPECT_EQ(x.RequestHeaderValue("token " + secrets[2].sentinel), "token short");
+  std::string up;
+  x.RequestBody("a=" + secrets[0].sentinel.substr(0, 9), nullptr, false, up);
+  x.RequestBody(secrets[0].sentinel.substr(9) + "&s=" + secrets[2].sentinel, nullptr, true, up);
+  EXPECT_EQ(up, "a=" + secrets[0].real + "&s=" + secrets[2].sentinel);
+  std::string down;
+  x.ResponseHead("HTTP/1.1 200 OK\r\nX-Echo: short\r\n\r\n", down);
+  EXPECT_EQ(down, "HTTP/1.1 200 OK\r\nX-Echo: " + secrets[2].sentinel + "\r\n\r\n");
+  down.clear();
+  const std::string chunked = "3\r\nab" + secrets[0].real.substr(0, 1) + "\r\n26\r\n" +
+                              secrets[0].real.substr(1) + "\r\n0\r\n\r\n";
+  const DataSpans spans = {{3, 6}, {12, 50}};
+  x.ResponseBody(chunked, &spans, true, down);
+  EXPECT_EQ(down, "3\r\nab" + secrets[0].sentinel.substr(0, 1) + "\r\n26\r\n" +
+                      secrets[0].sentinel.substr(1) + "\r\n0\r\n\r\n");
+  EXPECT_FALSE(x.overflowed());
+  std::vector<Totals> t = x.totals();
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].name, "env SHORT");  // met first (the header)
+  EXPECT_EQ(t[0].injected, 1u);
+  EXPECT_EQ(t[0].kept, 1u);  // in the body, whose length cannot change
+  EXPECT_EQ(t[0].masked, 1u);
+  EXPECT_EQ(t[1].name, "env A");
+  EXPECT_EQ(t[1].injected, 1u);
+  EXPECT_EQ(t[1].masked, 1u);
 }
 
 TEST(InjectorTest, HostMatching) {
