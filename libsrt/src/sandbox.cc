@@ -15,8 +15,10 @@
 
 #include "base/path.h"
 #include "base/strings.h"
+#include "base/unique_fd.h"
 #include "cgroup/cgroup.h"
 #include "cgroup/plan.h"
+#include "credentials/mask.h"
 #include "launch/launcher.h"
 #include "net/sandbox_network.h"
 #include "policy/policy.h"
@@ -138,6 +140,34 @@ std::optional<std::string> ProxyVariable(const char* upper, const char* lower) {
   return std::string(v);
 }
 
+// A credential file to mask, read whole: a regular file (never through a symlink: the policy
+// resolved it), at most credentials::kMaxMaskedValueBytes.
+Result<std::string> ReadMaskedFile(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK));
+  if (!fd) return SysError("open " + Quote(path));
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return SysError("stat " + Quote(path));
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(Errc::kInvalidArgument, Quote(path) + " is not a regular file");
+  }
+  std::string text;
+  char buf[16 * 1024];
+  for (;;) {
+    const ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return SysError("read " + Quote(path));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > credentials::kMaxMaskedValueBytes) {
+      return MakeError(Errc::kInvalidArgument,
+                       Quote(path) + " is larger than " +
+                           std::to_string(credentials::kMaxMaskedValueBytes / 1024) +
+                           " KiB, more than srt masks; use extract, or mode \"deny\"");
+    }
+  }
+  return text;
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -213,6 +243,40 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
   for (const std::string& note : plan.notes) debug(note);
 
+  // Credentials: denied variables go, masked ones get sentinels; masked files get fakes. The
+  // real values stay in this process (the proxy's injector) and reach no argv, file or
+  // environment of the sandbox.
+  const CredentialSettings& creds = options.settings.credentials;
+  const credentials::RandomSource random = [](size_t n) { return sys::RandomBytes(n); };
+  SRT_ASSIGN_OR_RETURN(credentials::EnvironmentPlan env_plan,
+                       credentials::PlanEnvironment(creds, options.settings.network.allowed_domains,
+                                                    std::move(plan.environment), random));
+  plan.environment = std::move(env_plan.environment);
+  for (const std::string& note : env_plan.notes) debug(note);
+  if (options.warn) {
+    for (const std::string& w : env_plan.warnings) options.warn(w);
+  }
+  std::vector<CredentialSecret> secrets = std::move(env_plan.secrets);
+  std::vector<std::string> masked_contents;
+  for (const policy::MaskedFile& f : policy.masked_files) {
+    const CredentialFile& entry = creds.files[f.entry];
+    const std::string name = "file " + f.path;
+    Result<std::string> real = ReadMaskedFile(f.path);
+    if (!real)
+      return std::move(real).error().Wrap("credentials.files[" + std::to_string(f.entry) + "]");
+    SRT_ASSIGN_OR_RETURN(
+        credentials::Masked m,
+        credentials::MaskValue(
+            name, *real, entry.mask,
+            credentials::InjectHosts(entry.mask, options.settings.network.allowed_domains),
+            random));
+    if (!m.warning.empty() && options.warn) options.warn(m.warning);
+    // A file whose secret could not be found is shown empty (kDenied), or as it is when the
+    // entry says "warn" (kPassed).
+    masked_contents.push_back(m.outcome == credentials::Masked::Outcome::kDenied ? "" : m.fake);
+    for (CredentialSecret& s : m.secrets) secrets.push_back(std::move(s));
+  }
+
   SRT_ASSIGN_OR_RETURN(std::string bwrap,
                        facade::VetExecutable(facts.bwrap, "bwrap", plan.writable));
   SRT_ASSIGN_OR_RETURN(std::string init,
@@ -260,7 +324,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   SRT_ASSIGN_OR_RETURN(
       std::unique_ptr<net::SandboxNetwork> network,
       net::SandboxNetwork::Start(policy.network,
-                                 {id, init, std::move(options.on_connection), options.debug}));
+                                 {id, init, std::move(options.on_connection), options.debug,
+                                  std::move(secrets), creds.allow_plaintext_inject}));
   for (auto& [name, value] : network->Environment(plan.environment)) {
     facade::SetEnv(plan.environment, name, value);
   }
@@ -294,6 +359,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   if (raised_nofile) spec.command_nofile = plan.command_nofile;
   spec.net_sockets = network->sockets();
   spec.resolv_conf = network->resolv_conf();
+  spec.masked_file_contents = std::move(masked_contents);
   spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
     return net->Attach(std::move(sockets));
   };

@@ -46,6 +46,34 @@ TEST_P(FilesystemTest, DenyReadHidesDirectoriesAndFiles) {
   EXPECT_EQ(st.out, "char\n");
 }
 
+TEST_P(FilesystemTest, CredentialFilesDeniedThroughSymlinksAndMaskedWithASentinel) {
+  run().WriteFile("../home/.aws/credentials", "AWSSECRET");
+  run().WriteFile("../home/.netrc",
+                  "machine h login me password AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+  ASSERT_EQ(::symlink((run().home() + "/.aws/credentials").c_str(),
+                      (run().home() + "/creds-link").c_str()),
+            0);
+  ASSERT_EQ(::symlink((run().home() + "/.aws").c_str(), (run().home() + "/aws-link").c_str()), 0);
+  // The deny follows symlinks to what it protects, and allowRead does not lift it.
+  const std::string s = R"J({"filesystem": {"allowRead": ["~/.aws"]}, "credentials": {
+      "allowPlaintextInject": true,
+      "files": [{"path": "~/creds-link", "mode": "deny"},
+                {"path": "~/.netrc", "mode": "mask", "extract": "password (\\S+)"}]}})J";
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/.aws/credentials"}), EACCES);
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/creds-link"}), EACCES);
+  EXPECT_EQ(Errno(s, {"read", run().home() + "/aws-link/credentials"}), EACCES);
+  RunResult r = run().Srt(s, Probe({"read", run().home() + "/.netrc"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("machine h login me password fake_value_")) << r.out;
+  EXPECT_EQ(r.out.size(), run().ReadFile("../home/.netrc").size()) << r.out;  // same length
+  EXPECT_EQ(r.out.find("AAAAAAAAAA"), std::string::npos) << r.out;
+  // Read-only, and the host's file is untouched.
+  const int write_errno = Errno(s, {"write", run().home() + "/.netrc"});
+  EXPECT_TRUE(write_errno == EROFS || write_errno == EACCES) << write_errno;
+  EXPECT_EQ(run().ReadFile("../home/.netrc"),
+            "machine h login me password AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+}
+
 TEST_P(FilesystemTest, AllowReadReopensAndADeeperDenyStillWins) {
   run().WriteFile("../home/.config/tool/conf", "CONF");
   run().WriteFile("../home/.config/tool/token", "TOKEN");

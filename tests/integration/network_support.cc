@@ -15,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -219,11 +222,38 @@ void OriginServer::Serve(UniqueFd conn) {
   std::string method = request_line.substr(0, sp1);
   std::string target =
       sp1 != std::string::npos && sp2 > sp1 ? request_line.substr(sp1 + 1, sp2 - sp1 - 1) : "";
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    requests_.push_back(head.substr(0, head.find("\r\n\r\n")));
+  std::string response;
+  if (target.rfind("/echo", 0) == 0) {
+    // /echo...: reads a Content-Length body too, records head and body, and answers with both.
+    const size_t end = head.find("\r\n\r\n") + 4;
+    std::string lower = head.substr(0, end);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t length = 0;
+    if (size_t at = lower.find("\r\ncontent-length:"); at != std::string::npos) {
+      length = std::strtoul(lower.c_str() + at + 17, nullptr, 10);
+    }
+    length = std::min<size_t>(length, 64 * 1024);
+    while (head.size() < end + length &&
+           ReadableBefore(conn.get(), stop_.get(), std::chrono::seconds(5))) {
+      char buf[4096];
+      ssize_t n = ::recv(conn.get(), buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      head.append(buf, static_cast<size_t>(n));
+    }
+    const std::string whole = head.substr(0, end + length);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(whole);
+    }
+    response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
+               std::to_string(whole.size()) + "\r\nConnection: close\r\n\r\n" + whole;
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(head.substr(0, head.find("\r\n\r\n")));
+    }
+    response = Response(method, target);
   }
-  const std::string response = Response(method, target);
   size_t sent = 0;
   while (sent < response.size()) {
     ssize_t n = ::send(conn.get(), response.data() + sent, response.size() - sent, MSG_NOSIGNAL);

@@ -42,7 +42,9 @@ class OriginServer {
   OriginServer& operator=(const OriginServer&) = delete;
 
   [[nodiscard]] uint16_t port() const { return port_; }
-  // The request heads served so far (without the blank line that ends them), oldest first.
+  // The request heads served so far (without the blank line that ends them), oldest first; for
+  // a target starting with "/echo", the whole request (head, blank line, Content-Length body),
+  // which is also the response's body.
   [[nodiscard]] std::vector<std::string> requests() const;
   // The exact bytes sent in reply to a request for `target` ("/path").
   [[nodiscard]] static std::string Response(const std::string& method, const std::string& target);

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -284,6 +285,88 @@ class NetworkTest : public SrtTest {
 
   std::unique_ptr<LoggedRun> log_;
 };
+
+// --- Credential masking and plain-HTTP injection (credentials.allowPlaintextInject) ----------
+
+// A GitHub-style token (40 bytes), random per run so no file on the host holds it by chance.
+std::string RandomToken() {
+  static constexpr char kAlnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string t = "ghp_";
+  while (t.size() < 40) t += kAlnum[rd() % (sizeof kAlnum - 1)];
+  return t;
+}
+
+TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
+  const std::string real_token = RandomToken();
+  // A pattern for the token that does not match itself in a command line (grep's, sh's).
+  const std::string pattern =
+      real_token.substr(0, 6) + "[" + real_token[6] + "]" + real_token.substr(7);
+  json s = NetworkSettings({"origin.test", "other.test", Carve(port())});
+  s["credentials"] = {
+      {"allowPlaintextInject", true},
+      {"envVars",
+       {{{"name", "GITHUB_TOKEN"}, {"mode", "mask"}, {"injectHosts", {"origin.test"}}},
+        {{"name", "DENIED_SECRET"}, {"mode", "deny"}}}}};
+  const std::string p = std::to_string(port());
+  const std::string script =
+      "printf '%s\\n' \"$GITHUB_TOKEN\"; printf '%s' \"$GITHUB_TOKEN\" | wc -c; "
+      "echo denied=${DENIED_SECRET-unset}; "
+      "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c '" +
+      pattern +
+      "'; "
+      "grep -rls '" +
+      pattern +
+      "' /tmp \"$TMPDIR\" /etc \"$HOME\" . | wc -l; "
+      "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" --data "
+      "\"t=$GITHUB_TOKEN\" http://origin.test:" +
+      p +
+      "/echo-injected; echo; "
+      "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" "
+      "http://other.test:" +
+      p + "/echo-other";
+  const std::string log = run().Path("cred.jsonl");
+  RunResult r =
+      run().SrtRaw({"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c", script}, "",
+                   std::chrono::seconds(30), {"GITHUB_TOKEN=" + real_token, "DENIED_SECRET=x"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Inside: a sentinel of the same length, never the real value (environ, cmdline, responses).
+  std::istringstream lines(r.out);
+  std::string sentinel, length, denied, found, files;
+  std::getline(lines, sentinel);
+  std::getline(lines, length);
+  std::getline(lines, denied);
+  std::getline(lines, found);
+  std::getline(lines, files);
+  EXPECT_TRUE(sentinel.starts_with("fake_value_")) << r.out;
+  EXPECT_EQ(sentinel.size(), real_token.size());
+  EXPECT_EQ(length, "40");
+  EXPECT_EQ(denied, "denied=unset");
+  EXPECT_EQ(found, "0");  // no process's environment or command line
+  EXPECT_EQ(files, "0");  // no file the command can read where files are usually written
+  EXPECT_FALSE(Contains(r.out, real_token)) << r.out;  // the echo came back masked
+  EXPECT_TRUE(Contains(r.out, "Authorization: token " + sentinel)) << r.out;
+  // At the origin: the real value in the header and the body for origin.test, the sentinel
+  // for other.test.
+  std::vector<std::string> got = g_net->origin().requests();
+  ASSERT_GE(got.size(), 2u);
+  const std::string& injected = got[got.size() - 2];
+  const std::string& other = got.back();
+  EXPECT_TRUE(Contains(injected, "Authorization: token " + real_token)) << injected;
+  EXPECT_TRUE(Contains(injected, "\r\n\r\nt=" + real_token)) << injected;
+  EXPECT_TRUE(Contains(other, "Authorization: token " + sentinel)) << other;
+  EXPECT_FALSE(Contains(other, real_token)) << other;
+  // The decision log names the credential and counts, never the value.
+  const std::string log_text = run().ReadFile("cred.jsonl");
+  EXPECT_FALSE(Contains(log_text, real_token)) << log_text;
+  EXPECT_FALSE(Contains(log_text, sentinel)) << log_text;
+  EXPECT_TRUE(Contains(
+      log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":2,"kept":0,"masked":2}])"))
+      << log_text;
+  EXPECT_TRUE(Contains(
+      log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":0,"kept":1,"masked":0}])"))
+      << log_text;
+}
 
 // --- Allowed traffic, one client path per test ---------------------------------------------
 

@@ -67,9 +67,60 @@ struct FilesystemSettings {
   bool operator==(const FilesystemSettings&) const = default;
 };
 
+// `credentials.*`: secrets the sandbox must not see. A denied one is absent (an environment
+// variable unset, a file unreadable); a masked one is replaced inside the sandbox by a sentinel of
+// the same byte length where possible, and srt's proxy puts the real value back only in requests
+// to the credential's injectHosts (docs/credentials.md).
+enum class CredentialMode { kDeny, kMask };
+// What to do when `extract` (or `decode`) finds nothing to mask in a value.
+enum class ExtractNoMatch {
+  kWarn,   // pass the real value through, with a warning (upstream's default)
+  kDeny,   // treat the credential as denied (srt's default: fail closed)
+  kError,  // refuse to start the sandbox
+};
+
+// The masking fields an envVars and a files entry share.
+struct CredentialMaskOptions {
+  // An RE2 regular expression with at least one capturing group: only group 1's spans are
+  // masked. Unset: the whole value is.
+  std::optional<std::string> extract;
+  std::optional<ExtractNoMatch> on_extract_no_match;  // unset: kDeny
+  bool decode_jwt = false;                            // decode: "jwt"
+  std::vector<std::string> mask_claims;               // requires decode_jwt; empty: whole token
+  bool mask_duplicates = false;                       // files only
+  // Domain patterns (the allowedDomains grammar) where the real value may be injected; unset:
+  // network.allowedDomains. Never empty when set.
+  std::optional<std::vector<std::string>> inject_hosts;
+  bool operator==(const CredentialMaskOptions&) const = default;
+};
+
+struct CredentialEnvVar {
+  std::string name;  // [A-Za-z_][A-Za-z0-9_]*
+  CredentialMode mode = CredentialMode::kDeny;
+  CredentialMaskOptions mask;
+  bool operator==(const CredentialEnvVar&) const = default;
+};
+
+struct CredentialFile {
+  PathEntry path;  // deny: any path entry (globs too); mask: one file
+  CredentialMode mode = CredentialMode::kDeny;
+  CredentialMaskOptions mask;
+  bool operator==(const CredentialFile&) const = default;
+};
+
+struct CredentialSettings {
+  std::vector<CredentialEnvVar> env_vars;
+  std::vector<CredentialFile> files;
+  // Inject masked values into plain-HTTP requests too (not recommended: the real value then
+  // crosses the network in clear). Without it, masking needs network.tlsTerminate.
+  bool allow_plaintext_inject = false;
+  bool operator==(const CredentialSettings&) const = default;
+};
+
 struct Settings {
   NetworkSettings network;
   FilesystemSettings filesystem;
+  CredentialSettings credentials;
   bool enable_weaker_nested_sandbox = false;
   bool allow_nested_user_namespaces = false;
   int mandatory_deny_search_depth = 3;    // 1..10

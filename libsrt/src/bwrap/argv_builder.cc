@@ -90,6 +90,14 @@ void ResolvConf(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   Add(a, {"--ro-bind-data", std::to_string(l.resolv_conf_fd), p.resolv_conf});
 }
 
+// Phase 2b': masked credential files, over whatever the rules put there (a masked file under a
+// hidden or re-bound directory is still shown, masked).
+void MaskedFiles(const Policy& p, const Layout& l, std::vector<std::string>& a) {
+  for (size_t i = 0; i < p.masked_files.size() && i < l.masked_file_fds.size(); ++i) {
+    Add(a, {"--ro-bind-data", std::to_string(l.masked_file_fds[i]), p.masked_files[i].path});
+  }
+}
+
 // Phase 2c: srt's synthetic directories become read-only once every mount point in them exists
 // (--remount-ro is not recursive: the mounts inside keep their own flags).
 void RemountReadOnly(const Policy& p, const Layout& l, std::vector<std::string>& a) {
@@ -107,6 +115,7 @@ Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Namespaces(policy, layout, inv.args);
   Filesystem(policy, layout, inv.args);
   ResolvConf(policy, layout, inv.args);
+  MaskedFiles(policy, layout, inv.args);
   RemountReadOnly(policy, layout, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",

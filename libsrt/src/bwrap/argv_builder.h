@@ -30,6 +30,9 @@ struct Layout {
   // xattr writes, which is what CAP_SETFCAP would otherwise allow.
   bool keep_setfcap = false;
   int resolv_conf_fd = -1;  // contents for policy.resolv_conf (--ro-bind-data), or -1
+  // Contents for each of policy.masked_files (--ro-bind-data), same order; fewer: the rest
+  // are not masked (the policy's masks are bound only with contents).
+  std::vector<int> masked_file_fds;
   // The size of each tmpfs the command can write in (--size): those that stand for hidden
   // directories and a /dev/shm of its own, with /dev itself read-only; 0: the kernel's default
   // size, and bwrap's writable /dev.

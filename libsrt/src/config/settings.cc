@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <re2/re2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,10 @@
 namespace srt {
 namespace {
 
+using config::kCredentialEnvVarKeys;
+using config::kCredentialFileKeys;
+using config::kCredentialsKeys;
+using config::kCredentialsSpecialKeys;
 using config::KeyAction;
 using config::kFilesystemKeys;
 using config::kNetworkKeys;
@@ -50,6 +55,10 @@ using Json = nlohmann::ordered_json;
 constexpr size_t kMaxSettingsBytes = size_t{4} << 20;
 constexpr std::string_view kMaxSettingsSizeText = "4 MiB";
 constexpr size_t kMaxNestingDepth = 64;
+// credentials: entries per list, an extract pattern's length, a variable name's length.
+constexpr size_t kMaxCredentialEntries = 256;
+constexpr size_t kMaxExtractPatternBytes = 4096;
+constexpr size_t kMaxEnvNameBytes = 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Messages
@@ -96,6 +105,13 @@ std::string Prefix(std::string_view origin, const std::string& pointer) {
 // Double-quoted like upstream's messages, with JSON escapes.
 std::string JsonQuote(std::string_view s) {
   return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// A JSON value as JSON text (ASCII only, so nothing reaches a terminal raw), cut at 80 bytes.
+std::string Shown(const Json& j) {
+  std::string text = j.dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
 }
 
 // Keeps nlohmann's reason and drops its "[json.exception.parse_error.101] parse error at line
@@ -243,6 +259,32 @@ bool HasControlCharacter(std::string_view s) {
   });
 }
 
+// True if every host `inner` matches (ports aside: injection is per host) is matched by `outer`.
+bool Covers(const DomainPattern& outer, const DomainPattern& inner) {
+  using Kind = DomainPattern::Kind;
+  if (outer.kind == Kind::kWildcard) {
+    // *.b covers a.b, x.a.b, *.b and *.a.b; never b itself.
+    if (inner.kind == Kind::kExact) return inner.host.ends_with("." + outer.host);
+    if (inner.kind == Kind::kWildcard) {
+      return inner.host == outer.host || inner.host.ends_with("." + outer.host);
+    }
+    return false;
+  }
+  return outer.kind == inner.kind && outer.host == inner.host;
+}
+
+bool CoveredByAny(const DomainPattern& inner, const std::vector<DomainPattern>& outer) {
+  return std::any_of(outer.begin(), outer.end(),
+                     [&](const DomainPattern& o) { return Covers(o, inner); });
+}
+
+// Whether a masked credential's real value has a transport it may cross: a TLS-terminated,
+// verified connection (network.tlsTerminate), or plain HTTP by the user's explicit choice
+// (credentials.allowPlaintextInject). The one place that decides it.
+// TODO(wt-tls): return true also when s.network.tls_terminate is set, once the settings know
+// tlsTerminate (it is refused as unsupported today, so it cannot be set here yet).
+bool MaskTransportAvailable(const Settings& s) { return s.credentials.allow_plaintext_inject; }
+
 // What an unknown key is: at the top level, where other tools keep keys of their own, a warning;
 // inside filesystem and network an error, because a misspelt rule (denyReed) ignored would leave
 // the sandbox weaker than the file says. A key near a known one is a typo, an error anywhere.
@@ -291,6 +333,8 @@ class Decoder {
         s.mandatory_deny_search_depth = static_cast<int>(depth);
       } else if (key == "bwrapPath") {
         SRT_ASSIGN_OR_RETURN(s.bwrap_path, AbsolutePath(value));
+      } else if (key == "credentials") {
+        SRT_ASSIGN_OR_RETURN(s.credentials, Credentials(value));
       } else if (key == kSchemaKey) {
         // The file names its JSON Schema for editors (share/srt/srt-settings.schema.json).
         if (!value.is_string()) return Expected("a string (the schema's path or URL)", value);
@@ -298,6 +342,8 @@ class Decoder {
         SRT_RETURN_IF_ERROR(OtherKey(kTopLevelSpecialKeys, kTopLevelKeys, Unknown::kWarn, key));
       }
     }
+    // Across objects: credentials against network (either may come first in the file).
+    SRT_RETURN_IF_ERROR(CheckCredentials(s));
     return s;
   }
 
@@ -727,6 +773,256 @@ class Decoder {
       out.push_back(text);
     }
     return out;
+  }
+
+  // ---- credentials ------------------------------------------------------------------------
+
+  Result<CredentialSettings> Credentials(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    CredentialSettings out;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "envVars") {
+        if (!value.is_array()) return Expected("an array of environment variable entries", value);
+        if (value.size() > kMaxCredentialEntries) return TooManyEntries();
+        for (size_t i = 0; i < value.size(); ++i) {
+          PathScope entry_scope(*this, i);
+          SRT_ASSIGN_OR_RETURN(CredentialEnvVar v, CredentialEnv(value[i]));
+          out.env_vars.push_back(std::move(v));
+        }
+      } else if (key == "files") {
+        if (!value.is_array()) return Expected("an array of credential file entries", value);
+        if (value.size() > kMaxCredentialEntries) return TooManyEntries();
+        for (size_t i = 0; i < value.size(); ++i) {
+          PathScope entry_scope(*this, i);
+          SRT_ASSIGN_OR_RETURN(CredentialFile f, CredentialFileEntry(value[i]));
+          out.files.push_back(std::move(f));
+        }
+      } else if (key == "allowPlaintextInject") {
+        SRT_ASSIGN_OR_RETURN(out.allow_plaintext_inject, Bool(value));
+      } else {
+        SRT_RETURN_IF_ERROR(
+            OtherKey(kCredentialsSpecialKeys, kCredentialsKeys, Unknown::kFail, key));
+      }
+    }
+    return out;
+  }
+
+  Error TooManyEntries() const {
+    return Fail("has more than " + std::to_string(kMaxCredentialEntries) + " entries");
+  }
+
+  Result<CredentialMode> Mode(const Json& j) const {
+    if (j.is_string() && j.get_ref<const std::string&>() == "deny") return CredentialMode::kDeny;
+    if (j.is_string() && j.get_ref<const std::string&>() == "mask") return CredentialMode::kMask;
+    return Fail("expected \"deny\" or \"mask\", got " + Shown(j));
+  }
+
+  // A key of the mask options both entry kinds share; false if `key` is not one of them.
+  Result<bool> MaskOption(const std::string& key, const Json& value, CredentialMaskOptions& m,
+                          bool is_file) {
+    if (key == "extract") {
+      SRT_ASSIGN_OR_RETURN(m.extract, ExtractPattern(value));
+    } else if (key == "onExtractNoMatch") {
+      const std::string text = value.is_string() ? value.get<std::string>() : "";
+      if (text == "warn") {
+        m.on_extract_no_match = ExtractNoMatch::kWarn;
+      } else if (text == "deny") {
+        m.on_extract_no_match = ExtractNoMatch::kDeny;
+      } else if (text == "error") {
+        m.on_extract_no_match = ExtractNoMatch::kError;
+      } else {
+        return Fail("expected \"warn\", \"deny\" or \"error\", got " + Shown(value));
+      }
+    } else if (key == "decode") {
+      if (!value.is_string() || value.get_ref<const std::string&>() != "jwt") {
+        return Fail("expected \"jwt\" (the only decoding srt knows), got " + Shown(value));
+      }
+      m.decode_jwt = true;
+    } else if (key == "maskClaims") {
+      if (!value.is_array()) return Expected("an array of claim names", value);
+      if (value.empty()) {
+        return Fail(
+            "maskClaims is explicitly empty \u2014 no claim would ever be masked. Omit maskClaims "
+            "to mask the whole token, or list the claims to protect.");
+      }
+      for (size_t i = 0; i < value.size(); ++i) {
+        PathScope scope(*this, i);
+        if (!value[i].is_string() || value[i].get_ref<const std::string&>().empty()) {
+          return Expected("a non-empty claim name", value[i]);
+        }
+        m.mask_claims.push_back(value[i].get<std::string>());
+      }
+    } else if (key == "maskDuplicates" && is_file) {
+      SRT_ASSIGN_OR_RETURN(m.mask_duplicates, Bool(value));
+    } else if (key == "injectHosts") {
+      if (!value.is_array()) return Expected("an array of domain patterns", value);
+      if (value.empty()) {
+        return Fail(
+            "injectHosts is explicitly empty \u2014 the credential would be masked but never "
+            "injected. Omit injectHosts to default to network.allowedDomains, or list the "
+            "intended hosts.");
+      }
+      SRT_ASSIGN_OR_RETURN(m.inject_hosts, DomainList(value, PatternList::kAllow));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // RE2 syntax (upstream takes JavaScript's; the common subset is the same) with a group 1.
+  Result<std::string> ExtractPattern(const Json& j) const {
+    if (!j.is_string()) return Expected("a regular expression string", j);
+    const std::string& text = j.get_ref<const std::string&>();
+    if (text.size() > kMaxExtractPatternBytes) {
+      return Fail("extract is longer than " + std::to_string(kMaxExtractPatternBytes) + " bytes");
+    }
+    RE2::Options options;
+    options.set_log_errors(false);
+    const RE2 re(text, options);
+    if (!re.ok()) {
+      return Fail("extract is not a valid regular expression: " +
+                  strings::EscapeNonPrintable(re.error()));
+    }
+    if (re.NumberOfCapturingGroups() < 1) {
+      return Fail(
+          "extract must contain at least one capturing group \u2014 group 1 is the credential "
+          "value to mask (e.g. \"token:\\\\s*(\\\\S+)\").");
+    }
+    return text;
+  }
+
+  Result<CredentialEnvVar> CredentialEnv(const Json& j) {
+    if (!j.is_object()) return Expected("an object {\"name\", \"mode\", ...}", j);
+    CredentialEnvVar v;
+    bool has_name = false;
+    bool has_mode = false;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "name") {
+        if (!value.is_string()) return Expected("an environment variable name", value);
+        v.name = value.get<std::string>();
+        if (!IsEnvName(v.name)) {
+          return Fail(JsonQuote(v.name) +
+                      " is not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
+        }
+        has_name = true;
+      } else if (key == "mode") {
+        SRT_ASSIGN_OR_RETURN(v.mode, Mode(value));
+        has_mode = true;
+      } else {
+        SRT_ASSIGN_OR_RETURN(const bool known, MaskOption(key, value, v.mask, /*is_file=*/false));
+        if (!known) SRT_RETURN_IF_ERROR(OtherKey({}, kCredentialEnvVarKeys, Unknown::kFail, key));
+      }
+    }
+    if (!has_name) return Fail("an envVars entry needs \"name\"");
+    if (!has_mode) return Fail("an envVars entry needs \"mode\" (\"deny\" or \"mask\")");
+    SRT_RETURN_IF_ERROR(CheckMaskClaims(v.mask, j, /*is_file=*/false));
+    return v;
+  }
+
+  Result<CredentialFile> CredentialFileEntry(const Json& j) {
+    if (!j.is_object()) return Expected("an object {\"path\", \"mode\", ...}", j);
+    CredentialFile f;
+    const Json* path = nullptr;
+    bool has_mode = false;
+    for (const auto& [key, value] : j.items()) {
+      if (key == "path") {
+        path = &value;
+        continue;
+      }
+      PathScope scope(*this, key);
+      if (key == "mode") {
+        SRT_ASSIGN_OR_RETURN(f.mode, Mode(value));
+        has_mode = true;
+      } else {
+        SRT_ASSIGN_OR_RETURN(const bool known, MaskOption(key, value, f.mask, /*is_file=*/true));
+        if (!known) SRT_RETURN_IF_ERROR(OtherKey({}, kCredentialFileKeys, Unknown::kFail, key));
+      }
+    }
+    if (path == nullptr) return Fail("a files entry needs \"path\"");
+    if (!has_mode) return Fail("a files entry needs \"mode\" (\"deny\" or \"mask\")");
+    {
+      PathScope scope(*this, "path");
+      // A denied path joins filesystem.denyRead, with its grammar and checks.
+      SRT_ASSIGN_OR_RETURN(f.path, Path(*path, /*is_deny=*/f.mode == CredentialMode::kDeny));
+      if (f.mode == CredentialMode::kMask && f.path.path.back() == '/') {
+        return Fail(
+            "Credential mode \"mask\" applies to a single file, not a directory. Use mode "
+            "\"deny\" for " +
+            JsonQuote(f.path.path) + ", or point at the credential file inside it.");
+      }
+    }
+    SRT_RETURN_IF_ERROR(CheckMaskClaims(f.mask, j, /*is_file=*/true));
+    return f;
+  }
+
+  Result<void> CheckMaskClaims(const CredentialMaskOptions& m, const Json& entry, bool is_file) {
+    if (!m.decode_jwt && entry.contains("maskClaims")) {
+      PathScope scope(*this, "maskClaims");
+      return Fail(std::string("maskClaims requires decode \u2014 it names claims inside the "
+                              "decoded payload. Set decode (e.g. \"jwt\"), or remove maskClaims "
+                              "to mask the ") +
+                  (is_file ? "extracted value whole." : "whole value."));
+    }
+    return Ok();
+  }
+
+  static bool IsEnvName(std::string_view name) {
+    if (name.empty() || name.size() > kMaxEnvNameBytes) return false;
+    auto alpha = [](char c) {
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    };
+    if (!alpha(name.front())) return false;
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
+  }
+
+  // Cross-field rules (upstream's superRefine): every injectHosts entry is reachable through
+  // allowedDomains, and a masked credential has a transport its real value may cross.
+  Result<void> CheckCredentials(const Settings& s) {
+    const CredentialSettings& c = s.credentials;
+    std::vector<DomainPattern> allowed;
+    for (const std::string& entry : s.network.allowed_domains) {
+      Result<DomainPattern> p = ParseDomainPattern(entry, PatternList::kAllow);
+      if (p) allowed.push_back(std::move(*p));
+    }
+    bool has_masked = false;
+    auto check = [&](const CredentialMaskOptions& m, CredentialMode mode, std::string_view list,
+                     size_t index) -> Result<void> {
+      has_masked = has_masked || mode == CredentialMode::kMask;
+      if (!m.inject_hosts) return Ok();
+      PathScope a(*this, "credentials");
+      PathScope b(*this, std::string(list));
+      PathScope e(*this, index);
+      PathScope h(*this, "injectHosts");
+      for (size_t i = 0; i < m.inject_hosts->size(); ++i) {
+        const std::string& host = (*m.inject_hosts)[i];
+        Result<DomainPattern> p = ParseDomainPattern(host, PatternList::kAllow);
+        if (p && CoveredByAny(*p, allowed)) continue;
+        PathScope scope(*this, i);
+        return Fail("injectHosts entry " + JsonQuote(host) +
+                    " is not reachable via network.allowedDomains \u2014 add " + JsonQuote(host) +
+                    " (or a covering wildcard) to allowedDomains, or remove it from injectHosts.");
+      }
+      return Ok();
+    };
+    for (size_t i = 0; i < c.env_vars.size(); ++i) {
+      SRT_RETURN_IF_ERROR(check(c.env_vars[i].mask, c.env_vars[i].mode, "envVars", i));
+    }
+    for (size_t i = 0; i < c.files.size(); ++i) {
+      SRT_RETURN_IF_ERROR(check(c.files[i].mask, c.files[i].mode, "files", i));
+    }
+    if (has_masked && !MaskTransportAvailable(s)) {
+      PathScope scope(*this, "credentials");
+      return Fail(
+          "Credential masking requires network.tlsTerminate so substitution runs only over a "
+          "verified TLS connection. Enable tlsTerminate, or set "
+          "credentials.allowPlaintextInject to opt out (not recommended).");
+    }
+    return Ok();
   }
 
   std::string_view origin_;

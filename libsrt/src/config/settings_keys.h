@@ -36,7 +36,6 @@ inline constexpr SpecialKey kTopLevelSpecialKeys[] = {
     {"ignoreViolations", KeyAction::kNotUsed, "violation filter: it keeps no violation store"},
     {"javaAgentJarPath", KeyAction::kNotUsed, "Java proxy agent"},
     {"git", KeyAction::kNotUsed, "git safe.directory list"},
-    {"credentials", KeyAction::kUnsupported, {}},
 };
 
 inline constexpr SpecialKey kNetworkSpecialKeys[] = {
@@ -57,7 +56,8 @@ inline constexpr std::string_view kTopLevelKeys[] = {"network",
                                                      "enableWeakerNestedSandbox",
                                                      "allowNestedUserNamespaces",
                                                      "mandatoryDenySearchDepth",
-                                                     "bwrapPath"};
+                                                     "bwrapPath",
+                                                     "credentials"};
 inline constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
                                                        "denyWrite", "allowGitConfig", "disabled"};
 inline constexpr std::string_view kNetworkKeys[] = {
@@ -67,5 +67,18 @@ inline constexpr std::string_view kNetworkKeys[] = {
     "refuseOpaqueTunnels", "requireHostMatch",        "transparentCapture",
     "dnsServers"};
 inline constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
+
+// `credentials` and its entries (upstream: strict objects, so unknown keys are errors).
+inline constexpr std::string_view kCredentialsKeys[] = {"envVars", "files", "allowPlaintextInject"};
+// Upstream's SigV4 re-signing, which srt does not do yet.
+inline constexpr SpecialKey kCredentialsSpecialKeys[] = {
+    {"awsPairs", KeyAction::kUnsupported, {}},
+    {"sigv4", KeyAction::kUnsupported, {}},
+};
+inline constexpr std::string_view kCredentialEnvVarKeys[] = {
+    "name", "mode", "extract", "onExtractNoMatch", "decode", "maskClaims", "injectHosts"};
+inline constexpr std::string_view kCredentialFileKeys[] = {
+    "path",   "mode",       "extract",        "onExtractNoMatch",
+    "decode", "maskClaims", "maskDuplicates", "injectHosts"};
 
 }  // namespace srt::config

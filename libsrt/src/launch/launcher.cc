@@ -298,6 +298,8 @@ Result<void> Launch::SpawnBwrap() {
   const int args_target = next++;
   const bool resolv = !spec_.resolv_conf.empty() && !spec_.policy.resolv_conf.empty();
   const int resolv_target = resolv ? next++ : -1;
+  std::vector<int> masked_targets;
+  for (size_t i = 0; i < spec_.masked_file_contents.size(); ++i) masked_targets.push_back(next++);
   // The inner cgroup's cgroup.procs files go to the command as they are (no relay: the command
   // writes to them to move its untrusted children there), numbered in its environment.
   std::vector<sys::FdMapping> inner;
@@ -322,6 +324,7 @@ Result<void> Launch::SpawnBwrap() {
   layout.init_plan_fd = plan_target;
   layout.caller_is_root = geteuid() == 0;
   layout.resolv_conf_fd = resolv_target;
+  layout.masked_file_fds = masked_targets;
   layout.tmpfs_bytes = spec_.tmpfs_bytes;
   // bwrap can only keep a capability srt's bounding set still has (a container may have
   // dropped it; then `unshare -r` fails inside as the kernel wants).
@@ -330,6 +333,13 @@ Result<void> Launch::SpawnBwrap() {
   UniqueFd resolv_fd;
   if (resolv) {
     SRT_ASSIGN_OR_RETURN(resolv_fd, sys::SealedMemfd("srt-resolv-conf", spec_.resolv_conf));
+  }
+  // Masked credential files: bwrap copies each into a file of its own and binds it read-only
+  // over the real one, so nothing on the host holds the fake and nothing there can be swapped.
+  std::vector<UniqueFd> masked_fds;
+  for (const std::string& content : spec_.masked_file_contents) {
+    SRT_ASSIGN_OR_RETURN(UniqueFd fd, sys::SealedMemfd("srt-masked-file", content));
+    masked_fds.push_back(std::move(fd));
   }
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
   SRT_ASSIGN_OR_RETURN(UniqueFd args,
@@ -353,6 +363,9 @@ Result<void> Launch::SpawnBwrap() {
              {plan.get(), plan_target},     {ctl.second.get(), ctl_target},
              {init_exe_.get(), exe_target}, {args.get(), args_target}};
   if (resolv_fd) req.fds.push_back({resolv_fd.get(), resolv_target});
+  for (size_t i = 0; i < masked_fds.size(); ++i) {
+    req.fds.push_back({masked_fds[i].get(), masked_targets[i]});
+  }
   for (size_t i = 0; i < spec_.keep_fds.size(); ++i) {
     req.fds.push_back({relay_->CommandFd(3 + i), spec_.keep_fds[i]});
   }

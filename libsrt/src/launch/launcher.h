@@ -57,6 +57,9 @@ struct LaunchSpec {
   std::function<Result<void>(std::vector<UniqueFd>)> on_network;
   // The sandbox's /etc/resolv.conf when the policy points it at srt's DNS stub.
   std::string resolv_conf;
+  // What the sandbox reads at each of policy.masked_files (same order): the file with its
+  // secrets replaced by sentinels (credentials.files mode "mask").
+  std::vector<std::string> masked_file_contents;
   // RLIMIT_NOFILE (soft, hard) for the command when srt raised its own.
   std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
   // The sandbox's cgroups (resource limits): bwrap is spawned into them; they are emptied and

@@ -44,6 +44,8 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
   self->socks_external_ = network.socks_proxy_port.has_value();
 
   proxy::ProxyConfig config{self->options_.sandbox_id, self->token_, {}};
+  config.credentials = std::move(self->options_.credentials);
+  config.inject_plaintext = self->options_.inject_plaintext;
   if (self->options_.on_connection) {
     config.on_event = [sink = self->options_.on_connection](const proxy::ProxyEvent& e) {
       sink(ConnectionEvent{e.json, e.text, e.allowed, e.destination, e.reason});

@@ -37,6 +37,9 @@ struct NetworkOptions {
   std::string connect_helper;
   std::function<void(const ConnectionEvent&)> on_connection;
   std::function<void(std::string_view)> debug;
+  // Masked credentials for the proxy to inject (proxy::ProxyConfig::credentials).
+  std::vector<CredentialSecret> credentials;
+  bool inject_plaintext = false;
 };
 
 class SandboxNetwork {

@@ -36,6 +36,17 @@ struct ParentProxyPolicy {
   bool operator==(const ParentProxyPolicy&) const = default;
 };
 
+// A masked credential as srt's proxy knows it: the sentinel the sandbox holds and the real value
+// the proxy puts in its place, in requests to `inject_hosts` only (and back: a response that
+// echoes `real` carries `sentinel` to the sandbox). Lives only in srt's memory.
+struct CredentialSecret {
+  std::string name;      // for the decision log: "env GITHUB_TOKEN", "env CFG#1", "file /p"
+  std::string sentinel;  // never empty, never equal to `real`
+  std::string real;
+  std::vector<DomainPattern> inject_hosts;  // host patterns, ports dropped
+  bool operator==(const CredentialSecret&) const = default;
+};
+
 struct NetworkPolicy {
   std::vector<DomainRule> allowed;
   std::vector<DomainRule> denied;

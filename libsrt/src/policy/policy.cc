@@ -63,6 +63,7 @@ struct ReadRule {
   std::string path;
   bool reopen = false;
   std::string reason;
+  bool forced = false;  // a credential deny: no re-open below or at it lifts it
 };
 
 // Escapes glob metacharacters so a literal base (home, cwd) can prefix a pattern.
@@ -115,10 +116,19 @@ class Resolver {
     SRT_ASSIGN_OR_RETURN(std::vector<Resolved> deny_writes, Expand(fss.deny_write, "denyWrite"));
     SRT_ASSIGN_OR_RETURN(std::vector<Resolved> deny_reads, Expand(fss.deny_read, "denyRead"));
     SRT_ASSIGN_OR_RETURN(std::vector<Resolved> allow_reads, Expand(fss.allow_read, "allowRead"));
+    SRT_RETURN_IF_ERROR(ResolveCredentialFiles());
 
     SRT_RETURN_IF_ERROR(ResolveWriteRoots(writes, deny_writes));
     SRT_RETURN_IF_ERROR(ResolveBinds(deny_writes));
     BuildReadRules(deny_reads, allow_reads);
+    for (const Resolved& d : credential_denies_) {
+      if (!d.exists) {
+        Note(d.origin + ": " + Quote(d.path) + " does not exist, nothing to hide");
+        continue;
+      }
+      rules_.push_back(ReadRule{d.path, false, d.origin, /*forced=*/true});
+    }
+    IndexReadRules();  // rules_ is complete
     SRT_RETURN_IF_ERROR(BuildMounts());
     SRT_RETURN_IF_ERROR(BuildBindMounts());
     SRT_RETURN_IF_ERROR(BuildProtections(deny_writes, deny_reads));
@@ -188,6 +198,39 @@ class Resolver {
       }
     }
     return out;
+  }
+
+  // credentials.files: denies join the read denies (resolved like them, symlinks followed to
+  // what they protect); masks name single regular files, resolved the same way.
+  Result<void> ResolveCredentialFiles() {
+    const std::vector<CredentialFile>& files = settings_.credentials.files;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const CredentialFile& f = files[i];
+      const std::string key =
+          f.mode == CredentialMode::kDeny ? "denyRead (credentials.files)" : "deny (mask)";
+      SRT_ASSIGN_OR_RETURN(std::vector<Resolved> found, Expand({f.path}, key));
+      for (Resolved& r : found) {
+        r.origin = "credentials.files[" + std::to_string(i) + "] " + Quote(f.path.path);
+        if (f.mode == CredentialMode::kDeny) {
+          credential_denies_.push_back(std::move(r));
+          continue;
+        }
+        const FileType type = fs_.TypeOf(r.path);
+        if (type == FileType::kMissing) {
+          Note(r.origin + ": " + Quote(r.path) + " does not exist, nothing to mask");
+          continue;
+        }
+        if (type != FileType::kRegular) {
+          return MakeError(Errc::kInvalidArgument,
+                           r.origin + ": " + Quote(r.path) +
+                               " is not a regular file; mode \"mask\" applies to a single file "
+                               "(use mode \"deny\" for a directory)");
+        }
+        Note(r.origin + ": " + Quote(r.path) + " is shown masked");
+        policy_.masked_files.push_back(MaskedFile{r.path, i});
+      }
+    }
+    return Ok();
   }
 
   Result<std::string> PatternFor(std::string_view spelled) const {
@@ -598,10 +641,17 @@ class Resolver {
       rules_.push_back(ReadRule{"/etc/ssh/ssh_config.d", false,
                                 "ssh_config.d (owned by nobody inside the sandbox)"});
     }
-    // The rule that decides at each path named by one (see DeepestRule); rules_ is complete.
+  }
+
+  // The rule that decides at each path named by one (see DeepestRule), and the forced ones. Once
+  // rules_ is complete: the index points into it.
+  void IndexReadRules() {
+    rule_at_.clear();
+    forced_rules_.clear();
     for (const ReadRule& r : rules_) {
       auto [it, fresh] = rule_at_.try_emplace(r.path, &r);
       if (!fresh && r.reopen) it->second = &r;
+      if (r.forced) forced_rules_.push_back(&r);
     }
   }
 
@@ -618,6 +668,11 @@ class Resolver {
     }
   }
   bool Hidden(std::string_view p) const {
+    // A credential deny holds whatever allowRead or write root covers it (upstream: denied
+    // credential files take no allowRead exceptions).
+    for (const ReadRule* r : forced_rules_) {
+      if (path::IsWithin(p, r->path)) return true;
+    }
     const ReadRule* best = DeepestRule(p);
     return best && !best->reopen;
   }
@@ -959,7 +1014,10 @@ class Resolver {
   // Path -> the rule that decides there: the first one naming it, or the last re-open naming it
   // (a re-open beats a deny at the same path). Built once rules_ is complete.
   std::unordered_map<std::string, const ReadRule*> rule_at_;
-  std::vector<Bind> binds_;  // shallow targets first
+  // The rules that no allowRead or write root lifts (credential denies): few, so scanned.
+  std::vector<const ReadRule*> forced_rules_;
+  std::vector<Resolved> credential_denies_;  // credentials.files mode "deny"
+  std::vector<Bind> binds_;                  // shallow targets first
   std::vector<Protection> protections_;
   std::vector<Protection> pins_;
 };

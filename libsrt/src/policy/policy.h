@@ -80,6 +80,13 @@ struct Environment {
   ProxyVariables proxy_variables;  // srt's own HTTP(S)_PROXY / NO_PROXY
 };
 
+// A credential file shown masked (credentials.files mode "mask").
+struct MaskedFile {
+  std::string path;  // canonical; a regular file on the host
+  size_t entry = 0;  // its credentials.files index
+  bool operator==(const MaskedFile&) const = default;
+};
+
 struct Policy {
   bool filesystem_disabled = false;  // filesystem.disabled: the host root, writable
   // The root is srt's tmpfs holding the host's top-level entries (see View::kSyntheticDir)
@@ -112,6 +119,8 @@ struct Policy {
   // Where the sandbox's resolv.conf is (canonical; /etc/resolv.conf may be a symlink), replaced
   // by one naming srt's DNS stub when the proxy captures traffic; "" when there is none.
   std::string resolv_conf;
+  // Masked credential files, bound over with their fakes after every other mount.
+  std::vector<MaskedFile> masked_files;
   std::vector<std::string> notes;  // every decision, for --debug
   // What the user should hear about even without --debug: rules that were skipped.
   std::vector<std::string> warnings;

@@ -7,7 +7,7 @@
 
 namespace srt::sys {
 
-Result<std::string> RandomHex(size_t bytes) {
+Result<std::string> RandomBytes(size_t bytes) {
   std::string raw(bytes, '\0');
   size_t got = 0;
   while (got < raw.size()) {
@@ -16,6 +16,11 @@ Result<std::string> RandomHex(size_t bytes) {
     if (n < 0) return SysError("getrandom");
     got += static_cast<size_t>(n);
   }
+  return raw;
+}
+
+Result<std::string> RandomHex(size_t bytes) {
+  SRT_ASSIGN_OR_RETURN(std::string raw, RandomBytes(bytes));
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(2 * bytes);

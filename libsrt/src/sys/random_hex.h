@@ -11,5 +11,7 @@ namespace srt::sys {
 
 // `bytes` random bytes as 2*bytes lowercase hex digits: sandbox ids, temporary names, tokens.
 [[nodiscard]] Result<std::string> RandomHex(size_t bytes);
+// `bytes` random bytes (credential sentinels).
+[[nodiscard]] Result<std::string> RandomBytes(size_t bytes);
 
 }  // namespace srt::sys

@@ -53,6 +53,12 @@ struct ProxyConfig {
   std::string token;
   // Every decision, on the proxy's thread. May be empty.
   std::function<void(const ProxyEvent&)> on_event;
+  // Masked credentials (credentials.*): their sentinels are swapped for the real values in
+  // requests to their inject hosts, and real values back in responses. Plain-HTTP requests get
+  // them only with `inject_plaintext` (credentials.allowPlaintextInject); a TLS-terminated path
+  // calls the same injector (proxy/src/inject/injector.h).
+  std::vector<CredentialSecret> credentials;
+  bool inject_plaintext = false;
 };
 
 class Proxy {

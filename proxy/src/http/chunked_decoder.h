@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "proxy_limits.h"
 #include "wire/parse_status.h"
@@ -38,8 +40,9 @@ class ChunkedDecoder {
   explicit ChunkedDecoder(const ChunkedLimits& limits = {}) : limits_(limits) {}
 
   // Feeds the next piece of the stream. After kDone or kError, further calls return the same
-  // status with consumed 0.
-  Step Feed(std::span<const char> in);
+  // status with consumed 0. With `data`, appends the [begin, end) offsets in `in` of the
+  // chunk-data bytes of this piece (the payload, without framing), in order.
+  Step Feed(std::span<const char> in, std::vector<std::pair<size_t, size_t>>* data = nullptr);
 
   bool done() const { return state_ == State::kDone; }
   // Why the body was refused (after kError), for debug logs.

@@ -130,6 +130,18 @@ std::string FormatRecordJson(const ConnectionRecord& r, std::string_view sandbox
   out += ",\"duration_ms\":" + std::string(duration);
   out += ",\"end\":" + JsonQuote(r.end);
   out += ",\"error\":" + JsonQuote(r.error);
+  // Only where credentials were met, so lines of sandboxes without any keep their shape.
+  if (!r.credentials.empty()) {
+    out += ",\"credentials\":[";
+    for (size_t i = 0; i < r.credentials.size(); ++i) {
+      const ConnectionRecord::CredentialUse& u = r.credentials[i];
+      out += (i == 0 ? "{\"name\":" : ",{\"name\":") + JsonQuote(u.name);
+      out += ",\"injected\":" + std::to_string(u.injected);
+      out += ",\"kept\":" + std::to_string(u.kept);
+      out += ",\"masked\":" + std::to_string(u.masked) + "}";
+    }
+    out += "]";
+  }
   out += "}\n";
   return out;
 }
@@ -149,6 +161,10 @@ std::string FormatRecordText(const ConnectionRecord& r) {
   out += " (" + FormatBytes(r.bytes_up) + " up, " + FormatBytes(r.bytes_down) + " down, " + ms;
   if (!r.end.empty()) out += ", " + LogSafe(r.end);
   if (!r.error.empty()) out += ": " + LogSafe(r.error);
+  for (const ConnectionRecord::CredentialUse& u : r.credentials) {
+    out += "; credential " + LogSafe(u.name) + ": " + std::to_string(u.injected) + " injected, " +
+           std::to_string(u.kept) + " kept, " + std::to_string(u.masked) + " masked";
+  }
   return out + ")";
 }
 

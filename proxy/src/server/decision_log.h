@@ -8,6 +8,8 @@
 //   {"time":"2026-11-29T13:53:49.123Z","sandbox":"…","protocol":"connect","host":"example.com",
 //    "port":443,"address":"93.184.216.34:443","decision":"allow","reason":"","entry":
 //    "example.com","bytes_up":517,"bytes_down":4096,"duration_ms":12.5,"end":"closed","error":""}
+// and, only when the exchange met masked credentials, a last key
+//    "credentials":[{"name":"env GITHUB_TOKEN","injected":1,"kept":0,"masked":0}]
 // protocol: "http" (absolute-form), "connect", "socks5", "capture" (transparent), "dns",
 // "external" (relayed to the user's own proxy, httpProxyPort/socksProxyPort).
 // address: what was dialed ("ip:port"), the parent proxy's address when chained ("via" names
@@ -21,6 +23,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace srt::proxy {
 
@@ -43,6 +46,16 @@ struct ConnectionRecord {
   std::chrono::microseconds duration{0};
   std::string end;    // allowed: how it ended
   std::string error;  // allowed but failed: the dial or relay error
+  // Masked credentials met in the exchange, by name (never a value): sentinels swapped for real
+  // values ("injected"), sentinels left alone ("kept": the host is not one of the credential's
+  // injectHosts), real values swapped back in the response ("masked").
+  struct CredentialUse {
+    std::string name;
+    uint64_t injected = 0;
+    uint64_t kept = 0;
+    uint64_t masked = 0;
+  };
+  std::vector<CredentialUse> credentials;
 };
 
 // Where records go; called on the proxy's loop thread, must not block for long.

@@ -18,6 +18,7 @@
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
+#include "inject/exchange.h"
 #include "server/responses.h"
 #include "server/session.h"
 #include "wire/ascii.h"
@@ -338,9 +339,11 @@ class HttpSession final : public Session {
     // The Host header names the origin the policy allowed, whatever the client wrote there
     // (a different Host would reach another virtual host of the same address).
     head += "Host: " + HostHeader(host_, request_.port) + "\r\n";
+    StartInjection();
     for (const http::Header& h : request_.headers) {
       if (IsHopByHopForUpstream(h.name)) continue;
-      head += h.name + ": " + h.value + "\r\n";
+      // Header values are re-rendered, so a sentinel may have another length than its value.
+      head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }
     if (up_via_parent_ && !up_parent_authorization_.empty()) {
       head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
@@ -379,23 +382,54 @@ class HttpSession final : public Session {
   bool PumpRequestBody() {
     if (req_done_ || in_.empty()) return true;
     size_t take = 0;
+    bool chunked = false;
+    inject::DataSpans data;
     if (req_framing_.kind == http::Framing::Kind::kContentLength) {
       take = static_cast<size_t>(std::min<uint64_t>(req_left_, in_.size()));
       req_left_ -= take;
       req_done_ = req_left_ == 0;
     } else {
-      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_);
+      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, inject_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
         FailExchange("bad chunked request body: " + req_chunked_->error());
         return false;
       }
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
+      chunked = true;
     }
-    up_out_.append(in_, 0, take);
+    if (inject_) {
+      inject_->RequestBody(std::string_view(in_).substr(0, take), chunked ? &data : nullptr,
+                           req_done_, up_out_);
+      if (inject_->overflowed()) {
+        FailExchange("chunked request body holds a sentinel's prefix for too long");
+        return false;
+      }
+    } else {
+      up_out_.append(in_, 0, take);
+    }
     in_.erase(0, take);
     bytes_up_ += take;
     return true;
+  }
+
+  // Credential injection for this exchange (credentials.allowPlaintextInject): sentinels of the
+  // host's credentials become real values in the head and body going up; real values become
+  // sentinels in the response coming down (inject/exchange.h).
+  void StartInjection() {
+    inject_.reset();
+    const ProxyOptions& o = server_.options();
+    if (!o.injector || !o.inject_plaintext || o.injector->empty()) return;
+    inject_.emplace(*o.injector, host_);
+  }
+
+  // The exchange's credential uses, for its record.
+  void NoteInjection() {
+    if (!inject_) return;
+    record_.credentials.clear();
+    for (const inject::Totals& t : inject_->totals()) {
+      record_.credentials.push_back({t.name, t.injected, t.kept, t.masked});
+    }
   }
 
   // false if the session ended.
@@ -435,7 +469,13 @@ class HttpSession final : public Session {
       }
       resp_resume_ = 0;
       if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
-      QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
+      if (inject_) {
+        std::string out;
+        inject_->ResponseHead(std::string_view(resp_in_).substr(0, head.consumed), out);
+        QueueClient(out);
+      } else {
+        QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
+      }
       resp_in_.erase(0, head.consumed);
       bytes_down_ += head.consumed;
       resp_forwarded_ = true;
@@ -451,19 +491,32 @@ class HttpSession final : public Session {
     }
     if (!resp_done_ && !resp_in_.empty()) {
       size_t take = resp_in_.size();
+      bool chunked = false;
+      inject::DataSpans data;
       if (resp_framing_.kind == http::Framing::Kind::kContentLength) {
         take = static_cast<size_t>(std::min<uint64_t>(resp_left_, resp_in_.size()));
         resp_left_ -= take;
         resp_done_ = resp_left_ == 0;
       } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
-        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_);
+        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_, inject_ ? &data : nullptr);
         if (step.status == ParseStatus::kError) {
           return UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
         }
         take = step.consumed;
         resp_done_ = step.status == ParseStatus::kDone;
+        chunked = true;
       }
-      QueueClient(std::string_view(resp_in_).substr(0, take));
+      if (inject_) {
+        std::string out;
+        inject_->ResponseBody(std::string_view(resp_in_).substr(0, take), chunked ? &data : nullptr,
+                              resp_done_, out);
+        if (inject_->overflowed()) {
+          return FailExchange("chunked response body holds a secret's prefix for too long");
+        }
+        QueueClient(out);
+      } else {
+        QueueClient(std::string_view(resp_in_).substr(0, take));
+      }
       bytes_down_ += take;
       resp_in_.erase(0, take);
     }
@@ -530,6 +583,11 @@ class HttpSession final : public Session {
     }
     if (resp_framing_.kind == http::Framing::Kind::kUntilClose) {
       resp_done_ = true;
+      if (inject_) {
+        std::string out;
+        inject_->ResponseBody({}, nullptr, /*last=*/true, out);
+        QueueClient(out);
+      }
       if (!FlushClient()) return ClientGone();
       return FinishExchange();
     }
@@ -558,6 +616,7 @@ class HttpSession final : public Session {
 
   void CompleteRecord(std::string_view end, std::string_view error) {
     if (state_ != State::kForwarding) return;
+    NoteInjection();
     record_.bytes_up = bytes_up_;
     record_.bytes_down = bytes_down_;
     record_.duration = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -594,6 +653,8 @@ class HttpSession final : public Session {
   http::Framing resp_framing_;
   uint64_t resp_left_ = 0;
   std::optional<http::ChunkedDecoder> resp_chunked_;
+  // Credential injection (StartInjection); empty when off.
+  std::optional<inject::Exchange> inject_;
 
   // The upstream connection, kept alive between exchanges to the same authority.
   UpstreamHandler upstream_handler_;

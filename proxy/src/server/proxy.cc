@@ -38,6 +38,10 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
   if (policy.socks_proxy_port) {
     options.external_proxies.emplace_back(kSocksProxyPort, *policy.socks_proxy_port);
   }
+  if (!config.credentials.empty()) {
+    options.injector = inject::Injector::Build(config.credentials);
+    options.inject_plaintext = config.inject_plaintext;
+  }
   if (config.on_event) {
     options.on_record = [sink = std::move(config.on_event),
                          id = config.sandbox_id](const ConnectionRecord& r) {

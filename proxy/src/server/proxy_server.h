@@ -36,6 +36,7 @@
 #include "base/unique_fd.h"
 #include "dns/answers.h"
 #include "dns/resolver.h"
+#include "inject/injector.h"
 #include "loop/event_loop.h"
 #include "proxy/proxy.h"
 #include "proxy_limits.h"
@@ -75,6 +76,9 @@ struct ProxyOptions {
   std::vector<std::pair<uint16_t, uint16_t>> external_proxies;
   // TTL of the DNS stub's answers, seconds.
   uint32_t dns_ttl = 60;
+  // Credential injection (ProxyConfig::credentials); null: none.
+  std::shared_ptr<const inject::Injector> injector;
+  bool inject_plaintext = false;  // also on plain-HTTP (absolute-form) requests
 };
 
 class ProxyServer {

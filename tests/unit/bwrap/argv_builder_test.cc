@@ -44,6 +44,23 @@ TEST(ArgvBuilderTest, MinimalPolicy) {
   EXPECT_EQ(inv.argv, (Args{"bwrap", "--args", "9", "--", "/proc/self/fd/8", "init", "7", "6"}));
 }
 
+// Masked credential files come from srt's memfds, bound over every other mount (a masked file
+// under a hidden directory is still shown, masked), before the synthetic directories turn
+// read-only.
+TEST(ArgvBuilderTest, MaskedFilesAreBoundFromDataAfterTheMounts) {
+  Policy p = Base();
+  p.mounts = {MountRule{"/home/u", View::kHiddenDir, ""}};
+  p.masked_files = {{"/home/u/.netrc", 0}, {"/etc/token", 1}};
+  Layout l = kLayout;
+  l.masked_file_fds = {11, 12};
+  Invocation inv = BuildInvocation(p, l);
+  EXPECT_EQ(inv.args,
+            Concat({Namespaces(),
+                    {"--disable-userns", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--tmpfs", "/home/u", "--ro-bind-data", "11", "/home/u/.netrc",
+                     "--ro-bind-data", "12", "/etc/token", "--chdir", "/w"}}));
+}
+
 // A size for tmpfs mounts applies to those of hidden directories and to a /dev/shm of its own,
 // not to a synthetic directory (read-only once its mount points exist); /dev, bwrap's tmpfs,
 // becomes read-only last.

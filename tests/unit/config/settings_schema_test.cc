@@ -78,6 +78,16 @@ TEST(SettingsSchemaTest, EveryObjectHasTheDecodersKeys) {
             ParserKeys(config::kFilesystemKeys, std::span<const config::SpecialKey>{}));
   EXPECT_EQ(SchemaKeys(net["properties"]["parentProxy"]),
             ParserKeys(config::kParentProxyKeys, std::span<const config::SpecialKey>{}));
+  const json& creds = s["properties"]["credentials"];
+  EXPECT_EQ(SchemaKeys(creds),
+            ParserKeys(config::kCredentialsKeys, config::kCredentialsSpecialKeys));
+  EXPECT_EQ(SchemaKeys(s["$defs"]["credentialEnvVar"]),
+            ParserKeys(config::kCredentialEnvVarKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(s["$defs"]["credentialFile"]),
+            ParserKeys(config::kCredentialFileKeys, std::span<const config::SpecialKey>{}));
+  for (const json* o : {&creds, &s["$defs"]["credentialEnvVar"], &s["$defs"]["credentialFile"]}) {
+    EXPECT_EQ((*o)["additionalProperties"], false);
+  }
   // Unknown keys: warnings at the top level (other tools' keys), errors inside.
   EXPECT_EQ(s["additionalProperties"], true);
   for (const json* o : {&net, &s["properties"]["filesystem"], &net["properties"]["parentProxy"]}) {
@@ -96,7 +106,8 @@ TEST(SettingsSchemaTest, KeysSrtRefusesTheSchemaRefusesAndTheRestAgreeOnTypes) {
   const json& net = s["properties"]["network"];
   for (const Object& o : {Object{"", &s}, Object{"network", &net},
                           Object{"filesystem", &s["properties"]["filesystem"]},
-                          Object{"network/parentProxy", &net["properties"]["parentProxy"]}}) {
+                          Object{"network/parentProxy", &net["properties"]["parentProxy"]},
+                          Object{"credentials", &s["properties"]["credentials"]}}) {
     for (const auto& [key, spec] : (*o.spec)["properties"].items()) {
       if (o.path.empty() && (key == "network" || key == "filesystem")) continue;  // objects
       const std::string where = o.path + "/" + key;
@@ -116,6 +127,15 @@ TEST(SettingsSchemaTest, KeysSrtRefusesTheSchemaRefusesAndTheRestAgreeOnTypes) {
   EXPECT_TRUE(
       Accepted({{"filesystem", {{"denyRead", {"~/.ssh", {{"path", "a*"}, {"literal", true}}}}}}}));
   EXPECT_FALSE(Accepted({{"filesystem", {{"denyRead", {{{"path", "a"}, {"glob", true}}}}}}}));
+  // Credential entries: the schema's enums and the decoder's agree.
+  const json& env = s["$defs"]["credentialEnvVar"]["properties"];
+  EXPECT_EQ(env["mode"]["enum"], json::array({"deny", "mask"}));
+  EXPECT_EQ(env["onExtractNoMatch"]["enum"], json::array({"warn", "deny", "error"}));
+  EXPECT_TRUE(
+      Accepted({{"credentials",
+                 {{"envVars", {{{"name", "A"}, {"mode", "deny"}, {"onExtractNoMatch", "error"}}}},
+                  {"files", {{{"path", "/x"}, {"mode", "deny"}}}}}}}));
+  EXPECT_FALSE(Accepted({{"credentials", {{"envVars", {{{"name", "A"}, {"mode", "x"}}}}}}}));
   const json& entry = s["$defs"]["pathEntry"]["oneOf"][1];
   EXPECT_EQ(entry["additionalProperties"], false);
   EXPECT_EQ(entry["required"], json::array({"path"}));

@@ -425,7 +425,8 @@ TEST(SettingsTest, KeysForDependenciesSrtDoesNotHaveAreIgnoredWithAWarning) {
 
 TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
   for (const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"credentials": {"envVars": []}})", "/credentials"},
+           {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
+           {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
            {R"({"network": {"tlsTerminate": {}}})", "/network/tlsTerminate"},
            {R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"]}}})",
             "/network/mitmProxy"},
@@ -665,6 +666,117 @@ TEST(SettingsTest, OriginIsUsedVerbatim) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().message(),
             "/home/me/.srt-settings.json: expected a settings object, got an array");
+}
+
+// ---- credentials -----------------------------------------------------------------------------
+
+TEST(SettingsTest, CredentialsAreDecoded) {
+  LoadedSettings s = Parse(R"J({
+    "network": {"allowedDomains": ["*.github.com", "example.com:8080"]},
+    "credentials": {
+      "envVars": [
+        {"name": "AWS_SECRET", "mode": "deny"},
+        {"name": "GITHUB_TOKEN", "mode": "mask", "injectHosts": ["api.github.com"]},
+        {"name": "CFG", "mode": "mask", "extract": "token=(\\w+)", "onExtractNoMatch": "error"},
+        {"name": "ID", "mode": "mask", "decode": "jwt", "maskClaims": ["email"]}
+      ],
+      "files": [
+        {"path": "~/.ssh", "mode": "deny"},
+        {"path": {"path": "/etc/x*", "literal": true}, "mode": "mask", "maskDuplicates": true,
+         "injectHosts": ["example.com"]}
+      ],
+      "allowPlaintextInject": true
+    }
+  })J");
+  const CredentialSettings& c = s.settings.credentials;
+  ASSERT_EQ(c.env_vars.size(), 4u);
+  EXPECT_EQ(c.env_vars[0], (CredentialEnvVar{"AWS_SECRET", CredentialMode::kDeny, {}}));
+  EXPECT_EQ(c.env_vars[1].mode, CredentialMode::kMask);
+  EXPECT_EQ(c.env_vars[1].mask.inject_hosts, std::vector<std::string>{"api.github.com"});
+  EXPECT_EQ(c.env_vars[2].mask.extract, "token=(\\w+)");
+  EXPECT_EQ(c.env_vars[2].mask.on_extract_no_match, ExtractNoMatch::kError);
+  EXPECT_TRUE(c.env_vars[3].mask.decode_jwt);
+  EXPECT_EQ(c.env_vars[3].mask.mask_claims, std::vector<std::string>{"email"});
+  ASSERT_EQ(c.files.size(), 2u);
+  EXPECT_EQ(c.files[0].path, (PathEntry{"~/.ssh", false}));
+  EXPECT_EQ(c.files[1].path, (PathEntry{"/etc/x*", true}));
+  EXPECT_TRUE(c.files[1].mask.mask_duplicates);
+  EXPECT_TRUE(c.allow_plaintext_inject);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(SettingsTest, CredentialErrorsNameTheirPath) {
+  const std::string p = "settings.json: /credentials";
+  const std::string net = R"("network": {"allowedDomains": ["*.github.com"]}, )";
+  auto doc = [&](std::string_view credentials) {
+    return "{" + net + R"("credentials": {"allowPlaintextInject": true, )" +
+           std::string(credentials) + "}}";
+  };
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "1X", "mode": "deny"}])")),
+            p + "/envVars/0/name: \"1X\" is not an environment variable name (expected "
+                "[A-Za-z_][A-Za-z0-9_]*)");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "hide"}])")),
+            p + "/envVars/0/mode: expected \"deny\" or \"mask\", got \"hide\"");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X"}])")),
+            p + "/envVars/0: an envVars entry needs \"mode\" (\"deny\" or \"mask\")");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "mask", "extract": "a("}])")),
+            p + "/envVars/0/extract: extract is not a valid regular expression: missing ): a(");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "mask", "extract": "a+"}])")),
+            p + "/envVars/0/extract: extract must contain at least one capturing group \u2014 "
+                "group 1 is the credential value to mask (e.g. \"token:\\\\s*(\\\\S+)\").");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "mask", "maskClaims": ["a"]}])")),
+            p + "/envVars/0/maskClaims: maskClaims requires decode \u2014 it names claims inside "
+                "the decoded payload. Set decode (e.g. \"jwt\"), or remove maskClaims to mask the "
+                "whole value.");
+  EXPECT_EQ(
+      ErrorOf(
+          doc(R"("envVars": [{"name": "X", "mode": "mask", "decode": "jwt", "maskClaims": []}])")),
+      p + "/envVars/0/maskClaims: maskClaims is explicitly empty \u2014 no claim would ever "
+          "be masked. Omit maskClaims to mask the whole token, or list the claims to "
+          "protect.");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "mask", "injectHosts": []}])")),
+            p + "/envVars/0/injectHosts: injectHosts is explicitly empty \u2014 the credential "
+                "would be masked but never injected. Omit injectHosts to default to "
+                "network.allowedDomains, or list the intended hosts.");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "mask", "injectHosts": ["b.com"]}])")),
+            p + "/envVars/0/injectHosts/0: injectHosts entry \"b.com\" is not reachable via "
+                "network.allowedDomains \u2014 add \"b.com\" (or a covering wildcard) to "
+                "allowedDomains, or remove it from injectHosts.");
+  // *.github.com covers its subdomains and narrower wildcards, not github.com itself.
+  EXPECT_EQ(ErrorOf(doc(R"("files": [{"path": "/x", "mode": "mask",
+                                      "injectHosts": ["a.b.github.com", "*.api.github.com"]}])")),
+            "<ok>");
+  EXPECT_EQ(ErrorOf(doc(R"("files": [{"path": "/x", "mode": "mask",
+                                      "injectHosts": ["github.com"]}])")),
+            p + "/files/0/injectHosts/0: injectHosts entry \"github.com\" is not reachable via "
+                "network.allowedDomains \u2014 add \"github.com\" (or a covering wildcard) to "
+                "allowedDomains, or remove it from injectHosts.");
+  EXPECT_EQ(ErrorOf(doc(R"("files": [{"path": "~/.aws/", "mode": "mask"}])")),
+            p + "/files/0/path: Credential mode \"mask\" applies to a single file, not a "
+                "directory. Use mode \"deny\" for \"~/.aws/\", or point at the credential file "
+                "inside it.");
+  EXPECT_EQ(ErrorOf(doc(R"("files": [{"path": "/data/*/", "mode": "deny"}])")),
+            p + "/files/0/path: Deny glob \"/data/*/\" ends in a separator, so as a pattern it "
+                "can match no path. Write \"/data/*\", which is also read as the path of that "
+                "name where it exists, or add a \"**\" segment to match at any depth.");
+  EXPECT_EQ(ErrorOf(doc(R"("files": [{"path": "/x", "mode": "deny", "maskDuplicate": true}])")),
+            p + "/files/0/maskDuplicate: unknown key; did you mean 'maskDuplicates'? Ignoring it "
+                "could leave the sandbox weaker than this file says");
+  EXPECT_EQ(ErrorOf(doc(R"("envVars": [{"name": "X", "mode": "deny", "maskDuplicates": true}])")),
+            p + "/envVars/0/maskDuplicates: unknown key; the keys here are name, mode, extract, "
+                "onExtractNoMatch, decode, maskClaims, injectHosts. Ignoring it could leave the "
+                "sandbox weaker than this file says");
+}
+
+TEST(SettingsTest, MaskingNeedsTlsTerminationOrThePlaintextOptIn) {
+  const std::string message =
+      "settings.json: /credentials: Credential masking requires network.tlsTerminate so "
+      "substitution runs only over a verified TLS connection. Enable tlsTerminate, or set "
+      "credentials.allowPlaintextInject to opt out (not recommended).";
+  EXPECT_EQ(ErrorOf(R"({"credentials": {"envVars": [{"name": "T", "mode": "mask"}]}})"), message);
+  EXPECT_EQ(ErrorOf(R"({"credentials": {"files": [{"path": "/t", "mode": "mask"}]}})"), message);
+  // deny needs no transport.
+  EXPECT_EQ(ErrorOf(R"({"credentials": {"envVars": [{"name": "T", "mode": "deny"}]}})"), "<ok>");
 }
 
 }  // namespace

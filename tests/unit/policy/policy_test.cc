@@ -127,6 +127,27 @@ TEST(PolicyTest, AllowReadOfTheSamePathAsADenyWins) {
   EXPECT_EQ(p.mounts.size(), 1u);  // nothing to do: the re-open cancels the deny
 }
 
+TEST(PolicyTest, CredentialFileDeniesFollowSymlinksAndNoAllowReadLiftsThem) {
+  FakeFsView fs({{"/home/u/.aws/credentials", kFile},
+                 {"/home/u/link", Symlink(".aws/credentials")},
+                 {"/home/u/.netrc", kFile},
+                 {"/home/u/.config", kDir}});
+  Settings s =
+      WithFs({.allow_read = Paths({"~/.aws/credentials", "~"}), .allow_write = Paths({"~"})});
+  s.credentials.files = {{{"~/link", false}, CredentialMode::kDeny, {}},
+                         {{"~/.netrc", false}, CredentialMode::kMask, {}}};
+  Policy p = Resolve(s, fs);
+  const MountRule* m = Find(p, "/home/u/.aws/credentials");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->view, View::kHiddenFile);
+  ASSERT_EQ(p.masked_files.size(), 1u);
+  EXPECT_EQ(p.masked_files[0], (MaskedFile{"/home/u/.netrc", 1}));
+  // A mask names one regular file.
+  s.credentials.files = {{{"~/.config", false}, CredentialMode::kMask, {}}};
+  EXPECT_THAT(ErrorOf(s, fs),
+              HasSubstr("is not a regular file; mode \"mask\" applies to a single file"));
+}
+
 TEST(PolicyTest, WriteRootInsideADeniedDirectoryIsRestoredWritable) {
   FakeFsView fs = Host();
   fs.Add("/home/u/proj", kDir);

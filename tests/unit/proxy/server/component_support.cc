@@ -438,6 +438,13 @@ void OriginServer::Serve(Stream& stream, int connection) {
       response = "HTTP/1.1 200 OK\r\n" + common +
                  "Content-Length: " + std::to_string(request->body.size()) + "\r\n\r\n" +
                  request->body;
+    } else if (path == "/echo-chunked") {  // the body back in chunks of 5 bytes
+      response = "HTTP/1.1 200 OK\r\n" + common + "Transfer-Encoding: chunked\r\n\r\n";
+      for (size_t i = 0; i < request->body.size(); i += 5) {
+        const std::string piece = request->body.substr(i, 5);
+        response += std::to_string(piece.size()) + "\r\n" + piece + "\r\n";
+      }
+      response += "0\r\n\r\n";
     } else if (path == "/chunked") {
       response =
           "HTTP/1.1 200 OK\r\n" + common +

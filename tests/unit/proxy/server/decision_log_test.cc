@@ -31,6 +31,21 @@ TEST(DecisionLogTest, JsonLineHasEveryFieldInOrder) {
             "\"error\":\"\"}\n");
 }
 
+TEST(DecisionLogTest, CredentialUsesAreNamedNeverValued) {
+  ConnectionRecord r = Sample();
+  r.credentials = {{"env GITHUB_TOKEN", 2, 0, 1}, {"file /h/\".netrc", 0, 1, 0}};
+  const std::string json = FormatRecordJson(r, "sb-1");
+  EXPECT_TRUE(json.ends_with(
+      ",\"error\":\"\",\"credentials\":[{\"name\":\"env GITHUB_TOKEN\",\"injected\":2,"
+      "\"kept\":0,\"masked\":1},{\"name\":\"file /h/\\u0022.netrc\",\"injected\":0,"
+      "\"kept\":1,\"masked\":0}]}\n"))
+      << json;
+  EXPECT_TRUE(FormatRecordText(r).ends_with(
+      "closed; credential env GITHUB_TOKEN: 2 injected, 0 kept, 1 masked; credential "
+      "file /h/\\x22.netrc: 0 injected, 1 kept, 0 masked)"))
+      << FormatRecordText(r);
+}
+
 TEST(DecisionLogTest, HostileTextCannotBreakTheLine) {
   ConnectionRecord r = Sample();
   r.allowed = false;

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,12 @@ constexpr std::string_view kPlainBadGateway =
     "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nBad Gateway";
 constexpr std::string_view kPlain400 =
     "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+std::string Hex(size_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%zx", n);
+  return buf;
+}
 
 // What the origin's /big/<n> route sends.
 std::string BigBody(size_t n) {
@@ -514,6 +521,81 @@ TEST_F(HttpComponentTest, BadChunkedRequestBodyResetsTheClient) {
   want.end = "error";
   want.error_contains = "bad chunked request body";
   ExpectRecord(records[0], want);
+}
+
+// credentials.allowPlaintextInject: the sentinel becomes the real value in the header and the
+// body (sent in pieces that split it) for the credential's host only; the echoed real value
+// comes back as the sentinel; the record names the credential, never the value.
+TEST_F(HttpComponentTest, PlaintextInjectionSwapsSentinelsForTheirHostAndBack) {
+  const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
+  const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";
+  ASSERT_EQ(sentinel.size(), real.size());
+  ProxyOptions options = DefaultOptions();
+  options.injector =
+      inject::Injector::Build({{"env GITHUB_TOKEN",
+                                sentinel,
+                                real,
+                                {*ParseDomainPattern("origin.test", PatternList::kAllow)}}});
+  options.inject_plaintext = true;
+  StartProxy(DefaultNetwork(), std::move(options));
+  Stream client = ConnectProxy();
+  const std::string body = "token=" + sentinel + "&again=" + sentinel;
+  const std::string request = Get(OriginUrl("/echo"),
+                                  "Authorization: token " + sentinel +
+                                      "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n",
+                                  "POST") +
+                              body;
+  // In three pieces, the cuts inside the sentinels.
+  const size_t cut1 = request.size() - body.size() + 10;
+  const size_t cut2 = request.size() - 20;
+  ASSERT_TRUE(client.SendAll(request.substr(0, cut1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(client.SendAll(request.substr(cut1, cut2 - cut1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(client.SendAll(request.substr(cut2)));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, body);  // the origin echoed the real values; the client gets sentinels
+  std::vector<OriginServer::Request> seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].message.Header("Authorization"), "token " + real);
+  EXPECT_EQ(seen[0].message.body, "token=" + real + "&again=" + real);
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(records[0].credentials.size(), 1u);
+  EXPECT_EQ(records[0].credentials[0].name, "env GITHUB_TOKEN");
+  EXPECT_EQ(records[0].credentials[0].injected, 3u);
+  EXPECT_EQ(records[0].credentials[0].masked, 2u);
+
+  // Chunked both ways: the client splits the sentinel across chunks, the origin splits the real
+  // value across its chunks; both are still swapped, the chunk sizes left as they are.
+  Stream chunked = ConnectProxy();
+  const std::string chunks = "7\r\ntoken=" + sentinel.substr(0, 1) + "\r\n" + "10\r\n" +
+                             sentinel.substr(1, 16) + "\r\n" + Hex(sentinel.size() - 17) + "\r\n" +
+                             sentinel.substr(17) + "\r\n0\r\n\r\n";
+  ASSERT_TRUE(chunked.SendAll(
+      Get(OriginUrl("/echo-chunked"), "Transfer-Encoding: chunked\r\n", "POST") + chunks));
+  std::optional<HttpMessage> rc = ReadHttpResponse(chunked);
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(rc->body, "token=" + sentinel);
+  EXPECT_EQ(rc->raw.find(real.substr(0, 5)), std::string::npos) << rc->raw;
+  seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].message.body, "token=" + real);
+  records = records_.WaitFor(2);
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(records[1].credentials.size(), 1u);
+  EXPECT_EQ(records[1].credentials[0].injected, 1u);
+  EXPECT_EQ(records[1].credentials[0].masked, 1u);
+
+  // Another allowed host: the sentinel arrives as it is.
+  Stream other = ConnectProxy();
+  ASSERT_TRUE(other.SendAll(Get("http://127.0.0.1:" + Port(origin_.port()) + "/x",
+                                "Authorization: token " + sentinel + "\r\n")));
+  ASSERT_TRUE(ReadHttpResponse(other).has_value());
+  seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2].message.Header("Authorization"), "token " + sentinel);
 }
 
 TEST_F(HttpComponentTest, Ipv6Origin) {

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// credentials/mask: sentinels keep the real value's length and never contain it; extract masks
+// group 1 only; decode jwt gives a well-formed fake; denied and masked variables.
+#include "credentials/mask.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace srt::credentials {
+namespace {
+
+// A fixed, non-repeating sequence: deterministic, and distinct sentinels every call.
+RandomSource Counter() {
+  auto next = std::make_shared<uint32_t>(0x9e3779b9u);
+  return [next](size_t n) -> Result<std::string> {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) {
+      *next = *next * 1664525u + 1013904223u;
+      out += static_cast<char>(*next >> 24);
+    }
+    return out;
+  };
+}
+
+bool InAlphabet(std::string_view s, std::string_view alphabet) {
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alphabet.find(c) != std::string_view::npos; });
+}
+
+TEST(MaskTest, SentinelsMatchTheRealLengthFrom32BytesOn) {
+  RandomSource random = Counter();
+  for (size_t length : {32u, 40u, 46u, 47u, 48u, 200u, 4096u}) {
+    Result<std::string> s = MintSentinel(length, random);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->size(), length);
+    EXPECT_TRUE(s->starts_with("fake_value_")) << *s;
+    EXPECT_TRUE(InAlphabet(*s, "abcdefghijklmnopqrstuvwxyz0123456789_-")) << *s;
+  }
+  // Upstream's form: fake_value_<uuid4>, then padding.
+  Result<std::string> s = MintSentinel(60, random);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ((*s)[11 + 8], '-');
+  EXPECT_EQ((*s)[11 + 14], '4');
+  // Shorter values keep the 47-byte uuid sentinel (never fewer random bits).
+  EXPECT_EQ(MintSentinel(10, random)->size(), 47u);
+}
+
+TEST(MaskTest, WholeValue) {
+  const std::string real = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+  Result<Masked> m = MaskValue("env GITHUB_TOKEN", real, {}, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->outcome, Masked::Outcome::kMasked);
+  EXPECT_EQ(m->fake.size(), real.size());
+  EXPECT_EQ(m->fake.find(real), std::string::npos);
+  ASSERT_EQ(m->secrets.size(), 1u);
+  EXPECT_EQ(m->secrets[0].name, "env GITHUB_TOKEN");
+  EXPECT_EQ(m->secrets[0].sentinel, m->fake);
+  EXPECT_EQ(m->secrets[0].real, real);
+}
+
+TEST(MaskTest, ExtractMasksGroupOneOnly) {
+  CredentialMaskOptions o;
+  o.extract = "password=(\\w+)";
+  const std::string real =
+      "user=me password=hunter2hunter2hunter2hunter2hunter2xxxxx "
+      "password=hunter2hunter2hunter2hunter2hunter2xxxxx end";
+  Result<Masked> m = MaskValue("file /f", real, o, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->secrets.size(), 1u);  // one distinct capture, one sentinel
+  EXPECT_EQ(m->secrets[0].name, "file /f#0");
+  const std::string& sentinel = m->secrets[0].sentinel;
+  EXPECT_EQ(m->fake, "user=me password=" + sentinel + " password=" + sentinel + " end");
+  EXPECT_EQ(m->fake.size(), real.size());
+}
+
+TEST(MaskTest, MaskDuplicatesCatchesCopiesOutsideTheSpans) {
+  CredentialMaskOptions o;
+  o.extract = "key: (\\S+)";
+  o.mask_duplicates = true;
+  const std::string secret(40, 'k');
+  Result<Masked> m = MaskValue("file /f", "key: " + secret + "\n# was " + secret, o, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fake.find(secret), std::string::npos) << m->fake;
+}
+
+TEST(MaskTest, NoMatchDeniesByDefaultWarnsOrFailsWhenAsked) {
+  CredentialMaskOptions o;
+  o.extract = "token=(\\w+)";
+  Result<Masked> m = MaskValue("env X", "nothing here", o, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->outcome, Masked::Outcome::kDenied);
+  EXPECT_EQ(m->warning,
+            "credentials: env X: extract pattern matched nothing in the value; treated as denied "
+            "(onExtractNoMatch \"deny\")");
+  o.on_extract_no_match = ExtractNoMatch::kWarn;
+  m = MaskValue("env X", "nothing here", o, {}, Counter());
+  EXPECT_EQ(m->outcome, Masked::Outcome::kPassed);
+  EXPECT_EQ(m->fake, "nothing here");
+  o.on_extract_no_match = ExtractNoMatch::kError;
+  m = MaskValue("env X", "nothing here", o, {}, Counter());
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().message(),
+            "credentials: env X: extract pattern matched nothing in the value (onExtractNoMatch: "
+            "\"error\"); fix the regex, change to \"warn\"/\"deny\", or remove the entry");
+}
+
+// eyJhbGciOiJSUzI1NiJ9 = {"alg":"RS256"}; payload {"sub":"1234","email":"me@example.com"}.
+const std::string kJwt =
+    "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0IiwiZW1haWwiOiJtZUBleGFtcGxlLmNvbSJ9."
+    "c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJl"
+    "c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJl"
+    "c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJl";
+
+TEST(MaskTest, JwtBecomesAFakeJwtOfTheSameLength) {
+  CredentialMaskOptions o;
+  o.decode_jwt = true;
+  Result<Masked> m = MaskValue("env ID", kJwt, o, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->outcome, Masked::Outcome::kMasked);
+  EXPECT_EQ(m->fake.size(), kJwt.size());
+  // {"alg":"HS256","typ":"JWT"}
+  EXPECT_TRUE(m->fake.starts_with("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.")) << m->fake;
+  EXPECT_EQ(std::count(m->fake.begin(), m->fake.end(), '.'), 2);
+  // Not a JWT: denied (srt's default).
+  EXPECT_EQ(MaskValue("env ID", "not.a.jwt", o, {}, Counter())->outcome, Masked::Outcome::kDenied);
+}
+
+TEST(MaskTest, MaskClaimsKeepsTheOtherClaims) {
+  CredentialMaskOptions o;
+  o.decode_jwt = true;
+  o.mask_claims = {"email"};
+  Result<Masked> m = MaskValue("env ID", kJwt, o, {}, Counter());
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->secrets.size(), 2u);
+  EXPECT_EQ(m->secrets[0].name, "env ID#email");
+  EXPECT_EQ(m->secrets[0].real, "me@example.com");
+  EXPECT_EQ(m->secrets[1].real, kJwt);
+  EXPECT_EQ(m->fake.size(), kJwt.size());
+  EXPECT_TRUE(m->fake.starts_with("eyJhbGciOiJSUzI1NiJ9."));  // the real header
+}
+
+TEST(MaskTest, EnvironmentPlan) {
+  CredentialSettings c;
+  c.env_vars = {{"DENIED", CredentialMode::kDeny, {}},
+                {"TOKEN", CredentialMode::kMask, {}},
+                {"ABSENT", CredentialMode::kMask, {}}};
+  c.allow_plaintext_inject = true;
+  const std::string real(40, 't');
+  Result<EnvironmentPlan> plan =
+      PlanEnvironment(c, {"api.example.com:443"},
+                      {"A=1", "DENIED=x", "TOKEN=" + real, "DENIED=y", "TOKEN=" + real}, Counter());
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->environment.size(), 2u);
+  EXPECT_EQ(plan->environment[0], "A=1");
+  EXPECT_TRUE(plan->environment[1].starts_with("TOKEN=fake_value_"));
+  EXPECT_EQ(plan->environment[1].size(), 6 + real.size());
+  ASSERT_EQ(plan->secrets.size(), 1u);
+  ASSERT_EQ(plan->secrets[0].inject_hosts.size(), 1u);
+  EXPECT_EQ(plan->secrets[0].inject_hosts[0].host, "api.example.com");
+  EXPECT_FALSE(plan->secrets[0].inject_hosts[0].port.has_value());
+}
+
+}  // namespace
+}  // namespace srt::credentials
