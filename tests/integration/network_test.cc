@@ -1122,6 +1122,42 @@ TEST_F(NetworkRootTest, TlsWithTheRightServerNameReachesAnOriginOn443) {
   EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
 }
 
+TEST_F(NetworkRootTest, NodeFetchWithoutProxySupportIsTerminatedThroughCaptureOn443) {
+  const std::string openssl = Tool({"/usr/bin/openssl", "/bin/openssl"});
+  const std::string python = Tool({"/usr/bin/python3"});
+  const std::string node = Tool({"/usr/bin/node", "/usr/local/bin/node"});
+  SRT_SKIP_IF_MISSING(this);
+  if (!TcpPortIsFree(443)) GTEST_SKIP() << "127.0.0.1:443 is in use on this host";
+  Runner& run = *run_;
+  run.MakeDir("tls");
+  run.MakeDir("tls/www");
+  const std::string dir = run.Path("tls");
+  ToolResult cert =
+      RunTool({openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+               "-nodes", "-subj", "/CN=origin.test", "-addext", "subjectAltName=DNS:origin.test",
+               "-days", "2", "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"});
+  ASSERT_EQ(cert.status, 0) << cert.output;
+  run.WriteFile("https_origin.py", kHttpsOriginPy);
+  Daemon server({python, run.Path("https_origin.py"), "443", dir + "/cert.pem", dir + "/key.pem",
+                 dir + "/www"},
+                dir);
+  ASSERT_TRUE(WaitForTcp(443, std::chrono::seconds(10))) << server.log();
+  json settings = NetworkSettings({"origin.test", "127.0.0.1:443"});
+  settings["network"]["tlsTerminate"] = {{"extraCaCertPaths", {dir + "/cert.pem"}}};
+  // Node 20's fetch ignores the proxy variables: capture takes it to srt, which terminates it.
+  RunResult r =
+      log_->Sh(node +
+                   " -e 'fetch(\"https://origin.test/node-fetch\").then(r => r.text())"
+                   ".then(t => process.stdout.write(t), e => { console.log(String(e.cause || e)); "
+                   "process.exit(1); })'",
+               settings);
+  EXPECT_EQ(r.exit_code, 0) << r.err << server.log();
+  EXPECT_EQ(r.out, "tls origin: GET /node-fetch host=origin.test\n") << r.err;
+  json rec = log_->One({{"protocol", "https"}, {"path", "/node-fetch"}});
+  EXPECT_EQ(rec["status"], 200);
+  EXPECT_EQ(rec["port"], 443);
+}
+
 // Two network namespaces joined by a veth pair, deleted at destruction: "srt" (11.0.0.1) runs
 // srt, "origin" (11.0.0.2) runs what it reaches. 11.0.0.0/8 is public address space (no client
 // calls it private), and nothing here can reach any host outside the two namespaces.

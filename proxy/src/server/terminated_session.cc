@@ -197,8 +197,8 @@ class TerminatedSession final : public Session {
       if (!ProcessResponse()) return;
     }
     if (!FlushAll()) return;
-    if (client_eof_ && phase_ == Phase::kOpen && ex_ == Exchange::kHead && req_in_.empty() &&
-        client_backlog() == 0) {
+    if ((client_eof_ || client_closed_) && phase_ == Phase::kOpen && ex_ == Exchange::kHead &&
+        req_in_.empty() && client_backlog() == 0) {
       return Finish();
     }
     Interest();
@@ -873,6 +873,7 @@ class TerminatedSession final : public Session {
 
   void ClientGone(const std::string& error) {
     if (ex_ != Exchange::kHead) CompleteRecord("error", error);
+    if (requests_ == 0) LogTunnel("error", error);
     End();
   }
 

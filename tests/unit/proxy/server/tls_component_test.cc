@@ -219,6 +219,20 @@ TEST_F(TlsTerminationTest, CurlGetsTheOriginThroughATerminatedTunnelWithKeepAliv
       << json;
 }
 
+TEST_F(TlsTerminationTest, AClientThatDoesNotTrustTheCaLeavesOneRecordForItsTunnel) {
+  StartTerminating();
+  ProcessResult r = Curl({"--cacert", origin_ca_, Url(tls_origin_.port(), "/never")});
+  EXPECT_EQ(r.exit_code, 60) << r.Describe();  // curl: peer certificate cannot be authenticated
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].protocol, Protocol::kConnect);
+  EXPECT_TRUE(records[0].allowed);
+  EXPECT_EQ(records[0].end, "error");
+  EXPECT_NE(records[0].error.find("TLS handshake with the client failed"), std::string::npos)
+      << records[0].error;
+  EXPECT_TRUE(tls_origin_.heads().empty());
+}
+
 TEST_F(TlsTerminationTest, Socks5TunnelsAreTerminatedToo) {
   StartTerminating();
   std::vector<std::string> argv = {
