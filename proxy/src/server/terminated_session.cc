@@ -119,6 +119,7 @@ class TerminatedSession final : public Session {
 
   void OnEvents(uint32_t events) override {
     if (closing()) return ContinueClose();
+    NoteTraffic();
     if ((events & EPOLLOUT) != 0 && !FlushClient()) return ClientGone("client connection lost");
     if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 && WantClientInput()) {
       switch (ReadClient(in_.size() + kReadChunk)) {
@@ -137,6 +138,7 @@ class TerminatedSession final : public Session {
   }
 
   void OnUpstreamEvents(uint32_t events) {
+    NoteTraffic();
     if ((events & EPOLLOUT) != 0 && !FlushUpstream()) return;
     if ((events & EPOLLIN) != 0) {
       char buf[kReadChunk];
@@ -181,6 +183,11 @@ class TerminatedSession final : public Session {
   };
 
   // --- The pump ------------------------------------------------------------------------------
+
+  // An exchange with traffic either way is not idle (kIdleTimeout counts from the last event).
+  void NoteTraffic() {
+    if (phase_ == Phase::kOpen && ex_ != Exchange::kHead) ArmTimeout(kIdleTimeout);
+  }
 
   // Moves bytes as far as they go, then sets the sockets' interests. Every path that changes
   // state ends here (or ends the session).
@@ -359,11 +366,19 @@ class TerminatedSession final : public Session {
           return true;
       }
     }
-    if (ex_ == Exchange::kHead || client_backlog() >= kPumpBytes) {
-      // Between exchanges: anything the origin says is not an answer; a close is noted.
-      if (up_eof_ && ex_ == Exchange::kHead) DropUpstream();
+    if (ex_ == Exchange::kHead) {
+      // Between exchanges the origin has nothing to say. Bytes it sends anyway (a 408 before
+      // an idle close, say) would be taken for the next request's answer: the connection is
+      // dropped instead, as is one it closed.
+      std::string stray;
+      const mitm::TlsStream::Status status = up_tls_->Read(stray, kReadChunk);
+      if (!stray.empty() || up_eof_ || status == mitm::TlsStream::Status::kClosed ||
+          status == mitm::TlsStream::Status::kError) {
+        DropUpstream();
+      }
       return true;
     }
+    if (client_backlog() >= kPumpBytes) return true;
     switch (
         up_tls_->Read(resp_in_, kPumpBytes > resp_in_.size() ? kPumpBytes - resp_in_.size() : 0)) {
       case mitm::TlsStream::Status::kOk:

@@ -97,7 +97,19 @@ class TlsOrigin {
         const size_t from = at + name.size() + 4;
         return head.substr(from, head.find("\r\n", from) - from);
       };
-      const std::string body = "hello " + path;
+      // A request body (Content-Length only) is read and counted.
+      const size_t length = std::strtoull(header("Content-Length").c_str(), nullptr, 10);
+      while (in.size() < length) {
+        char buf[16384];
+        const int n = SSL_read(ssl.get(), buf, sizeof buf);
+        if (n <= 0) return;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      const size_t received = length;
+      in.erase(0, length);
+      std::string body = "hello " + path;
+      if (length > 0) body += " got " + std::to_string(received);
+      if (path.starts_with("/big/")) body.assign(std::strtoull(path.c_str() + 5, nullptr, 10), 'b');
       const std::string response = "HTTP/1.1 200 OK\r\nX-Host: " + header("Host") +
                                    "\r\nX-Injected: " + header("X-Injected") +
                                    "\r\nContent-Length: " + std::to_string(body.size()) +
@@ -231,6 +243,24 @@ TEST_F(TlsTerminationTest, AClientThatDoesNotTrustTheCaLeavesOneRecordForItsTunn
   EXPECT_NE(records[0].error.find("TLS handshake with the client failed"), std::string::npos)
       << records[0].error;
   EXPECT_TRUE(tls_origin_.heads().empty());
+}
+
+TEST_F(TlsTerminationTest, LargeBodiesStreamBothWays) {
+  StartTerminating();
+  const std::string upload = dir_ + "/upload";
+  std::ofstream(upload) << std::string(size_t{6} << 20, 'u');
+  ProcessResult up = Curl({"--data-binary", "@" + upload, Url(tls_origin_.port(), "/up")});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_EQ(up.out, "hello /up got 6291456");
+  ProcessResult down =
+      Curl({"-o", "/dev/null", "-w", "%{size_download}", Url(tls_origin_.port(), "/big/31457280")});
+  ASSERT_EQ(down.exit_code, 0) << down.Describe();
+  EXPECT_EQ(down.out, "31457280");
+  std::vector<ConnectionRecord> https = HttpsRecords(2);
+  ASSERT_EQ(https.size(), 2u);
+  EXPECT_EQ(https[0].method, "POST");
+  EXPECT_GT(https[0].bytes_up, uint64_t{6} << 20);
+  EXPECT_GT(https[1].bytes_down, uint64_t{30} << 20);
 }
 
 TEST_F(TlsTerminationTest, Socks5TunnelsAreTerminatedToo) {
