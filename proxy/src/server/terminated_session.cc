@@ -39,6 +39,7 @@
 #include "http/head_parser.h"
 #include "http/response_writer.h"
 #include "mitm/tls_engine.h"
+#include "server/host_match.h"
 #include "server/responses.h"
 #include "server/session.h"
 #include "tls/client_hello.h"
@@ -64,28 +65,6 @@ bool SafeFieldValue(std::string_view value) {
 bool IsFramingOrHost(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Host") || ascii::EqualsIgnoreCase(name, "Content-Length") ||
          ascii::EqualsIgnoreCase(name, "Transfer-Encoding");
-}
-
-// Splits a Host header value into host and port text (port "" when absent); false if it has
-// another shape.
-bool SplitHostHeader(std::string_view value, std::string_view& host, std::string_view& port) {
-  if (value.starts_with('[')) {
-    const size_t end = value.find(']');
-    if (end == std::string_view::npos) return false;
-    host = value.substr(1, end - 1);
-    std::string_view rest = value.substr(end + 1);
-    if (rest.empty()) {
-      port = "";
-      return true;
-    }
-    if (!rest.starts_with(':')) return false;
-    port = rest.substr(1);
-    return true;
-  }
-  const size_t colon = value.find(':');
-  host = value.substr(0, colon);
-  port = colon == std::string_view::npos ? std::string_view() : value.substr(colon + 1);
-  return colon == std::string_view::npos || !port.empty();
 }
 
 class TerminatedSession final : public Session {
@@ -518,15 +497,9 @@ class TerminatedSession final : public Session {
     return Forward(head);
   }
 
-  // The Host header names the CONNECT target (RFC 9110 §7.2): same host, and the same port
-  // (a Host without one means 443).
+  // The Host header names the CONNECT target (server/host_match.h); 443 may go unsaid.
   bool NamesTarget(std::string_view value) const {
-    std::string_view host;
-    std::string_view port;
-    if (!SplitHostHeader(value, host, port)) return false;
-    Result<Host> named = CanonicalizeHost(host);
-    if (!named || !(*named == host_)) return false;
-    return port.empty() ? port_ == 443 : port == std::to_string(port_);
+    return HostHeaderNames(value, host_, port_, /*default_port=*/443);
   }
 
   bool Forward(const RequestHead& head) {
