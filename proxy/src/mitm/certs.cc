@@ -118,19 +118,12 @@ Result<CaMaterial> MakeEphemeralCa() {
   return CaMaterial{std::move(cert), std::move(key)};
 }
 
-Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
-  if (!fd) {
-    if (errno == ELOOP) {
-      return MakeError(Errc::kPermissionDenied, "open " + strings::Quote(path) +
-                                                    ": a symbolic link (refused; name the file)");
-    }
-    const Errc code = errno == ENOENT ? Errc::kNotFound : Errc::kSystem;
-    Error e = SysError("open " + strings::Quote(path));
-    return MakeError(code, e.message());
-  }
+namespace {
+
+// What `fd` (opened from `path`) holds, at most `limit` bytes; it must be a regular file.
+Result<std::string> ReadOpenFile(int fd, const std::string& path, size_t limit) {
   struct stat st {};
-  if (fstat(fd.get(), &st) != 0) return SysError("stat " + strings::Quote(path));
+  if (fstat(fd, &st) != 0) return SysError("stat " + strings::Quote(path));
   if (!S_ISREG(st.st_mode)) {
     return MakeError(Errc::kInvalidArgument, strings::Quote(path) + " is not a regular file");
   }
@@ -141,7 +134,7 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
   std::string out;
   char buf[16 * 1024];
   for (;;) {
-    const ssize_t n = read(fd.get(), buf, sizeof buf);
+    const ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       return SysError("read " + strings::Quote(path));
@@ -154,6 +147,22 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+  if (!fd) {
+    if (errno == ELOOP) {
+      return MakeError(Errc::kPermissionDenied, "open " + strings::Quote(path) +
+                                                    ": a symbolic link (refused; name the file)");
+    }
+    const Errc code = errno == ENOENT ? Errc::kNotFound : Errc::kSystem;
+    Error e = SysError("open " + strings::Quote(path));
+    return MakeError(code, e.message());
+  }
+  return ReadOpenFile(fd.get(), path, limit);
 }
 
 Result<CaMaterial> LoadCa(const std::string& cert_path, const std::string& key_path) {
@@ -185,8 +194,9 @@ Result<CaMaterial> LoadCa(const std::string& cert_path, const std::string& key_p
                                                   " belongs to another user (uid " +
                                                   std::to_string(st.st_uid) + ")");
   }
+  // Read through the descriptor whose mode and owner were just checked.
+  SRT_ASSIGN_OR_RETURN(std::string key_pem, ReadOpenFile(fd.get(), key_path, kMaxCaFileBytes));
   fd.reset();
-  SRT_ASSIGN_OR_RETURN(std::string key_pem, ReadSmallFile(key_path, kMaxCaFileBytes));
   SRT_ASSIGN_OR_RETURN(std::string cert_pem, ReadSmallFile(cert_path, kMaxCaFileBytes));
 
   BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
