@@ -187,6 +187,7 @@ class Socks5Session final : public Session {
     CancelTimeout();
     if (!SetClientInterest(client_backlog() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u))
       return End();
+    rules_ = rules;  // a terminated tunnel dials again under the rules it was allowed by
     Dial({host_, request.port, std::move(rules), /*tunnel=*/true},
          [this](DialOutcome outcome) { Dialed(std::move(outcome)); });
   }
@@ -211,7 +212,7 @@ class Socks5Session final : public Session {
                               std::move(record_),
                               host_,
                               port_,
-                              server_.rules(),
+                              std::move(rules_),
                               std::move(tls_slot_)};
       Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
       End();
@@ -225,6 +226,7 @@ class Socks5Session final : public Session {
   bool authenticated_ = false;
   Host host_;
   uint16_t port_ = 0;
+  std::shared_ptr<const NetworkRules> rules_;
   ConnectionRecord record_;
   std::unique_ptr<TlsTunnelSlot> tls_slot_;  // a tunnel to be TLS-terminated
 };
