@@ -18,15 +18,23 @@
 //     refuses the request: 403 with X-Proxy-Error: blocked-by-sandbox-runtime and the message
 //     as the body, one decision-log record with the message as the reason.
 //   - OnResponseHead may change `headers` (the framing fields excepted, as above) and `reason`.
-//   - Bodies are forwarded verbatim, both ways. A body rewriter (substitutions that change a
-//     body's length) needs the proxy to re-frame bodies as chunked; that is not there yet
-//     (TODO(tls): OnRequestBody/OnResponseBody with re-framing).
+//   - Bodies are forwarded verbatim, both ways, unless RewritesBodies() says otherwise. Then the
+//     proxy decodes each body (Content-Length or chunked; a response also until close), hands its
+//     content to OnRequestBody / OnResponseBody in pieces as it streams, and sends what they
+//     return re-framed as chunked (Content-Length and Transfer-Encoding replaced; an HTTP/1.0
+//     client gets the response delimited by the end of the connection). `last` is true exactly
+//     once, with the final piece (possibly empty). Substitutions may change lengths. A rewriter
+//     that matches strings across pieces holds back what it needs (at most the longest string
+//     it looks for) and returns it with a later piece; what it holds is its memory to bound. An
+//     HTTP/1.0 request body is forwarded verbatim (it cannot be chunked), and an origin that
+//     refuses chunked requests (411) refuses rewritten ones.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "srt/result.h"
@@ -58,6 +66,17 @@ class ExchangeRewriter {
   virtual ~ExchangeRewriter() = default;
   [[nodiscard]] virtual Result<void> OnRequestHead(RequestHead& head) = 0;
   virtual void OnResponseHead(ResponseHead& head) = 0;
+  // Whether the body calls below are made (asked once per request, after OnRequestHead).
+  [[nodiscard]] virtual bool RewritesBodies() const { return false; }
+  // A piece of the decoded request / response body; returns the bytes to send in its place.
+  virtual std::string OnRequestBody(std::string_view piece, bool last) {
+    (void)last;
+    return std::string(piece);
+  }
+  virtual std::string OnResponseBody(std::string_view piece, bool last) {
+    (void)last;
+    return std::string(piece);
+  }
 };
 
 // Makes the rewriter for one request (its head as the client sent it), or null for none.

@@ -17,7 +17,7 @@ ChunkedDecoder::Step ChunkedDecoder::Fail(std::string why) {
   return Step{ParseStatus::kError, 0};
 }
 
-ChunkedDecoder::Step ChunkedDecoder::Feed(std::span<const char> in) {
+ChunkedDecoder::Step ChunkedDecoder::Feed(std::span<const char> in, std::string* data) {
   if (state_ == State::kDone) {
     return Step{ParseStatus::kDone, 0};
   }
@@ -29,6 +29,7 @@ ChunkedDecoder::Step ChunkedDecoder::Feed(std::span<const char> in) {
     if (state_ == State::kData) {
       // Bulk: the only state that can cover many bytes at once.
       const uint64_t take = chunk_size_ < reader.remaining() ? chunk_size_ : reader.remaining();
+      if (data != nullptr) data->append(in.data() + reader.offset(), static_cast<size_t>(take));
       reader.Skip(static_cast<size_t>(take));
       chunk_size_ -= take;
       if (chunk_size_ > 0) {

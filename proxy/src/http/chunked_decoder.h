@@ -4,7 +4,8 @@
 // message on a kept-alive connection starts. Pure; constant memory.
 //
 // Usage: construct one per body, Feed() every piece as it arrives (after the head's bytes), and
-// forward the `consumed` bytes of each piece. kNeedMore: all of the piece was body. kDone: the
+// forward the `consumed` bytes of each piece (or, to re-frame the body, what Feed appended to
+// `data`: the decoded content). kNeedMore: all of the piece was body. kDone: the
 // body ended after `consumed` bytes of this piece; the rest belongs to the next message. kError:
 // not a valid chunked body (error() says why); the connection can only be closed.
 //
@@ -38,8 +39,9 @@ class ChunkedDecoder {
   explicit ChunkedDecoder(const ChunkedLimits& limits = {}) : limits_(limits) {}
 
   // Feeds the next piece of the stream. After kDone or kError, further calls return the same
-  // status with consumed 0.
-  Step Feed(std::span<const char> in);
+  // status with consumed 0. With `data`, the chunk-data bytes of the consumed part (the body
+  // without its framing, extensions and trailers) are appended to it: at most `consumed` bytes.
+  Step Feed(std::span<const char> in, std::string* data = nullptr);
 
   bool done() const { return state_ == State::kDone; }
   // Why the body was refused (after kError), for debug logs.

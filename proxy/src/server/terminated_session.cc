@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <optional>
 
 #include "base/system_text.h"
@@ -60,6 +61,21 @@ std::string PathWithoutQuery(std::string_view target) {
 // A field value a rewriter set that cannot split the head: no CR, LF or NUL.
 bool SafeFieldValue(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+// `data` as one chunk of a chunked body (RFC 9112 §7.1), appended to `out`; nothing for "".
+void AppendChunk(std::string& out, std::string_view data) {
+  if (data.empty()) return;
+  char size[24];
+  (void)std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  out += size;
+  out += data;
+  out += "\r\n";
+}
+
+bool IsFraming(std::string_view name) {
+  return ascii::EqualsIgnoreCase(name, "Content-Length") ||
+         ascii::EqualsIgnoreCase(name, "Transfer-Encoding");
 }
 
 bool IsFramingOrHost(std::string_view name) {
@@ -493,6 +509,16 @@ class TerminatedSession final : public Session {
       }
       head.headers.insert(head.headers.end(), kept.begin(), kept.end());
     }
+    // A body to rewrite goes out re-framed as chunked (HTTP/1.1 only: 1.0 has no chunked).
+    const http::Framing framing = http::BodyFraming(request_);
+    rewrite_req_body_ =
+        rewriter && rewriter->RewritesBodies() && request_.version == http::Version::kHttp11 &&
+        (framing.kind == http::Framing::Kind::kChunked ||
+         (framing.kind == http::Framing::Kind::kContentLength && framing.length > 0));
+    if (rewrite_req_body_) {
+      std::erase_if(head.headers, [](const HeaderField& f) { return IsFraming(f.name); });
+      head.headers.push_back({"Transfer-Encoding", "chunked"});
+    }
     rewriter_ = std::move(rewriter);
     return Forward(head);
   }
@@ -544,12 +570,15 @@ class TerminatedSession final : public Session {
   bool PumpRequestBody() {
     if (req_done_ || req_in_.empty()) return true;
     size_t take = 0;
+    std::string data;  // the decoded content, when it is rewritten
     if (req_framing_.kind == http::Framing::Kind::kContentLength) {
       take = static_cast<size_t>(std::min<uint64_t>(req_left_, req_in_.size()));
       req_left_ -= take;
       req_done_ = req_left_ == 0;
+      if (rewrite_req_body_) data.assign(req_in_, 0, take);
     } else {
-      http::ChunkedDecoder::Step step = req_chunked_->Feed(req_in_);
+      http::ChunkedDecoder::Step step =
+          req_chunked_->Feed(req_in_, rewrite_req_body_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
         FailExchange("bad chunked request body: " + req_chunked_->error());
         return false;
@@ -557,7 +586,12 @@ class TerminatedSession final : public Session {
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
     }
-    up_plain_.append(req_in_, 0, take);
+    if (rewrite_req_body_) {
+      AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
+      if (req_done_) up_plain_ += "0\r\n\r\n";
+    } else {
+      up_plain_.append(req_in_, 0, take);
+    }
     req_in_.erase(0, take);
     bytes_up_ += take;
     return true;
@@ -635,7 +669,14 @@ class TerminatedSession final : public Session {
         return false;
       }
       std::string bytes = resp_in_.substr(0, head.consumed);
-      if (rewriter_ && head.response.status >= 200) bytes = RewriteResponse(head.response, bytes);
+      rewrite_resp_body_ = false;
+      if (rewriter_ && head.response.status >= 200) {
+        const http::Framing framing = http::BodyFraming(request_, head.response);
+        rewrite_resp_body_ =
+            rewriter_->RewritesBodies() && framing.kind != http::Framing::Kind::kNone &&
+            !(framing.kind == http::Framing::Kind::kContentLength && framing.length == 0);
+        bytes = RewriteResponse(head.response);
+      }
       resp_in_.erase(0, head.consumed);
       bytes_down_ += bytes.size();
       if (!WriteClient(bytes)) return false;
@@ -662,21 +703,30 @@ class TerminatedSession final : public Session {
     }
     if (resp_head_done_ && !resp_done_ && !resp_in_.empty()) {
       size_t take = resp_in_.size();
+      std::string data;  // the decoded content, when it is rewritten
       if (resp_framing_.kind == http::Framing::Kind::kContentLength) {
         take = static_cast<size_t>(std::min<uint64_t>(resp_left_, resp_in_.size()));
         resp_left_ -= take;
         resp_done_ = resp_left_ == 0;
+        if (rewrite_resp_body_) data.assign(resp_in_, 0, take);
       } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
-        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_);
+        http::ChunkedDecoder::Step step =
+            resp_chunked_->Feed(resp_in_, rewrite_resp_body_ ? &data : nullptr);
         if (step.status == ParseStatus::kError) {
           UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
           return false;
         }
         take = step.consumed;
         resp_done_ = step.status == ParseStatus::kDone;
+      } else if (rewrite_resp_body_) {
+        data = resp_in_;  // until close
       }
-      if (!WriteClient(std::string_view(resp_in_).substr(0, take))) return false;
-      bytes_down_ += take;
+      if (rewrite_resp_body_) {
+        if (!WriteRewrittenBody(data, resp_done_)) return false;
+      } else {
+        if (!WriteClient(std::string_view(resp_in_).substr(0, take))) return false;
+        bytes_down_ += take;
+      }
       resp_in_.erase(0, take);
     }
     if (resp_done_) return FinishExchange();
@@ -684,7 +734,9 @@ class TerminatedSession final : public Session {
     return true;
   }
 
-  std::string RewriteResponse(const http::Response& response, const std::string& raw) {
+  // The response head after the rewriter: its framing kept, or, when the body is rewritten,
+  // chunked (an HTTP/1.0 client: until close).
+  std::string RewriteResponse(const http::Response& response) {
     ResponseHead head{response.status, response.reason, {}};
     for (const http::Header& h : response.headers) head.headers.push_back({h.name, h.value});
     rewriter_->OnResponseHead(head);
@@ -694,7 +746,13 @@ class TerminatedSession final : public Session {
     for (char c : head.reason) out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
     out += "\r\n";
     for (const http::Header& h : response.headers) {
-      if (IsFramingOrHost(h.name)) out += h.name + ": " + h.value + "\r\n";
+      if (IsFramingOrHost(h.name) && !(rewrite_resp_body_ && IsFraming(h.name))) {
+        out += h.name + ": " + h.value + "\r\n";
+      }
+    }
+    if (rewrite_resp_body_) {
+      out += request_.version == http::Version::kHttp11 ? "Transfer-Encoding: chunked\r\n"
+                                                        : "Connection: close\r\n";
     }
     for (const HeaderField& f : head.headers) {
       if (IsFramingOrHost(f.name) || !ascii::IsToken(f.name) || !SafeFieldValue(f.value)) {
@@ -702,14 +760,29 @@ class TerminatedSession final : public Session {
       }
       out += f.name + ": " + f.value + "\r\n";
     }
-    (void)raw;
     return out + "\r\n";
+  }
+
+  // What the rewriter makes of a piece of response body, framed for the client. false if the
+  // session ended.
+  bool WriteRewrittenBody(std::string_view data, bool last) {
+    const std::string out = rewriter_->OnResponseBody(data, last);
+    std::string framed;
+    if (request_.version == http::Version::kHttp11) {
+      AppendChunk(framed, out);
+      if (last) framed += "0\r\n\r\n";
+    } else {
+      framed = out;
+    }
+    bytes_down_ += framed.size();
+    return WriteClient(framed);
   }
 
   // The origin's connection ended (TLS close or EOF) during an exchange.
   bool UpstreamEnded() {
     if (resp_head_done_ && resp_framing_.kind == http::Framing::Kind::kUntilClose) {
       resp_done_ = true;
+      if (rewrite_resp_body_ && !WriteRewrittenBody("", /*last=*/true)) return false;
       return FinishExchange();
     }
     if (!resp_forwarded_ && reused_upstream_ && req_framing_.kind == http::Framing::Kind::kNone &&
@@ -730,8 +803,10 @@ class TerminatedSession final : public Session {
     const bool until_close = resp_framing_.kind == http::Framing::Kind::kUntilClose;
     const bool keep_upstream = req_done_ && UpstreamBacklog() == 0 && resp_in_.empty() &&
                                !response_.ConnectionClose() && !until_close && !up_closed_;
-    const bool keep_client =
-        req_done_ && !request_.ConnectionClose() && !until_close && !client_closed_ && !client_eof_;
+    // A rewritten body sent to an HTTP/1.0 client ends with the connection.
+    const bool keep_client = req_done_ && !request_.ConnectionClose() && !until_close &&
+                             !client_closed_ && !client_eof_ &&
+                             !(rewrite_resp_body_ && request_.version == http::Version::kHttp10);
     if (!keep_upstream) {
       DropUpstream();
     } else {
@@ -926,6 +1001,8 @@ class TerminatedSession final : public Session {
   std::string last_head_;
   ConnectionRecord record_;
   std::unique_ptr<ExchangeRewriter> rewriter_;
+  bool rewrite_req_body_ = false;   // re-framed as chunked through the rewriter
+  bool rewrite_resp_body_ = false;  // likewise
   std::chrono::steady_clock::time_point exchange_start_;
   uint64_t bytes_up_ = 0;
   uint64_t bytes_down_ = 0;

@@ -63,6 +63,10 @@ class TlsOrigin {
     std::lock_guard<std::mutex> lock(mu_);
     return heads_;
   }
+  std::vector<std::string> bodies() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bodies_;
+  }
 
  private:
   void Serve(Stream& stream, int) {
@@ -97,18 +101,45 @@ class TlsOrigin {
         const size_t from = at + name.size() + 4;
         return head.substr(from, head.find("\r\n", from) - from);
       };
-      // A request body (Content-Length only) is read and counted.
-      const size_t length = std::strtoull(header("Content-Length").c_str(), nullptr, 10);
-      while (in.size() < length) {
+      // A request body (Content-Length, or chunked without trailers) is read and counted.
+      auto more = [&] {
         char buf[16384];
         const int n = SSL_read(ssl.get(), buf, sizeof buf);
-        if (n <= 0) return;
+        if (n <= 0) return false;
         in.append(buf, static_cast<size_t>(n));
+        return true;
+      };
+      std::string request_body;
+      if (header("Transfer-Encoding") == "chunked") {
+        for (;;) {
+          size_t eol;
+          while ((eol = in.find("\r\n")) == std::string::npos) {
+            if (!more()) return;
+          }
+          const size_t chunk = std::strtoull(in.c_str(), nullptr, 16);
+          while (in.size() < eol + 2 + chunk + 2) {
+            if (!more()) return;
+          }
+          request_body += in.substr(eol + 2, chunk);
+          in.erase(0, eol + 2 + chunk + 2);
+          if (chunk == 0) break;
+        }
+      } else {
+        const size_t length = std::strtoull(header("Content-Length").c_str(), nullptr, 10);
+        while (in.size() < length) {
+          if (!more()) return;
+        }
+        request_body = in.substr(0, length);
+        in.erase(0, length);
       }
-      const size_t received = length;
-      in.erase(0, length);
+      const size_t length = request_body.size();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        bodies_.push_back(request_body);
+      }
       std::string body = "hello " + path;
-      if (length > 0) body += " got " + std::to_string(received);
+      if (length > 0) body += " got " + std::to_string(length);
+      if (path == "/echo") body = request_body;
       if (path.starts_with("/big/")) body.assign(std::strtoull(path.c_str() + 5, nullptr, 10), 'b');
       const std::string response = "HTTP/1.1 200 OK\r\nX-Host: " + header("Host") +
                                    "\r\nX-Injected: " + header("X-Injected") +
@@ -123,6 +154,7 @@ class TlsOrigin {
   std::string ca_pem_;
   mutable std::mutex mu_;
   std::vector<std::string> heads_;
+  std::vector<std::string> bodies_;
 };
 
 class TlsTerminationTest : public ProxyComponentTest {
@@ -384,6 +416,51 @@ class AddHeader final : public ExchangeRewriter {
     }
   }
 };
+
+// Swaps a sentinel for a secret in request bodies and back in response bodies (what the
+// credential injector will do), one piece at a time.
+class Substitute final : public ExchangeRewriter {
+ public:
+  Result<void> OnRequestHead(RequestHead&) override { return Ok(); }
+  void OnResponseHead(ResponseHead&) override {}
+  bool RewritesBodies() const override { return true; }
+  std::string OnRequestBody(std::string_view piece, bool) override {
+    return Replace(piece, "SENTINEL", "secret-value-123");
+  }
+  std::string OnResponseBody(std::string_view piece, bool) override {
+    return Replace(piece, "secret-value-123", "SENTINEL");
+  }
+
+ private:
+  static std::string Replace(std::string_view in, std::string_view from, std::string_view to) {
+    std::string out(in);
+    for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size())) {
+      out.replace(at, from.size(), to);
+    }
+    return out;
+  }
+};
+
+TEST_F(TlsTerminationTest, ARewriterThatRewritesBodiesGetsThemDecodedAndReframed) {
+  StartTerminating(256, std::chrono::seconds(10), {},
+                   [](const RequestHead&) { return std::make_unique<Substitute>(); });
+  ProcessResult plain = Curl({"-D", "-", "--suppress-connect-headers", "--data-binary",
+                              "token=SENTINEL&x=1", Url(tls_origin_.port(), "/echo")});
+  ASSERT_EQ(plain.exit_code, 0) << plain.Describe();
+  EXPECT_NE(plain.out.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << plain.out;
+  EXPECT_TRUE(plain.out.ends_with("\r\n\r\ntoken=SENTINEL&x=1")) << plain.out;
+  ProcessResult chunked = Curl({"-H", "Transfer-Encoding: chunked", "--data-binary", "a=SENTINEL",
+                                Url(tls_origin_.port(), "/echo")});
+  ASSERT_EQ(chunked.exit_code, 0) << chunked.Describe();
+  EXPECT_EQ(chunked.out, "a=SENTINEL");
+  std::vector<std::string> bodies = tls_origin_.bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0], "token=secret-value-123&x=1");
+  EXPECT_EQ(bodies[1], "a=secret-value-123");
+  std::vector<std::string> heads = tls_origin_.heads();
+  EXPECT_NE(heads[0].find("Transfer-Encoding: chunked\r\n"), std::string::npos) << heads[0];
+  EXPECT_EQ(heads[0].find("Content-Length"), std::string::npos) << heads[0];
+}
 
 TEST_F(TlsTerminationTest, TheRewriterSeamSeesEveryRequestAndResponseHead) {
   StartTerminating(256, std::chrono::seconds(10), {},
