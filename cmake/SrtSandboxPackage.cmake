@@ -16,7 +16,7 @@ include(CMakePackageConfigHelpers)
 # they need. A system library this does not know fails the configure: the installed package
 # files below would not name it, and every program that embeds libsrt would fail to link.
 set(srt_sandbox_system_libs PkgConfig::SECCOMP PkgConfig::CARES PkgConfig::LIBNL PkgConfig::RE2
-    Threads::Threads)
+                             PkgConfig::OPENSSL Threads::Threads)
 set(srt_sandbox_header_only nlohmann_json::nlohmann_json)  # used inside libsrt, nothing to link
 function(srt_sandbox_closure target out_statics)
   set(seen "")

@@ -194,6 +194,15 @@ Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   return facts;
 }
 
+// Where the TLS trust bundle's private directory goes: srt's own TMPDIR when it is an absolute
+// directory, else /tmp (as upstream's srt-ca-XXXXXX under the temporary directory).
+std::string TrustBundleParent(const facade::HostFacts& facts) {
+  for (const std::string& e : facts.environment) {
+    if (e.starts_with("TMPDIR=/") && e.size() > 8) return e.substr(7);
+  }
+  return "/tmp";
+}
+
 }  // namespace
 
 std::string_view Version() { return SRT_VERSION; }
@@ -228,6 +237,15 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   policy::Environment env{facts.home, facts.cwd, {}, facts.proxy_variables};
   for (const BindMount& b : options.binds) {
     env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
+  }
+  // network.tlsTerminate: the file the sandbox trusts srt's CA from exists (empty) before the
+  // policy is resolved, so that it is bound read-only into the sandbox like any bind; the proxy
+  // fills it once it has made the CA.
+  std::unique_ptr<net::TrustBundleFile> trust_bundle;
+  if (options.settings.network.tls_terminate) {
+    SRT_ASSIGN_OR_RETURN(trust_bundle, net::TrustBundleFile::Create(TrustBundleParent(facts)));
+    env.binds.push_back(
+        policy::BindRequest{trust_bundle->path(), trust_bundle->path(), false, false});
   }
   policy::RealFsView fs;
   SRT_ASSIGN_OR_RETURN(policy::Policy policy, policy::ResolvePolicy(options.settings, env, fs));
@@ -321,11 +339,12 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     }
   }
   SRT_ASSIGN_OR_RETURN(std::string id, SandboxId(options.id));
-  SRT_ASSIGN_OR_RETURN(
-      std::unique_ptr<net::SandboxNetwork> network,
-      net::SandboxNetwork::Start(policy.network,
-                                 {id, init, std::move(options.on_connection), options.debug,
-                                  std::move(secrets), creds.allow_plaintext_inject}));
+  net::NetworkOptions network_options{id, init, std::move(options.on_connection), options.debug};
+  network_options.credentials = std::move(secrets);
+  network_options.inject_plaintext = creds.allow_plaintext_inject;
+  network_options.trust_bundle = std::move(trust_bundle);
+  SRT_ASSIGN_OR_RETURN(std::unique_ptr<net::SandboxNetwork> network,
+                       net::SandboxNetwork::Start(policy.network, std::move(network_options)));
   for (auto& [name, value] : network->Environment(plan.environment)) {
     facade::SetEnv(plan.environment, name, value);
   }

@@ -893,6 +893,249 @@ TEST_P(NetworkTest, ControlFdAtEofKeepsTheStartingConfig) {
 
 SRT_INSTANTIATE(NetworkTest);
 
+// --- network.tlsTerminate ---------------------------------------------------------------------
+
+// An HTTPS origin on the host: python3 https_origin.py PORT CERT KEY ROOT. GET /repo.git/... are
+// files under ROOT (git's dumb HTTP protocol); anything else answers "tls origin: GET <target>
+// host=<Host>\n".
+constexpr char kHttpsOriginPy[] = R"(import functools, http.server, ssl, sys
+port, cert, key, root = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        if self.path.startswith("/repo.git/"):
+            return super().do_GET()
+        body = ("tls origin: GET " + self.path + " host=" + self.headers.get("Host", "") + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(H, directory=root))
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
+)";
+
+// Node without proxy support for fetch (before 24): a CONNECT by hand, then TLS over it,
+// verified with Node's roots plus NODE_EXTRA_CA_CERTS.
+constexpr char kNodeConnectJs[] = R"(const http = require("http"), tls = require("tls");
+const proxy = new URL(process.env.HTTPS_PROXY), target = new URL(process.argv[2]);
+const auth = Buffer.from(decodeURIComponent(proxy.username) + ":" +
+                         decodeURIComponent(proxy.password)).toString("base64");
+const req = http.request({host: proxy.hostname, port: proxy.port, method: "CONNECT",
+                          path: target.host, headers: {"Proxy-Authorization": "Basic " + auth}});
+req.on("connect", (res, socket) => {
+  const s = tls.connect({socket, servername: target.hostname}, () => {
+    s.write("GET " + target.pathname + " HTTP/1.1\r\nHost: " + target.host +
+            "\r\nConnection: close\r\n\r\n");
+  });
+  let out = "";
+  s.on("data", d => out += d);
+  s.on("end", () => { console.log(out.split("\r\n\r\n")[1].trim()); });
+  s.on("error", e => { console.log("node: " + e.message); process.exit(1); });
+});
+req.end();
+)";
+
+// Two CONNECTs with srt's credentials; the first is kept open while the second is answered.
+constexpr char kTwoConnectsPy[] = R"(import base64, os, socket, sys, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+cred = urllib.parse.unquote(u.username) + ":" + urllib.parse.unquote(u.password)
+def connect():
+    s = socket.create_connection((u.hostname, u.port), timeout=5)
+    s.sendall(("CONNECT " + sys.argv[1] + " HTTP/1.1\r\nProxy-Authorization: Basic " +
+               base64.b64encode(cred.encode()).decode() + "\r\n\r\n").encode())
+    return s, s.recv(4096).decode(errors="replace")
+first, a = connect()
+second, b = connect()
+print(a.split("\r\n")[0])
+print(b.replace("\r\n", "|"))
+)";
+
+class TlsTerminateTest : public NetworkTest {
+ protected:
+  void SetUp() override {
+    NetworkTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    openssl_ = FindTool({"/usr/bin/openssl", "/bin/openssl"});
+    python_ = FindTool({"/usr/bin/python3"});
+    if (openssl_.empty() || python_.empty()) {
+      if (srt::testing::MustWork()) FAIL() << "openssl or python3 missing";
+      GTEST_SKIP() << "openssl or python3 missing";
+    }
+    run().MakeDir("tls");
+    run().MakeDir("tls/www");
+    run().WriteFile("https_origin.py", kHttpsOriginPy);
+    run().WriteFile("node_connect.js", kNodeConnectJs);
+    run().WriteFile("two_connects.py", kTwoConnectsPy);
+    origin_port_ = StartOrigin("origin");
+    rogue_port_ = StartOrigin("rogue");  // its certificate is trusted by nobody
+  }
+  void TearDown() override {
+    daemons_.clear();  // before the check that nothing of this scratch tree still runs
+    NetworkTest::TearDown();
+  }
+
+  // An HTTPS origin for origin.test with a self-signed certificate tls/<name>-cert.pem.
+  uint16_t StartOrigin(const std::string& name) {
+    const std::string dir = run().Path("tls");
+    ToolResult cert = RunTool(
+        {openssl_, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-subj", "/CN=origin.test", "-addext", "subjectAltName=DNS:origin.test", "-days",
+         "2", "-keyout", dir + "/" + name + "-key.pem", "-out", dir + "/" + name + "-cert.pem"});
+    EXPECT_EQ(cert.status, 0) << cert.output;
+    const uint16_t port = FreeTcpPort();
+    daemons_.push_back(std::make_unique<Daemon>(
+        std::vector<std::string>{python_, run().Path("https_origin.py"), std::to_string(port),
+                                 dir + "/" + name + "-cert.pem", dir + "/" + name + "-key.pem",
+                                 dir + "/www"},
+        dir));
+    EXPECT_TRUE(WaitForTcp(port, std::chrono::seconds(10))) << daemons_.back()->log();
+    return port;
+  }
+
+  std::string Https(uint16_t port, const std::string& path) const {
+    return "https://origin.test:" + std::to_string(port) + path;
+  }
+  json Settings(const json& tls) const {
+    json s = NetworkSettings({"origin.test", Carve(origin_port_), Carve(rogue_port_)});
+    s["network"]["tlsTerminate"] = tls;
+    return s;
+  }
+  json Trusting() { return {{"extraCaCertPaths", {run().Path("tls/origin-cert.pem")}}}; }
+
+  std::string openssl_;
+  std::string python_;
+  uint16_t origin_port_ = 0;
+  uint16_t rogue_port_ = 0;
+  std::vector<std::unique_ptr<Daemon>> daemons_;
+};
+
+TEST_P(TlsTerminateTest, CurlAndPythonTrustSrtsCaAndEveryRequestIsLogged) {
+  const std::string url = Https(origin_port_, "/hello?token=secret");
+  RunResult r =
+      Sh("curl -sS --max-time 10 '" + url +
+             "' && python3 -c '"
+             "import sys, urllib.request; "
+             "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), end=\"\")' " +
+             Https(origin_port_, "/py") +
+             " && test -r \"$SSL_CERT_FILE\" && "
+             "test \"$REQUESTS_CA_BUNDLE\" = \"$SSL_CERT_FILE\" && "
+             "grep -c 'BEGIN CERTIFICATE' \"$SSL_CERT_FILE\" >/dev/null",
+         Settings(Trusting()));
+  const std::string host = "host=origin.test:" + std::to_string(origin_port_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "tls origin: GET /hello?token=secret " + host + "\ntls origin: GET /py " + host + "\n")
+      << r.err;
+  json rec = One({{"protocol", "https"}, {"path", "/hello"}});
+  EXPECT_EQ(rec["method"], "GET");
+  EXPECT_EQ(rec["status"], 200);
+  EXPECT_EQ(rec["decision"], "allow");
+  EXPECT_EQ(rec["host"], "origin.test");
+  EXPECT_EQ(rec["address"], Carve(origin_port_));
+  One({{"protocol", "https"}, {"path", "/py"}, {"status", 200}});
+  EXPECT_FALSE(Contains(log_->log_text(), "secret"));
+}
+
+TEST_P(TlsTerminateTest, NodeAndGitTrustSrtsCa) {
+  // A bare repository served by the origin over git's dumb HTTP protocol.
+  const std::string www = run().Path("tls/www");
+  run().MakeDir("tls/www/src");
+  const std::string git = FindTool({"/usr/bin/git"});
+  if (git.empty()) GTEST_SKIP() << "git is not installed";
+  for (const std::vector<std::string>& step : std::vector<std::vector<std::string>>{
+           {git, "init", "-q", "-b", "main", "."},
+           {"/bin/sh", "-c", "echo from-the-origin > README"},
+           {git, "-c", "safe.directory=*", "add", "README"},
+           {git, "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t", "commit",
+            "-qm", "one"},
+           {git, "-c", "safe.directory=*", "clone", "-q", "--bare", www + "/src",
+            www + "/repo.git"},
+           {git, "-c", "safe.directory=*", "-C", www + "/repo.git", "update-server-info"}}) {
+    ToolResult t = RunTool(step, www + "/src");
+    ASSERT_EQ(t.status, 0) << t.output;
+  }
+  RunResult r = Sh("node node_connect.js " + Https(origin_port_, "/node") +
+                       // Bare: srt refuses to let the sandbox create a .git directory.
+                       " && git clone -q --bare " + Https(origin_port_, "/repo.git") +
+                       " \"$TMPDIR/cloned.git\" && git --git-dir=\"$TMPDIR/cloned.git\" show "
+                       "HEAD:README",
+                   Settings(Trusting()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "tls origin: GET /node host=origin.test:" + std::to_string(origin_port_) +
+                       "\nfrom-the-origin\n")
+      << r.err;
+  One({{"protocol", "https"}, {"path", "/node"}, {"status", 200}});
+  EXPECT_FALSE(log_->Matching({{"protocol", "https"}, {"path", "/repo.git/info/refs"}}).empty())
+      << log_->log_text();
+}
+
+TEST_P(TlsTerminateTest, AnUntrustedOriginAndAMismatchedHostAreRefused) {
+  RunResult r = Sh("curl -sS --max-time 10 -w '%{http_code}\\n' " + Https(rogue_port_, "/x") +
+                       "; curl -sS --max-time 10 -w '%{http_code}\\n' -H 'Host: other.test' " +
+                       Https(origin_port_, "/y"),
+                   Settings(Trusting()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out,
+                       "TLS with origin.test: certificate verify failed: self-signed "
+                       "certificate\n502\n"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "Host header does not match the request target\n421\n")) << r.out;
+  json bad = One({{"protocol", "https"}, {"path", "/x"}});
+  EXPECT_EQ(bad["status"], 502);
+  EXPECT_TRUE(Contains(bad["error"].get<std::string>(), "certificate verify failed"));
+  json misdirected = One({{"protocol", "https"}, {"path", "/y"}});
+  EXPECT_EQ(misdirected["status"], 421);
+  EXPECT_EQ(misdirected["decision"], "deny");
+}
+
+TEST_P(TlsTerminateTest, ExcludedDomainsStayOpaque) {
+  // Trusting only the origin's own certificate works when the tunnel is opaque, and only then.
+  const std::string cmd =
+      "curl -sS --max-time 10 --cacert tls/origin-cert.pem " + Https(origin_port_, "/opaque");
+  RunResult excluded = Sh(cmd, Settings({{"excludeDomains", {"origin.test"}}}));
+  EXPECT_EQ(excluded.exit_code, 0) << excluded.err;
+  EXPECT_EQ(excluded.out,
+            "tls origin: GET /opaque host=origin.test:" + std::to_string(origin_port_) + "\n");
+  One({{"protocol", "connect"}, {"host", "origin.test"}, {"decision", "allow"}});
+  EXPECT_TRUE(log_->Matching({{"protocol", "https"}}).empty());
+  RunResult terminated = Sh(cmd, Settings(Trusting()));
+  EXPECT_EQ(terminated.exit_code, 60) << terminated.err;  // curl: the peer's certificate
+}
+
+TEST_P(TlsTerminateTest, MaxTunnelsIsHonoured) {
+  json tls = Trusting();
+  tls["maxTunnels"] = 1;
+  RunResult r =
+      Sh("python3 two_connects.py origin.test:" + std::to_string(origin_port_), Settings(tls));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "HTTP/1.1 200 Connection Established\n"
+            "HTTP/1.1 503 Service Unavailable|Content-Type: text/plain|X-Proxy-Error: "
+            "too-many-tunnels|Connection: close|Content-Length: 39||too many TLS-terminated "
+            "tunnels at once\n")
+      << r.err;
+}
+
+TEST_P(TlsTerminateTest, ABadCaKeyFileStopsSrtBeforeTheCommand) {
+  run().WriteFile("tls/ca.key", "not a key");
+  ASSERT_EQ(chmod(run().Path("tls/ca.key").c_str(), 0644), 0);
+  RunResult r = Sh("echo ran", Settings({{"caCertPath", run().Path("tls/origin-cert.pem")},
+                                         {"caKeyPath", run().Path("tls/ca.key")}}));
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(Contains(r.err,
+                       "has mode 0644: a CA key must not be accessible to group or "
+                       "others (chmod 600 it)"))
+      << r.err;
+}
+
+SRT_INSTANTIATE(TlsTerminateTest);
+
 // --- Root only: services on privileged ports and an sshd for root ---------------------------
 
 class NetworkRootTest : public ::testing::Test {
@@ -960,6 +1203,42 @@ TEST_F(NetworkRootTest, TlsWithTheRightServerNameReachesAnOriginOn443) {
   EXPECT_EQ(rec["decision"], "allow");
   EXPECT_EQ(rec["address"], "127.0.0.1:443");
   EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
+}
+
+TEST_F(NetworkRootTest, NodeFetchWithoutProxySupportIsTerminatedThroughCaptureOn443) {
+  const std::string openssl = Tool({"/usr/bin/openssl", "/bin/openssl"});
+  const std::string python = Tool({"/usr/bin/python3"});
+  const std::string node = Tool({"/usr/bin/node", "/usr/local/bin/node"});
+  SRT_SKIP_IF_MISSING(this);
+  if (!TcpPortIsFree(443)) GTEST_SKIP() << "127.0.0.1:443 is in use on this host";
+  Runner& run = *run_;
+  run.MakeDir("tls");
+  run.MakeDir("tls/www");
+  const std::string dir = run.Path("tls");
+  ToolResult cert =
+      RunTool({openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+               "-nodes", "-subj", "/CN=origin.test", "-addext", "subjectAltName=DNS:origin.test",
+               "-days", "2", "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"});
+  ASSERT_EQ(cert.status, 0) << cert.output;
+  run.WriteFile("https_origin.py", kHttpsOriginPy);
+  Daemon server({python, run.Path("https_origin.py"), "443", dir + "/cert.pem", dir + "/key.pem",
+                 dir + "/www"},
+                dir);
+  ASSERT_TRUE(WaitForTcp(443, std::chrono::seconds(10))) << server.log();
+  json settings = NetworkSettings({"origin.test", "127.0.0.1:443"});
+  settings["network"]["tlsTerminate"] = {{"extraCaCertPaths", {dir + "/cert.pem"}}};
+  // Node 20's fetch ignores the proxy variables: capture takes it to srt, which terminates it.
+  RunResult r =
+      log_->Sh(node +
+                   " -e 'fetch(\"https://origin.test/node-fetch\").then(r => r.text())"
+                   ".then(t => process.stdout.write(t), e => { console.log(String(e.cause || e)); "
+                   "process.exit(1); })'",
+               settings);
+  EXPECT_EQ(r.exit_code, 0) << r.err << server.log();
+  EXPECT_EQ(r.out, "tls origin: GET /node-fetch host=origin.test\n") << r.err;
+  json rec = log_->One({{"protocol", "https"}, {"path", "/node-fetch"}});
+  EXPECT_EQ(rec["status"], 200);
+  EXPECT_EQ(rec["port"], 443);
 }
 
 // Two network namespaces joined by a veth pair, deleted at destruction: "srt" (11.0.0.1) runs

@@ -35,6 +35,20 @@ struct ParentProxySettings {
   bool operator==(const ParentProxySettings&) const = default;
 };
 
+// `network.tlsTerminate` (upstream-srt.md §1.3.1): srt's proxy terminates the TLS of CONNECT
+// tunnels to allowed hosts with a certificate it mints per host, and forwards each request over
+// a verified TLS connection of its own.
+struct TlsTerminateSettings {
+  // Both or neither (then srt makes an ephemeral CA in its own memory for the run).
+  std::optional<std::string> ca_cert_path;
+  std::optional<std::string> ca_key_path;
+  std::vector<std::string> exclude_domains;      // patterns (allowedDomains grammar): opaque
+  std::vector<std::string> extra_ca_cert_paths;  // PEM files trusted too; missing ones skipped
+  uint32_t max_tunnels = 256;                    // 1..65536, terminated tunnels open at once
+  uint32_t handshake_timeout_ms = 10000;         // 100..600000, CONNECT to finished handshake
+  bool operator==(const TlsTerminateSettings&) const = default;
+};
+
 // `network.*`, enforced by srt's proxy.
 struct NetworkSettings {
   std::vector<std::string> allowed_domains;                  // patterns, upstream grammar (§1.6)
@@ -46,6 +60,7 @@ struct NetworkSettings {
   std::optional<uint16_t> http_proxy_port;
   std::optional<uint16_t> socks_proxy_port;
   std::optional<ParentProxySettings> parent_proxy;
+  std::optional<TlsTerminateSettings> tls_terminate;
   // srt's own keys (upstream has neither):
   // Programs that ignore the proxy variables are still served: every address the sandbox
   // connects to lands on srt's proxy, and names resolve through srt's DNS stub.

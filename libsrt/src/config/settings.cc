@@ -43,6 +43,7 @@ using config::kNetworkKeys;
 using config::kNetworkSpecialKeys;
 using config::kParentProxyKeys;
 using config::kSchemaKey;
+using config::kTlsTerminateKeys;
 using config::kTopLevelKeys;
 using config::kTopLevelSpecialKeys;
 using config::SpecialKey;
@@ -281,9 +282,9 @@ bool CoveredByAny(const DomainPattern& inner, const std::vector<DomainPattern>& 
 // Whether a masked credential's real value has a transport it may cross: a TLS-terminated,
 // verified connection (network.tlsTerminate), or plain HTTP by the user's explicit choice
 // (credentials.allowPlaintextInject). The one place that decides it.
-// TODO(wt-tls): return true also when s.network.tls_terminate is set, once the settings know
-// tlsTerminate (it is refused as unsupported today, so it cannot be set here yet).
-bool MaskTransportAvailable(const Settings& s) { return s.credentials.allow_plaintext_inject; }
+bool MaskTransportAvailable(const Settings& s) {
+  return s.network.tls_terminate.has_value() || s.credentials.allow_plaintext_inject;
+}
 
 // What an unknown key is: at the top level, where other tools keep keys of their own, a warning;
 // inside filesystem and network an error, because a misspelt rule (denyReed) ignored would leave
@@ -618,6 +619,8 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.transparent_capture, Bool(value));
       } else if (key == "dnsServers") {
         SRT_ASSIGN_OR_RETURN(net.dns_servers, DnsServers(value));
+      } else if (key == "tlsTerminate") {
+        SRT_ASSIGN_OR_RETURN(net.tls_terminate, TlsTerminate(value));
       } else {
         SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, kNetworkKeys, Unknown::kFail, key));
       }
@@ -727,6 +730,62 @@ class Decoder {
       }
     }
     return proxy;
+  }
+
+  // network.tlsTerminate (upstream-srt.md §1.3.1).
+  Result<TlsTerminateSettings> TlsTerminate(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    TlsTerminateSettings tls;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "caCertPath") {
+        SRT_ASSIGN_OR_RETURN(tls.ca_cert_path, FilePath(value));
+      } else if (key == "caKeyPath") {
+        SRT_ASSIGN_OR_RETURN(tls.ca_key_path, FilePath(value));
+      } else if (key == "excludeDomains") {
+        SRT_ASSIGN_OR_RETURN(tls.exclude_domains, DomainList(value, PatternList::kAllow));
+      } else if (key == "extraCaCertPaths") {
+        if (!value.is_array()) {
+          return Expected("an array of paths", value);
+        }
+        for (size_t i = 0; i < value.size(); ++i) {
+          PathScope item(*this, i);
+          SRT_ASSIGN_OR_RETURN(std::string path, FilePath(value[i]));
+          tls.extra_ca_cert_paths.push_back(std::move(path));
+        }
+      } else if (key == "maxTunnels") {
+        SRT_ASSIGN_OR_RETURN(const int64_t n, Integer(value, 1, 65536));
+        tls.max_tunnels = static_cast<uint32_t>(n);
+      } else if (key == "handshakeTimeoutMs") {
+        SRT_ASSIGN_OR_RETURN(const int64_t n, Integer(value, 100, 600000));
+        tls.handshake_timeout_ms = static_cast<uint32_t>(n);
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kTlsTerminateKeys, Unknown::kFail, key));
+      }
+    }
+    // Upstream's refinement, and its message.
+    if (tls.ca_cert_path.has_value() != tls.ca_key_path.has_value()) {
+      return Fail("caCertPath and caKeyPath must be provided together");
+    }
+    return tls;
+  }
+
+  // A path to a file srt opens itself (as upstream: any non-empty string; a relative one is
+  // relative to srt's working directory).
+  Result<std::string> FilePath(const Json& j) const {
+    if (!j.is_string()) {
+      return Expected("a non-empty path", j);
+    }
+    const std::string& path = j.get_ref<const std::string&>();
+    if (path.empty()) {
+      return Fail("expected a non-empty path, got an empty string");
+    }
+    if (HasControlCharacter(path)) {
+      return Fail(strings::Quote(path) + " contains a control character");
+    }
+    return path;
   }
 
   // A parent proxy srt chains to: plain HTTP (the proxy speaks CONNECT and absolute-form to it).

@@ -42,7 +42,6 @@ inline constexpr SpecialKey kNetworkSpecialKeys[] = {
     {"allowUnixSockets", KeyAction::kNoEffectOnLinux, {}},
     {"allowLocalBinding", KeyAction::kNoEffectOnLinux, {}},
     {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
-    {"tlsTerminate", KeyAction::kUnsupported, {}},
     {"mitmProxy", KeyAction::kUnsupported, {}},
     {"filterRequest", KeyAction::kUnsupported, {}},
     {"stripResponseHeaders", KeyAction::kUnsupported, {}},
@@ -60,13 +59,24 @@ inline constexpr std::string_view kTopLevelKeys[] = {"network",
                                                      "credentials"};
 inline constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
                                                        "denyWrite", "allowGitConfig", "disabled"};
-inline constexpr std::string_view kNetworkKeys[] = {
-    "allowedDomains",      "deniedDomains",           "deniedDomainReasons",
-    "strictAllowlist",     "deniedResolvedAddresses", "allowAllUnixSockets",
-    "httpProxyPort",       "socksProxyPort",          "parentProxy",
-    "refuseOpaqueTunnels", "requireHostMatch",        "transparentCapture",
-    "dnsServers"};
+inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",
+                                                    "deniedDomains",
+                                                    "deniedDomainReasons",
+                                                    "strictAllowlist",
+                                                    "deniedResolvedAddresses",
+                                                    "allowAllUnixSockets",
+                                                    "httpProxyPort",
+                                                    "socksProxyPort",
+                                                    "parentProxy",
+                                                    "refuseOpaqueTunnels",
+                                                    "requireHostMatch",
+                                                    "transparentCapture",
+                                                    "dnsServers",
+                                                    "tlsTerminate"};
 inline constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
+inline constexpr std::string_view kTlsTerminateKeys[] = {"caCertPath",     "caKeyPath",
+                                                         "excludeDomains", "extraCaCertPaths",
+                                                         "maxTunnels",     "handshakeTimeoutMs"};
 
 // `credentials` and its entries (upstream: strict objects, so unknown keys are errors).
 inline constexpr std::string_view kCredentialsKeys[] = {"envVars", "files", "allowPlaintextInject"};

@@ -76,6 +76,9 @@ std::vector<std::pair<std::string, std::string>> ProxyEnvironment(const ProxyEnv
       "GIT_SSH_COMMAND",
       "ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand=" +
           strings::ShellQuote(strings::ShellQuote(spec.connect_helper) + " connect %h %p"));
+  if (!spec.ca_bundle.empty()) {
+    for (const char* name : kCaBundleVariables) env.emplace_back(name, spec.ca_bundle);
+  }
   return env;
 }
 

@@ -22,7 +22,24 @@ struct ProxyEnvSpec {
   // The values the command would otherwise get (appended to, not replaced); "" if unset.
   std::string java_tool_options;
   std::string git_config_parameters;
+  // network.tlsTerminate: the trust bundle's path as the command sees it ("" : no termination).
+  std::string ca_bundle;
 };
+
+// The variables that name a CA bundle for the common TLS clients (OpenSSL and Go read
+// SSL_CERT_FILE; Node NODE_EXTRA_CA_CERTS; Python requests/pip, curl, git, AWS, cargo, deno,
+// gcloud, nix their own), as upstream sets them.
+inline constexpr const char* kCaBundleVariables[] = {"NODE_EXTRA_CA_CERTS",
+                                                     "SSL_CERT_FILE",
+                                                     "CURL_CA_BUNDLE",
+                                                     "REQUESTS_CA_BUNDLE",
+                                                     "PIP_CERT",
+                                                     "GIT_SSL_CAINFO",
+                                                     "AWS_CA_BUNDLE",
+                                                     "CARGO_HTTP_CAINFO",
+                                                     "DENO_CERT",
+                                                     "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+                                                     "NIX_SSL_CERT_FILE"};
 
 // NO_PROXY as upstream sets it: loopback and the private ranges go direct (and, inside the
 // sandbox, are then captured and judged by the policy like everything else).

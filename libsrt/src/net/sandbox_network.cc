@@ -43,7 +43,12 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
   self->http_external_ = network.http_proxy_port.has_value();
   self->socks_external_ = network.socks_proxy_port.has_value();
 
+  if (network.tls_terminate && !self->options_.trust_bundle) {
+    return MakeError(Errc::kInvalidArgument,
+                     "network.tlsTerminate: no file for the sandbox's trust bundle");
+  }
   proxy::ProxyConfig config{self->options_.sandbox_id, self->token_, {}};
+  config.rewriter = std::move(self->options_.rewriter);
   config.credentials = std::move(self->options_.credentials);
   config.inject_plaintext = self->options_.inject_plaintext;
   if (self->options_.on_connection) {
@@ -52,6 +57,16 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
     };
   }
   SRT_ASSIGN_OR_RETURN(self->proxy_, proxy::Proxy::Start(network, std::move(config)));
+  if (network.tls_terminate) {
+    SRT_RETURN_IF_ERROR(self->options_.trust_bundle->Write(self->proxy_->trust_bundle()));
+    if (self->options_.debug) {
+      for (const std::string& note : self->proxy_->tls_notes()) self->options_.debug(note);
+      self->options_.debug("network: TLS termination, trust bundle " +
+                           self->options_.trust_bundle->path());
+    }
+  } else {
+    self->options_.trust_bundle.reset();
+  }
   const std::vector<uint16_t>& capture_ports = self->proxy_->capture_ports();
   self->plan_ = PlanSockets({self->capture_, self->ipv6_, capture_ports});
   if (self->options_.debug) {
@@ -86,6 +101,7 @@ std::vector<std::pair<std::string, std::string>> SandboxNetwork::Environment(
   spec.connect_helper = options_.connect_helper;
   spec.http_external = http_external_;
   spec.socks_external = socks_external_;
+  if (options_.trust_bundle) spec.ca_bundle = options_.trust_bundle->path();
   for (const std::string& e : inherited) {
     if (e.starts_with("JAVA_TOOL_OPTIONS=")) spec.java_tool_options = e.substr(18);
     if (e.starts_with("GIT_CONFIG_PARAMETERS=")) spec.git_config_parameters = e.substr(22);

@@ -24,6 +24,7 @@
 #include "base/unique_fd.h"
 #include "init_protocol/wire.h"
 #include "net/socket_plan.h"
+#include "net/trust_bundle.h"
 #include "network_policy/network_policy.h"
 #include "proxy/proxy.h"
 #include "srt/result.h"
@@ -40,6 +41,11 @@ struct NetworkOptions {
   // Masked credentials for the proxy to inject (proxy::ProxyConfig::credentials).
   std::vector<CredentialSecret> credentials;
   bool inject_plaintext = false;
+  // network.tlsTerminate: where the sandbox reads srt's CA (made by the facade, bound into the
+  // sandbox); filled when the proxy has made the CA. Required with tls_terminate.
+  std::unique_ptr<TrustBundleFile> trust_bundle;
+  // Request rewriting on terminated tunnels (proxy/exchange_rewriter.h); empty: none.
+  proxy::RewriterFactory rewriter;
 };
 
 class SandboxNetwork {

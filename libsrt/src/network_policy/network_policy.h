@@ -47,6 +47,19 @@ struct CredentialSecret {
   bool operator==(const CredentialSecret&) const = default;
 };
 
+// network.tlsTerminate: which CONNECT tunnels the proxy terminates, with which CA, and its
+// bounds. The files are named, not read: the proxy opens them itself (srt's process).
+struct TlsTerminatePolicy {
+  // Both or neither; neither: an ephemeral CA made in srt's memory.
+  std::string ca_cert_path;
+  std::string ca_key_path;
+  std::vector<DomainRule> exclude;  // opaque tunnels for these
+  std::vector<std::string> extra_ca_cert_paths;
+  uint32_t max_tunnels = 256;
+  uint32_t handshake_timeout_ms = 10000;
+  bool operator==(const TlsTerminatePolicy&) const = default;
+};
+
 struct NetworkPolicy {
   std::vector<DomainRule> allowed;
   std::vector<DomainRule> denied;
@@ -57,6 +70,7 @@ struct NetworkPolicy {
   // httpProxyPort / socksProxyPort: the host port of the user's own proxy behind 3128 / 1080.
   std::optional<uint16_t> http_proxy_port;
   std::optional<uint16_t> socks_proxy_port;
+  std::optional<TlsTerminatePolicy> tls_terminate;
   bool operator==(const NetworkPolicy&) const = default;
 };
 

@@ -10,14 +10,17 @@ namespace srt::policy {
 namespace {
 
 Result<std::vector<DomainRule>> Rules(const std::vector<std::string>& entries, PatternList list,
-                                      const std::map<std::string, std::string>& reasons) {
+                                      const std::map<std::string, std::string>& reasons,
+                                      std::string_view what = "") {
   std::vector<DomainRule> out;
   out.reserve(entries.size());
   for (const std::string& entry : entries) {
     Result<DomainPattern> pattern = ParseDomainPattern(entry, list);
     if (!pattern) {
-      return std::move(pattern).error().Wrap(list == PatternList::kDeny ? "network.deniedDomains"
-                                                                        : "network.allowedDomains");
+      if (what.empty()) {
+        what = list == PatternList::kDeny ? "network.deniedDomains" : "network.allowedDomains";
+      }
+      return std::move(pattern).error().Wrap(what);
     }
     DomainRule rule{std::move(*pattern), entry, ""};
     if (auto it = reasons.find(entry); it != reasons.end()) rule.reason = it->second;
@@ -85,6 +88,22 @@ Result<NetworkPolicy> ResolveNetworkPolicy(const NetworkSettings& network,
   out.transparent_capture = network.transparent_capture;
   out.http_proxy_port = network.http_proxy_port;
   out.socks_proxy_port = network.socks_proxy_port;
+  if (network.tls_terminate) {
+    const TlsTerminateSettings& tls = *network.tls_terminate;
+    if (tls.ca_cert_path.has_value() != tls.ca_key_path.has_value()) {
+      return MakeError(Errc::kInvalidArgument,
+                       "network.tlsTerminate: caCertPath and caKeyPath must be provided together");
+    }
+    TlsTerminatePolicy policy;
+    policy.ca_cert_path = tls.ca_cert_path.value_or("");
+    policy.ca_key_path = tls.ca_key_path.value_or("");
+    SRT_ASSIGN_OR_RETURN(policy.exclude, Rules(tls.exclude_domains, PatternList::kAllow, {},
+                                               "network.tlsTerminate.excludeDomains"));
+    policy.extra_ca_cert_paths = tls.extra_ca_cert_paths;
+    policy.max_tunnels = tls.max_tunnels;
+    policy.handshake_timeout_ms = tls.handshake_timeout_ms;
+    out.tls_terminate = std::move(policy);
+  }
   return out;
 }
 

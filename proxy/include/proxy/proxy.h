@@ -11,6 +11,8 @@
 //      step 1 and returns once the proxy serves them, or why it cannot.
 //   4. Update(policy) any time, from any thread, for live allow/deny changes.
 //   5. Destroying it stops the proxy (open connections are logged with end "shutdown").
+// With policy.tls_terminate, Start() also makes (or loads) the CA in this process, before it
+// returns; trust_bundle() is then what the sandbox must trust (step 2 puts it there).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@
 
 #include "base/unique_fd.h"
 #include "network_policy/network_policy.h"
+#include "proxy/exchange_rewriter.h"
 #include "srt/result.h"
 
 namespace srt::proxy {
@@ -59,6 +62,9 @@ struct ProxyConfig {
   // calls the same injector (proxy/src/inject/injector.h).
   std::vector<CredentialSecret> credentials;
   bool inject_plaintext = false;
+  // Requests on TLS-terminated tunnels pass through what this makes (proxy/exchange_rewriter.h).
+  // Empty: none.
+  RewriterFactory rewriter;
 };
 
 class Proxy {
@@ -71,6 +77,10 @@ class Proxy {
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
 
+  // With TLS termination: the PEM certificates the sandbox must trust (srt's CA, the system's
+  // roots, extraCaCertPaths), and what was skipped building them (for --debug). Else empty.
+  [[nodiscard]] const std::string& trust_bundle() const;
+  [[nodiscard]] const std::vector<std::string>& tls_notes() const;
   // 80 and 443 plus every port an allow entry names; sorted, no duplicates.
   [[nodiscard]] const std::vector<uint16_t>& capture_ports() const;
   [[nodiscard]] Result<void> Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets);

@@ -4,7 +4,8 @@
 // message on a kept-alive connection starts. Pure; constant memory.
 //
 // Usage: construct one per body, Feed() every piece as it arrives (after the head's bytes), and
-// forward the `consumed` bytes of each piece. kNeedMore: all of the piece was body. kDone: the
+// forward the `consumed` bytes of each piece (or, to re-frame the body, what Feed appended to
+// `data`: the decoded content). kNeedMore: all of the piece was body. kDone: the
 // body ended after `consumed` bytes of this piece; the rest belongs to the next message. kError:
 // not a valid chunked body (error() says why); the connection can only be closed.
 //
@@ -43,6 +44,8 @@ class ChunkedDecoder {
   // status with consumed 0. With `data`, appends the [begin, end) offsets in `in` of the
   // chunk-data bytes of this piece (the payload, without framing), in order.
   Step Feed(std::span<const char> in, std::vector<std::pair<size_t, size_t>>* data = nullptr);
+  // The same, appending the chunk-data bytes themselves (at most `consumed` bytes).
+  Step Feed(std::span<const char> in, std::string* data);
 
   bool done() const { return state_ == State::kDone; }
   // Why the body was refused (after kError), for debug logs.

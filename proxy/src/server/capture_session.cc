@@ -12,9 +12,12 @@
 // address the stub gave out: one of its names that the policy allows on 443; for an IP
 // destination: a name the policy allows on that port, or no SNI). Otherwise a client could reach
 // an allowed address while its TLS asks a shared front end (a CDN) for another, refused name.
-// Refusals reset the connection: there is no protocol to explain them in.
+// Refusals reset the connection: there is no protocol to explain them in. With
+// network.tlsTerminate, TLS on 443 to a host it does not exclude is then terminated like a
+// CONNECT's (terminated_session.cc), so clients that ignore the proxy variables are covered too.
 #include "dns/answers.h"
 #include "server/session.h"
+#include "server/terminated_session.h"
 #include "tls/client_hello.h"
 
 namespace srt::proxy {
@@ -143,6 +146,13 @@ class CaptureSession final : public Session {
   void DialDestination() {
     CancelTimeout();
     record_.allowed = true;
+    // network.tlsTerminate: TLS on 443 to a host it covers is terminated like a CONNECT's (the
+    // ClientHello already read goes to the terminated session). At the cap: a reset, there is
+    // no protocol to say 503 in.
+    if (destination_.port == kTlsPort && server_.Terminates(host_, kTlsPort)) {
+      tls_slot_ = server_.TakeTlsSlot();
+      if (!tls_slot_) return Refuse(host_.text, "too many TLS-terminated tunnels at once");
+    }
     Dial({host_, destination_.port, rules_, /*tunnel=*/true},
          [this](DialOutcome outcome) { Dialed(std::move(outcome)); });
   }
@@ -153,10 +163,27 @@ class CaptureSession final : public Session {
       Record(record_);
       return Abort();
     }
+    if (tls_slot_) {
+      TerminatedTunnel tunnel{server_,
+                              ReleaseClient(),
+                              std::move(outcome.fd),
+                              std::move(in_),
+                              std::string(),
+                              std::move(outcome.leftover),
+                              std::move(record_),
+                              host_,
+                              destination_.port,
+                              rules_,
+                              std::move(tls_slot_)};
+      Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
+      End();
+      return next.Start();
+    }
     StartTunnel(std::move(outcome.fd), std::move(in_), outcome.leftover, std::move(record_));
   }
 
   const Endpoint destination_;
+  std::unique_ptr<TlsTunnelSlot> tls_slot_;  // 443 to a host whose TLS is terminated
   Host host_;
   // The names the destination address stands for that the policy allows on its port (first:
   // the one dialed unless the SNI picks another); empty for an address that stands for itself.

@@ -23,6 +23,8 @@ std::string_view ProtocolName(Protocol protocol) {
       return "dns";
     case Protocol::kExternal:
       return "external";
+    case Protocol::kHttps:
+      return "https";
   }
   return "unknown";
 }
@@ -142,6 +144,11 @@ std::string FormatRecordJson(const ConnectionRecord& r, std::string_view sandbox
     }
     out += "]";
   }
+  if (r.protocol == Protocol::kHttps) {
+    out += ",\"method\":" + JsonQuote(r.method);
+    out += ",\"path\":" + JsonQuote(r.path);
+    out += ",\"status\":" + std::to_string(r.status);
+  }
   out += "}\n";
   return out;
 }
@@ -154,6 +161,10 @@ std::string FormatRecordText(const ConnectionRecord& r) {
   std::string out = r.allowed ? "allow " : "deny ";
   out += ProtocolName(r.protocol);
   out += " " + Authority(r);
+  if (r.protocol == Protocol::kHttps) {
+    out += " " + LogSafe(r.method) + " " + LogSafe(r.path);
+    if (r.status != 0) out += " " + std::to_string(r.status);
+  }
   if (!r.allowed) return out + " (" + LogSafe(r.reason) + ")";
   if (!r.address.empty()) out += (r.via_parent ? " via parent " : " -> ") + r.address;
   char ms[32];

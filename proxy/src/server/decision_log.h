@@ -16,6 +16,9 @@
 // it), "" when nothing was dialed. decision: "allow" | "deny". reason: why it was denied (the
 // 403 status phrase, "resolved to a loopback address", "missing proxy credentials", ...).
 // end: how an allowed connection ended ("closed", "idle", "error", "dial-failed", "shutdown").
+// protocol "https": one request on a TLS-terminated tunnel (network.tlsTerminate); its record
+// has three more keys after "error": "method", "path" (without the query: it may carry
+// secrets) and "status" (the origin's, or the proxy's own refusal: 405, 421, 502; 0 if none).
 #pragma once
 
 #include <chrono>
@@ -27,7 +30,7 @@
 
 namespace srt::proxy {
 
-enum class Protocol { kHttp, kConnect, kSocks5, kCapture, kDns, kExternal };
+enum class Protocol { kHttp, kConnect, kSocks5, kCapture, kDns, kExternal, kHttps };
 
 [[nodiscard]] std::string_view ProtocolName(Protocol protocol);
 
@@ -56,6 +59,10 @@ struct ConnectionRecord {
     uint64_t masked = 0;
   };
   std::vector<CredentialUse> credentials;
+  // kHttps only: the request.
+  std::string method;
+  std::string path;  // without the query
+  int status = 0;
 };
 
 // Where records go; called on the proxy's loop thread, must not block for long.

@@ -21,6 +21,7 @@
 #include "inject/exchange.h"
 #include "server/responses.h"
 #include "server/session.h"
+#include "server/terminated_session.h"
 #include "wire/ascii.h"
 
 namespace srt::proxy {
@@ -264,6 +265,18 @@ class HttpSession final : public Session {
     record_.allowed = true;
     if (connect) {
       in_.erase(0, head_bytes_);
+      if (server_.Terminates(host_, request_.port)) {
+        // network.tlsTerminate: the slot is taken before the first bytes are seen (as upstream),
+        // so at the cap a CONNECT that would not carry TLS is refused too.
+        tls_slot_ = server_.TakeTlsSlot();
+        if (!tls_slot_) {
+          record_.allowed = false;
+          record_.reason = "too many TLS-terminated tunnels at once";
+          Record(record_);
+          SendAndClose(HttpTooManyTunnels());
+          return false;
+        }
+      }
       BeginDial(/*tunnel=*/true);
       return state_ == State::kDialing;
     }
@@ -312,6 +325,7 @@ class HttpSession final : public Session {
                               ? HttpResolvedBlocked(tunnel, host_.text, outcome.error)
                               : HttpBadGateway(tunnel));
     }
+    if (tunnel && tls_slot_) return HandOverToTermination(std::move(outcome));
     if (tunnel) {
       std::string to_client = http::FormatConnectEstablished() + outcome.leftover;
       return StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
@@ -322,6 +336,25 @@ class HttpSession final : public Session {
     up_address_ = record_.address;
     if (!BeginForwarding()) return;
     if (!UpdateInterest()) return End();
+  }
+
+  // The CONNECT is allowed, dialed and to be terminated: terminated_session.cc takes over.
+  void HandOverToTermination(DialOutcome outcome) {
+    std::string out = TakeClientBacklog() + http::FormatConnectEstablished();
+    TerminatedTunnel tunnel{server_,
+                            ReleaseClient(),
+                            std::move(outcome.fd),
+                            std::move(in_),
+                            std::move(out),
+                            std::move(outcome.leftover),
+                            std::move(record_),
+                            host_,
+                            request_.port,
+                            rules_,
+                            std::move(tls_slot_)};
+    Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
+    End();
+    next.Start();
   }
 
   // --- Forwarding one exchange -----------------------------------------------------------------
@@ -629,6 +662,7 @@ class HttpSession final : public Session {
 
   State state_ = State::kHead;
   size_t resume_ = 0;
+  std::unique_ptr<TlsTunnelSlot> tls_slot_;  // a CONNECT to be TLS-terminated
   bool client_eof_ = false;
 
   // The exchange.

@@ -7,7 +7,9 @@
 #include <future>
 
 #include "dns/resolver.h"
+#include "filter/domain_matcher.h"
 #include "loop/loop_thread.h"
+#include "mitm/tls_engine.h"
 #include "server/decision_log.h"
 #include "server/parent_proxy.h"
 #include "server/proxy_server.h"
@@ -21,12 +23,32 @@ Result<std::shared_ptr<const NetworkRules>> RulesFor(const NetworkPolicy& policy
   return BuildNetworkRules(policy, own);
 }
 
+// network.tlsTerminate: the CA is made (or read) here, in srt's process, before the sandbox
+// starts; its key never leaves this process's memory.
+Result<std::optional<TlsTermination>> TlsFor(const NetworkPolicy& policy) {
+  if (!policy.tls_terminate) return std::optional<TlsTermination>();
+  const TlsTerminatePolicy& tls = *policy.tls_terminate;
+  mitm::TlsEngine::Options engine_options;
+  engine_options.ca_cert_path = tls.ca_cert_path;
+  engine_options.ca_key_path = tls.ca_key_path;
+  engine_options.extra_ca_cert_paths = tls.extra_ca_cert_paths;
+  Result<std::unique_ptr<mitm::TlsEngine>> engine = mitm::TlsEngine::Create(engine_options);
+  if (!engine) return std::move(engine).error().Wrap("network.tlsTerminate");
+  TlsTermination out;
+  out.engine = std::move(*engine);
+  out.exclude = DomainMatcher::Build(tls.exclude, {});
+  out.max_tunnels = tls.max_tunnels;
+  out.handshake_timeout = std::chrono::milliseconds(tls.handshake_timeout_ms);
+  return std::optional<TlsTermination>(std::move(out));
+}
+
 ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
   ProxyOptions options;
   // As many connections as srt's descriptors allow (libsrt raises its soft limit first).
   if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
     options.max_connections = MaxConnectionsForNofile(nofile.rlim_cur);
   }
+  options.rewriter = std::move(config.rewriter);
   options.sandbox_id = config.sandbox_id;
   options.token = std::move(config.token);
   if (policy.parents.http) options.parents.http = ParentProxyFor(*policy.parents.http);
@@ -56,6 +78,8 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
 
 struct Proxy::State {
   std::vector<uint16_t> capture_ports;
+  std::string trust_bundle;
+  std::vector<std::string> tls_notes;
   std::unique_ptr<LoopThread> thread;
   // Lives on the loop thread; created there by Start() (`ready` says how that went).
   std::unique_ptr<ProxyServer> server;
@@ -69,6 +93,11 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const NetworkPolicy& policy, ProxyCo
   auto state = std::make_unique<State>();
   state->capture_ports = rules->matcher.CapturePorts();
   ProxyOptions options = OptionsFor(policy, config);
+  SRT_ASSIGN_OR_RETURN(options.tls, TlsFor(policy));
+  if (options.tls) {
+    state->trust_bundle = options.tls->engine->trust_bundle();
+    state->tls_notes = options.tls->engine->notes();
+  }
   ResolverOptions resolver_options;
   resolver_options.servers = policy.dns_servers;
 
@@ -110,6 +139,8 @@ Proxy::~Proxy() {
 }
 
 const std::vector<uint16_t>& Proxy::capture_ports() const { return state_->capture_ports; }
+const std::string& Proxy::trust_bundle() const { return state_->trust_bundle; }
+const std::vector<std::string>& Proxy::tls_notes() const { return state_->tls_notes; }
 
 Result<void> Proxy::Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets) {
   SRT_RETURN_IF_ERROR(state_->ready.get());

@@ -151,6 +151,16 @@ void ProxyServer::EndSession(Session* session) {
   sessions_.erase(session);
 }
 
+bool ProxyServer::Terminates(const Host& host, uint16_t port) const {
+  return options_.tls && options_.tls->engine &&
+         !options_.tls->exclude.Evaluate(host, port).allowed;
+}
+
+std::unique_ptr<TlsTunnelSlot> ProxyServer::TakeTlsSlot() {
+  if (!options_.tls || tls_tunnels_ >= options_.tls->max_tunnels) return nullptr;
+  return std::make_unique<TlsTunnelSlot>(tls_tunnels_);
+}
+
 void ProxyServer::Accept(Listener& listener) {
   // A bounded batch per readiness event: one busy listener must not starve the others.
   for (int i = 0; i < 64; ++i) {

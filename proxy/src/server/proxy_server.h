@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,7 +38,9 @@
 #include "dns/answers.h"
 #include "dns/resolver.h"
 #include "inject/injector.h"
+#include "filter/domain_matcher.h"
 #include "loop/event_loop.h"
+#include "proxy/exchange_rewriter.h"
 #include "proxy/proxy.h"
 #include "proxy_limits.h"
 #include "server/decision_log.h"
@@ -52,8 +55,24 @@ namespace srt::proxy {
 class DnsStub;
 class Dialer;
 class Session;
+namespace mitm {
+class TlsEngine;
+}
 
 enum class ListenerRole { kProxy, kCapture, kAuto };
+
+// network.tlsTerminate as the server applies it (server/terminated_session.cc).
+struct TlsTermination {
+  std::shared_ptr<mitm::TlsEngine> engine;  // loop thread only
+  DomainMatcher exclude;                    // allow side: opaque tunnels for these
+  size_t max_tunnels = 256;
+  // From the tunnel's 200 to a completed handshake with the client.
+  std::chrono::milliseconds handshake_timeout{10000};
+  // A terminated tunnel idle between requests (after a response) is closed after this
+  // (upstream srt: 6 s), and so is a kept-alive origin connection after upstream_idle (10 s).
+  std::chrono::milliseconds client_idle{6000};
+  std::chrono::milliseconds upstream_idle{10000};
+};
 
 struct ProxyOptions {
   // Names the sandbox in the decision log.
@@ -79,6 +98,23 @@ struct ProxyOptions {
   // Credential injection (ProxyConfig::credentials); null: none.
   std::shared_ptr<const inject::Injector> injector;
   bool inject_plaintext = false;  // also on plain-HTTP (absolute-form) requests
+  // TLS termination of CONNECT tunnels; nullopt: every tunnel is opaque.
+  std::optional<TlsTermination> tls;
+  // The request rewriter seam (proxy/exchange_rewriter.h); empty: none.
+  RewriterFactory rewriter;
+};
+
+// A slot of TlsTermination::max_tunnels, held by a terminated tunnel from its CONNECT to its
+// end (or until it turns out not to carry TLS). Returns itself on destruction.
+class TlsTunnelSlot {
+ public:
+  explicit TlsTunnelSlot(size_t& count) : count_(&count) { ++*count_; }
+  ~TlsTunnelSlot() { --*count_; }
+  TlsTunnelSlot(const TlsTunnelSlot&) = delete;
+  TlsTunnelSlot& operator=(const TlsTunnelSlot&) = delete;
+
+ private:
+  size_t* count_;
 };
 
 class ProxyServer {
@@ -114,6 +150,11 @@ class ProxyServer {
   Session& Adopt(std::unique_ptr<Session> session);
   // Destroys `session` (it must return right after: this deletes it).
   void EndSession(Session* session);
+  // True if a CONNECT to `host`:`port` is to be TLS-terminated (when it carries TLS).
+  [[nodiscard]] bool Terminates(const Host& host, uint16_t port) const;
+  // A terminated-tunnel slot, or null when max_tunnels are in use.
+  [[nodiscard]] std::unique_ptr<TlsTunnelSlot> TakeTlsSlot();
+  [[nodiscard]] size_t tls_tunnels() const { return tls_tunnels_; }
 
  private:
   class Listener;
@@ -133,6 +174,7 @@ class ProxyServer {
   std::unique_ptr<DnsStub> dns_;
   std::unordered_map<Session*, std::unique_ptr<Session>> sessions_;
   bool shutting_down_ = false;
+  size_t tls_tunnels_ = 0;
 };
 
 }  // namespace srt::proxy

@@ -19,6 +19,8 @@ std::string_view StatusPhrase(int status) {
       return "Request Timeout";
     case 414:
       return "URI Too Long";
+    case 421:
+      return "Misdirected Request";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
@@ -49,6 +51,21 @@ std::string HttpResolvedBlocked(bool connect, std::string_view host, std::string
   const std::string body =
       "Connection to " + std::string(host) + " blocked: " + std::string(refusal) + "\n";
   return http::FormatResponse(403, connect ? refusal : "Forbidden", headers, body);
+}
+
+std::string HttpTooManyTunnels() {
+  return http::FormatResponse(503, StatusPhrase(503),
+                              {{"Content-Type", "text/plain"},
+                               {"X-Proxy-Error", "too-many-tunnels"},
+                               {"Connection", "close"}},
+                              "too many TLS-terminated tunnels at once");
+}
+
+std::string HttpRefusedInTunnel(int status, std::string_view reason, bool close) {
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-sandbox-runtime"}};
+  if (close) headers.emplace_back("Connection", "close");
+  return http::FormatResponse(status, StatusPhrase(status), headers, std::string(reason) + "\n");
 }
 
 std::string HttpProxyAuthRequired() {

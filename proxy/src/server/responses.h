@@ -23,6 +23,14 @@ inline constexpr std::string_view kBlockedBody = "Connection blocked by network 
 // X-Proxy-Error: blocked-by-sandbox-runtime; body "Connection to <host> blocked: <refusal>\n".
 [[nodiscard]] std::string HttpResolvedBlocked(bool connect, std::string_view host,
                                               std::string_view refusal);
+// A CONNECT past network.tlsTerminate.maxTunnels: 503 with X-Proxy-Error: too-many-tunnels and
+// the body "too many TLS-terminated tunnels at once" (upstream's bytes), then close.
+[[nodiscard]] std::string HttpTooManyTunnels();
+// The proxy's own answer to a request inside a terminated tunnel (421 misdirected, 405 TRACE,
+// 502 origin failure, 403 rewriter refusal, 400): "<status> <standard phrase>", text/plain,
+// X-Proxy-Error: blocked-by-sandbox-runtime, body "<reason>\n" (upstream's respondDenied);
+// `close` adds Connection: close.
+[[nodiscard]] std::string HttpRefusedInTunnel(int status, std::string_view reason, bool close);
 // 407 with Proxy-Authenticate: Basic realm="srt" and an empty body.
 [[nodiscard]] std::string HttpProxyAuthRequired();
 // A failed dial: CONNECT gets exactly "HTTP/1.1 502 Bad Gateway\r\n\r\n", plain HTTP a

@@ -94,6 +94,13 @@ void Session::ContinueClose() {
   }
 }
 
+std::string Session::TakeClientBacklog() {
+  std::string pending = out_.substr(out_sent_);
+  out_.clear();
+  out_sent_ = 0;
+  return pending;
+}
+
 UniqueFd Session::ReleaseClient() {
   if (registered_) loop_.Remove(client_.get());
   registered_ = false;

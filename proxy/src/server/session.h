@@ -57,6 +57,8 @@ class Session : public Handler {
   void ContinueClose();
   static constexpr std::chrono::milliseconds kLingerTimeout{2000};
   static constexpr size_t kLingerDrainBytes = size_t{1024} * 1024;
+  // The bytes queued for the client and not written yet, taken away (a hand-over).
+  [[nodiscard]] std::string TakeClientBacklog();
   // Unregisters the client socket and gives it away (a hand-over to another session).
   [[nodiscard]] UniqueFd ReleaseClient();
   // Sets the client socket's epoll mask (registers it on first use; 0 unregisters it).

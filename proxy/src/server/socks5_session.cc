@@ -12,6 +12,7 @@
 // configured, no authentication is required.
 #include "server/responses.h"
 #include "server/session.h"
+#include "server/terminated_session.h"
 #include "socks5/socks5_parser.h"
 
 namespace srt::proxy {
@@ -177,10 +178,21 @@ class Socks5Session final : public Session {
     }
     record_.allowed = true;
     port_ = request.port;
+    if (server_.Terminates(host_, request.port)) {
+      // network.tlsTerminate, as for a CONNECT (http_session.cc): the slot first.
+      tls_slot_ = server_.TakeTlsSlot();
+      if (!tls_slot_) {
+        record_.allowed = false;
+        record_.reason = "too many TLS-terminated tunnels at once";
+        Record(record_);
+        return SendAndClose(AsText(socks5::Reply(socks5::kReplyGeneralFailure)));
+      }
+    }
     phase_ = Phase::kDialing;
     CancelTimeout();
     if (!SetClientInterest(client_backlog() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u))
       return End();
+    rules_ = rules;  // a terminated tunnel dials again under the rules it was allowed by
     Dial({host_, request.port, std::move(rules), /*tunnel=*/true},
          [this](DialOutcome outcome) { Dialed(std::move(outcome)); });
   }
@@ -193,6 +205,22 @@ class Socks5Session final : public Session {
       return SendAndClose(AsText(socks5::Reply(socks5::kReplyHostUnreachable)));
     }
     std::string to_client(AsText(socks5::Reply(socks5::kReplySucceeded)));
+    if (tls_slot_) {
+      TerminatedTunnel tunnel{server_,
+                              ReleaseClient(),
+                              std::move(outcome.fd),
+                              std::move(in_),
+                              TakeClientBacklog() + to_client,
+                              std::move(outcome.leftover),
+                              std::move(record_),
+                              host_,
+                              port_,
+                              std::move(rules_),
+                              std::move(tls_slot_)};
+      Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
+      End();
+      return next.Start();
+    }
     to_client += outcome.leftover;
     StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
   }
@@ -208,9 +236,11 @@ class Socks5Session final : public Session {
 
   Phase phase_ = Phase::kGreeting;
   bool authenticated_ = false;
-  uint16_t port_ = 0;
   Host host_;
+  uint16_t port_ = 0;
+  std::shared_ptr<const NetworkRules> rules_;
   ConnectionRecord record_;
+  std::unique_ptr<TlsTunnelSlot> tls_slot_;  // a tunnel to be TLS-terminated
 };
 
 }  // namespace

@@ -39,12 +39,25 @@ std::set<std::string> ParserKeys(const Known& known, const Special& special) {
   return keys;
 }
 
+json Sample(const json& spec);
+
 // `value` placed at the path of `object` ("network", "filesystem", "network/parentProxy", "").
-json At(const std::string& object, const std::string& key, const json& value) {
+// With the object's schema, keys the schema requires together with `key` (dependentRequired)
+// are added with sample values.
+json At(const std::string& object, const std::string& key, const json& value,
+        const json* object_spec = nullptr) {
   json leaf = json::object();
   leaf[key] = value;
+  if (object_spec != nullptr && object_spec->contains("dependentRequired") &&
+      (*object_spec)["dependentRequired"].contains(key)) {
+    for (const json& partner : (*object_spec)["dependentRequired"][key]) {
+      leaf[partner.get<std::string>()] =
+          Sample((*object_spec)["properties"][partner.get<std::string>()]);
+    }
+  }
   if (object.empty()) return leaf;
   if (object == "network/parentProxy") return json{{"network", {{"parentProxy", leaf}}}};
+  if (object == "network/tlsTerminate") return json{{"network", {{"tlsTerminate", leaf}}}};
   return json{{object, leaf}};
 }
 
@@ -88,9 +101,12 @@ TEST(SettingsSchemaTest, EveryObjectHasTheDecodersKeys) {
   for (const json* o : {&creds, &s["$defs"]["credentialEnvVar"], &s["$defs"]["credentialFile"]}) {
     EXPECT_EQ((*o)["additionalProperties"], false);
   }
+  EXPECT_EQ(SchemaKeys(net["properties"]["tlsTerminate"]),
+            ParserKeys(config::kTlsTerminateKeys, std::span<const config::SpecialKey>{}));
   // Unknown keys: warnings at the top level (other tools' keys), errors inside.
   EXPECT_EQ(s["additionalProperties"], true);
-  for (const json* o : {&net, &s["properties"]["filesystem"], &net["properties"]["parentProxy"]}) {
+  for (const json* o : {&net, &s["properties"]["filesystem"], &net["properties"]["parentProxy"],
+                        &net["properties"]["tlsTerminate"]}) {
     EXPECT_EQ((*o)["additionalProperties"], false);
   }
   EXPECT_FALSE(Accepted({{"network", {{"zzzzzzzzzzzz", 1}}}}));
@@ -107,7 +123,8 @@ TEST(SettingsSchemaTest, KeysSrtRefusesTheSchemaRefusesAndTheRestAgreeOnTypes) {
   for (const Object& o : {Object{"", &s}, Object{"network", &net},
                           Object{"filesystem", &s["properties"]["filesystem"]},
                           Object{"network/parentProxy", &net["properties"]["parentProxy"]},
-                          Object{"credentials", &s["properties"]["credentials"]}}) {
+                          Object{"credentials", &s["properties"]["credentials"]},
+                          Object{"network/tlsTerminate", &net["properties"]["tlsTerminate"]}}) {
     for (const auto& [key, spec] : (*o.spec)["properties"].items()) {
       if (o.path.empty() && (key == "network" || key == "filesystem")) continue;  // objects
       const std::string where = o.path + "/" + key;
@@ -119,8 +136,8 @@ TEST(SettingsSchemaTest, KeysSrtRefusesTheSchemaRefusesAndTheRestAgreeOnTypes) {
         EXPECT_TRUE(Accepted(At(o.path, key, true))) << where;
         continue;
       }
-      EXPECT_TRUE(Accepted(At(o.path, key, Sample(spec)))) << where << " " << Sample(spec);
-      EXPECT_FALSE(Accepted(At(o.path, key, WrongType(spec)))) << where;
+      EXPECT_TRUE(Accepted(At(o.path, key, Sample(spec), o.spec))) << where << " " << Sample(spec);
+      EXPECT_FALSE(Accepted(At(o.path, key, WrongType(spec), o.spec))) << where;
     }
   }
   // Path entries: a string, or exactly {path, literal}.

@@ -427,7 +427,6 @@ TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
   for (const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
            {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
            {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
-           {R"({"network": {"tlsTerminate": {}}})", "/network/tlsTerminate"},
            {R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"]}}})",
             "/network/mitmProxy"},
            {R"({"network": {"filterRequest": "x"}})", "/network/filterRequest"},
@@ -659,6 +658,67 @@ TEST(SettingsTest, SrtNetworkKeys) {
             "a string");
   EXPECT_EQ(ErrorOf(R"({"network": {"transparentCapture": "yes"}})"),
             "settings.json: /network/transparentCapture: expected a boolean, got a string");
+}
+
+TEST(SettingsTest, TlsTerminate) {
+  LoadedSettings none = Parse(R"({"network": {"allowedDomains": ["a.com"]}})");
+  EXPECT_EQ(none.settings.network.tls_terminate, std::nullopt);
+  LoadedSettings defaults = Parse(R"({"network": {"tlsTerminate": {}}})");
+  ASSERT_TRUE(defaults.settings.network.tls_terminate.has_value());
+  EXPECT_EQ(*defaults.settings.network.tls_terminate, TlsTerminateSettings{});
+  EXPECT_EQ(defaults.settings.network.tls_terminate->max_tunnels, 256U);
+  EXPECT_EQ(defaults.settings.network.tls_terminate->handshake_timeout_ms, 10000U);
+  LoadedSettings s = Parse(R"({"network": {"tlsTerminate": {
+      "caCertPath": "/etc/srt/ca.pem", "caKeyPath": "/etc/srt/ca.key",
+      "excludeDomains": ["pinned.example", "*.mtls.example:443"],
+      "extraCaCertPaths": ["/etc/corp/root.pem"], "maxTunnels": 65536,
+      "handshakeTimeoutMs": 100}}})");
+  ASSERT_TRUE(s.settings.network.tls_terminate.has_value());
+  const TlsTerminateSettings& tls = *s.settings.network.tls_terminate;
+  EXPECT_EQ(tls.ca_cert_path, "/etc/srt/ca.pem");
+  EXPECT_EQ(tls.ca_key_path, "/etc/srt/ca.key");
+  EXPECT_EQ(tls.exclude_domains,
+            (std::vector<std::string>{"pinned.example", "*.mtls.example:443"}));
+  EXPECT_EQ(tls.extra_ca_cert_paths, std::vector<std::string>{"/etc/corp/root.pem"});
+  EXPECT_EQ(tls.max_tunnels, 65536U);
+  EXPECT_EQ(tls.handshake_timeout_ms, 100U);
+  EXPECT_TRUE(s.warnings.empty());
+
+  const std::string p = "settings.json: /network/tlsTerminate";
+  // Upstream's message, at the object.
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"caCertPath": "/ca.pem"}}})"),
+            p + ": caCertPath and caKeyPath must be provided together");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"caKeyPath": "/ca.key"}}})"),
+            p + ": caCertPath and caKeyPath must be provided together");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": true}})"),
+            p + ": expected an object, got a boolean");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"caCertPath": ""}}})"),
+            p + "/caCertPath: expected a non-empty path, got an empty string");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"caKeyPath": 3}}})"),
+            p + "/caKeyPath: expected a non-empty path, got a number");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"extraCaCertPaths": ["/a", "x\ny"]}}})"),
+            p + "/extraCaCertPaths/1: 'x\\x0ay' contains a control character");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"extraCaCertPaths": "/a"}}})"),
+            p + "/extraCaCertPaths: expected an array of paths, got a string");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"excludeDomains": ["*.com"]}}})")
+                .substr(0, p.size() + 19),
+            p + "/excludeDomains/0: ");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"excludeDomains": ["*"]}}})"),
+            p +
+                "/excludeDomains/0: '*' is too broad: '*' (every host) is accepted only in "
+                "deniedDomains. " +
+                kDomainGrammar + kAllowTail);
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"maxTunnels": 0}}})"),
+            p + "/maxTunnels: 0 is out of range (1..65536)");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"maxTunnels": 65537}}})"),
+            p + "/maxTunnels: 65537 is out of range (1..65536)");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"handshakeTimeoutMs": 99}}})"),
+            p + "/handshakeTimeoutMs: 99 is out of range (100..600000)");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"handshakeTimeoutMs": 600001}}})"),
+            p + "/handshakeTimeoutMs: 600001 is out of range (100..600000)");
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {"maxTunnel": 3}}})"),
+            p + "/maxTunnel: unknown key; did you mean 'maxTunnels'? Ignoring it could leave the "
+                "sandbox weaker than this file says");
 }
 
 TEST(SettingsTest, OriginIsUsedVerbatim) {

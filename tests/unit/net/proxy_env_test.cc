@@ -41,6 +41,21 @@ TEST(ProxyEnvTest, EveryVariablePointsAtTheAuthenticatedProxy) {
   EXPECT_NE(env["JAVA_TOOL_OPTIONS"].find("-Dhttp.proxyPassword=0123abcd"), std::string::npos);
 }
 
+TEST(ProxyEnvTest, TlsTerminationPointsEveryTrustVariableAtTheBundle) {
+  const std::string bundle = "/tmp/srt-ca-x/trust-bundle.crt";
+  auto env = AsMap(ProxyEnvironment({.user = "srt.abc", .token = "t", .ca_bundle = bundle}));
+  for (const char* name :
+       {"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+        "GIT_SSL_CAINFO", "PIP_CERT", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT",
+        "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE"}) {
+    EXPECT_EQ(env[name], bundle) << name;
+  }
+  // Without termination the sandbox's trust is left alone.
+  auto plain = AsMap(ProxyEnvironment({.user = "srt.abc", .token = "t"}));
+  EXPECT_EQ(plain.count("SSL_CERT_FILE"), 0u);
+  EXPECT_EQ(plain.count("NODE_EXTRA_CA_CERTS"), 0u);
+}
+
 TEST(ProxyEnvTest, InheritedValuesAreExtendedNotReplaced) {
   auto env = AsMap(ProxyEnvironment({.user = "srt.x",
                                      .token = "t",

@@ -37,6 +37,36 @@ TEST(NetworkPolicyTest, EveryEntryIsParsedOnce) {
   EXPECT_FALSE(p->parents.http.has_value());
 }
 
+TEST(NetworkPolicyTest, TlsTerminate) {
+  NetworkSettings n;
+  EXPECT_FALSE(ResolveNetworkPolicy(n, {})->tls_terminate.has_value());
+  TlsTerminateSettings tls;
+  tls.exclude_domains = {"pinned.example", "*.mtls.example:8443"};
+  tls.extra_ca_cert_paths = {"/etc/corp.pem"};
+  tls.max_tunnels = 3;
+  tls.handshake_timeout_ms = 500;
+  n.tls_terminate = tls;
+  Result<NetworkPolicy> p = ResolveNetworkPolicy(n, {});
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  ASSERT_TRUE(p->tls_terminate.has_value());
+  EXPECT_EQ(p->tls_terminate->ca_cert_path, "");
+  ASSERT_EQ(p->tls_terminate->exclude.size(), 2u);
+  EXPECT_EQ(p->tls_terminate->exclude[1].pattern.kind, DomainPattern::Kind::kWildcard);
+  EXPECT_EQ(p->tls_terminate->exclude[1].pattern.port, 8443);
+  EXPECT_EQ(p->tls_terminate->extra_ca_cert_paths, std::vector<std::string>{"/etc/corp.pem"});
+  EXPECT_EQ(p->tls_terminate->max_tunnels, 3u);
+  EXPECT_EQ(p->tls_terminate->handshake_timeout_ms, 500u);
+
+  n.tls_terminate->ca_cert_path = "/ca.pem";
+  EXPECT_EQ(ResolveNetworkPolicy(n, {}).error().message(),
+            "network.tlsTerminate: caCertPath and caKeyPath must be provided together");
+  n.tls_terminate->ca_key_path = "/ca.key";
+  EXPECT_EQ(ResolveNetworkPolicy(n, {})->tls_terminate->ca_key_path, "/ca.key");
+  n.tls_terminate->exclude_domains = {"*.com"};
+  EXPECT_TRUE(ResolveNetworkPolicy(n, {}).error().message().starts_with(
+      "network.tlsTerminate.excludeDomains: "));
+}
+
 TEST(NetworkPolicyTest, ParentProxiesComeFromTheSettingsElseFromSrtsVariables) {
   const ProxyVariables variables{"http://env:1", "env:2", "corp"};
   NetworkSettings none;

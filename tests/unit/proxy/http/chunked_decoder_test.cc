@@ -97,6 +97,25 @@ TEST(ChunkedDecoderTest, LargeChunksAreSkippedInBulk) {
   EXPECT_EQ(d.total(), 18u + data.size());
 }
 
+TEST(ChunkedDecoderTest, DecodedDataIsTheBodyWithoutItsFraming) {
+  const std::string in = "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\nNEXT";
+  std::string whole;
+  ChunkedDecoder d;
+  ChunkedDecoder::Step step = d.Feed(testing::AsChars(in), &whole);
+  EXPECT_EQ(step.status, ParseStatus::kDone);
+  EXPECT_EQ(step.consumed, in.size() - 4);
+  EXPECT_EQ(whole, "hello world");
+  // The same in every split, and never more than was consumed.
+  for (size_t k = 0; k <= in.size(); ++k) {
+    ChunkedDecoder split;
+    std::string data;
+    const ChunkedDecoder::Step a = split.Feed(testing::AsChars(in.substr(0, k)), &data);
+    EXPECT_LE(data.size(), a.consumed);
+    (void)split.Feed(testing::AsChars(in.substr(a.consumed)), &data);
+    EXPECT_EQ(data, "hello world") << k;
+  }
+}
+
 TEST(ChunkedDecoderTest, Errors) {
   for (const std::string& bad : std::vector<std::string>{
            std::string("\r\n"),
