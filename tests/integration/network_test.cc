@@ -902,6 +902,17 @@ constexpr char kHttpsOriginPy[] = R"(import functools, http.server, ssl, sys
 port, cert, key, root = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 class H(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        # Echoes the Authorization header and the body, and keeps what it saw in seen.txt.
+        got = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        seen = "auth=" + self.headers.get("Authorization", "") + " body=" + got
+        with open(root + "/seen.txt", "a") as f:
+            f.write(seen + "\n")
+        body = (seen + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
     def do_GET(self):
         if self.path.startswith("/repo.git/"):
             return super().do_GET()
@@ -1039,6 +1050,39 @@ TEST_P(TlsTerminateTest, CurlAndPythonTrustSrtsCaAndEveryRequestIsLogged) {
   EXPECT_EQ(rec["address"], Carve(origin_port_));
   One({{"protocol", "https"}, {"path", "/py"}, {"status", 200}});
   EXPECT_FALSE(Contains(log_->log_text(), "secret"));
+}
+
+// Over a terminated, verified TLS connection a masked token is injected without
+// allowPlaintextInject: the origin sees the real value in the header and the body, the sandbox
+// only ever the sentinel (the origin's echo comes back masked), and the log counts it.
+TEST_P(TlsTerminateTest, AMaskedTokenIsInjectedOverTerminatedTls) {
+  const std::string real_token = RandomToken();
+  json s = Settings(Trusting());
+  s["credentials"] = {
+      {"envVars",
+       {{{"name", "GITHUB_TOKEN"}, {"mode", "mask"}, {"injectHosts", {"origin.test"}}}}}};
+  const std::string log = run().Path("tls-cred.jsonl");
+  RunResult r = run().SrtRaw(
+      {"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c",
+       "printf '%s\\n' \"$GITHUB_TOKEN\"; curl -sS --max-time 10 -H \"Authorization: token "
+       "$GITHUB_TOKEN\" --data \"t=$GITHUB_TOKEN\" " +
+           Https(origin_port_, "/echo")},
+      "", std::chrono::seconds(30), {"GITHUB_TOKEN=" + real_token});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string sentinel, echoed;
+  std::getline(lines, sentinel);
+  std::getline(lines, echoed);
+  EXPECT_TRUE(sentinel.starts_with("fake_value_")) << r.out;
+  EXPECT_EQ(echoed, "auth=token " + sentinel + " body=t=" + sentinel) << r.out;
+  EXPECT_FALSE(Contains(r.out, real_token)) << r.out;
+  EXPECT_EQ(run().ReadFile("tls/www/seen.txt"),
+            "auth=token " + real_token + " body=t=" + real_token + "\n");
+  const std::string log_text = run().ReadFile("tls-cred.jsonl");
+  EXPECT_FALSE(Contains(log_text, real_token)) << log_text;
+  EXPECT_TRUE(Contains(
+      log_text, R"("credentials":[{"name":"env GITHUB_TOKEN","injected":2,"kept":0,"masked":2}])"))
+      << log_text;
 }
 
 TEST_P(TlsTerminateTest, NodeAndGitTrustSrtsCa) {

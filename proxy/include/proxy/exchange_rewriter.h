@@ -68,6 +68,11 @@ class ExchangeRewriter {
   virtual void OnResponseHead(ResponseHead& head) = 0;
   // Whether the body calls below are made (asked once per request, after OnRequestHead).
   [[nodiscard]] virtual bool RewritesBodies() const { return false; }
+  // Whether what the body calls return adds up to exactly what they were given, byte count for
+  // byte count. Then a body with a Content-Length keeps it (the origin need not take chunked
+  // requests, nor the client chunked responses); the proxy checks the total and fails the
+  // exchange if it differs.
+  [[nodiscard]] virtual bool KeepsBodyLengths() const { return false; }
   // A piece of the decoded request / response body; returns the bytes to send in its place.
   virtual std::string OnRequestBody(std::string_view piece, bool last) {
     (void)last;
@@ -77,6 +82,15 @@ class ExchangeRewriter {
     (void)last;
     return std::string(piece);
   }
+  // For the exchange's decision-log record, asked when it is written: the credentials the
+  // rewriter met, by name with counts (never a value). Empty by default.
+  struct CredentialCount {
+    std::string name;
+    uint64_t injected = 0;  // sentinels swapped for the real value going out
+    uint64_t kept = 0;      // sentinels left alone (not one of the credential's hosts)
+    uint64_t masked = 0;    // real values swapped back to the sentinel coming in
+  };
+  [[nodiscard]] virtual std::vector<CredentialCount> credential_counts() const { return {}; }
 };
 
 // Makes the rewriter for one request (its head as the client sent it), or null for none.

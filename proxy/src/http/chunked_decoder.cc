@@ -162,7 +162,8 @@ ChunkedDecoder::Step ChunkedDecoder::Feed(std::span<const char> in,
 }
 
 ChunkedDecoder::Step ChunkedDecoder::Feed(std::span<const char> in, std::string* data) {
-  if (data == nullptr) return Feed(in, static_cast<std::vector<std::pair<size_t, size_t>>*>(nullptr));
+  if (data == nullptr)
+    return Feed(in, static_cast<std::vector<std::pair<size_t, size_t>>*>(nullptr));
   std::vector<std::pair<size_t, size_t>> spans;
   const Step step = Feed(in, &spans);
   for (const auto& [begin, end] : spans) data->append(in.data() + begin, end - begin);

@@ -10,6 +10,7 @@
 #include "filter/domain_matcher.h"
 #include "loop/loop_thread.h"
 #include "mitm/tls_engine.h"
+#include "server/credential_rewriter.h"
 #include "server/decision_log.h"
 #include "server/parent_proxy.h"
 #include "server/proxy_server.h"
@@ -63,6 +64,9 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
   if (!config.credentials.empty()) {
     options.injector = inject::Injector::Build(config.credentials);
     options.inject_plaintext = config.inject_plaintext;
+    // Terminated TLS tunnels inject through the rewriter seam, unless the embedder brought a
+    // rewriter of its own.
+    if (!options.rewriter) options.rewriter = CredentialRewriterFactory(options.injector);
   }
   if (config.on_event) {
     options.on_record = [sink = std::move(config.on_event),

@@ -515,7 +515,12 @@ class TerminatedSession final : public Session {
         rewriter && rewriter->RewritesBodies() && request_.version == http::Version::kHttp11 &&
         (framing.kind == http::Framing::Kind::kChunked ||
          (framing.kind == http::Framing::Kind::kContentLength && framing.length > 0));
-    if (rewrite_req_body_) {
+    // A rewriter that keeps lengths keeps a Content-Length (many origins refuse chunked
+    // requests); the total is checked as the body goes.
+    req_keep_length_ = rewrite_req_body_ && rewriter->KeepsBodyLengths() &&
+                       framing.kind == http::Framing::Kind::kContentLength;
+    req_kept_left_ = req_keep_length_ ? framing.length : 0;
+    if (rewrite_req_body_ && !req_keep_length_) {
       std::erase_if(head.headers, [](const HeaderField& f) { return IsFraming(f.name); });
       head.headers.push_back({"Transfer-Encoding", "chunked"});
     }
@@ -586,7 +591,15 @@ class TerminatedSession final : public Session {
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
     }
-    if (rewrite_req_body_) {
+    if (rewrite_req_body_ && req_keep_length_) {
+      const std::string out = rewriter_->OnRequestBody(data, req_done_);
+      if (out.size() > req_kept_left_ || (req_done_ && out.size() != req_kept_left_)) {
+        FailExchange("the request rewriter changed the body's length");
+        return false;
+      }
+      req_kept_left_ -= out.size();
+      up_plain_ += out;
+    } else if (rewrite_req_body_) {
       AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
       if (req_done_) up_plain_ += "0\r\n\r\n";
     } else {
@@ -670,11 +683,15 @@ class TerminatedSession final : public Session {
       }
       std::string bytes = resp_in_.substr(0, head.consumed);
       rewrite_resp_body_ = false;
+      resp_keep_length_ = false;
       if (rewriter_ && head.response.status >= 200) {
         const http::Framing framing = http::BodyFraming(request_, head.response);
         rewrite_resp_body_ =
             rewriter_->RewritesBodies() && framing.kind != http::Framing::Kind::kNone &&
             !(framing.kind == http::Framing::Kind::kContentLength && framing.length == 0);
+        resp_keep_length_ = rewrite_resp_body_ && rewriter_->KeepsBodyLengths() &&
+                            framing.kind == http::Framing::Kind::kContentLength;
+        resp_kept_left_ = resp_keep_length_ ? framing.length : 0;
         bytes = RewriteResponse(head.response);
       }
       resp_in_.erase(0, head.consumed);
@@ -746,11 +763,12 @@ class TerminatedSession final : public Session {
     for (char c : head.reason) out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
     out += "\r\n";
     for (const http::Header& h : response.headers) {
-      if (IsFramingOrHost(h.name) && !(rewrite_resp_body_ && IsFraming(h.name))) {
+      if (IsFramingOrHost(h.name) &&
+          !(rewrite_resp_body_ && !resp_keep_length_ && IsFraming(h.name))) {
         out += h.name + ": " + h.value + "\r\n";
       }
     }
-    if (rewrite_resp_body_) {
+    if (rewrite_resp_body_ && !resp_keep_length_) {
       out += request_.version == http::Version::kHttp11 ? "Transfer-Encoding: chunked\r\n"
                                                         : "Connection: close\r\n";
     }
@@ -767,6 +785,15 @@ class TerminatedSession final : public Session {
   // session ended.
   bool WriteRewrittenBody(std::string_view data, bool last) {
     const std::string out = rewriter_->OnResponseBody(data, last);
+    if (resp_keep_length_) {
+      if (out.size() > resp_kept_left_ || (last && out.size() != resp_kept_left_)) {
+        UpstreamFailed("the response rewriter changed the body's length");
+        return false;
+      }
+      resp_kept_left_ -= out.size();
+      bytes_down_ += out.size();
+      return WriteClient(out);
+    }
     std::string framed;
     if (request_.version == http::Version::kHttp11) {
       AppendChunk(framed, out);
@@ -963,6 +990,12 @@ class TerminatedSession final : public Session {
 
   void CompleteRecord(std::string_view end, std::string_view error) {
     if (ex_ == Exchange::kHead) return;
+    record_.credentials.clear();
+    if (rewriter_) {
+      for (const ExchangeRewriter::CredentialCount& c : rewriter_->credential_counts()) {
+        record_.credentials.push_back({c.name, c.injected, c.kept, c.masked});
+      }
+    }
     record_.address = tunnel_record_.address;
     record_.via_parent = tunnel_record_.via_parent;
     record_.bytes_up = bytes_up_;
@@ -1003,6 +1036,11 @@ class TerminatedSession final : public Session {
   std::unique_ptr<ExchangeRewriter> rewriter_;
   bool rewrite_req_body_ = false;   // re-framed as chunked through the rewriter
   bool rewrite_resp_body_ = false;  // likewise
+  // Through a rewriter that keeps lengths: the Content-Length kept, and what it still allows.
+  bool req_keep_length_ = false;
+  uint64_t req_kept_left_ = 0;
+  bool resp_keep_length_ = false;
+  uint64_t resp_kept_left_ = 0;
   std::chrono::steady_clock::time_point exchange_start_;
   uint64_t bytes_up_ = 0;
   uint64_t bytes_down_ = 0;
