@@ -48,11 +48,6 @@ class TrackingIterator {
     ++p_;
     return *this;
   }
-  TrackingIterator operator++(int) {
-    TrackingIterator old = *this;
-    ++p_;
-    return old;
-  }
   bool operator==(const TrackingIterator& o) const { return p_ == o.p_; }
   bool operator!=(const TrackingIterator& o) const { return p_ != o.p_; }
 
@@ -86,6 +81,7 @@ class PositionRecorder final : public nlohmann::json_sax<Json> {
   std::string error_reason;
   bool too_deep = false;
   std::optional<std::string> duplicate;  // pointer of the first repeated key
+  size_t duplicate_at = 0;               // where its second occurrence starts
 
   bool null() override { return Scalar(); }
   bool boolean(bool /*v*/) override { return Scalar(); }
@@ -102,7 +98,10 @@ class PositionRecorder final : public nlohmann::json_sax<Json> {
     Frame& f = stack_.back();
     f.token = PointerToken(k);
     std::string p = Path();
-    if (!f.keys.insert(k).second && !duplicate) duplicate = p;
+    if (!f.keys.insert(k).second && !duplicate) {
+      duplicate = p;
+      duplicate_at = StringStart(*last_);
+    }
     starts.emplace(std::move(p), StringStart(*last_));
     return true;
   }
@@ -458,7 +457,7 @@ class Decoder {
       SRT_RETURN_IF_ERROR(ExpectObject(e, path + "/env"));
       for (auto it = e.begin(); it != e.end(); ++it) {
         const std::string kp = path + "/env/" + PointerToken(it.key());
-        if (it.key().empty() || it.key().find_first_of("=") != std::string::npos ||
+        if (it.key().empty() || it.key().find('=') != std::string::npos ||
             it.key().find('\0') != std::string::npos) {
           return Fail(kp, Quote(it.key()) + " is not a variable name");
         }
@@ -617,8 +616,7 @@ Result<McpConfig> ParseMcpConfig(std::string_view text, std::string_view origin)
   }
   Decoder decoder(text, origin, recorder.starts);
   if (recorder.duplicate) {
-    auto it = recorder.starts.find(*recorder.duplicate);
-    auto [line, column] = LineColumn(text, it == recorder.starts.end() ? 0 : it->second);
+    auto [line, column] = LineColumn(text, recorder.duplicate_at);
     return MakeError(Errc::kInvalidArgument,
                      std::string(origin) + ":" + std::to_string(line) + ":" +
                          std::to_string(column) + ": " + *recorder.duplicate +

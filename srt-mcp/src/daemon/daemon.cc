@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -23,6 +24,7 @@
 #include <unordered_map>
 
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "daemon/server_process.h"
 #include "http/head_parser.h"
@@ -42,7 +44,7 @@ using proxy::EventLoop;
 using proxy::Handler;
 using HttpRequest = proxy::http::Request;
 
-constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kReadChunk = size_t{64} * 1024;
 constexpr size_t kMaxStderrLine = 4096;
 constexpr size_t kMaxOutBuffer = size_t{16} << 20;  // a client that stops reading is dropped
 constexpr size_t kMaxKeptStreams = 64;              // complete streams kept for replay
@@ -480,7 +482,7 @@ class Daemon::Impl {
 
   // A complete response with a body; `extra` are header lines ending in CRLF.
   void SendResponse(Conn& c, int status, std::string_view content_type, std::string_view body,
-                    std::string extra = "", bool close = false) {
+                    const std::string& extra = "", bool close = false) {
     std::string head = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
     if (!content_type.empty()) head += "Content-Type: " + std::string(content_type) + "\r\n";
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
@@ -509,10 +511,10 @@ class Daemon::Impl {
   // An error answer: a JSON-RPC error without an id as the body (MCP: "MAY comprise a JSON-RPC
   // error response that has no id").
   void SendSimple(Conn& c, int status, std::string_view message, bool close = false,
-                  std::string extra = "") {
+                  const std::string& extra = "") {
     SendResponse(c, status, "application/json",
                  ErrorResponse("null", status == 503 ? kServerBusy : kInvalidRequest, message),
-                 std::move(extra), close);
+                 extra, close);
   }
 
   // --- Requests ------------------------------------------------------------------------------
@@ -556,7 +558,7 @@ class Daemon::Impl {
     c.log_route.clear();
     c.log_session.clear();
     c.log_rpc.clear();
-    Handle(c, req, std::move(body), req.ConnectionClose());
+    Handle(c, req, body, req.ConnectionClose());
   }
 
   std::optional<std::string_view> Header(const HttpRequest& r, std::string_view name) {
@@ -565,7 +567,7 @@ class Daemon::Impl {
     return std::string_view(h->value);
   }
 
-  void Handle(Conn& c, const HttpRequest& req, std::string body, bool close) {
+  void Handle(Conn& c, const HttpRequest& req, const std::string& body, bool close) {
     if (req.form != proxy::http::TargetForm::kOrigin) {
       SendSimple(c, 400, "srt-mcp takes origin-form request targets", true);
       return;
@@ -618,12 +620,12 @@ class Daemon::Impl {
     }
     c.log_route = name;
     if (auto s = config_.servers.find(name); s != config_.servers.end() && rest.empty()) {
-      HandleMcp(c, req, std::move(body), s->second, client, close);
+      HandleMcp(c, req, body, s->second, client, close);
       return;
     }
     for (const HttpRoute& r : config_.routes) {
       if (r.name == name) {
-        StartProxy(c, req, std::move(body), r, rest, query);
+        StartProxy(c, req, body, r, rest, query);
         return;
       }
     }
@@ -642,7 +644,8 @@ class Daemon::Impl {
       if (std::string_view(kind) == "stdio") out += ",\"sessions\":" + std::to_string(sessions);
       out += "}";
     };
-    for (const auto& [name, server] : config_.servers) {
+    for (const auto& entry : config_.servers) {
+      const std::string& name = entry.first;
       auto n = static_cast<size_t>(
           std::count_if(sessions_.begin(), sessions_.end(),
                         [&](const auto& kv) { return kv.second->server == name; }));
@@ -654,8 +657,8 @@ class Daemon::Impl {
   }
 
   // --- MCP over Streamable HTTP ----------------------------------------------------------------
-  void HandleMcp(Conn& c, const HttpRequest& req, std::string body, const StdioServer& server,
-                 const std::string& client, bool close) {
+  void HandleMcp(Conn& c, const HttpRequest& req, const std::string& body,
+                 const StdioServer& server, const std::string& client, bool close) {
     if (auto v = Header(req, "mcp-protocol-version"); v && !ProtocolVersionSupported(*v)) {
       SendSimple(c, 400,
                  "unsupported MCP-Protocol-Version '" +
@@ -840,7 +843,7 @@ class Daemon::Impl {
     if (h.state != "failed") h.state = "starting";
     s->process = ServerProcess::Launch(
         *loop_, std::move(o), std::move(in->first), std::move(out->second), std::move(err->second),
-        [this, weak, name = server.name](Result<void> started) {
+        [this, weak, name = server.name](const Result<void>& started) {
           Health& health = health_[name];
           if (!started) {
             health.state = "failed";
@@ -858,7 +861,7 @@ class Daemon::Impl {
             FlushToServer(*p);
           }
         },
-        [this, weak](ProcessExit exit) {
+        [this, weak](const ProcessExit& exit) {
           if (auto p = weak.lock()) ServerExited(p, exit);
         });
     if (server.limits && server.limits->time.count() > 0) {
@@ -1204,7 +1207,7 @@ class Daemon::Impl {
   }
 
   // --- Routes: byte-transparent HTTP proxying ----------------------------------------------------
-  void StartProxy(Conn& c, const HttpRequest& req, std::string body, const HttpRoute& route,
+  void StartProxy(Conn& c, const HttpRequest& req, const std::string& body, const HttpRoute& route,
                   const std::string& rest, const std::string& query) {
     Health& h = health_[route.name];
     sockaddr_storage addr{};
@@ -1228,7 +1231,7 @@ class Daemon::Impl {
     if (!fd ||
         (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS)) {
       h.state = "failed";
-      h.last_error = std::string("connect: ") + std::strerror(errno);
+      h.last_error = std::string("connect: ") + ErrnoText(errno);
       SendSimple(c, 502, "the upstream is unreachable", true);
       return;
     }
@@ -1281,7 +1284,7 @@ class Daemon::Impl {
       getsockopt(c.upstream.get(), SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) {
         h.state = "failed";
-        h.last_error = std::string("connect: ") + std::strerror(err);
+        h.last_error = std::string("connect: ") + ErrnoText(err);
         loop_->Remove(c.upstream.get());
         c.upstream.reset();
         c.state = ConnState::kReading;
@@ -1309,7 +1312,9 @@ class Daemon::Impl {
           if (c.log_status == 0) {
             // "HTTP/1.1 200 ..." -> the status for the log.
             std::string_view v(buf, static_cast<size_t>(n));
-            if (v.size() > 12) c.log_status = std::atoi(std::string(v.substr(9, 3)).c_str());
+            int status = 0;
+            if (v.size() > 12) std::from_chars(v.data() + 9, v.data() + 12, status);
+            c.log_status = status;
           }
           Queue(c, std::string_view(buf, static_cast<size_t>(n)));
           if (c.closed) return;

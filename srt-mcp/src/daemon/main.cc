@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
@@ -60,7 +61,7 @@ int Run(int argc, char** argv) {
   std::ifstream in(config_path, std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "srt-mcp: cannot read '%s': %s\n", config_path.c_str(),
-                 std::strerror(errno));
+                 srt::ErrnoText(errno));
     return 2;
   }
   std::stringstream text;
@@ -85,7 +86,7 @@ int Run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   srt::UniqueFd sfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!sfd) {
-    std::fprintf(stderr, "srt-mcp: signalfd: %s\n", std::strerror(errno));
+    std::fprintf(stderr, "srt-mcp: signalfd: %s\n", srt::ErrnoText(errno));
     return 1;
   }
   srt::mcp::DaemonOptions options;

@@ -28,8 +28,8 @@ void ServerProcess::Signal(int signal) {
 }
 
 void ServerProcess::Main(proxy::EventLoop& loop, SandboxOptions options, UniqueFd in, UniqueFd out,
-                         UniqueFd err, std::function<void(Result<void>)> on_started,
-                         std::function<void(ProcessExit)> on_exited) {
+                         UniqueFd err, const std::function<void(Result<void>)>& on_started,
+                         const std::function<void(ProcessExit)>& on_exited) {
   options.stdin_fd = in.get();
   options.stdout_fd = out.get();
   options.stderr_fd = err.get();

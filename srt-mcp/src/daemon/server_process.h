@@ -54,8 +54,8 @@ class ServerProcess {
  private:
   ServerProcess() = default;
   void Main(proxy::EventLoop& loop, SandboxOptions options, UniqueFd in, UniqueFd out, UniqueFd err,
-            std::function<void(Result<void>)> on_started,
-            std::function<void(ProcessExit)> on_exited);
+            const std::function<void(Result<void>)>& on_started,
+            const std::function<void(ProcessExit)>& on_exited);
 
   std::mutex mu_;
   Sandbox* sandbox_ = nullptr;  // guarded by mu_; set while the thread is in Wait()
