@@ -842,7 +842,8 @@ class Daemon::Impl {
     }
     if (h.state != "failed") h.state = "starting";
     s->process = ServerProcess::Launch(
-        *loop_, std::move(o), std::move(in->first), std::move(out->second), std::move(err->second),
+        *loop_, options_.runner, std::move(o), std::move(in->first), std::move(out->second),
+        std::move(err->second),
         [this, weak, name = server.name](const Result<void>& started) {
           Health& health = health_[name];
           if (!started) {

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "daemon/server_process.h"
 #include "srt/result.h"
 
 namespace srt::mcp {
@@ -36,6 +37,8 @@ struct DaemonOptions {
   // Restart backoff after a server process crashed: first delay, doubled up to the maximum.
   std::chrono::milliseconds backoff_min{1'000};
   std::chrono::milliseconds backoff_max{30'000};
+  // What runs each server process; default: an srt sandbox (MakeSandboxRunner).
+  RunnerFactory runner;
 };
 
 class Daemon {
