@@ -826,7 +826,6 @@ class Daemon::Impl {
     if (!server.env.contains("LANG")) env.push_back("LANG=C.UTF-8");
     o.env = std::move(env);
     o.cwd = server.cwd.value_or("/");
-    o.home = "/nonexistent";  // `~` in the srt block means nothing for a daemon's server
     o.id = "mcp-" + server.name.substr(0, 40) + "-" + s->id.substr(0, 12);
     o.init_path = options_.init_path;
     o.warn = [this, name = server.name](std::string_view w) {

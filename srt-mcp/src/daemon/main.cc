@@ -30,7 +30,8 @@ constexpr const char* kUsage =
     "  route over MCP's Streamable HTTP transport at http://HOST:PORT/mcp/NAME.\n"
     "  --config FILE   the configuration (JSON with comments; see docs/mcp.md)\n"
     "  --check         check the configuration and the token files, then exit\n"
-    "  --version, --help\n";
+    "  --version       print the version\n"
+    "  --help          this text\n";
 
 int Run(int argc, char** argv) {
   std::string config_path;
@@ -89,15 +90,24 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "srt-mcp: signalfd: %s\n", srt::ErrnoText(errno));
     return 1;
   }
+  if (check) {
+    // The token files as the daemon would read them; nothing is bound (a running srt-mcp may
+    // hold the port).
+    for (const std::string& path : config->bearer_token_files) {
+      if (auto token = srt::mcp::LoadBearerToken(path); !token) {
+        std::fprintf(stderr, "srt-mcp: %s\n", token.error().message().c_str());
+        return 2;
+      }
+    }
+    std::printf("srt-mcp: %s is valid (%zu servers, %zu routes)\n", config_path.c_str(),
+                config->servers.size(), config->routes.size());
+    return 0;
+  }
   srt::mcp::DaemonOptions options;
   auto daemon = srt::mcp::Daemon::Create(std::move(*config), options);
   if (!daemon) {
     std::fprintf(stderr, "srt-mcp: %s\n", daemon.error().message().c_str());
     return 2;
-  }
-  if (check) {
-    std::printf("srt-mcp: %s is valid\n", config_path.c_str());
-    return 0;
   }
   if (auto watched = (*daemon)->WatchSignals(sfd.get()); !watched) {
     std::fprintf(stderr, "srt-mcp: %s\n", watched.error().message().c_str());

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace srt::mcp {
@@ -185,6 +187,25 @@ TEST(McpConfigTest, IsLoopbackHost) {
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
   EXPECT_FALSE(IsLoopbackHost("::"));
   EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+}
+
+}  // namespace
+}  // namespace srt::mcp
+
+namespace srt::mcp {
+namespace {
+
+TEST(McpConfigTest, TheShippedExampleParses) {
+  std::ifstream in(SRT_EXAMPLES_DIR "/srt-mcp.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<McpConfig> c = ParseMcpConfig(text.str(), "examples/srt-mcp.json");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->servers.size(), 2u);
+  EXPECT_TRUE(c->servers.contains("files"));
+  EXPECT_TRUE(c->servers.contains("memory"));
+  EXPECT_EQ(c->routes.size(), 1u);
+  EXPECT_TRUE(c->warnings.empty());
 }
 
 }  // namespace
