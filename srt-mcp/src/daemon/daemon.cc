@@ -48,6 +48,7 @@ constexpr size_t kReadChunk = size_t{64} * 1024;
 constexpr size_t kMaxStderrLine = 4096;
 constexpr size_t kMaxOutBuffer = size_t{16} << 20;  // a client that stops reading is dropped
 constexpr size_t kMaxKeptStreams = 64;              // complete streams kept for replay
+constexpr size_t kMaxToServer = size_t{8} << 20;    // bytes queued for a server's stdin
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -380,7 +381,12 @@ class Daemon::Impl {
         if (c.state == ConnState::kClosing) continue;  // discarded: we are closing
         c.in.append(buf, static_cast<size_t>(n));
         if (c.in.size() > kMaxHeadBytes() + config_.limits.max_body_bytes + 4096) {
-          SendSimple(c, 413, "request too large", /*close=*/true);
+          // Mid-stream there is no room for an HTTP answer: the connection just goes.
+          if (c.state == ConnState::kReading) {
+            SendSimple(c, 413, "request too large", /*close=*/true);
+          } else {
+            ConnGone(c);
+          }
           return;
         }
         continue;
@@ -731,6 +737,11 @@ class Daemon::Impl {
       c.log_session = session->id.substr(0, 8);
     } else if (msg->kind == MessageKind::kRequest && msg->method == "initialize") {
       SendSimple(c, 400, "this session is already initialized", close);
+      return;
+    }
+    // A server that does not read its stdin cannot make the daemon hold every message for it.
+    if (session->to_server.size() > kMaxToServer) {
+      SendSimple(c, 503, "the server is not reading its input", close, "Retry-After: 1\r\n");
       return;
     }
     if (msg->kind != MessageKind::kRequest) {

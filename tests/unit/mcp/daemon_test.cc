@@ -40,7 +40,7 @@ struct FakeWorld {
 
 // A stdio MCP server in a thread: initialize, tools/call with arguments.op of echo (answers the
 // arguments), sleep (no answer), notify (a notification, then the answer), huge (a line of
-// arguments.bytes), exit (exits 3).
+// arguments.bytes), exit (exits 3), deaf (answers, then stops reading stdin).
 class FakeRunner final : public ServerRunner {
  public:
   explicit FakeRunner(FakeWorld& world) : world_(world) {}
@@ -108,6 +108,16 @@ class FakeRunner final : public ServerRunner {
           json args = m["params"]["arguments"];
           std::string op = args.value("op", "");
           if (op == "exit") return {3, false, ""};
+          if (op == "deaf") {
+            // Answers, then never reads stdin again: only a signal ends it.
+            Send({{"jsonrpc", "2.0"}, {"id", m["id"]}, {"result", args}});
+            pollfd w{wake_read_.get(), POLLIN, 0};
+            while (poll(&w, 1, -1) <= 0) {
+            }
+            char sig = 0;
+            (void)!read(wake_read_.get(), &sig, 1);
+            return {128 + sig, false, ""};
+          }
           if (op == "sleep") continue;
           if (op == "notify") {
             Send({{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", args}});
@@ -499,6 +509,24 @@ TEST_F(DaemonTest, ACrashAnswersTheCallsInFlightAndBacksOff) {
   std::this_thread::sleep_for(150ms);
   h.Send(Post(kInit));
   EXPECT_EQ(h.Read().status, 200);
+}
+
+TEST_F(DaemonTest, AServerThatStopsReadingCannotMakeTheDaemonHoldEverything) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  c.Send(Post(Call("1", {{"op", "deaf"}}), Sid(sid)));
+  EXPECT_EQ(c.Read().status, 200);
+  const std::string big = json{{"jsonrpc", "2.0"},
+                               {"method", "notifications/x"},
+                               {"params", {{"pad", std::string(3 << 20, 'p')}}}}
+                              .dump();
+  int status = 0;
+  for (int i = 0; i < 6 && status != 503; ++i) {
+    c.Send(Post(big, Sid(sid)));
+    status = c.Read().status;
+  }
+  EXPECT_EQ(status, 503);
 }
 
 TEST_F(DaemonTest, IdleSessionsExpire) {
