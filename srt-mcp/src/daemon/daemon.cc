@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -338,6 +339,10 @@ class Daemon::Impl {
       } else if (addr.ss_family == AF_INET6) {
         inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
       }
+      // SSE events are small writes that must leave now: without this, Nagle's algorithm holds
+      // each behind the client's delayed ACK (~40 ms per tools/call on loopback).
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       auto c = std::make_unique<Conn>();
       c->impl = this;
       c->fd = std::move(owned);
@@ -1239,6 +1244,10 @@ class Daemon::Impl {
       len = sizeof *a4;
     }
     UniqueFd fd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (fd) {
+      int one = 1;  // relayed bytes leave at once, as on the client side
+      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
     if (!fd ||
         (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS)) {
       h.state = "failed";
