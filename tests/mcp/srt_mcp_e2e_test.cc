@@ -421,6 +421,24 @@ TEST_F(SrtMcpTest, RefusesWhatTheTransportForbids) {
   EXPECT_EQ(status(Post("/mcp/fixture", list, "Mcp-Session-Id: " + sid + "\r\n")), 404);
 }
 
+TEST_F(SrtMcpTest, Mcp20260728RequestsNeedNoSession) {
+  StartDaemon(BaseConfig());
+  const std::string body =
+      R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"pid","arguments":{},)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})";
+  Reply r = Exchange(port_, Post("/mcp/fixture", body,
+                                 "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"
+                                 "Mcp-Name: pid\r\n"));
+  EXPECT_EQ(r.status, 200) << r.head << r.body;
+  EXPECT_EQ(HeaderValue(r.head, "Mcp-Session-Id"), "");
+  EXPECT_NE(r.body.find(R"("id":"a")"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("/tmp/srt-"), std::string::npos) << r.body;  // from inside a sandbox
+  Reply get = Exchange(port_,
+                       "GET /mcp/fixture HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                       "Accept: text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\r\n");
+  EXPECT_EQ(get.status, 405);
+}
+
 TEST_F(SrtMcpTest, TooManySessionsIs503WithRetryAfter) {
   StartDaemon(BaseConfig());
   for (int i = 0; i < 3; ++i) {

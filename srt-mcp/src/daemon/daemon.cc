@@ -282,6 +282,11 @@ class Daemon::Impl {
     EventLoop::TimerId term_timer = EventLoop::kNoTimer;
     EventLoop::TimerId kill_timer = EventLoop::kNoTimer;
     Clock::time_point started_at = Clock::now();
+    // MCP 2026-07-28: no session; one process per (server, client) serves that client's
+    // requests, whose ids srt-mcp replaces by its own (clients may reuse theirs across requests).
+    bool sessionless = false;
+    std::string sessionless_key;
+    std::map<uint64_t, std::string> original_ids;  // stream -> the client's id
     explicit Session(size_t replay) : streams(replay) {}
   };
 
@@ -659,11 +664,13 @@ class Daemon::Impl {
       const std::string& name = entry.first;
       auto n = static_cast<size_t>(
           std::count_if(sessions_.begin(), sessions_.end(),
+                        [&](const auto& kv) { return kv.second->server == name; }) +
+          std::count_if(sessionless_.begin(), sessionless_.end(),
                         [&](const auto& kv) { return kv.second->server == name; }));
       add(name, "stdio", n);
     }
     for (const HttpRoute& r : config_.routes) add(r.name, "http", 0);
-    out += "},\"sessions\":" + std::to_string(sessions_.size()) + "}";
+    out += "},\"sessions\":" + std::to_string(sessions_.size() + sessionless_.size()) + "}";
     return out;
   }
 
@@ -678,6 +685,10 @@ class Daemon::Impl {
                  close);
       return;
     }
+    if (Header(req, "mcp-protocol-version") == kSessionlessProtocolVersion) {
+      HandleSessionless(c, req, body, server, client, close);
+      return;
+    }
     std::optional<std::string_view> sid = Header(req, "mcp-session-id");
     std::shared_ptr<Session> session;
     if (sid) {
@@ -690,7 +701,7 @@ class Daemon::Impl {
       }
       session = it->second;
       c.log_session = session->id.substr(0, 8);
-      TouchSession(*session);
+      TouchSession(session);
     }
     if (req.method == "DELETE") {
       if (!session) {
@@ -769,6 +780,92 @@ class Daemon::Impl {
     ToServer(*session, body);
   }
 
+  // MCP 2026-07-28: POST only, no sessions (Mcp-Session-Id and Last-Event-ID are ignored), the
+  // mirrored headers checked against the body, closing the response stream cancels.
+  void HandleSessionless(Conn& c, const HttpRequest& req, const std::string& body,
+                         const StdioServer& server, const std::string& client, bool close) {
+    if (req.method != "POST") {
+      SendSimple(c, 405, "MCP 2026-07-28 has no GET stream and no sessions: POST only", close,
+                 "Allow: POST\r\n");
+      return;
+    }
+    if (!Accepts(Header(req, "accept"), "application/json") ||
+        !Accepts(Header(req, "accept"), "text/event-stream")) {
+      SendSimple(c, 406, "Accept must list application/json and text/event-stream", close);
+      return;
+    }
+    Result<Message> msg = ClassifyMessage(body);
+    if (!msg) {
+      SendResponse(
+          c, 400, "application/json",
+          ErrorResponse("null", kParseError, "not a JSON-RPC message: " + msg.error().message()),
+          "", close);
+      return;
+    }
+    c.log_rpc = msg->method;
+    if (msg->kind == MessageKind::kResponse) {
+      SendSimple(c, 400, "MCP 2026-07-28 clients send no JSON-RPC responses", close);
+      return;
+    }
+    const std::string why = CheckMirroredHeaders(
+        {Header(req, "mcp-protocol-version"), Header(req, "mcp-method"), Header(req, "mcp-name")},
+        msg->method, msg->meta_protocol_version, msg->name, msg->uri);
+    if (!why.empty()) {
+      SendResponse(c, 400, "application/json",
+                   ErrorResponse(msg->id.empty() ? "null" : msg->id, kHeaderMismatch,
+                                 "Header mismatch: " + why),
+                   "", close);
+      return;
+    }
+    const std::string key = server.name + "\n" + client;
+    std::shared_ptr<Session> session;
+    if (auto it = sessionless_.find(key); it != sessionless_.end()) session = it->second;
+    if (!session) {
+      auto created = CreateSession(c, server, client, close);
+      if (!created) return;  // answered
+      session = *created;
+      sessions_.erase(session->id);  // reachable by its key only, never by an id
+      session->sessionless = true;
+      session->sessionless_key = key;
+      sessionless_[key] = session;
+    }
+    c.log_session = session->id.substr(0, 8);
+    TouchSession(session);
+    if (session->to_server.size() > kMaxToServer) {
+      SendSimple(c, 503, "the server is not reading its input", close, "Retry-After: 1\r\n");
+      return;
+    }
+    if (msg->kind == MessageKind::kNotification) {
+      ToServer(*session, body);
+      SendResponse(c, 202, "", "", "", close);
+      return;
+    }
+    if (session->streams.inflight() >= config_.limits.max_inflight_per_session) {
+      SendSimple(c, 503, "too many requests in flight for this client", close,
+                 "Retry-After: 1\r\n");
+      return;
+    }
+    const std::string internal = "\"srt-mcp-" + std::to_string(++next_internal_id_) + "\"";
+    Result<uint64_t> stream = session->streams.OpenRequest(internal, msg->progress_token);
+    if (!stream) {
+      SendSimple(c, 400, stream.error().message(), close);
+      return;
+    }
+    session->original_ids[*stream] = msg->id;
+    AttachStream(c, session, *stream, close);
+    ToServer(*session, ReplaceId(body, internal));
+  }
+
+  // What goes on a stream: a sessionless request's response carries the client's own id again.
+  std::string OutgoingData(Session& s, const SessionStreams::Delivery& d) {
+    if (!s.sessionless || !d.ends_stream) return d.record.data;
+    auto it = s.original_ids.find(d.stream);
+    if (it == s.original_ids.end()) return d.record.data;
+    std::string out = ReplaceId(d.record.data, it->second);
+    s.original_ids.erase(it);
+    return out.empty() ? d.record.data : out;
+  }
+
   Result<std::shared_ptr<Session>> CreateSession(Conn& c, const StdioServer& server,
                                                  const std::string& client, bool close) {
     auto busy = [&](const std::string& why, long retry) -> Error {
@@ -776,11 +873,14 @@ class Daemon::Impl {
       return MakeError(Errc::kDenied, why);
     };
     if (shutting_down_) return busy("srt-mcp is shutting down", 5);
-    if (sessions_.size() >= config_.limits.max_sessions) return busy("too many sessions", 5);
-    auto mine =
-        static_cast<size_t>(std::count_if(sessions_.begin(), sessions_.end(), [&](const auto& kv) {
-          return kv.second->client == client;
-        }));
+    if (sessions_.size() + sessionless_.size() >= config_.limits.max_sessions) {
+      return busy("too many sessions", 5);
+    }
+    auto mine = static_cast<size_t>(
+        std::count_if(sessions_.begin(), sessions_.end(),
+                      [&](const auto& kv) { return kv.second->client == client; }) +
+        std::count_if(sessionless_.begin(), sessionless_.end(),
+                      [&](const auto& kv) { return kv.second->client == client; }));
     if (mine >= config_.limits.max_sessions_per_client) {
       return busy("too many sessions for this client", 5);
     }
@@ -890,7 +990,7 @@ class Daemon::Impl {
     }
     sessions_[s->id] = s;
     all_sessions_.insert(s);
-    TouchSession(*s);
+    TouchSession(s);
     Log("info", "session_start",
         {{"route", server.name}, {"session", s->id.substr(0, 8)}, {"client", client}});
     return s;
@@ -904,16 +1004,15 @@ class Daemon::Impl {
     h.retry_after = Clock::now() + delay;
   }
 
-  void TouchSession(Session& s) {
-    loop_->CancelTimer(s.idle_timer);
-    std::weak_ptr<Session> weak;
-    if (auto it = sessions_.find(s.id); it != sessions_.end()) weak = it->second;
-    s.idle_timer = loop_->AddTimer(config_.limits.session_idle, [this, weak] {
+  void TouchSession(const std::shared_ptr<Session>& s) {
+    loop_->CancelTimer(s->idle_timer);
+    std::weak_ptr<Session> weak = s;
+    s->idle_timer = loop_->AddTimer(config_.limits.session_idle, [this, weak] {
       if (auto p = weak.lock()) {
         p->idle_timer = EventLoop::kNoTimer;
         // Streams still open count as use.
         if (!p->attached.empty() || p->streams.inflight() > 0) {
-          TouchSession(*p);
+          TouchSession(p);
           return;
         }
         EndSession(p, "the session was idle too long");
@@ -925,8 +1024,8 @@ class Daemon::Impl {
   void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close) {
     std::string head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-        "X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\nMcp-Session-Id: " +
-        s->id + "\r\n";
+        "X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
+    if (!s->sessionless) head += "Mcp-Session-Id: " + s->id + "\r\n";
     if (close) head += "Connection: close\r\n";
     head += "\r\n";
     c.state = ConnState::kStreaming;
@@ -999,6 +1098,7 @@ class Daemon::Impl {
       s->streams.SetStandaloneAttached(false);
       return;
     }
+    s->original_ids.erase(c.stream);
     std::string id = s->streams.Abandon(c.stream);
     if (cancel && !id.empty() && !s->ending) {
       ToServer(*s, CancelledNotification(id, "the client closed the request's stream"));
@@ -1086,7 +1186,7 @@ class Daemon::Impl {
            {"error", "not a JSON-RPC message: " + m.error().message()}});
       return;
     }
-    TouchSession(*s);
+    TouchSession(s);
     std::optional<SessionStreams::Delivery> d = s->streams.Route(*m, std::move(line));
     if (!d) return;
     if (d->ends_stream) {
@@ -1097,9 +1197,12 @@ class Daemon::Impl {
       }
     }
     auto it = s->attached.find(d->stream);
-    if (it == s->attached.end()) return;  // kept for a GET with Last-Event-ID
+    if (it == s->attached.end()) {
+      if (d->ends_stream) s->original_ids.erase(d->stream);
+      return;  // kept for a GET with Last-Event-ID
+    }
     Conn& c = *it->second;
-    Queue(c, Chunk(SseEvent(d->record.id, d->record.data)));
+    Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
     if (d->ends_stream && !c.closed) EndStream(c, *s);
   }
 
@@ -1137,6 +1240,10 @@ class Daemon::Impl {
     s->ending = true;
     s->end_reason = reason;
     sessions_.erase(s->id);
+    if (auto it = sessionless_.find(s->sessionless_key);
+        s->sessionless && it != sessionless_.end() && it->second == s) {
+      sessionless_.erase(it);
+    }
     loop_->CancelTimer(s->idle_timer);
     loop_->CancelTimer(s->time_limit_timer);
     for (const auto& [stream, id] : s->streams.InFlight()) {
@@ -1148,7 +1255,7 @@ class Daemon::Impl {
       auto it = d ? s->attached.find(d->stream) : s->attached.end();
       if (it != s->attached.end()) {
         Conn& c = *it->second;
-        Queue(c, Chunk(SseEvent(d->record.id, d->record.data)));
+        Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
         if (!c.closed) EndStream(c, *s);
       }
     }
@@ -1363,6 +1470,7 @@ class Daemon::Impl {
     listener_.reset();
     std::vector<std::shared_ptr<Session>> all;
     for (auto& [id, s] : sessions_) all.push_back(s);
+    for (auto& [key, s] : sessionless_) all.push_back(s);
     for (auto& s : all) EndSession(s, "srt-mcp is shutting down", kServerGone);
     // Idle keep-alive connections go now; the others after their current response.
     std::vector<Conn*> idle;
@@ -1403,6 +1511,9 @@ class Daemon::Impl {
   std::set<int> closing_after_stream_;
   std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;  // live, by id
   std::set<std::shared_ptr<Session>> all_sessions_;  // live and ending, until the process exits
+  // MCP 2026-07-28: a process per (server, client), by "server\nclient".
+  std::map<std::string, std::shared_ptr<Session>> sessionless_;
+  uint64_t next_internal_id_ = 0;
   std::map<std::string, Health> health_;
   bool shutting_down_ = false;
   bool drain_expired_ = false;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "base/ascii.h"
+#include "http/base64.h"
 
 namespace srt::mcp {
 namespace {
@@ -106,7 +106,45 @@ std::optional<size_t> MatchBearer(std::optional<std::string_view> authorization,
 }
 
 bool ProtocolVersionSupported(std::string_view version) {
-  return version == "2025-03-26" || version == "2025-06-18" || version == "2025-11-25";
+  return version == "2025-03-26" || version == "2025-06-18" || version == "2025-11-25" ||
+         version == kSessionlessProtocolVersion;
+}
+
+std::string CheckMirroredHeaders(const MirroredHeaders& headers, std::string_view body_method,
+                                 const std::optional<std::string>& body_version,
+                                 const std::optional<std::string>& body_name,
+                                 const std::optional<std::string>& body_uri) {
+  auto quote = [](std::string_view v) { return "'" + std::string(v.substr(0, 64)) + "'"; };
+  if (!headers.protocol_version) return "MCP-Protocol-Version is missing";
+  if (!body_version || *body_version != *headers.protocol_version) {
+    return "MCP-Protocol-Version " + quote(*headers.protocol_version) +
+           " does not match the body's io.modelcontextprotocol/protocolVersion";
+  }
+  if (!headers.method) return "Mcp-Method is missing";
+  if (*headers.method != body_method) {
+    return "Mcp-Method header value " + quote(*headers.method) + " does not match body value " +
+           quote(body_method);
+  }
+  const std::optional<std::string>* source = nullptr;
+  if (body_method == "tools/call" || body_method == "prompts/get") source = &body_name;
+  if (body_method == "resources/read") source = &body_uri;
+  if (!source) return "";
+  if (!headers.name) return "Mcp-Name is missing";
+  std::string name(*headers.name);
+  // The sentinel form (case-sensitive markers): base64 of the UTF-8 value.
+  constexpr std::string_view kOpen = "=?base64?";
+  constexpr std::string_view kClose = "?=";
+  if (name.size() >= kOpen.size() + kClose.size() && name.starts_with(kOpen) &&
+      name.ends_with(kClose)) {
+    std::optional<std::string> decoded = proxy::http::DecodeBase64(
+        std::string_view(name).substr(kOpen.size(), name.size() - kOpen.size() - kClose.size()));
+    if (!decoded) return "Mcp-Name is not valid base64";
+    name = std::move(*decoded);
+  }
+  if (!*source || **source != name) {
+    return "Mcp-Name header value " + quote(name) + " does not match the body";
+  }
+  return "";
 }
 
 bool Accepts(std::optional<std::string_view> accept, std::string_view type) {

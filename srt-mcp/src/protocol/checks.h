@@ -36,7 +36,26 @@ struct HostMatch {
 
 // The MCP protocol versions srt-mcp serves over Streamable HTTP.
 [[nodiscard]] bool ProtocolVersionSupported(std::string_view version);
-inline constexpr std::string_view kSupportedProtocolVersions = "2025-03-26, 2025-06-18, 2025-11-25";
+inline constexpr std::string_view kSupportedProtocolVersions =
+    "2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28";
+// 2026-07-28 and later: no sessions, no GET stream, request metadata mirrored in headers.
+inline constexpr std::string_view kSessionlessProtocolVersion = "2026-07-28";
+
+// MCP 2026-07-28 "Server Validation": the mirrored headers must be present and agree with the
+// body: MCP-Protocol-Version with params._meta's io.modelcontextprotocol/protocolVersion,
+// Mcp-Method with the method, and for tools/call, prompts/get and resources/read, Mcp-Name with
+// params.name or params.uri (its "=?base64?...?=" form decoded first). Returns why not, or "".
+// (Mcp-Param-* headers need the tool's inputSchema and are left to the server.)
+struct MirroredHeaders {
+  std::optional<std::string_view> protocol_version;
+  std::optional<std::string_view> method;
+  std::optional<std::string_view> name;
+};
+[[nodiscard]] std::string CheckMirroredHeaders(const MirroredHeaders& headers,
+                                               std::string_view body_method,
+                                               const std::optional<std::string>& body_version,
+                                               const std::optional<std::string>& body_name,
+                                               const std::optional<std::string>& body_uri);
 
 // Whether an Accept header lists `type` (or type/*, */*). RFC 9110 §12.5.1, q=0 excluded.
 [[nodiscard]] bool Accepts(std::optional<std::string_view> accept, std::string_view type);

@@ -42,7 +42,15 @@ Result<Message> ClassifyMessage(std::string_view text) {
     auto params = j.find("params");
     if (params != j.end() && params->is_object()) {
       auto meta = params->find("_meta");
+      auto string_at = [&](const Json& obj, const char* key) -> std::optional<std::string> {
+        auto it = obj.find(key);
+        if (it == obj.end() || !it->is_string()) return std::nullopt;
+        return it->get<std::string>();
+      };
+      m.name = string_at(*params, "name");
+      m.uri = string_at(*params, "uri");
       if (meta != params->end() && meta->is_object()) {
+        m.meta_protocol_version = string_at(*meta, "io.modelcontextprotocol/protocolVersion");
         auto token = meta->find("progressToken");
         if (token != meta->end() && (token->is_string() || token->is_number_integer())) {
           m.progress_token = token->dump();
@@ -76,6 +84,15 @@ std::string ErrorResponse(std::string_view id_json, int code, std::string_view m
   out += error.dump(-1, ' ', false, Json::error_handler_t::replace);
   out += "}";
   return out;
+}
+
+std::string ReplaceId(std::string_view message, std::string_view id_json) {
+  if (!strings::JsonNestingWithin(message, kMaxDepth)) return "";
+  Json j = Json::parse(message, nullptr, /*allow_exceptions=*/false);
+  Json id = Json::parse(id_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || id.is_discarded()) return "";
+  j["id"] = std::move(id);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string CancelledNotification(std::string_view id_json, std::string_view reason) {

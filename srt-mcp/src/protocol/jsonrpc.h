@@ -4,6 +4,7 @@
 // the caller (body and line limits); nesting is bounded here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,11 @@ struct Message {
   std::string progress_token;
   // notifications/cancelled: params.requestId as compact JSON text, or "".
   std::string cancelled_id;
+  // For MCP 2026-07-28's header checks: params._meta["io.modelcontextprotocol/protocolVersion"],
+  // params.name and params.uri when they are strings (else unset).
+  std::optional<std::string> meta_protocol_version;
+  std::optional<std::string> name;
+  std::optional<std::string> uri;
 };
 
 // Classifies one message. Errors (kProtocol) say why: not JSON, nested deeper than 64, a batch
@@ -32,6 +38,10 @@ struct Message {
 // compact JSON text ("null" for an error that answers no request).
 [[nodiscard]] std::string ErrorResponse(std::string_view id_json, int code,
                                         std::string_view message);
+// `message` (a JSON-RPC object, already classified) with its "id" replaced by `id_json`.
+// Returns "" if `message` is not a JSON object.
+[[nodiscard]] std::string ReplaceId(std::string_view message, std::string_view id_json);
+
 // notifications/cancelled for request `id_json`, with `reason`.
 [[nodiscard]] std::string CancelledNotification(std::string_view id_json, std::string_view reason);
 
@@ -39,7 +49,8 @@ struct Message {
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kInternalError = -32603;
-inline constexpr int kServerGone = -32000;  // the session's server process ended
-inline constexpr int kServerBusy = -32001;  // a limit of the session was reached
+inline constexpr int kServerGone = -32000;      // the session's server process ended
+inline constexpr int kServerBusy = -32001;      // a limit of the session was reached
+inline constexpr int kHeaderMismatch = -32020;  // MCP 2026-07-28: headers and body disagree
 
 }  // namespace srt::mcp

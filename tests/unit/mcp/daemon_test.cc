@@ -529,6 +529,78 @@ TEST_F(DaemonTest, AServerThatStopsReadingCannotMakeTheDaemonHoldEverything) {
   EXPECT_EQ(status, 503);
 }
 
+// MCP 2026-07-28: POST only, no sessions, mirrored headers checked.
+std::string Modern(const std::string& id, const json& args, const std::string& headers = "") {
+  json body = {{"jsonrpc", "2.0"},
+               {"id", json::parse(id)},
+               {"method", "tools/call"},
+               {"params",
+                {{"name", "t"},
+                 {"arguments", args},
+                 {"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
+  return Post(body.dump(),
+              "MCP-Protocol-Version: 2026-07-28\r\n" +
+                  (headers.empty() ? "Mcp-Method: tools/call\r\nMcp-Name: t\r\n" : headers));
+}
+
+TEST_F(DaemonTest, SessionlessRequestsShareOneProcessPerClientAndKeepTheirIds) {
+  Start();
+  // Two requests with the same id at once, from one client: each gets its own answer.
+  Client slow(port_);
+  slow.Send(Modern("1", {{"op", "sleep"}}));
+  Client::Response held = slow.Read(/*head_only=*/true);
+  EXPECT_EQ(held.status, 200);
+  EXPECT_EQ(Client::Header(held.head, "Mcp-Session-Id"), "");
+  Client c(port_);
+  c.Send(Modern("1", {{"op", "echo"}, {"n", 7}}, ""));
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 200) << r.head << r.body;
+  EXPECT_EQ(Client::Header(r.head, "Mcp-Session-Id"), "");
+  std::vector<json> events = Events(r.body);
+  ASSERT_EQ(events.size(), 1u) << r.body;
+  EXPECT_EQ(events[0]["id"], 1);
+  EXPECT_EQ(events[0]["result"]["n"], 7);
+  // Closing the stream is the cancellation; the server hears of it under srt-mcp's own id.
+  slow.Close();
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(world_.mu);
+    return world_.cancelled.size() == 1 && world_.cancelled[0].starts_with("\"srt-mcp-");
+  }));
+  std::lock_guard lock(world_.mu);
+  EXPECT_EQ(world_.started, 1);
+}
+
+TEST_F(DaemonTest, SessionlessRefusals) {
+  Start();
+  Client c(port_);
+  c.Send(
+      "GET /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+      "MCP-Protocol-Version: 2026-07-28\r\n\r\n");
+  Client::Response get = c.Read();
+  EXPECT_EQ(get.status, 405);
+  EXPECT_EQ(Client::Header(get.head, "Allow"), "POST");
+  c.Send(
+      "DELETE /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nMCP-Protocol-Version: 2026-07-28\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 405);
+  c.Send(Modern("2", {{"op", "echo"}}, "Mcp-Method: tools/call\r\nMcp-Name: other\r\n"));
+  Client::Response mismatch = c.Read();
+  EXPECT_EQ(mismatch.status, 400);
+  json error = json::parse(mismatch.body);
+  EXPECT_EQ(error["id"], 2);
+  EXPECT_EQ(error["error"]["code"], -32020);
+  EXPECT_EQ(error["error"]["message"],
+            "Header mismatch: Mcp-Name header value 'other' does not match the body");
+  c.Send(Modern("3", {{"op", "echo"}}, "Mcp-Name: t\r\n"));
+  EXPECT_EQ(c.Read().status, 400);  // no Mcp-Method
+  // A notification: 202.
+  json note = {
+      {"jsonrpc", "2.0"},
+      {"method", "notifications/x"},
+      {"params", {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
+  c.Send(Post(note.dump(), "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: notifications/x\r\n"));
+  EXPECT_EQ(c.Read().status, 202);
+}
+
 TEST_F(DaemonTest, IdleSessionsExpire) {
   Start(R"({"sessionIdle": "300ms"})");
   Client c(port_);

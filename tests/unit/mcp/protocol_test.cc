@@ -63,6 +63,60 @@ TEST(JsonRpcTest, MakesMessages) {
       R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"bye"}})");
 }
 
+TEST(JsonRpcTest, ReplacesIds) {
+  EXPECT_EQ(ReplaceId(R"({"jsonrpc":"2.0","id":1,"result":{"a":1}})", "\"x\""),
+            R"({"id":"x","jsonrpc":"2.0","result":{"a":1}})");
+  EXPECT_EQ(ReplaceId("[1]", "1"), "");
+  EXPECT_EQ(ReplaceId("{}", "nope"), "");
+}
+
+TEST(JsonRpcTest, ReadsWhatTheMirroredHeadersAreCheckedAgainst) {
+  auto m = ClassifyMessage(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","uri":7,)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "t");
+  EXPECT_EQ(m->uri, std::nullopt);
+  EXPECT_EQ(m->meta_protocol_version, "2026-07-28");
+}
+
+TEST(ChecksTest, MirroredHeaders) {
+  const std::optional<std::string> v = "2026-07-28";
+  const std::optional<std::string> name = "get weather";
+  const std::optional<std::string> none;
+  auto check = [&](MirroredHeaders h, std::string_view method,
+                   const std::optional<std::string>& body_name = std::nullopt,
+                   const std::optional<std::string>& body_uri = std::nullopt) {
+    return CheckMirroredHeaders(h, method, v, body_name, body_uri);
+  };
+  EXPECT_EQ(check({"2026-07-28", "tools/list", std::nullopt}, "tools/list"), "");
+  EXPECT_EQ(check({"2026-07-28", "tools/call", "get weather"}, "tools/call", name), "");
+  // "get weather" as the sentinel form.
+  EXPECT_EQ(check({"2026-07-28", "tools/call", "=?base64?Z2V0IHdlYXRoZXI=?="}, "tools/call", name),
+            "");
+  EXPECT_EQ(check({"2026-07-28", "resources/read", "file:///a"}, "resources/read", none,
+                  std::optional<std::string>("file:///a")),
+            "");
+  EXPECT_EQ(check({std::nullopt, "tools/list", std::nullopt}, "tools/list"),
+            "MCP-Protocol-Version is missing");
+  EXPECT_EQ(CheckMirroredHeaders({"2026-07-28", "tools/list", std::nullopt}, "tools/list", none,
+                                 none, none),
+            "MCP-Protocol-Version '2026-07-28' does not match the body's "
+            "io.modelcontextprotocol/protocolVersion");
+  EXPECT_EQ(check({"2026-07-28", std::nullopt, std::nullopt}, "tools/list"),
+            "Mcp-Method is missing");
+  EXPECT_EQ(check({"2026-07-28", "tools/list", std::nullopt}, "tools/call", name),
+            "Mcp-Method header value 'tools/list' does not match body value 'tools/call'");
+  EXPECT_EQ(check({"2026-07-28", "tools/call", std::nullopt}, "tools/call", name),
+            "Mcp-Name is missing");
+  EXPECT_EQ(check({"2026-07-28", "tools/call", "other"}, "tools/call", name),
+            "Mcp-Name header value 'other' does not match the body");
+  EXPECT_EQ(check({"2026-07-28", "tools/call", "=?base64?!!?="}, "tools/call", name),
+            "Mcp-Name is not valid base64");
+  EXPECT_EQ(check({"2026-07-28", "prompts/get", "p"}, "prompts/get", none),
+            "Mcp-Name header value 'p' does not match the body");
+}
+
 TEST(SseTest, EventsCannotBeEndedOrExtendedByTheirData) {
   EXPECT_EQ(SseEvent("1-1", R"({"a":1})"), "id: 1-1\ndata: {\"a\":1}\n\n");
   EXPECT_EQ(SseEvent("2-1", "a\n\nid: evil\r\nb\rc"),
@@ -130,6 +184,7 @@ TEST(ChecksTest, ProtocolVersionsAndAccept) {
   EXPECT_TRUE(ProtocolVersionSupported("2025-06-18"));
   EXPECT_TRUE(ProtocolVersionSupported("2025-11-25"));
   EXPECT_TRUE(ProtocolVersionSupported("2025-03-26"));
+  EXPECT_TRUE(ProtocolVersionSupported("2026-07-28"));
   EXPECT_FALSE(ProtocolVersionSupported("2024-11-05"));
   EXPECT_FALSE(ProtocolVersionSupported("2025-06-18 "));
   EXPECT_TRUE(Accepts("application/json, text/event-stream", "text/event-stream"));
