@@ -591,7 +591,10 @@ class Daemon::Impl {
     // DNS rebinding: only the names this daemon is reached by.
     HostMatch host = CheckHost(Header(req, "host"), host_policy_);
     if (!host.allowed) {
-      SendSimple(c, 403, "this Host is not served here", close);
+      SendSimple(c, 403,
+                 "the Host " + strings::QuoteForMessage(Header(req, "host").value_or("")) +
+                     " is not served here",
+                 close);
       return;
     }
     if (auto origin = Header(req, "origin");

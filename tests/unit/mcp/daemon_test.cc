@@ -284,8 +284,8 @@ class DaemonTest : public ::testing::Test {
  protected:
   void Start(const std::string& limits = "{}") {
     Result<McpConfig> config = ParseMcpConfig(
-        R"({"listen": {"port": 0}, "servers": {"fake": {"command": "fake"}}, "limits": )" + limits +
-            "}",
+        R"({"listen": {"port": 0, "domains": ["mcp.test"]}, "servers": {"fake": {"command": "fake"}}, "limits": )" +
+            limits + "}",
         "test.json");
     ASSERT_TRUE(config) << config.error().message();
     DaemonOptions o;
@@ -599,6 +599,25 @@ TEST_F(DaemonTest, SessionlessRefusals) {
       {"params", {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}}}};
   c.Send(Post(note.dump(), "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: notifications/x\r\n"));
   EXPECT_EQ(c.Read().status, 202);
+}
+
+TEST_F(DaemonTest, TheHostNameCanNameTheServer) {
+  Start();
+  Client c(port_);
+  const std::string host = "Host: fake.mcp.test:" + std::to_string(port_) + "\r\n";
+  c.Send("POST /mcp HTTP/1.1\r\n" + host +
+         "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+         "Content-Length: " +
+         std::to_string(kInit.size()) + "\r\n\r\n" + kInit);
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 200) << r.head << r.body;
+  EXPECT_EQ(Client::Header(r.head, "Mcp-Session-Id").size(), 32u);
+  c.Send("GET /healthz HTTP/1.1\r\nHost: mcp.test\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  c.Send("GET /healthz HTTP/1.1\r\nHost: a.b.mcp.test\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 403);
+  c.Send("POST /mcp HTTP/1.1\r\nHost: nope.mcp.test\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 404);
 }
 
 TEST_F(DaemonTest, IdleSessionsExpire) {
