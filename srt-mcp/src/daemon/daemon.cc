@@ -876,14 +876,12 @@ class Daemon::Impl {
       return MakeError(Errc::kDenied, why);
     };
     if (shutting_down_) return busy("srt-mcp is shutting down", 5);
-    if (sessions_.size() + sessionless_.size() >= config_.limits.max_sessions) {
-      return busy("too many sessions", 5);
-    }
+    // Ending sessions count until their process is gone: opening and deleting sessions in a loop
+    // must not pile up sandboxes that are still stopping.
+    if (all_sessions_.size() >= config_.limits.max_sessions) return busy("too many sessions", 5);
     auto mine = static_cast<size_t>(
-        std::count_if(sessions_.begin(), sessions_.end(),
-                      [&](const auto& kv) { return kv.second->client == client; }) +
-        std::count_if(sessionless_.begin(), sessionless_.end(),
-                      [&](const auto& kv) { return kv.second->client == client; }));
+        std::count_if(all_sessions_.begin(), all_sessions_.end(),
+                      [&](const auto& session) { return session->client == client; }));
     if (mine >= config_.limits.max_sessions_per_client) {
       return busy("too many sessions for this client", 5);
     }
