@@ -282,10 +282,10 @@ std::vector<json> Events(const std::string& sse) {
 
 class DaemonTest : public ::testing::Test {
  protected:
-  void Start(const std::string& limits = "{}") {
+  void Start(const std::string& limits = "{}", const std::string& server_limits = "{}") {
     Result<McpConfig> config = ParseMcpConfig(
-        R"({"listen": {"port": 0, "domains": ["mcp.test"]}, "servers": {"fake": {"command": "fake"}}, "limits": )" +
-            limits + "}",
+        R"({"listen": {"port": 0, "domains": ["mcp.test"]}, "servers": {"fake": {"command": "fake", "limits": )" +
+            server_limits + R"(}}, "limits": )" + limits + "}",
         "test.json");
     ASSERT_TRUE(config) << config.error().message();
     DaemonOptions o;
@@ -618,6 +618,17 @@ TEST_F(DaemonTest, TheHostNameCanNameTheServer) {
   EXPECT_EQ(c.Read().status, 403);
   c.Send("POST /mcp HTTP/1.1\r\nHost: nope.mcp.test\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(c.Read().status, 404);
+}
+
+TEST_F(DaemonTest, AServerProcessHasATimeLimit) {
+  Start("{}", R"({"time": "300ms"})");
+  Client c(port_);
+  std::string sid = Initialize(c);
+  c.Send(Post(Call("1", {{"op", "sleep"}}), Sid(sid)));
+  Client::Response r = c.Read(false, 5s);
+  std::vector<json> events = Events(r.body);
+  ASSERT_EQ(events.size(), 1u) << r.body;
+  EXPECT_EQ(events[0]["error"]["message"], "the session reached its time limit");
 }
 
 TEST_F(DaemonTest, IdleSessionsExpire) {
