@@ -188,7 +188,9 @@ class SrtMcpTest : public ::testing::Test {
             {"srt", srt}}},
           {"fixture",
            {{"command", node_},
-            {"args", {std::string(SRT_MCP_TESTS_DIR) + "/fixture_server.mjs"}},
+            // The scratch directory as an (ignored) argument: this test's processes are the
+            // ones whose command line names it, whatever other tests run meanwhile.
+            {"args", {std::string(SRT_MCP_TESTS_DIR) + "/fixture_server.mjs", root_}},
             {"env", {{"FIXTURE_LOG", root_ + "/data/fixture.log"}}},
             {"srt", srt}}}}},
         {"limits", {{"maxSessionsPerClient", 3}, {"maxBodyBytes", 65536}, {"headTimeout", "1s"}}}};
@@ -314,8 +316,8 @@ TEST_F(SrtMcpTest, TwoClientsGetSeparateSessionsAndSandboxes) {
   json r;
   std::thread t([&] { r = Client("two", {"fixture", "hold"}); });
   // Both server processes run at once, one per session.
-  EXPECT_TRUE(
-      it::Eventually([&] { return it::ProcessesMatching("fixture_server.mjs").size() >= 2; }, 15s));
+  EXPECT_TRUE(it::Eventually(
+      [&] { return it::ProcessesMatching("fixture_server.mjs " + root_).size() >= 2; }, 15s));
   t.join();
   ASSERT_FALSE(r.contains("failed")) << r.dump(2) << Slurp(log_);
   EXPECT_NE(r["sessions"][0], r["sessions"][1]);
@@ -501,12 +503,12 @@ TEST_F(SrtMcpTest, SigtermEndsEverySessionAndExitsZero) {
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(Exchange(port_, Post("/mcp/fixture", kInitialize)).status, 200);
   }
-  ASSERT_TRUE(
-      it::Eventually([&] { return it::ProcessesMatching("fixture_server.mjs").size() >= 2; }, 10s));
+  ASSERT_TRUE(it::Eventually(
+      [&] { return it::ProcessesMatching("fixture_server.mjs " + root_).size() >= 2; }, 10s));
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(StopDaemon(), 0) << Slurp(log_);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 12s);
-  EXPECT_TRUE(it::ProcessesMatching("fixture_server.mjs").empty());
+  EXPECT_TRUE(it::ProcessesMatching(root_).empty());
   bool stopped = false;
   for (const json& line : LogLines()) stopped |= line.value("event", "") == "stopped";
   EXPECT_TRUE(stopped);
