@@ -976,6 +976,7 @@ class Daemon::Impl {
           if (auto p = weak.lock()) {
             p->started = true;
             FlushToServer(*p);
+            if (p->ending) ArmStopTimers(p);  // ended while its sandbox was starting
           }
         },
         [this, weak](const ProcessExit& exit) {
@@ -1274,6 +1275,12 @@ class Daemon::Impl {
       loop_->Remove(s->stdin_fd.get());
       s->stdin_fd.reset();
     }
+    if (s->started) ArmStopTimers(s);
+    // else: on_started arms them; a signal before the process runs would reach nothing.
+  }
+
+  // SIGTERM after the grace, then SIGKILL after another, unless the process exits first.
+  void ArmStopTimers(const std::shared_ptr<Session>& s) {
     std::weak_ptr<Session> weak = s;
     s->term_timer = loop_->AddTimer(options_.stop_grace, [this, weak] {
       auto p = weak.lock();
