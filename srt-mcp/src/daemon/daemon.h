@@ -26,7 +26,8 @@
 namespace srt::mcp {
 
 struct DaemonOptions {
-  // Receives each JSON log line (without '\n'); default: stderr.
+  // Receives each JSON log line (without '\n'); default: stderr. Called on the loop thread and,
+  // for a sandbox's warnings, on supervisor threads: it must be thread-safe.
   std::function<void(std::string_view)> log;
   // srt-init; default: found next to this program or in the install prefix.
   std::optional<std::string> init_path;
