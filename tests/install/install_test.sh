@@ -16,12 +16,12 @@ cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" || { cat "$s
 while IFS= read -r f; do
   [[ $f == "$prefix"/* ]] || fail "installed outside the prefix: $f"
 done <"$build/install_manifest.txt"
-for f in bin/srt bin/srt-poller libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
+for f in bin/srt bin/srt-poller bin/srt-mcp lib/systemd/system/srt-mcp.service libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
          include/srt-sandbox/srt/sandbox.h include/srt-sandbox/srt/settings.h include/srt-sandbox/srt/result.h \
          lib/cmake/SrtSandbox/SrtSandboxConfig.cmake lib/cmake/SrtSandbox/SrtSandboxConfigVersion.cmake \
          lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service \
          share/srt/srt-settings.schema.json share/srt/policies/default.json share/man/man1/srt.1.gz \
-         share/man/man5/srt-settings.5.gz share/man/man8/srt-poller.8.gz \
+         share/man/man5/srt-settings.5.gz share/man/man8/srt-poller.8.gz share/man/man8/srt-mcp.8.gz \
          share/bash-completion/completions/srt share/zsh/vendor-completions/_srt; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
@@ -37,11 +37,18 @@ grep -qx "ExecStart=$prefix/bin/srt-poller --environment-key-file /etc/srt-polle
   "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit's ExecStart does not name $prefix/bin/srt-poller"
 # Sessions' cgroups live inside the unit's (docs/poller.md, Limits).
 grep -qx "Delegate=yes" "$prefix/lib/systemd/system/srt-poller.service" || fail "the unit does not delegate its cgroup"
+grep -qx "ExecStart=$prefix/bin/srt-mcp --config /etc/srt-mcp/srt-mcp.json" \
+  "$prefix/lib/systemd/system/srt-mcp.service" || fail "srt-mcp's unit's ExecStart does not name $prefix/bin/srt-mcp"
 if command -v systemd-analyze >/dev/null; then
-  # The unit as systemd reads it (its ExecStart must exist: the install's own srt-poller).
+  # The units as systemd reads them (their ExecStart must exist: the install's own programs).
   systemd-analyze verify "$prefix/lib/systemd/system/srt-poller.service" 2>&1 | grep -v "EnvironmentFile" \
     | grep -i "srt-poller.service" && fail "systemd-analyze finds fault with the unit"
+  systemd-analyze verify "$prefix/lib/systemd/system/srt-mcp.service" 2>&1 \
+    | grep -i "srt-mcp.service" && fail "systemd-analyze finds fault with srt-mcp's unit"
 fi
+# srt-mcp checks the shipped example (its token file is not here: the check says so by name).
+out=$("$prefix/bin/srt-mcp" --config "$src/examples/srt-mcp.json" --check 2>&1 || true)
+grep -q "/etc/srt-mcp/token" <<<"$out" || fail "srt-mcp --check on the example: $out"
 
 # Relocated: the same files in another place still work (no path of the first prefix is used).
 moved=$scratch/moved

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The module graph of srt, read from its #include lines, and the check that keeps it.
 
-Every quoted #include of the production code (libsrt, proxy, srt-cli, srt-poller, bench,
+Every quoted #include of the production code (libsrt, proxy, srt-cli, srt-poller, srt-mcp, bench,
 examples) is resolved to the file it names and both ends are mapped to their module. The
 check fails on an edge that the checked-in table (edges.txt) does not list, on a table row
 that no include uses any more, and on a quoted include that names no file of the tree.
@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 # Production code roots: (folder, how its modules are named).
-CHECKED = ("libsrt/", "proxy/", "srt-cli/", "srt-poller/", "bench/", "examples/")
+CHECKED = ("libsrt/", "proxy/", "srt-cli/", "srt-poller/", "srt-mcp/", "bench/", "examples/")
 SOURCE = re.compile(r".*\.(h|hh|cc|c|S|h\.in)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -35,6 +35,7 @@ INCLUDE_ROOTS = (
     "proxy/src",
     "srt-cli",
     "srt-poller/src",
+    "srt-mcp/src",
     "bench",
     "tests",
 )
@@ -64,6 +65,8 @@ def module_of(path):
         return "srt-cli"
     if path.startswith("srt-poller/src/"):
         return "poller/" + parts[2]
+    if path.startswith("srt-mcp/src/"):
+        return "mcp/" + parts[2]
     if path.startswith("bench/"):
         return "bench"
     if path.startswith("examples/"):

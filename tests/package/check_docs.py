@@ -5,7 +5,7 @@
   check_docs.py --src DIR --bin DIR --version V
   check_docs.py --options PROGRAM     print the options PROGRAM --help lists, one a line
 
-  - every option `srt --help` and `srt-poller --help` list is in srt.1 and srt-poller.8;
+  - every option `srt --help`, `srt-poller --help` and `srt-mcp --help` list is in its page;
   - every settings key of libsrt/src/config/settings_keys.h is in srt-settings.5;
   - each page renders without a warning (groff -ww, and man --warnings where man-db is);
   - packaging/deb/changelog's first entry is for version V, the project's (V-REVISION).
@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 
-PAGES = {"srt": "srt.1", "srt-poller": "srt-poller.8"}
+PAGES = {"srt": "srt.1", "srt-poller": "srt-poller.8", "srt-mcp": "srt-mcp.8"}
+# Fewer options than this in a --help means its layout changed and the parser missed them.
+MIN_OPTIONS = {"srt": 10, "srt-poller": 10, "srt-mcp": 4}
 
 
 def help_options(program):
@@ -86,7 +88,7 @@ def main():
 
     for program, page in PAGES.items():
         options = help_options(os.path.join(args.bin, program))
-        if len(options) < 10:
+        if len(options) < MIN_OPTIONS[program]:
             errors.append(f"{program} --help: only {sorted(options)} found; has its layout changed?")
         tags = item_tags(os.path.join(man_dir, page))
         for option in sorted(options):

@@ -45,7 +45,8 @@ for d in "$deb" "$dev"; do
   done <"$scratch/contents"
 done
 dpkg-deb -c "$deb" | awk '{ print $6 }' >"$scratch/runtime-files"
-for f in usr/bin/srt usr/bin/srt-poller usr/libexec/srt/srt-init usr/libexec/srt/srt-toolbox \
+for f in usr/bin/srt usr/bin/srt-poller usr/bin/srt-mcp usr/lib/systemd/system/srt-mcp.service \
+         usr/share/man/man8/srt-mcp.8.gz usr/libexec/srt/srt-init usr/libexec/srt/srt-toolbox \
          usr/share/srt/srt-settings.schema.json usr/share/srt/policies/default.json \
          usr/lib/systemd/system/srt-poller.service usr/share/man/man1/srt.1.gz \
          usr/share/man/man5/srt-settings.5.gz usr/share/man/man8/srt-poller.8.gz \
@@ -71,6 +72,9 @@ dpkg -L srt-sandbox srt-sandbox-dev | sort -u >"$scratch/installed"
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 [[ $(/usr/bin/srt --version) == "srt ${version%-*}" ]] || fail "srt --version: $(/usr/bin/srt --version)"
 /usr/bin/srt-poller --version >/dev/null || fail "srt-poller --version failed"
+/usr/bin/srt-mcp --version >/dev/null || fail "srt-mcp --version failed"
+grep -qx 'ExecStart=/usr/bin/srt-mcp --config /etc/srt-mcp/srt-mcp.json' \
+  /usr/lib/systemd/system/srt-mcp.service || fail "srt-mcp's unit's ExecStart is not /usr/bin/srt-mcp"
 grep -qx 'ExecStart=/usr/bin/srt-poller --environment-key-file /etc/srt-poller/environment-key --log-format json' \
   /usr/lib/systemd/system/srt-poller.service || fail "the unit's ExecStart is not /usr/bin/srt-poller"
 

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: Apache-2.0
+// srt-mcp/config/config.cc: configuration text -> McpConfig. Two passes over the text: nlohmann's
+// SAX parser with a position-recording iterator finds syntax errors and where every key and
+// array element starts (so schema errors can say line:column), then a decoder walks the DOM.
+#include "config/config.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "base/address.h"
+#include "base/strings.h"
+#include "base/units.h"
+
+namespace srt::mcp {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+constexpr size_t kMaxNestingDepth = 32;
+constexpr size_t kMaxNameBytes = 64;
+constexpr size_t kMaxServers = 256;
+
+// ---------------------------------------------------------------------------------------------
+// Positions
+
+// An input iterator over the text that remembers the index of the last byte the lexer read,
+// so a SAX callback knows where its token ended.
+class TrackingIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackingIterator(const char* p, const char* base, size_t* last)
+      : p_(p), base_(base), last_(last) {}
+  reference operator*() const {
+    *last_ = static_cast<size_t>(p_ - base_);
+    return *p_;
+  }
+  TrackingIterator& operator++() {
+    ++p_;
+    return *this;
+  }
+  bool operator==(const TrackingIterator& o) const { return p_ == o.p_; }
+  bool operator!=(const TrackingIterator& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char* base_;
+  size_t* last_;
+};
+
+std::string PointerToken(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Records the byte offset where each key (and each array element) starts, by JSON pointer.
+class PositionRecorder final : public nlohmann::json_sax<Json> {
+ public:
+  PositionRecorder(std::string_view text, const size_t* last) : text_(text), last_(last) {}
+
+  std::unordered_map<std::string, size_t> starts;
+  std::optional<size_t> error_position;
+  std::string error_reason;
+  bool too_deep = false;
+  std::optional<std::string> duplicate;  // pointer of the first repeated key
+  size_t duplicate_at = 0;               // where its second occurrence starts
+
+  bool null() override { return Scalar(); }
+  bool boolean(bool /*v*/) override { return Scalar(); }
+  bool number_integer(number_integer_t /*v*/) override { return Scalar(); }
+  bool number_unsigned(number_unsigned_t /*v*/) override { return Scalar(); }
+  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return Scalar(); }
+  bool string(string_t& /*v*/) override { return Element(StringStart(*last_)); }
+  bool binary(binary_t& /*v*/) override { return Scalar(); }
+  bool start_object(std::size_t /*n*/) override { return Open(true); }
+  bool start_array(std::size_t /*n*/) override { return Open(false); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& k) override {
+    Frame& f = stack_.back();
+    f.token = PointerToken(k);
+    std::string p = Path();
+    if (!f.keys.insert(k).second && !duplicate) {
+      duplicate = p;
+      duplicate_at = StringStart(*last_);
+    }
+    starts.emplace(std::move(p), StringStart(*last_));
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
+    error_position = position;
+    std::string_view what = ex.what();
+    if (size_t c = what.find("column "); c != std::string_view::npos) {
+      if (size_t colon = what.find(": ", c); colon != std::string_view::npos) {
+        what.remove_prefix(colon + 2);
+      }
+    }
+    error_reason = strings::EscapeNonPrintable(what);
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    size_t next_index = 0;
+    std::string token;
+    std::set<std::string> keys;
+  };
+  std::string Path() const {
+    std::string p;
+    for (const Frame& f : stack_) p += "/" + f.token;
+    return p;
+  }
+  // The opening quote of the string whose closing quote is at `end`.
+  size_t StringStart(size_t end) const {
+    size_t i = end;
+    while (i > 0) {
+      --i;
+      if (text_[i] != '"') continue;
+      size_t backslashes = 0;
+      while (i > backslashes && text_[i - 1 - backslashes] == '\\') ++backslashes;
+      if (backslashes % 2 == 0) return i;
+    }
+    return end;
+  }
+  // A number or literal ends at `*last_` (numbers read one byte past themselves).
+  bool Scalar() {
+    size_t i = std::min(*last_, text_.size() - 1);
+    auto part = [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' || c == '-' ||
+             c == 'E';
+    };
+    if (!part(text_[i]) && i > 0) --i;
+    while (i > 0 && part(text_[i - 1])) --i;
+    return Element(i);
+  }
+  bool Element(size_t start) {
+    if (!stack_.empty() && !stack_.back().is_object) {
+      stack_.back().token = std::to_string(stack_.back().next_index++);
+      starts.emplace(Path(), start);
+    }
+    return true;
+  }
+  bool Open(bool is_object) {
+    Element(*last_);
+    if (stack_.size() >= kMaxNestingDepth) {
+      too_deep = true;
+      return false;
+    }
+    stack_.push_back(Frame{is_object, 0, {}, {}});
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  std::string_view text_;
+  const size_t* last_;
+  std::vector<Frame> stack_;
+};
+
+std::pair<size_t, size_t> LineColumn(std::string_view text, size_t index) {
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < index && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, index - line_start + 1};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decoder
+
+class Decoder {
+ public:
+  Decoder(std::string_view text, std::string_view origin,
+          const std::unordered_map<std::string, size_t>& starts)
+      : text_(text), origin_(origin), starts_(starts) {}
+
+  Result<McpConfig> Decode(const Json& root) {
+    McpConfig c;
+    SRT_RETURN_IF_ERROR(ExpectObject(root, ""));
+    SRT_RETURN_IF_ERROR(Keys(
+        root, "", {"$schema", "listen", "auth", "allowedOrigins", "servers", "routes", "limits"}));
+    if (root.contains("listen")) SRT_RETURN_IF_ERROR(Listen(root["listen"], c));
+    if (root.contains("auth")) {
+      const Json& a = root["auth"];
+      SRT_RETURN_IF_ERROR(ExpectObject(a, "/auth"));
+      SRT_RETURN_IF_ERROR(Keys(a, "/auth", {"bearerTokenFiles"}));
+      if (a.contains("bearerTokenFiles")) {
+        SRT_ASSIGN_OR_RETURN(c.bearer_token_files,
+                             Strings(a["bearerTokenFiles"], "/auth/bearerTokenFiles"));
+        for (size_t i = 0; i < c.bearer_token_files.size(); ++i) {
+          if (!c.bearer_token_files[i].starts_with('/')) {
+            return Fail("/auth/bearerTokenFiles/" + std::to_string(i),
+                        Quote(c.bearer_token_files[i]) + " is not an absolute path");
+          }
+        }
+        if (c.bearer_token_files.empty()) {
+          return Fail("/auth/bearerTokenFiles",
+                      "is empty (leave `auth` out for no authentication)");
+        }
+      }
+    }
+    if (root.contains("allowedOrigins")) {
+      SRT_ASSIGN_OR_RETURN(c.allowed_origins, Strings(root["allowedOrigins"], "/allowedOrigins"));
+      for (size_t i = 0; i < c.allowed_origins.size(); ++i) {
+        const std::string& o = c.allowed_origins[i];
+        if (!(o.starts_with("http://") || o.starts_with("https://")) || o.ends_with('/') ||
+            o.find_first_of(" \t\r\n") != std::string::npos || o == "http://" || o == "https://") {
+          return Fail("/allowedOrigins/" + std::to_string(i),
+                      Quote(o) + " is not an origin (scheme://host[:port], no path)");
+        }
+      }
+    }
+    if (root.contains("limits")) SRT_RETURN_IF_ERROR(Limits(root["limits"], c.limits));
+    std::set<std::string> names;
+    if (root.contains("servers")) {
+      const Json& s = root["servers"];
+      SRT_RETURN_IF_ERROR(ExpectObject(s, "/servers"));
+      if (s.size() > kMaxServers) return Fail("/servers", "has more than 256 servers");
+      for (auto it = s.begin(); it != s.end(); ++it) {
+        const std::string path = "/servers/" + PointerToken(it.key());
+        SRT_RETURN_IF_ERROR(Name(it.key(), path));
+        names.insert(it.key());
+        SRT_ASSIGN_OR_RETURN(StdioServer server, Server(it.value(), path, it.key()));
+        for (std::string& w : server.settings_warnings) c.warnings.push_back(w);
+        c.servers.emplace(it.key(), std::move(server));
+      }
+    }
+    if (root.contains("routes")) {
+      const Json& r = root["routes"];
+      if (!r.is_array()) return Fail("/routes", "must be an array, not " + TypeName(r));
+      for (size_t i = 0; i < r.size(); ++i) {
+        const std::string path = "/routes/" + std::to_string(i);
+        SRT_ASSIGN_OR_RETURN(HttpRoute route, Route(r[i], path));
+        if (!names.insert(route.name).second) {
+          return Fail(path + "/name",
+                      Quote(route.name) + " is already the name of a server or route");
+        }
+        c.routes.push_back(std::move(route));
+      }
+    }
+    if (c.bearer_token_files.empty() && !IsLoopbackHost(c.listen_host)) {
+      return Fail("/listen/hostname",
+                  Quote(c.listen_host) +
+                      " is not a loopback address, and there is no `auth`: srt-mcp listens "
+                      "beyond this host only with auth.bearerTokenFiles");
+    }
+    return c;
+  }
+
+ private:
+  Error Fail(const std::string& pointer, const std::string& what) const {
+    std::string where = std::string(origin_);
+    // The pointer's own position, else its nearest recorded ancestor's.
+    std::string p = pointer;
+    while (true) {
+      auto it = starts_.find(p);
+      if (it != starts_.end()) {
+        auto [line, column] = LineColumn(text_, it->second);
+        where += ":" + std::to_string(line) + ":" + std::to_string(column);
+        break;
+      }
+      size_t slash = p.rfind('/');
+      if (slash == std::string::npos || p.empty()) break;
+      p.resize(slash);
+    }
+    return MakeError(Errc::kInvalidArgument,
+                     where + ": " + (pointer.empty() ? "/" : pointer) + ": " + what);
+  }
+  static std::string Quote(std::string_view s) { return strings::QuoteForMessage(s, 200); }
+  static std::string TypeName(const Json& j) {
+    if (j.is_object()) return "an object";
+    if (j.is_array()) return "an array";
+    if (j.is_string()) return "a string";
+    if (j.is_boolean()) return "a boolean";
+    if (j.is_null()) return "null";
+    return "a number";
+  }
+  Result<void> ExpectObject(const Json& j, const std::string& path) const {
+    if (!j.is_object()) return Fail(path, "must be an object, not " + TypeName(j));
+    return Ok();
+  }
+  Result<void> Keys(const Json& j, const std::string& path,
+                    std::initializer_list<std::string_view> known) const {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+        std::string list;
+        for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Fail(path + "/" + PointerToken(it.key()), "unknown key (known: " + list + ")");
+      }
+    }
+    return Ok();
+  }
+  Result<std::string> String(const Json& j, const std::string& path) const {
+    if (!j.is_string()) return Fail(path, "must be a string, not " + TypeName(j));
+    std::string s = j.get<std::string>();
+    if (s.find('\0') != std::string::npos) return Fail(path, "contains a NUL byte");
+    return s;
+  }
+  Result<std::vector<std::string>> Strings(const Json& j, const std::string& path) const {
+    if (!j.is_array()) return Fail(path, "must be an array of strings, not " + TypeName(j));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      SRT_ASSIGN_OR_RETURN(std::string s, String(j[i], path + "/" + std::to_string(i)));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+  Result<uint64_t> Whole(const Json& j, const std::string& path, uint64_t min, uint64_t max) const {
+    if (!j.is_number_unsigned() && !j.is_number_integer()) {
+      return Fail(path, "must be a whole number, not " + TypeName(j));
+    }
+    if (j.is_number_integer() && j.get<int64_t>() < 0) {
+      return Fail(path, j.dump() + " is negative");
+    }
+    uint64_t v = j.get<uint64_t>();
+    if (v < min || v > max) {
+      return Fail(path, j.dump() + " is out of range (" + std::to_string(min) + " to " +
+                            std::to_string(max) + ")");
+    }
+    return v;
+  }
+  Result<std::chrono::milliseconds> Duration(const Json& j, const std::string& path) const {
+    SRT_ASSIGN_OR_RETURN(std::string s, String(j, path));
+    Result<std::chrono::milliseconds> d = ParseGoDuration(s);
+    if (!d) return Fail(path, Quote(s) + " is not a duration (30s, 5m, 1h30m)");
+    return *d;
+  }
+  Result<void> Name(const std::string& name, const std::string& path) const {
+    bool ok = !name.empty() && name.size() <= kMaxNameBytes &&
+              std::all_of(name.begin(), name.end(), [](char ch) {
+                return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                       (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
+              });
+    if (!ok) {
+      return Fail(path, Quote(name) +
+                            " is not a name (1 to 64 letters, digits, '-' and '_': it becomes "
+                            "the path /mcp/NAME and the host NAME.<domain>)");
+    }
+    return Ok();
+  }
+
+  Result<void> Listen(const Json& l, McpConfig& c) const {
+    SRT_RETURN_IF_ERROR(ExpectObject(l, "/listen"));
+    SRT_RETURN_IF_ERROR(Keys(l, "/listen", {"hostname", "port", "domains"}));
+    if (l.contains("hostname")) {
+      SRT_ASSIGN_OR_RETURN(c.listen_host, String(l["hostname"], "/listen/hostname"));
+      if (c.listen_host != "localhost" && !ParseIpAddress(c.listen_host)) {
+        return Fail("/listen/hostname",
+                    Quote(c.listen_host) + " is not an IP address or \"localhost\"");
+      }
+    }
+    if (l.contains("port")) {
+      SRT_ASSIGN_OR_RETURN(uint64_t port, Whole(l["port"], "/listen/port", 0, 65535));
+      c.listen_port = static_cast<uint16_t>(port);
+    }
+    if (l.contains("domains")) {
+      SRT_ASSIGN_OR_RETURN(c.domains, Strings(l["domains"], "/listen/domains"));
+      for (size_t i = 0; i < c.domains.size(); ++i) {
+        std::string& d = c.domains[i];
+        bool ok = !d.empty() && d.size() <= 253 &&
+                  std::all_of(d.begin(), d.end(),
+                              [](char ch) {
+                                return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                                       ch == '-' || ch == '.';
+                              }) &&
+                  !d.starts_with('.') && !d.ends_with('.');
+        if (!ok) {
+          return Fail("/listen/domains/" + std::to_string(i),
+                      Quote(d) + " is not a lower-case DNS name");
+        }
+      }
+    }
+    return Ok();
+  }
+
+  Result<void> Limits(const Json& j, DaemonLimits& l) const {
+    SRT_RETURN_IF_ERROR(ExpectObject(j, "/limits"));
+    SRT_RETURN_IF_ERROR(Keys(
+        j, "/limits",
+        {"maxBodyBytes", "maxMessageBytes", "maxConnections", "maxSessions", "maxSessionsPerClient",
+         "maxInflightPerSession", "sessionIdle", "headTimeout", "keepAliveIdle", "replayEvents"}));
+    auto whole = [&](const char* key, uint64_t min, uint64_t max, auto& out) -> Result<void> {
+      if (!j.contains(key)) return Ok();
+      SRT_ASSIGN_OR_RETURN(uint64_t v, Whole(j[key], std::string("/limits/") + key, min, max));
+      out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+      return Ok();
+    };
+    auto duration = [&](const char* key, std::chrono::milliseconds& out) -> Result<void> {
+      if (!j.contains(key)) return Ok();
+      SRT_ASSIGN_OR_RETURN(out, Duration(j[key], std::string("/limits/") + key));
+      if (out.count() == 0) return Fail(std::string("/limits/") + key, "must not be 0");
+      return Ok();
+    };
+    SRT_RETURN_IF_ERROR(whole("maxBodyBytes", 1024, uint64_t{64} << 20, l.max_body_bytes));
+    SRT_RETURN_IF_ERROR(whole("maxMessageBytes", 1024, uint64_t{64} << 20, l.max_message_bytes));
+    SRT_RETURN_IF_ERROR(whole("maxConnections", 1, 65536, l.max_connections));
+    SRT_RETURN_IF_ERROR(whole("maxSessions", 1, 65536, l.max_sessions));
+    SRT_RETURN_IF_ERROR(whole("maxSessionsPerClient", 1, 65536, l.max_sessions_per_client));
+    SRT_RETURN_IF_ERROR(whole("maxInflightPerSession", 1, 65536, l.max_inflight_per_session));
+    SRT_RETURN_IF_ERROR(whole("replayEvents", 0, 4096, l.replay_events));
+    SRT_RETURN_IF_ERROR(duration("sessionIdle", l.session_idle));
+    SRT_RETURN_IF_ERROR(duration("headTimeout", l.head_timeout));
+    SRT_RETURN_IF_ERROR(duration("keepAliveIdle", l.keepalive_idle));
+    return Ok();
+  }
+
+  Result<StdioServer> Server(const Json& j, const std::string& path,
+                             const std::string& name) const {
+    StdioServer s;
+    s.name = name;
+    SRT_RETURN_IF_ERROR(ExpectObject(j, path));
+    SRT_RETURN_IF_ERROR(Keys(j, path, {"type", "command", "args", "env", "cwd", "srt", "limits"}));
+    if (j.contains("type")) {
+      SRT_ASSIGN_OR_RETURN(std::string type, String(j["type"], path + "/type"));
+      if (type != "stdio") {
+        return Fail(path + "/type", Quote(type) +
+                                        ": only \"stdio\" servers run in sandboxes "
+                                        "(put an HTTP server in `routes`)");
+      }
+    }
+    if (!j.contains("command")) return Fail(path, "has no \"command\"");
+    SRT_ASSIGN_OR_RETURN(std::string command, String(j["command"], path + "/command"));
+    if (command.empty()) return Fail(path + "/command", "is empty");
+    s.argv.push_back(std::move(command));
+    if (j.contains("args")) {
+      SRT_ASSIGN_OR_RETURN(std::vector<std::string> args, Strings(j["args"], path + "/args"));
+      s.argv.insert(s.argv.end(), args.begin(), args.end());
+    }
+    if (j.contains("env")) {
+      const Json& e = j["env"];
+      SRT_RETURN_IF_ERROR(ExpectObject(e, path + "/env"));
+      for (auto it = e.begin(); it != e.end(); ++it) {
+        const std::string kp = path + "/env/" + PointerToken(it.key());
+        if (it.key().empty() || it.key().find('=') != std::string::npos ||
+            it.key().find('\0') != std::string::npos) {
+          return Fail(kp, Quote(it.key()) + " is not a variable name");
+        }
+        SRT_ASSIGN_OR_RETURN(std::string v, String(it.value(), kp));
+        s.env[it.key()] = std::move(v);
+      }
+    }
+    if (j.contains("cwd")) {
+      SRT_ASSIGN_OR_RETURN(std::string cwd, String(j["cwd"], path + "/cwd"));
+      if (!cwd.starts_with('/'))
+        return Fail(path + "/cwd", Quote(cwd) + " is not an absolute path");
+      s.cwd = std::move(cwd);
+    }
+    if (j.contains("srt")) {
+      const Json& block = j["srt"];
+      SRT_RETURN_IF_ERROR(ExpectObject(block, path + "/srt"));
+      // libsrt's own parser, so the block means exactly what a settings file would. Its messages
+      // name the block by our position and pointer, then its own pointer inside it.
+      std::string where = std::string(origin_);
+      if (auto it = starts_.find(path + "/srt"); it != starts_.end()) {
+        auto [line, column] = LineColumn(text_, it->second);
+        where += ":" + std::to_string(line) + ":" + std::to_string(column);
+      }
+      where += ": " + path + "/srt";
+      Result<LoadedSettings> loaded = ParseSettings(block.dump(), where);
+      if (!loaded) return loaded.error();
+      s.settings = std::move(loaded->settings);
+      s.settings_warnings = std::move(loaded->warnings);
+    }
+    if (j.contains("limits")) {
+      const Json& l = j["limits"];
+      const std::string lp = path + "/limits";
+      SRT_RETURN_IF_ERROR(ExpectObject(l, lp));
+      SRT_RETURN_IF_ERROR(Keys(l, lp, {"memory", "cpus", "pids", "time"}));
+      ServerLimits limits;
+      if (l.contains("memory")) {
+        const Json& m = l["memory"];
+        std::string text = m.is_string()            ? m.get<std::string>()
+                           : m.is_number_unsigned() ? m.dump()
+                                                    : "";
+        Result<uint64_t> bytes = ParseByteSize(text);
+        if (text.empty() || !bytes) {
+          return Fail(lp + "/memory", Quote(m.dump()) + " is not a size (512M, 2G, 1048576)");
+        }
+        limits.memory_bytes = *bytes;
+      }
+      if (l.contains("cpus")) {
+        const Json& cpu = l["cpus"];
+        std::string text = cpu.is_string()   ? cpu.get<std::string>()
+                           : cpu.is_number() ? cpu.dump()
+                                             : "";
+        Result<uint32_t> millis = ParseCpus(text);
+        if (text.empty() || !millis) {
+          return Fail(lp + "/cpus", Quote(cpu.dump()) + " is not a CPU count (1, 0.5)");
+        }
+        limits.cpu_millis = *millis;
+      }
+      if (l.contains("pids")) {
+        SRT_ASSIGN_OR_RETURN(uint64_t pids, Whole(l["pids"], lp + "/pids", 16, 1u << 22));
+        limits.pids = static_cast<uint32_t>(pids);
+      }
+      if (l.contains("time")) {
+        SRT_ASSIGN_OR_RETURN(limits.time, Duration(l["time"], lp + "/time"));
+      }
+      s.limits = limits;
+    }
+    return s;
+  }
+
+  Result<HttpRoute> Route(const Json& j, const std::string& path) const {
+    HttpRoute r;
+    SRT_RETURN_IF_ERROR(ExpectObject(j, path));
+    SRT_RETURN_IF_ERROR(Keys(j, path, {"name", "upstream"}));
+    if (!j.contains("name")) return Fail(path, "has no \"name\"");
+    if (!j.contains("upstream")) return Fail(path, "has no \"upstream\"");
+    SRT_ASSIGN_OR_RETURN(r.name, String(j["name"], path + "/name"));
+    SRT_RETURN_IF_ERROR(Name(r.name, path + "/name"));
+    SRT_ASSIGN_OR_RETURN(r.upstream, String(j["upstream"], path + "/upstream"));
+    const std::string up = path + "/upstream";
+    std::string_view u = r.upstream;
+    if (!u.starts_with("http://")) {
+      return Fail(up, Quote(r.upstream) +
+                          " is not an http:// URL (srt-mcp speaks plain HTTP "
+                          "to upstreams on this host)");
+    }
+    u.remove_prefix(7);
+    size_t slash = u.find('/');
+    std::string_view authority = u.substr(0, slash);
+    std::string_view rest = slash == std::string_view::npos ? "" : u.substr(slash);
+    if (rest.find_first_of("?#") != std::string_view::npos) {
+      return Fail(up, Quote(r.upstream) + " has a query or fragment");
+    }
+    while (rest.ends_with('/')) rest.remove_suffix(1);
+    r.base_path = std::string(rest);
+    std::optional<Endpoint> ep = ParseEndpoint(authority, 80);
+    if (ep) {
+      r.host = FormatIpAddress(ep->address);
+      r.port = ep->port;
+    } else if (authority == "localhost" || authority.starts_with("localhost:")) {
+      r.host = "127.0.0.1";
+      std::optional<uint32_t> port = authority == "localhost"
+                                         ? std::optional<uint32_t>(80)
+                                         : ParseWholeNumber(authority.substr(10), 1, 65535);
+      if (!port) return Fail(up, Quote(r.upstream) + " has a bad port");
+      r.port = static_cast<uint16_t>(*port);
+    } else {
+      return Fail(up, Quote(r.upstream) +
+                          ": the host must be an IP address or localhost (no DNS at run time)");
+    }
+    return r;
+  }
+
+  std::string_view text_;
+  std::string_view origin_;
+  const std::unordered_map<std::string, size_t>& starts_;
+};
+
+}  // namespace
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost") return true;
+  std::optional<IpAddress> ip = ParseIpAddress(host);
+  if (!ip) return false;
+  if (ip->family == IpAddress::Family::kIpv4) return ip->bytes[0] == 127;
+  IpAddress one;
+  one.family = IpAddress::Family::kIpv6;
+  one.bytes[15] = 1;
+  return *ip == one;
+}
+
+Result<McpConfig> ParseMcpConfig(std::string_view text, std::string_view origin) {
+  if (text.size() > kMaxConfigBytes) {
+    return MakeError(Errc::kInvalidArgument,
+                     std::string(origin) + ": larger than 1 MiB, not a configuration file");
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return MakeError(Errc::kInvalidArgument, std::string(origin) + ": empty");
+  }
+  size_t last = 0;
+  PositionRecorder recorder(text, &last);
+  TrackingIterator first(text.data(), text.data(), &last);
+  TrackingIterator end(text.data() + text.size(), text.data(), &last);
+  bool ok = Json::sax_parse(first, end, &recorder, nlohmann::json::input_format_t::json,
+                            /*strict=*/true, /*ignore_comments=*/true);
+  if (!ok || recorder.error_position || recorder.too_deep) {
+    if (recorder.too_deep) {
+      return MakeError(Errc::kInvalidArgument,
+                       std::string(origin) + ": nested deeper than 32 levels");
+    }
+    size_t pos = recorder.error_position.value_or(1);
+    size_t index = std::min(std::max<size_t>(pos, 1), text.size() + 1) - 1;
+    auto [line, column] = LineColumn(text, index);
+    return MakeError(Errc::kInvalidArgument, std::string(origin) + ":" + std::to_string(line) +
+                                                 ":" + std::to_string(column) + ": " +
+                                                 recorder.error_reason);
+  }
+  Decoder decoder(text, origin, recorder.starts);
+  if (recorder.duplicate) {
+    auto [line, column] = LineColumn(text, recorder.duplicate_at);
+    return MakeError(Errc::kInvalidArgument,
+                     std::string(origin) + ":" + std::to_string(line) + ":" +
+                         std::to_string(column) + ": " + *recorder.duplicate +
+                         ": the key appears twice (which one counts would be a guess)");
+  }
+  Json root;
+  try {
+    root = Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const Json::exception& e) {
+    return MakeError(Errc::kInvalidArgument, std::string(origin) + ": " + e.what());
+  }
+  return decoder.Decode(root);
+}
+
+}  // namespace srt::mcp

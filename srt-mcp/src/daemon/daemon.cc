@@ -1,0 +1,1632 @@
+// SPDX-License-Identifier: Apache-2.0
+// srt-mcp/daemon/daemon.cc: the listener, client connections (HTTP/1.1 with keep-alive, SSE),
+// MCP sessions over sandboxed stdio servers, HTTP routes, /healthz, and the drain on shutdown.
+// Everything here runs on the loop thread but for the supervisor threads (server_process.h).
+#include "daemon/daemon.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "base/strings.h"
+#include "base/system_text.h"
+#include "base/unique_fd.h"
+#include "daemon/server_process.h"
+#include "http/head_parser.h"
+#include "loop/event_loop.h"
+#include "protocol/checks.h"
+#include "protocol/jsonrpc.h"
+#include "protocol/sse.h"
+#include "protocol/streams.h"
+#include "sys/fd.h"
+#include "sys/random_hex.h"
+
+namespace srt::mcp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using proxy::EventLoop;
+using proxy::Handler;
+using HttpRequest = proxy::http::Request;
+
+constexpr size_t kReadChunk = size_t{64} * 1024;
+constexpr size_t kMaxStderrLine = 4096;
+constexpr size_t kMaxOutBuffer = size_t{16} << 20;  // a client that stops reading is dropped
+constexpr size_t kMaxKeptStreams = 64;              // complete streams kept for replay
+constexpr size_t kMaxToServer = size_t{8} << 20;    // bytes queued for a server's stdin
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string NowIso() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t{};
+  gmtime_r(&ts.tv_sec, &t);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
+                t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1'000'000);
+  return buf;
+}
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 415:
+      return "Unsupported Media Type";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
+  }
+}
+
+// A small adaptor: a loop Handler that calls a function.
+class FnHandler final : public Handler {
+ public:
+  explicit FnHandler(std::function<void(uint32_t)> fn) : fn_(std::move(fn)) {}
+  void OnEvents(uint32_t events) override { fn_(events); }
+
+ private:
+  std::function<void(uint32_t)> fn_;
+};
+
+Result<void> SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return SysError("fcntl O_NONBLOCK");
+  return Ok();
+}
+
+bool IsHopByHop(std::string_view name) {
+  static const char* kNames[] = {"connection",
+                                 "keep-alive",
+                                 "proxy-connection",
+                                 "proxy-authenticate",
+                                 "proxy-authorization",
+                                 "te",
+                                 "trailer",
+                                 "transfer-encoding",
+                                 "upgrade",
+                                 "host",
+                                 "content-length"};
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::any_of(std::begin(kNames), std::end(kNames),
+                     [&](const char* n) { return lower == n; });
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+class Daemon::Impl {
+ public:
+  struct Session;
+  struct Conn;
+
+  Impl(McpConfig config, DaemonOptions options, std::vector<std::string> tokens,
+       std::unique_ptr<EventLoop> loop, UniqueFd listener, uint16_t port)
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        tokens_(std::move(tokens)),
+        loop_(std::move(loop)),
+        listener_(std::move(listener)),
+        port_(port),
+        accept_handler_([this](uint32_t) { Accept(); }) {
+    host_policy_ = {config_.listen_host, port_, IsLoopbackHost(config_.listen_host),
+                    config_.domains};
+    for (const auto& [name, server] : config_.servers) health_[name] = Health{};
+    for (const HttpRoute& r : config_.routes) health_[r.name] = Health{};
+  }
+
+  uint16_t port() const { return port_; }
+
+  Result<void> Start() { return loop_->Add(listener_.get(), EPOLLIN, &accept_handler_); }
+
+  void Run() {
+    Log("info", "listening", {{"address", config_.listen_host}, {"port", Num(port_)}});
+    loop_->Run();
+    Log("info", "stopped", {});
+  }
+
+  void Shutdown() {
+    loop_->RunInLoop([this] { BeginShutdown(); });
+  }
+
+  Result<void> WatchSignals(int fd) {
+    signal_fd_ = fd;
+    signal_handler_ = std::make_unique<FnHandler>([this](uint32_t) {
+      signalfd_siginfo info;
+      while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      }
+      BeginShutdown();
+    });
+    return loop_->Add(fd, EPOLLIN, signal_handler_.get());
+  }
+
+  ~Impl() {
+    // Run() has returned: connections and sessions are torn down without the loop.
+    for (auto& [fd, c] : conns_) loop_->Remove(fd);
+    conns_.clear();
+  }
+
+  // --- Health --------------------------------------------------------------------------------
+  struct Health {
+    std::string state = "up";  // up, starting, failed
+    std::string last_error;
+    int consecutive_failures = 0;
+    Clock::time_point retry_after{};
+  };
+
+  // --- Logging -------------------------------------------------------------------------------
+  void Log(std::string_view level, std::string_view event,
+           std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+    std::string line = "{\"time\":\"" + NowIso() + "\",\"level\":\"" + std::string(level) +
+                       "\",\"event\":" + JsonString(event);
+    for (const auto& [k, v] : fields) {
+      line += ",\"" + std::string(k) + "\":";
+      // Numbers are passed as text starting with a digit and marked by the key's '#' suffix-free
+      // convention: callers pass numbers through Num().
+      if (!v.empty() && v[0] == '\x01') {
+        line += v.substr(1);
+      } else {
+        line += JsonString(v);
+      }
+    }
+    line += "}";
+    if (options_.log) {
+      options_.log(line);
+    } else {
+      line += "\n";
+      (void)sys::WriteAll(2, line, "log");
+    }
+  }
+  static std::string Num(long long v) { return "\x01" + std::to_string(v); }
+
+  // --- Sessions ------------------------------------------------------------------------------
+  struct Session {
+    std::string id;
+    std::string server;  // its name
+    std::string client;  // who opened it (token index or peer address)
+    SessionStreams streams;
+    std::unique_ptr<ServerProcess> process;
+    UniqueFd stdin_fd;
+    UniqueFd stdout_fd;
+    UniqueFd stderr_fd;
+    std::unique_ptr<FnHandler> stdin_handler;
+    std::unique_ptr<FnHandler> stdout_handler;
+    std::unique_ptr<FnHandler> stderr_handler;
+    std::string to_server;  // bytes for stdin not yet written
+    std::string stdout_line;
+    std::string stderr_line;
+    bool started = false;
+    bool ending = false;  // removed from sessions_, the process is being stopped
+    bool exited = false;
+    std::string end_reason;
+    std::map<uint64_t, Conn*> attached;  // stream -> the connection it writes to
+    std::deque<uint64_t> complete_streams;
+    EventLoop::TimerId idle_timer = EventLoop::kNoTimer;
+    EventLoop::TimerId time_limit_timer = EventLoop::kNoTimer;
+    EventLoop::TimerId term_timer = EventLoop::kNoTimer;
+    EventLoop::TimerId kill_timer = EventLoop::kNoTimer;
+    Clock::time_point started_at = Clock::now();
+    // MCP 2026-07-28: no session; one process per (server, client) serves that client's
+    // requests, whose ids srt-mcp replaces by its own (clients may reuse theirs across requests).
+    bool sessionless = false;
+    std::string sessionless_key;
+    std::map<uint64_t, std::string> original_ids;  // stream -> the client's id
+    explicit Session(size_t replay) : streams(replay) {}
+  };
+
+  // --- Connections ---------------------------------------------------------------------------
+  enum class ConnState { kReading, kStreaming, kProxying, kClosing };
+  struct Conn final : Handler {
+    Impl* impl = nullptr;
+    UniqueFd fd;
+    std::string peer;
+    std::string in;
+    std::string out;
+    ConnState state = ConnState::kReading;
+    bool close_after_write = false;
+    EventLoop::TimerId timer = EventLoop::kNoTimer;
+    bool head_started = false;  // bytes of a request arrived (the head timeout runs)
+    // The request being answered (for the log).
+    Clock::time_point request_start{};
+    std::string log_method;
+    std::string log_route;
+    std::string log_session;
+    std::string log_rpc;
+    int log_status = 0;
+    // Streaming: the session and stream this connection carries.
+    std::weak_ptr<Session> session;
+    uint64_t stream = 0;
+    // Proxying: the upstream connection.
+    UniqueFd upstream;
+    std::unique_ptr<FnHandler> upstream_handler;
+    std::string to_upstream;
+    bool upstream_connected = false;
+    bool upstream_eof = false;
+    bool closed = false;
+    void OnEvents(uint32_t events) override { impl->OnConnEvents(*this, events); }
+  };
+
+  // --- Accepting -----------------------------------------------------------------------------
+  void Accept() {
+    while (true) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      int fd = accept4(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
+      UniqueFd owned(fd);
+      if (shutting_down_ || conns_.size() >= config_.limits.max_connections) {
+        static constexpr std::string_view kBusy =
+            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n"
+            "Connection: close\r\n\r\n";
+        (void)!write(fd, kBusy.data(), kBusy.size());
+        continue;
+      }
+      char host[INET6_ADDRSTRLEN] = "?";
+      if (addr.ss_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, host, sizeof host);
+      } else if (addr.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
+      }
+      // SSE events are small writes that must leave now: without this, Nagle's algorithm holds
+      // each behind the client's delayed ACK (~40 ms per tools/call on loopback).
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c = std::make_unique<Conn>();
+      c->impl = this;
+      c->fd = std::move(owned);
+      c->peer = host;
+      Conn* raw = c.get();
+      if (!loop_->Add(fd, EPOLLIN | EPOLLRDHUP, raw)) continue;
+      conns_[fd] = std::move(c);
+      ArmTimer(*raw, config_.limits.keepalive_idle);
+    }
+  }
+
+  void ArmTimer(Conn& c, std::chrono::milliseconds after) {
+    loop_->CancelTimer(c.timer);
+    int fd = c.fd.get();
+    c.timer = loop_->AddTimer(after, [this, fd] {
+      auto it = conns_.find(fd);
+      if (it == conns_.end()) return;
+      it->second->timer = EventLoop::kNoTimer;
+      Conn& conn = *it->second;
+      if (conn.state == ConnState::kReading && conn.head_started) {
+        // Slowloris: the head and body did not arrive within headTimeout.
+        SendSimple(conn, 408, "the request did not arrive in time", /*close=*/true);
+      } else if (conn.state == ConnState::kReading) {
+        CloseConn(conn);
+      }
+    });
+  }
+
+  void OnConnEvents(Conn& c, uint32_t events) {
+    if (c.closed) return;
+    if (events & EPOLLOUT) Flush(c);
+    if (c.closed) return;
+    if (events & EPOLLIN) ReadConn(c);
+  }
+
+  void ReadConn(Conn& c) {
+    char buf[kReadChunk];
+    while (!c.closed) {
+      ssize_t n = read(c.fd.get(), buf, sizeof buf);
+      if (n > 0) {
+        if (c.state == ConnState::kClosing) continue;  // discarded: we are closing
+        c.in.append(buf, static_cast<size_t>(n));
+        if (c.in.size() > kMaxHeadBytes() + config_.limits.max_body_bytes + 4096) {
+          // Mid-stream there is no room for an HTTP answer: the connection just goes.
+          if (c.state == ConnState::kReading) {
+            SendSimple(c, 413, "request too large", /*close=*/true);
+          } else {
+            ConnGone(c);
+          }
+          return;
+        }
+        continue;
+      }
+      if (n == 0) {
+        ConnGone(c);
+        return;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) break;
+      ConnGone(c);
+      return;
+    }
+    if (c.state == ConnState::kReading) ProcessInput(c);
+  }
+
+  static size_t kMaxHeadBytes() { return proxy::http::Limits{}.max_head_bytes; }
+
+  // The client closed (or broke) its connection.
+  void ConnGone(Conn& c) {
+    if (c.state == ConnState::kStreaming) {
+      // MCP 2026-07-28: closing a request's stream cancels it; srt-mcp does the same for earlier
+      // revisions and tells the server (docs/mcp.md).
+      DetachStream(c, /*cancel=*/true);
+    }
+    CloseConn(c);
+  }
+
+  void CloseConn(Conn& c) {
+    if (c.closed) return;
+    c.closed = true;
+    if (c.state == ConnState::kStreaming) DetachStream(c, /*cancel=*/true);
+    if (!c.log_method.empty()) LogRequest(c);
+    loop_->CancelTimer(c.timer);
+    if (c.upstream) {
+      loop_->Remove(c.upstream.get());
+      c.upstream.reset();
+    }
+    int fd = c.fd.get();
+    loop_->Remove(fd);
+    // Destroyed after this iteration: the caller may still be inside c's OnEvents.
+    loop_->RunInLoop([this, fd] {
+      conns_.erase(fd);
+      MaybeFinishShutdown();
+    });
+  }
+
+  void LogRequest(Conn& c) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - c.request_start);
+    Log("info", "request",
+        {{"client", c.peer},
+         {"method", c.log_method},
+         {"route", c.log_route},
+         {"session", c.log_session},
+         {"rpc", c.log_rpc},
+         {"status", Num(c.log_status)},
+         {"duration_ms", Num(ms.count())}});
+    c.log_method.clear();
+  }
+
+  // --- Writing -------------------------------------------------------------------------------
+  void Queue(Conn& c, std::string_view bytes) {
+    if (c.closed) return;
+    if (c.out.size() + bytes.size() > kMaxOutBuffer) {
+      // The client does not read what it asked for.
+      ConnGone(c);
+      return;
+    }
+    c.out.append(bytes);
+    Flush(c);
+  }
+
+  void Flush(Conn& c) {
+    while (!c.out.empty()) {
+      ssize_t n = send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        (void)loop_->Modify(c.fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+        return;
+      }
+      ConnGone(c);
+      return;
+    }
+    (void)loop_->Modify(c.fd.get(), EPOLLIN | EPOLLRDHUP);
+    if (c.close_after_write) {
+      CloseConn(c);
+      return;
+    }
+    if (c.state == ConnState::kProxying && c.upstream && !c.upstream_eof) {
+      (void)loop_->Modify(c.upstream.get(),
+                          EPOLLIN | EPOLLRDHUP | (c.to_upstream.empty() ? 0u : EPOLLOUT));
+    }
+    if (c.state == ConnState::kProxying && c.upstream_eof) CloseConn(c);
+  }
+
+  // A complete response with a body; `extra` are header lines ending in CRLF.
+  void SendResponse(Conn& c, int status, std::string_view content_type, std::string_view body,
+                    const std::string& extra = "", bool close = false) {
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
+    if (!content_type.empty()) head += "Content-Type: " + std::string(content_type) + "\r\n";
+    head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    head += "Cache-Control: no-store\r\n";
+    head += extra;
+    if (close || shutting_down_) head += "Connection: close\r\n";
+    head += "\r\n";
+    c.log_status = status;
+    c.close_after_write = close || shutting_down_;
+    if (!c.log_method.empty()) LogRequest(c);
+    c.state = ConnState::kReading;
+    Queue(c, head + std::string(body));
+    if (!c.closed && !c.close_after_write) {
+      ArmTimer(c, config_.limits.keepalive_idle);
+      c.head_started = false;
+      // Pipelined bytes already here.
+      if (!c.in.empty())
+        loop_->RunInLoop([this, fd = c.fd.get()] {
+          auto it = conns_.find(fd);
+          if (it != conns_.end() && it->second->state == ConnState::kReading)
+            ProcessInput(*it->second);
+        });
+    }
+  }
+
+  // An error answer: a JSON-RPC error without an id as the body (MCP: "MAY comprise a JSON-RPC
+  // error response that has no id").
+  void SendSimple(Conn& c, int status, std::string_view message, bool close = false,
+                  const std::string& extra = "") {
+    SendResponse(c, status, "application/json",
+                 ErrorResponse("null", status == 503 ? kServerBusy : kInvalidRequest, message),
+                 extra, close);
+  }
+
+  // --- Requests ------------------------------------------------------------------------------
+  void ProcessInput(Conn& c) {
+    if (c.in.empty() || c.closed) return;
+    if (!c.head_started) {
+      c.head_started = true;
+      c.request_start = Clock::now();
+      ArmTimer(c, config_.limits.head_timeout);
+    }
+    proxy::http::RequestHeadResult head = proxy::http::ParseRequestHead(c.in);
+    if (head.status == proxy::ParseStatus::kNeedMore) return;
+    if (head.status == proxy::ParseStatus::kError) {
+      c.log_method = "?";
+      SendSimple(c, head.http_error, "malformed request: " + head.error, /*close=*/true);
+      return;
+    }
+    const HttpRequest& req = head.request;
+    if (req.chunked) {
+      c.log_method = req.method;
+      SendSimple(c, 411, "chunked request bodies are not accepted; send Content-Length",
+                 /*close=*/true);
+      return;
+    }
+    const uint64_t body_length = req.content_length.value_or(0);
+    if (body_length > config_.limits.max_body_bytes) {
+      c.log_method = req.method;
+      SendSimple(
+          c, 413,
+          "the body is larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes",
+          /*close=*/true);
+      return;
+    }
+    if (c.in.size() < head.consumed + body_length) return;
+    std::string body = c.in.substr(head.consumed, body_length);
+    c.in.erase(0, head.consumed + body_length);
+    c.head_started = false;
+    loop_->CancelTimer(c.timer);
+    c.timer = EventLoop::kNoTimer;
+    c.log_method = req.method;
+    c.log_route.clear();
+    c.log_session.clear();
+    c.log_rpc.clear();
+    Handle(c, req, body, req.ConnectionClose());
+  }
+
+  std::optional<std::string_view> Header(const HttpRequest& r, std::string_view name) {
+    const proxy::http::Header* h = r.Find(name);
+    if (!h) return std::nullopt;
+    return std::string_view(h->value);
+  }
+
+  void Handle(Conn& c, const HttpRequest& req, const std::string& body, bool close) {
+    if (req.form != proxy::http::TargetForm::kOrigin) {
+      SendSimple(c, 400, "srt-mcp takes origin-form request targets", true);
+      return;
+    }
+    // DNS rebinding: only the names this daemon is reached by.
+    HostMatch host = CheckHost(Header(req, "host"), host_policy_);
+    if (!host.allowed) {
+      SendSimple(c, 403,
+                 "the Host " + strings::QuoteForMessage(Header(req, "host").value_or("")) +
+                     " is not served here",
+                 close);
+      return;
+    }
+    if (auto origin = Header(req, "origin");
+        origin && !OriginAllowed(*origin, config_.allowed_origins)) {
+      SendSimple(c, 403, "this Origin is not allowed", close);
+      return;
+    }
+    std::string client = c.peer;
+    if (!tokens_.empty()) {
+      std::optional<size_t> who = MatchBearer(Header(req, "authorization"), tokens_);
+      if (!who) {
+        SendSimple(c, 401, "a valid bearer token is required", close,
+                   "WWW-Authenticate: Bearer realm=\"srt-mcp\"\r\n");
+        return;
+      }
+      client = "token" + std::to_string(*who);
+    }
+    std::string path = req.target.substr(0, req.target.find('?'));
+    std::string query =
+        req.target.find('?') == std::string::npos ? "" : req.target.substr(req.target.find('?'));
+    if (path == "/healthz") {
+      if (req.method != "GET") {
+        SendSimple(c, 405, "GET only", close, "Allow: GET\r\n");
+        return;
+      }
+      SendResponse(c, 200, "application/json", HealthJson(), "", close);
+      return;
+    }
+    std::string name;
+    std::string rest;
+    if (!host.route.empty()) {
+      name = host.route;
+      if (path != "/" && path != "/mcp" && !path.starts_with("/mcp/"))
+        rest = path;
+      else if (path.starts_with("/mcp/"))
+        rest = path.substr(4);
+    } else if (path.starts_with("/mcp/")) {
+      std::string_view tail = std::string_view(path).substr(5);
+      size_t slash = tail.find('/');
+      name = std::string(tail.substr(0, slash));
+      rest = slash == std::string_view::npos ? "" : std::string(tail.substr(slash));
+    }
+    c.log_route = name;
+    if (auto s = config_.servers.find(name); s != config_.servers.end() && rest.empty()) {
+      HandleMcp(c, req, body, s->second, client, close);
+      return;
+    }
+    for (const HttpRoute& r : config_.routes) {
+      if (r.name == name) {
+        StartProxy(c, req, body, r, rest, query);
+        return;
+      }
+    }
+    SendSimple(c, 404, "no MCP server or route here", close);
+  }
+
+  std::string HealthJson() {
+    std::string out = "{\"routes\":{";
+    bool first = true;
+    auto add = [&](const std::string& name, const char* kind, size_t sessions) {
+      const Health& h = health_[name];
+      if (!first) out += ",";
+      first = false;
+      out += JsonString(name) + ":{\"kind\":\"" + kind + "\",\"state\":" + JsonString(h.state);
+      if (!h.last_error.empty()) out += ",\"lastError\":" + JsonString(h.last_error);
+      if (std::string_view(kind) == "stdio") out += ",\"sessions\":" + std::to_string(sessions);
+      out += "}";
+    };
+    for (const auto& entry : config_.servers) {
+      const std::string& name = entry.first;
+      auto n = static_cast<size_t>(
+          std::count_if(sessions_.begin(), sessions_.end(),
+                        [&](const auto& kv) { return kv.second->server == name; }) +
+          std::count_if(sessionless_.begin(), sessionless_.end(),
+                        [&](const auto& kv) { return kv.second->server == name; }));
+      add(name, "stdio", n);
+    }
+    for (const HttpRoute& r : config_.routes) add(r.name, "http", 0);
+    out += "},\"sessions\":" + std::to_string(sessions_.size() + sessionless_.size()) + "}";
+    return out;
+  }
+
+  // --- MCP over Streamable HTTP ----------------------------------------------------------------
+  void HandleMcp(Conn& c, const HttpRequest& req, const std::string& body,
+                 const StdioServer& server, const std::string& client, bool close) {
+    if (auto v = Header(req, "mcp-protocol-version"); v && !ProtocolVersionSupported(*v)) {
+      SendSimple(c, 400,
+                 "unsupported MCP-Protocol-Version '" +
+                     strings::EscapeNonPrintable(v->substr(0, 32)) +
+                     "' (supported: " + std::string(kSupportedProtocolVersions) + ")",
+                 close);
+      return;
+    }
+    if (Header(req, "mcp-protocol-version") == kSessionlessProtocolVersion) {
+      HandleSessionless(c, req, body, server, client, close);
+      return;
+    }
+    std::optional<std::string_view> sid = Header(req, "mcp-session-id");
+    std::shared_ptr<Session> session;
+    if (sid) {
+      auto it = sessions_.find(std::string(*sid));
+      // A session is its opener's: another token's request gets the same 404 as a wrong id.
+      if (it == sessions_.end() || it->second->server != server.name ||
+          it->second->client != client) {
+        SendSimple(c, 404, "no such session (start a new one with initialize)", close);
+        return;
+      }
+      session = it->second;
+      c.log_session = session->id.substr(0, 8);
+      TouchSession(session);
+    }
+    if (req.method == "DELETE") {
+      if (!session) {
+        SendSimple(c, 400, "DELETE needs an Mcp-Session-Id", close);
+        return;
+      }
+      EndSession(session, "the client ended the session");
+      SendResponse(c, 200, "", "", "", close);
+      return;
+    }
+    if (req.method == "GET") {
+      if (!session) {
+        SendSimple(c, 400, "GET needs an Mcp-Session-Id", close);
+        return;
+      }
+      if (!Accepts(Header(req, "accept"), "text/event-stream")) {
+        SendSimple(c, 406, "GET opens an SSE stream: Accept must list text/event-stream", close);
+        return;
+      }
+      OpenGetStream(c, session, Header(req, "last-event-id"), close);
+      return;
+    }
+    if (req.method != "POST") {
+      SendSimple(c, 405, "POST, GET or DELETE", close, "Allow: POST, GET, DELETE\r\n");
+      return;
+    }
+    if (!Accepts(Header(req, "accept"), "application/json") ||
+        !Accepts(Header(req, "accept"), "text/event-stream")) {
+      SendSimple(c, 406, "Accept must list application/json and text/event-stream", close);
+      return;
+    }
+    Result<Message> msg = ClassifyMessage(body);
+    if (!msg) {
+      SendResponse(
+          c, 400, "application/json",
+          ErrorResponse("null", kParseError, "not a JSON-RPC message: " + msg.error().message()),
+          "", close);
+      return;
+    }
+    c.log_rpc = msg->method;
+    if (!session) {
+      if (msg->kind != MessageKind::kRequest || msg->method != "initialize") {
+        SendSimple(c, 400, "no Mcp-Session-Id: only initialize starts a session", close);
+        return;
+      }
+      auto created = CreateSession(c, server, client, close);
+      if (!created) return;  // answered
+      session = *created;
+      c.log_session = session->id.substr(0, 8);
+    } else if (msg->kind == MessageKind::kRequest && msg->method == "initialize") {
+      SendSimple(c, 400, "this session is already initialized", close);
+      return;
+    }
+    // A server that does not read its stdin cannot make the daemon hold every message for it.
+    if (session->to_server.size() > kMaxToServer) {
+      SendSimple(c, 503, "the server is not reading its input", close, "Retry-After: 1\r\n");
+      return;
+    }
+    if (msg->kind != MessageKind::kRequest) {
+      ToServer(*session, body);
+      SendResponse(c, 202, "", "", "", close);
+      return;
+    }
+    if (session->streams.inflight() >= config_.limits.max_inflight_per_session) {
+      SendSimple(c, 503, "too many requests in flight in this session", close,
+                 "Retry-After: 1\r\n");
+      return;
+    }
+    Result<uint64_t> stream = session->streams.OpenRequest(msg->id, msg->progress_token);
+    if (!stream) {
+      SendResponse(c, 400, "application/json",
+                   ErrorResponse(msg->id, kInvalidRequest, stream.error().message()), "", close);
+      return;
+    }
+    AttachStream(c, session, *stream, close);
+    ToServer(*session, body);
+  }
+
+  // MCP 2026-07-28: POST only, no sessions (Mcp-Session-Id and Last-Event-ID are ignored), the
+  // mirrored headers checked against the body, closing the response stream cancels.
+  void HandleSessionless(Conn& c, const HttpRequest& req, const std::string& body,
+                         const StdioServer& server, const std::string& client, bool close) {
+    if (req.method != "POST") {
+      SendSimple(c, 405, "MCP 2026-07-28 has no GET stream and no sessions: POST only", close,
+                 "Allow: POST\r\n");
+      return;
+    }
+    if (!Accepts(Header(req, "accept"), "application/json") ||
+        !Accepts(Header(req, "accept"), "text/event-stream")) {
+      SendSimple(c, 406, "Accept must list application/json and text/event-stream", close);
+      return;
+    }
+    Result<Message> msg = ClassifyMessage(body);
+    if (!msg) {
+      SendResponse(
+          c, 400, "application/json",
+          ErrorResponse("null", kParseError, "not a JSON-RPC message: " + msg.error().message()),
+          "", close);
+      return;
+    }
+    c.log_rpc = msg->method;
+    if (msg->kind == MessageKind::kResponse) {
+      SendSimple(c, 400, "MCP 2026-07-28 clients send no JSON-RPC responses", close);
+      return;
+    }
+    const std::string why = CheckMirroredHeaders(
+        {Header(req, "mcp-protocol-version"), Header(req, "mcp-method"), Header(req, "mcp-name")},
+        msg->method, msg->meta_protocol_version, msg->name, msg->uri);
+    if (!why.empty()) {
+      SendResponse(c, 400, "application/json",
+                   ErrorResponse(msg->id.empty() ? "null" : msg->id, kHeaderMismatch,
+                                 "Header mismatch: " + why),
+                   "", close);
+      return;
+    }
+    const std::string key = server.name + "\n" + client;
+    std::shared_ptr<Session> session;
+    if (auto it = sessionless_.find(key); it != sessionless_.end()) session = it->second;
+    if (!session) {
+      auto created = CreateSession(c, server, client, close);
+      if (!created) return;  // answered
+      session = *created;
+      sessions_.erase(session->id);  // reachable by its key only, never by an id
+      session->sessionless = true;
+      session->sessionless_key = key;
+      sessionless_[key] = session;
+    }
+    c.log_session = session->id.substr(0, 8);
+    TouchSession(session);
+    if (session->to_server.size() > kMaxToServer) {
+      SendSimple(c, 503, "the server is not reading its input", close, "Retry-After: 1\r\n");
+      return;
+    }
+    if (msg->kind == MessageKind::kNotification) {
+      ToServer(*session, body);
+      SendResponse(c, 202, "", "", "", close);
+      return;
+    }
+    if (session->streams.inflight() >= config_.limits.max_inflight_per_session) {
+      SendSimple(c, 503, "too many requests in flight for this client", close,
+                 "Retry-After: 1\r\n");
+      return;
+    }
+    const std::string internal = "\"srt-mcp-" + std::to_string(++next_internal_id_) + "\"";
+    Result<uint64_t> stream = session->streams.OpenRequest(internal, msg->progress_token);
+    if (!stream) {
+      SendSimple(c, 400, stream.error().message(), close);
+      return;
+    }
+    session->original_ids[*stream] = msg->id;
+    AttachStream(c, session, *stream, close);
+    ToServer(*session, ReplaceId(body, internal));
+  }
+
+  // What goes on a stream: a sessionless request's response carries the client's own id again.
+  std::string OutgoingData(Session& s, const SessionStreams::Delivery& d) {
+    if (!s.sessionless || !d.ends_stream) return d.record.data;
+    auto it = s.original_ids.find(d.stream);
+    if (it == s.original_ids.end()) return d.record.data;
+    std::string out = ReplaceId(d.record.data, it->second);
+    s.original_ids.erase(it);
+    return out.empty() ? d.record.data : out;
+  }
+
+  Result<std::shared_ptr<Session>> CreateSession(Conn& c, const StdioServer& server,
+                                                 const std::string& client, bool close) {
+    auto busy = [&](const std::string& why, long retry) -> Error {
+      SendSimple(c, 503, why, close, "Retry-After: " + std::to_string(retry) + "\r\n");
+      return MakeError(Errc::kDenied, why);
+    };
+    if (shutting_down_) return busy("srt-mcp is shutting down", 5);
+    // Ending sessions count until their process is gone: opening and deleting sessions in a loop
+    // must not pile up sandboxes that are still stopping.
+    if (all_sessions_.size() >= config_.limits.max_sessions) return busy("too many sessions", 5);
+    auto mine = static_cast<size_t>(
+        std::count_if(all_sessions_.begin(), all_sessions_.end(),
+                      [&](const auto& session) { return session->client == client; }));
+    if (mine >= config_.limits.max_sessions_per_client) {
+      return busy("too many sessions for this client", 5);
+    }
+    Health& h = health_[server.name];
+    if (Clock::now() < h.retry_after) {
+      auto wait = std::chrono::duration_cast<std::chrono::seconds>(h.retry_after - Clock::now());
+      return busy("the server '" + server.name + "' failed recently: " + h.last_error,
+                  std::max<long>(1, wait.count() + 1));
+    }
+    Result<std::string> id = sys::RandomHex(16);
+    if (!id) {
+      SendSimple(c, 503, "no session id: " + id.error().message(), close, "Retry-After: 1\r\n");
+      return id.error();
+    }
+    auto s = std::make_shared<Session>(config_.limits.replay_events);
+    s->id = *id;
+    s->server = server.name;
+    s->client = client;
+    auto in = sys::Pipe();
+    auto out = sys::Pipe();
+    auto err = sys::Pipe();
+    if (!in || !out || !err) {
+      SendSimple(c, 503, "no pipes for the server", close, "Retry-After: 1\r\n");
+      return MakeError(Errc::kSystem, "pipes");
+    }
+    s->stdin_fd = std::move(in->second);
+    s->stdout_fd = std::move(out->first);
+    s->stderr_fd = std::move(err->first);
+    for (int fd : {s->stdin_fd.get(), s->stdout_fd.get(), s->stderr_fd.get()}) {
+      (void)SetNonBlocking(fd);
+    }
+    std::weak_ptr<Session> weak = s;
+    s->stdin_handler = std::make_unique<FnHandler>([this, weak](uint32_t) {
+      if (auto p = weak.lock()) FlushToServer(*p);
+    });
+    s->stdout_handler = std::make_unique<FnHandler>([this, weak](uint32_t) {
+      if (auto p = weak.lock()) ReadServerStdout(p);
+    });
+    s->stderr_handler = std::make_unique<FnHandler>([this, weak](uint32_t) {
+      if (auto p = weak.lock()) ReadServerStderr(*p);
+    });
+    (void)loop_->Add(s->stdout_fd.get(), EPOLLIN, s->stdout_handler.get());
+    (void)loop_->Add(s->stderr_fd.get(), EPOLLIN, s->stderr_handler.get());
+
+    SandboxOptions o;
+    o.settings = server.settings;
+    o.argv = server.argv;
+    // HOME: the env's, else the sandbox's private TMPDIR, which only exists once the sandbox
+    // does; a shell sets it there (srt's TMPDIR is the one writable place every policy has).
+    if (!server.env.contains("HOME")) {
+      std::vector<std::string> argv = {"/bin/sh", "-c", "HOME=\"${TMPDIR:-/tmp}\" exec \"$@\"",
+                                       "srt-mcp-server"};
+      argv.insert(argv.end(), server.argv.begin(), server.argv.end());
+      o.argv = std::move(argv);
+    }
+    std::vector<std::string> env;
+    for (const auto& [k, v] : server.env) env.push_back(k + "=" + v);
+    if (!server.env.contains("PATH")) env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+    if (!server.env.contains("LANG")) env.push_back("LANG=C.UTF-8");
+    o.env = std::move(env);
+    o.cwd = server.cwd.value_or("/");
+    o.id = "mcp-" + server.name.substr(0, 40) + "-" + s->id.substr(0, 12);
+    o.init_path = options_.init_path;
+    o.warn = [this, name = server.name](std::string_view w) {
+      Log("warn", "sandbox", {{"route", name}, {"warning", std::string(w)}});
+    };
+    if (server.limits &&
+        (server.limits->memory_bytes || server.limits->cpu_millis || server.limits->pids)) {
+      ResourceLimits l;
+      l.memory_bytes = server.limits->memory_bytes;
+      l.cpu_millis = server.limits->cpu_millis;
+      l.pids = server.limits->pids;
+      o.limits = l;
+    }
+    if (h.state != "failed") h.state = "starting";
+    s->process = ServerProcess::Launch(
+        *loop_, options_.runner, std::move(o), std::move(in->first), std::move(out->second),
+        std::move(err->second),
+        [this, weak, name = server.name](const Result<void>& started) {
+          Health& health = health_[name];
+          if (!started) {
+            health.state = "failed";
+            health.last_error = started.error().message();
+            Backoff(health);
+            Log("error", "server_start", {{"route", name}, {"error", health.last_error}});
+            if (auto p = weak.lock()) {
+              EndSession(p, "the MCP server '" + name + "' did not start: " + health.last_error);
+            }
+            return;
+          }
+          health.state = "up";
+          if (auto p = weak.lock()) {
+            p->started = true;
+            FlushToServer(*p);
+            if (p->ending) ArmStopTimers(p);  // ended while its sandbox was starting
+          }
+        },
+        [this, weak](const ProcessExit& exit) {
+          if (auto p = weak.lock()) ServerExited(p, exit);
+        });
+    if (server.limits && server.limits->time.count() > 0) {
+      s->time_limit_timer = loop_->AddTimer(server.limits->time, [this, weak] {
+        if (auto p = weak.lock()) {
+          p->time_limit_timer = EventLoop::kNoTimer;
+          EndSession(p, "the session reached its time limit");
+        }
+      });
+    }
+    sessions_[s->id] = s;
+    all_sessions_.insert(s);
+    TouchSession(s);
+    Log("info", "session_start",
+        {{"route", server.name}, {"session", s->id.substr(0, 8)}, {"client", client}});
+    return s;
+  }
+
+  void Backoff(Health& h) {
+    ++h.consecutive_failures;
+    std::chrono::milliseconds delay =
+        options_.backoff_min * (int64_t{1} << std::min(h.consecutive_failures - 1, 16));
+    delay = std::min(delay, options_.backoff_max);
+    h.retry_after = Clock::now() + delay;
+  }
+
+  void TouchSession(const std::shared_ptr<Session>& s) {
+    loop_->CancelTimer(s->idle_timer);
+    std::weak_ptr<Session> weak = s;
+    s->idle_timer = loop_->AddTimer(config_.limits.session_idle, [this, weak] {
+      if (auto p = weak.lock()) {
+        p->idle_timer = EventLoop::kNoTimer;
+        // Streams still open count as use.
+        if (!p->attached.empty() || p->streams.inflight() > 0) {
+          TouchSession(p);
+          return;
+        }
+        EndSession(p, "the session was idle too long");
+      }
+    });
+  }
+
+  // SSE response head for a stream; the connection then carries the stream.
+  void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close) {
+    std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        "X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
+    if (!s->sessionless) head += "Mcp-Session-Id: " + s->id + "\r\n";
+    if (close) head += "Connection: close\r\n";
+    head += "\r\n";
+    c.state = ConnState::kStreaming;
+    c.session = s;
+    c.stream = stream;
+    c.log_status = 200;
+    c.close_after_write = false;
+    if (close) closing_after_stream_.insert(c.fd.get());
+    s->attached[stream] = &c;
+    Queue(c, head);
+  }
+
+  void OpenGetStream(Conn& c, const std::shared_ptr<Session>& s,
+                     std::optional<std::string_view> last_event_id, bool close) {
+    if (last_event_id) {
+      Result<SessionStreams::Resume> r = s->streams.ResumeAfter(*last_event_id);
+      if (!r) {
+        SendSimple(c, 400, r.error().message(), close);
+        return;
+      }
+      if (s->attached.contains(r->stream)) {
+        SendSimple(c, 409, "that stream is already connected", close);
+        return;
+      }
+      AttachStream(c, s, r->stream, close);
+      if (r->stream == 0) {
+        s->streams.SetStandaloneAttached(true);
+        (void)s->streams.TakeStandalonePending();  // the replay covers them
+      }
+      for (const SseRecord& rec : r->records) Queue(c, Chunk(SseEvent(rec.id, rec.data)));
+      if (r->complete && !c.closed) EndStream(c, *s);
+      return;
+    }
+    if (s->attached.contains(0)) {
+      SendSimple(c, 409, "this session's GET stream is already connected", close);
+      return;
+    }
+    AttachStream(c, s, 0, close);
+    s->streams.SetStandaloneAttached(true);
+    for (const SseRecord& rec : s->streams.TakeStandalonePending()) {
+      Queue(c, Chunk(SseEvent(rec.id, rec.data)));
+    }
+  }
+
+  // The stream's response was sent: the chunked body ends, the connection is free again.
+  void EndStream(Conn& c, Session& s) {
+    s.attached.erase(c.stream);
+    if (c.stream == 0) s.streams.SetStandaloneAttached(false);
+    c.session.reset();
+    bool close = closing_after_stream_.erase(c.fd.get()) > 0 || shutting_down_;
+    c.state = ConnState::kReading;
+    LogRequest(c);
+    c.close_after_write = close;
+    Queue(c, kLastChunk);
+    if (!c.closed && !close) {
+      ArmTimer(c, config_.limits.keepalive_idle);
+      if (!c.in.empty()) ProcessInput(c);
+    }
+  }
+
+  // The connection carrying a stream goes away.
+  void DetachStream(Conn& c, bool cancel) {
+    auto s = c.session.lock();
+    c.session.reset();
+    c.state = ConnState::kClosing;
+    closing_after_stream_.erase(c.fd.get());
+    if (!s) return;
+    s->attached.erase(c.stream);
+    if (c.stream == 0) {
+      s->streams.SetStandaloneAttached(false);
+      return;
+    }
+    s->original_ids.erase(c.stream);
+    std::string id = s->streams.Abandon(c.stream);
+    if (cancel && !id.empty() && !s->ending) {
+      ToServer(*s, CancelledNotification(id, "the client closed the request's stream"));
+      Log("info", "cancelled",
+          {{"route", s->server}, {"session", s->id.substr(0, 8)}, {"request", id}});
+    }
+  }
+
+  // --- The server's pipes ----------------------------------------------------------------------
+  void ToServer(Session& s, std::string_view message) {
+    if (s.ending || !s.stdin_fd) return;
+    // MCP stdio: newline-delimited, no embedded newlines. A JSON text's newlines are only
+    // whitespace between tokens (JSON strings cannot hold raw ones), so they become spaces.
+    std::string line(message);
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::replace(line.begin(), line.end(), '\r', ' ');
+    s.to_server += line;
+    s.to_server += '\n';
+    if (s.started) FlushToServer(s);
+  }
+
+  void FlushToServer(Session& s) {
+    if (!s.stdin_fd) return;
+    while (!s.to_server.empty()) {
+      ssize_t n = write(s.stdin_fd.get(), s.to_server.data(), s.to_server.size());
+      if (n > 0) {
+        s.to_server.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        if (!loop_->IsRegistered(s.stdin_fd.get())) {
+          (void)loop_->Add(s.stdin_fd.get(), EPOLLOUT, s.stdin_handler.get());
+        }
+        return;
+      }
+      // EPIPE: the server closed its stdin; its exit ends the session.
+      s.to_server.clear();
+      break;
+    }
+    loop_->Remove(s.stdin_fd.get());
+    if (s.ending) s.stdin_fd.reset();
+  }
+
+  void ReadServerStdout(const std::shared_ptr<Session>& s) {
+    char buf[kReadChunk];
+    while (s->stdout_fd) {
+      ssize_t n = read(s->stdout_fd.get(), buf, sizeof buf);
+      if (n > 0) {
+        std::string_view data(buf, static_cast<size_t>(n));
+        while (!data.empty()) {
+          size_t nl = data.find('\n');
+          s->stdout_line.append(data.substr(0, nl));
+          if (s->stdout_line.size() > config_.limits.max_message_bytes) {
+            EndSession(s, "the MCP server wrote a message longer than " +
+                              std::to_string(config_.limits.max_message_bytes) + " bytes");
+            return;
+          }
+          if (nl == std::string_view::npos) break;
+          data.remove_prefix(nl + 1);
+          std::string line = std::move(s->stdout_line);
+          s->stdout_line.clear();
+          FromServer(s, std::move(line));
+          if (!s->stdout_fd) return;
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      // EOF: the server closed its stdout (it is ending); its exit ends the session.
+      loop_->Remove(s->stdout_fd.get());
+      s->stdout_fd.reset();
+      return;
+    }
+  }
+
+  void FromServer(const std::shared_ptr<Session>& s, std::string line) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) return;
+    Result<Message> m = ClassifyMessage(line);
+    if (!m) {
+      Log("warn", "server_output",
+          {{"route", s->server},
+           {"session", s->id.substr(0, 8)},
+           {"error", "not a JSON-RPC message: " + m.error().message()}});
+      return;
+    }
+    TouchSession(s);
+    std::optional<SessionStreams::Delivery> d = s->streams.Route(*m, std::move(line));
+    if (!d) return;
+    if (d->ends_stream) {
+      s->complete_streams.push_back(d->stream);
+      while (s->complete_streams.size() > kMaxKeptStreams) {
+        s->streams.Forget(s->complete_streams.front());
+        s->complete_streams.pop_front();
+      }
+    }
+    auto it = s->attached.find(d->stream);
+    if (it == s->attached.end()) {
+      if (d->ends_stream) s->original_ids.erase(d->stream);
+      return;  // kept for a GET with Last-Event-ID
+    }
+    Conn& c = *it->second;
+    Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+    if (d->ends_stream && !c.closed) EndStream(c, *s);
+  }
+
+  void ReadServerStderr(Session& s) {
+    char buf[4096];
+    while (s.stderr_fd) {
+      ssize_t n = read(s.stderr_fd.get(), buf, sizeof buf);
+      if (n > 0) {
+        for (char ch : std::string_view(buf, static_cast<size_t>(n))) {
+          if (ch == '\n' || s.stderr_line.size() >= kMaxStderrLine) {
+            // The server's words, escaped by the JSON log line: it cannot forge log records.
+            Log("info", "server_stderr",
+                {{"route", s.server}, {"session", s.id.substr(0, 8)}, {"line", s.stderr_line}});
+            s.stderr_line.clear();
+            if (ch == '\n') continue;
+          }
+          s.stderr_line += ch;
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      loop_->Remove(s.stderr_fd.get());
+      s.stderr_fd.reset();
+      return;
+    }
+  }
+
+  // --- Ending sessions -------------------------------------------------------------------------
+  // Ends a session: in-flight requests get a JSON-RPC error, streams end, the id is forgotten
+  // (404 from now on), and the process is stopped: stdin closed, SIGTERM, SIGKILL.
+  void EndSession(const std::shared_ptr<Session>& s, const std::string& reason,
+                  int code = kServerGone) {
+    if (s->ending) return;
+    s->ending = true;
+    s->end_reason = reason;
+    sessions_.erase(s->id);
+    if (auto it = sessionless_.find(s->sessionless_key);
+        s->sessionless && it != sessionless_.end() && it->second == s) {
+      sessionless_.erase(it);
+    }
+    loop_->CancelTimer(s->idle_timer);
+    loop_->CancelTimer(s->time_limit_timer);
+    for (const auto& [stream, id] : s->streams.InFlight()) {
+      Message answer;
+      answer.kind = MessageKind::kResponse;
+      answer.id = id;
+      std::optional<SessionStreams::Delivery> d =
+          s->streams.Route(answer, ErrorResponse(id, code, reason));
+      auto it = d ? s->attached.find(d->stream) : s->attached.end();
+      if (it != s->attached.end()) {
+        Conn& c = *it->second;
+        Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+        if (!c.closed) EndStream(c, *s);
+      }
+    }
+    // The GET stream, and streams resumed after their response, end too.
+    std::vector<Conn*> rest;
+    for (auto& [stream, conn] : s->attached) rest.push_back(conn);
+    for (Conn* c : rest) {
+      if (!c->closed) EndStream(*c, *s);
+    }
+    Log("info", "session_end",
+        {{"route", s->server}, {"session", s->id.substr(0, 8)}, {"reason", reason}});
+    // EOF on stdin is how an MCP client ends a stdio server (MCP stdio transport); then SIGTERM
+    // and SIGKILL for one that does not listen.
+    if (s->to_server.empty() && s->stdin_fd) {
+      loop_->Remove(s->stdin_fd.get());
+      s->stdin_fd.reset();
+    }
+    if (s->started) ArmStopTimers(s);
+    // else: on_started arms them; a signal before the process runs would reach nothing.
+  }
+
+  // SIGTERM after the grace, then SIGKILL after another, unless the process exits first.
+  void ArmStopTimers(const std::shared_ptr<Session>& s) {
+    std::weak_ptr<Session> weak = s;
+    s->term_timer = loop_->AddTimer(options_.stop_grace, [this, weak] {
+      auto p = weak.lock();
+      if (!p || p->exited) return;
+      p->term_timer = EventLoop::kNoTimer;
+      if (p->stdin_fd) {
+        loop_->Remove(p->stdin_fd.get());
+        p->stdin_fd.reset();
+      }
+      if (p->process) p->process->Signal(SIGTERM);
+      p->kill_timer = loop_->AddTimer(options_.stop_grace, [weak] {
+        auto q = weak.lock();
+        if (q && !q->exited && q->process) q->process->Signal(SIGKILL);
+      });
+    });
+  }
+
+  void ServerExited(const std::shared_ptr<Session>& s, const ProcessExit& exit) {
+    s->exited = true;
+    Health& h = health_[s->server];
+    const bool crashed = !s->ending;
+    if (crashed) {
+      std::string what = exit.error.empty()
+                             ? "the MCP server '" + s->server + "' exited with status " +
+                                   std::to_string(exit.code) +
+                                   (exit.oom_killed ? " (it reached its memory limit)" : "")
+                             : exit.error;
+      if (s->started) {
+        h.state = "failed";
+        h.last_error = what;
+        Backoff(h);
+      }
+      EndSession(s, what);
+    } else if (s->started && Clock::now() - s->started_at > std::chrono::seconds(1)) {
+      h.consecutive_failures = 0;
+    }
+    // Whatever is left in the pipes is read no more.
+    for (UniqueFd* fd : {&s->stdin_fd, &s->stdout_fd, &s->stderr_fd}) {
+      if (*fd) {
+        loop_->Remove(fd->get());
+        fd->reset();
+      }
+    }
+    loop_->CancelTimer(s->term_timer);
+    loop_->CancelTimer(s->kill_timer);
+    Log(crashed ? "error" : "info", "server_exit",
+        {{"route", s->server},
+         {"session", s->id.substr(0, 8)},
+         {"status", Num(exit.code)},
+         {"reason", crashed ? "crashed" : s->end_reason}});
+    // The supervisor thread has posted its last word: joining it is immediate.
+    s->process.reset();
+    all_sessions_.erase(s);
+    MaybeFinishShutdown();
+  }
+
+  // --- Routes: byte-transparent HTTP proxying ----------------------------------------------------
+  void StartProxy(Conn& c, const HttpRequest& req, const std::string& body, const HttpRoute& route,
+                  const std::string& rest, const std::string& query) {
+    Health& h = health_[route.name];
+    sockaddr_storage addr{};
+    socklen_t len = 0;
+    int family = AF_INET;
+    if (route.host.find(':') != std::string::npos) {
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&addr);
+      a6->sin6_family = AF_INET6;
+      a6->sin6_port = htons(route.port);
+      inet_pton(AF_INET6, route.host.c_str(), &a6->sin6_addr);
+      len = sizeof *a6;
+      family = AF_INET6;
+    } else {
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&addr);
+      a4->sin_family = AF_INET;
+      a4->sin_port = htons(route.port);
+      inet_pton(AF_INET, route.host.c_str(), &a4->sin_addr);
+      len = sizeof *a4;
+    }
+    UniqueFd fd(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (fd) {
+      int one = 1;  // relayed bytes leave at once, as on the client side
+      setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (!fd ||
+        (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno != EINPROGRESS)) {
+      h.state = "failed";
+      h.last_error = std::string("connect: ") + ErrnoText(errno);
+      SendSimple(c, 502, "the upstream is unreachable", true);
+      return;
+    }
+    // The request as the upstream sees it: its own path below the route, our hop-by-hop
+    // fields and our bearer token gone, the connection closed after one exchange.
+    // /mcp/NAME/REST?QUERY -> BASE/REST?QUERY ("/" when both are empty).
+    std::string target = route.base_path + rest;
+    if (target.empty()) target = "/";
+    target += query;
+    std::string head = req.method + " " + target + " HTTP/1.1\r\n";
+    std::set<std::string> named_by_connection;
+    if (const proxy::http::Header* conn = req.Find("connection")) {
+      std::string_view v = conn->value;
+      while (!v.empty()) {
+        size_t comma = v.find(',');
+        std::string token = Lower(v.substr(0, comma));
+        token.erase(std::remove(token.begin(), token.end(), ' '), token.end());
+        named_by_connection.insert(token);
+        v = comma == std::string_view::npos ? "" : v.substr(comma + 1);
+      }
+    }
+    for (const proxy::http::Header& hd : req.headers) {
+      std::string lower = Lower(hd.name);
+      if (IsHopByHop(hd.name) || named_by_connection.contains(lower)) continue;
+      if (!tokens_.empty() && lower == "authorization") continue;
+      head += hd.name + ": " + hd.value + "\r\n";
+    }
+    head += "Host: " + (family == AF_INET6 ? "[" + route.host + "]" : route.host) + ":" +
+            std::to_string(route.port) + "\r\n";
+    if (!body.empty() || req.content_length) {
+      head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    head += "Connection: close\r\n\r\n";
+    c.to_upstream = head + body;
+    c.state = ConnState::kProxying;
+    c.log_status = 0;
+    c.upstream = std::move(fd);
+    Conn* raw = &c;
+    c.upstream_handler = std::make_unique<FnHandler>(
+        [this, raw, name = route.name](uint32_t events) { OnUpstream(*raw, events, name); });
+    (void)loop_->Add(c.upstream.get(), EPOLLOUT | EPOLLIN | EPOLLRDHUP, c.upstream_handler.get());
+  }
+
+  void OnUpstream(Conn& c, uint32_t events, const std::string& route) {
+    if (c.closed || !c.upstream) return;
+    Health& h = health_[route];
+    if (!c.upstream_connected && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+      int err = 0;
+      socklen_t len = sizeof err;
+      getsockopt(c.upstream.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        h.state = "failed";
+        h.last_error = std::string("connect: ") + ErrnoText(err);
+        loop_->Remove(c.upstream.get());
+        c.upstream.reset();
+        c.state = ConnState::kReading;
+        SendSimple(c, 502, "the upstream is unreachable", true);
+        return;
+      }
+      c.upstream_connected = true;
+      h.state = "up";
+      h.last_error.clear();
+    }
+    if (!c.to_upstream.empty() && (events & EPOLLOUT)) {
+      ssize_t n = send(c.upstream.get(), c.to_upstream.data(), c.to_upstream.size(), MSG_NOSIGNAL);
+      if (n > 0) c.to_upstream.erase(0, static_cast<size_t>(n));
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        CloseConn(c);
+        return;
+      }
+    }
+    if (events & EPOLLIN) {
+      char buf[kReadChunk];
+      // Backpressure: no more from upstream while the client has a lot unread.
+      if (c.out.size() < kMaxOutBuffer / 2) {
+        ssize_t n = read(c.upstream.get(), buf, sizeof buf);
+        if (n > 0) {
+          if (c.log_status == 0) {
+            // "HTTP/1.1 200 ..." -> the status for the log.
+            std::string_view v(buf, static_cast<size_t>(n));
+            int status = 0;
+            if (v.size() > 12) std::from_chars(v.data() + 9, v.data() + 12, status);
+            c.log_status = status;
+          }
+          Queue(c, std::string_view(buf, static_cast<size_t>(n)));
+          if (c.closed) return;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          c.upstream_eof = true;
+          loop_->Remove(c.upstream.get());
+          c.upstream.reset();
+          if (c.out.empty()) CloseConn(c);
+          return;
+        }
+      }
+    }
+    if (c.upstream) {
+      uint32_t want = EPOLLRDHUP | (c.out.size() < kMaxOutBuffer / 2 ? EPOLLIN : 0u) |
+                      (c.to_upstream.empty() && c.upstream_connected ? 0u : EPOLLOUT);
+      (void)loop_->Modify(c.upstream.get(), want);
+    }
+  }
+
+  // --- Shutdown --------------------------------------------------------------------------------
+  void BeginShutdown() {
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    Log("info", "shutdown", {{"sessions", Num(static_cast<long long>(sessions_.size()))}});
+    loop_->Remove(listener_.get());
+    listener_.reset();
+    std::vector<std::shared_ptr<Session>> all;
+    for (auto& [id, s] : sessions_) all.push_back(s);
+    for (auto& [key, s] : sessionless_) all.push_back(s);
+    for (auto& s : all) EndSession(s, "srt-mcp is shutting down", kServerGone);
+    // Idle keep-alive connections go now; the others after their current response.
+    std::vector<Conn*> idle;
+    for (auto& [fd, c] : conns_) {
+      if (c->state == ConnState::kReading && !c->head_started) idle.push_back(c.get());
+    }
+    for (Conn* c : idle) CloseConn(*c);
+    loop_->AddTimer(options_.drain, [this] {
+      for (const auto& s : all_sessions_) {
+        if (s->process) s->process->Signal(SIGKILL);
+      }
+      std::vector<Conn*> open;
+      for (auto& [fd, c] : conns_) open.push_back(c.get());
+      for (Conn* c : open) CloseConn(*c);
+      drain_expired_ = true;
+      MaybeFinishShutdown();
+    });
+    MaybeFinishShutdown();
+  }
+
+  void MaybeFinishShutdown() {
+    if (!shutting_down_ || !all_sessions_.empty()) return;
+    if (!conns_.empty() && !drain_expired_) return;
+    loop_->Stop();
+  }
+
+  McpConfig config_;
+  DaemonOptions options_;
+  std::vector<std::string> tokens_;
+  std::unique_ptr<EventLoop> loop_;
+  UniqueFd listener_;
+  uint16_t port_;
+  FnHandler accept_handler_;
+  HostPolicy host_policy_;
+  int signal_fd_ = -1;
+  std::unique_ptr<FnHandler> signal_handler_;
+  std::map<int, std::unique_ptr<Conn>> conns_;
+  std::set<int> closing_after_stream_;
+  std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;  // live, by id
+  std::set<std::shared_ptr<Session>> all_sessions_;  // live and ending, until the process exits
+  // MCP 2026-07-28: a process per (server, client), by "server\nclient".
+  std::map<std::string, std::shared_ptr<Session>> sessionless_;
+  uint64_t next_internal_id_ = 0;
+  std::map<std::string, Health> health_;
+  bool shutting_down_ = false;
+  bool drain_expired_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Result<std::string> LoadBearerToken(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return SysError("bearer token file '" + path + "'");
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return SysError("stat '" + path + "'");
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(Errc::kPermissionDenied,
+                     "bearer token file '" + path + "' is not a regular file");
+  }
+  if (st.st_uid != geteuid() && st.st_uid != 0) {
+    return MakeError(Errc::kPermissionDenied, "bearer token file '" + path +
+                                                  "' is owned by another user (uid " +
+                                                  std::to_string(st.st_uid) + ")");
+  }
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return MakeError(Errc::kPermissionDenied,
+                     "bearer token file '" + path + "' has mode " + mode +
+                         ": readable by others than its owner (chmod 600 it)");
+  }
+  if (st.st_size > 4096) {
+    return MakeError(Errc::kInvalidArgument, "bearer token file '" + path + "' is over 4 KiB");
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  ssize_t n = read(fd.get(), text.data(), text.size());
+  if (n < 0) return SysError("read '" + path + "'");
+  text.resize(static_cast<size_t>(n));
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
+  if (text.size() < 16) {
+    return MakeError(Errc::kInvalidArgument,
+                     "bearer token file '" + path + "' holds fewer than 16 characters");
+  }
+  if (std::any_of(text.begin(), text.end(), [](char ch) { return ch <= ' ' || ch == 0x7f; })) {
+    return MakeError(Errc::kInvalidArgument,
+                     "bearer token file '" + path + "' holds whitespace or control characters");
+  }
+  return text;
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::Create(McpConfig config, DaemonOptions options) {
+  std::vector<std::string> tokens;
+  for (const std::string& path : config.bearer_token_files) {
+    SRT_ASSIGN_OR_RETURN(std::string t, LoadBearerToken(path));
+    tokens.push_back(std::move(t));
+  }
+  if (tokens.empty() && !IsLoopbackHost(config.listen_host)) {
+    return MakeError(Errc::kDenied, "refusing to listen on '" + config.listen_host +
+                                        "' without auth.bearerTokenFiles");
+  }
+  std::string host = config.listen_host == "localhost" ? "127.0.0.1" : config.listen_host;
+  const bool v6 = host.find(':') != std::string::npos;
+  UniqueFd fd(socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return SysError("socket");
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(config.listen_port);
+    if (inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) != 1) {
+      return MakeError(Errc::kInvalidArgument, "bad listen address '" + host + "'");
+    }
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(config.listen_port);
+    if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) {
+      return MakeError(Errc::kInvalidArgument, "bad listen address '" + host + "'");
+    }
+    len = sizeof *a;
+  }
+  const std::string where =
+      (v6 ? "[" + host + "]" : host) + ":" + std::to_string(config.listen_port);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0)
+    return SysError("bind " + where);
+  if (listen(fd.get(), 128) != 0) return SysError("listen " + where);
+  sockaddr_storage bound{};
+  socklen_t blen = sizeof bound;
+  getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
+  uint16_t port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  SRT_ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop, EventLoop::Create());
+  auto impl = std::make_unique<Impl>(std::move(config), std::move(options), std::move(tokens),
+                                     std::move(loop), std::move(fd), port);
+  SRT_RETURN_IF_ERROR(impl->Start());
+  return std::unique_ptr<Daemon>(new Daemon(std::move(impl)));
+}
+
+Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Daemon::~Daemon() = default;
+uint16_t Daemon::port() const { return impl_->port(); }
+void Daemon::Run() { impl_->Run(); }
+void Daemon::Shutdown() { impl_->Shutdown(); }
+Result<void> Daemon::WatchSignals(int signal_fd) { return impl_->WatchSignals(signal_fd); }
+
+}  // namespace srt::mcp
