@@ -22,7 +22,11 @@ Session::~Session() {
 
 void Session::OnServerShutdown() {
   if (tunnel_ && tunnel_record_) {
-    Record(TakeTunnelRecord(tunnel_->stats(), "shutdown"));
+    // A client that had finished (its EOF forwarded, nothing owed to it any more) closed the
+    // tunnel; srt only did not wait for the origin's EOF. Otherwise srt cut it.
+    const TunnelStats& stats = tunnel_->stats();
+    Record(TakeTunnelRecord(stats,
+                            stats.client_ended && !tunnel_->owes_client() ? "closed" : "shutdown"));
     return;
   }
   if (!tunnel_) LogInFlight();

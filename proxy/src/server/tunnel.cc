@@ -87,6 +87,7 @@ class Tunnel::Impl {
   Impl& operator=(const Impl&) = delete;
 
   [[nodiscard]] Result<void> Start();
+  [[nodiscard]] bool OwesClient() const { return dirs_[kUpstream].HasOutput(); }
 
  private:
   // One socket and its registration. The loop's Handler, so events say which socket is ready.
@@ -297,6 +298,7 @@ std::optional<Tunnel::Impl::Failure> Tunnel::Impl::Pump(Direction& d, bool reada
         return Failure{dst_side, pending != 0 ? pending : err};
       }
       d.ended = true;
+      if (d.src == kClient) stats_.client_ended = true;
     }
     moved = moved || progress;
   }
@@ -497,5 +499,7 @@ Result<std::unique_ptr<Tunnel>> Tunnel::Start(EventLoop& loop, UniqueFd client, 
   SRT_RETURN_IF_ERROR(tunnel->impl_->Start());
   return tunnel;
 }
+
+bool Tunnel::owes_client() const { return impl_ && impl_->OwesClient(); }
 
 }  // namespace srt::proxy

@@ -54,6 +54,8 @@ namespace srt::proxy {
 struct TunnelStats {
   uint64_t bytes_up = 0;    // client -> upstream, `to_upstream` included
   uint64_t bytes_down = 0;  // upstream -> client, `to_client` included
+  // The client's EOF was forwarded (it is done sending; the other direction may still flow).
+  bool client_ended = false;
 };
 
 enum class TunnelEnd {
@@ -98,6 +100,8 @@ class Tunnel {
   Tunnel& operator=(const Tunnel&) = delete;
 
   [[nodiscard]] const TunnelStats& stats() const { return stats_; }
+  // Whether bytes read from the upstream are still waiting to be written to the client.
+  [[nodiscard]] bool owes_client() const;
 
  private:
   class Impl;

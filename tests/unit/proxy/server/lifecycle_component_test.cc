@@ -251,6 +251,27 @@ TEST_F(LifecycleTest, ShutdownLogsExchangesAndDialsInFlight) {
                             .end = "shutdown"});
 }
 
+// A tunnel whose client had finished (sent its EOF, got everything) when srt stops is recorded
+// as closed: srt only did not wait for the origin's own EOF. (It was "shutdown", which made a
+// busy machine's log say srt had cut a connection its client had ended.)
+TEST_F(LifecycleTest, ATunnelItsClientHadFinishedIsClosedNotCutAtShutdown) {
+  std::optional<Listening> silent = ListenTcp("127.0.0.1");  // never closes on its own
+  ASSERT_TRUE(silent.has_value());
+  NetworkSettings network = DefaultNetwork();
+  const std::string authority = "127.0.0.1:" + Port(silent->port);
+  network.allowed_domains.push_back(authority);
+  StartProxy(network, DefaultOptions());
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(OpenTunnel(client, authority, "bye"));
+  client.ShutdownWrite();
+  Stream origin(UniqueFd(accept4(silent->fd.get(), nullptr, nullptr, SOCK_CLOEXEC)));
+  EXPECT_EQ(origin.ReadToEnd(), "bye");  // the client's EOF reached the origin
+  StopProxy();
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].end, "closed");
+}
+
 class ParentProxyTest : public ProxyComponentTest {
  protected:
   void StartWithParent(std::string_view no_proxy = "") {
