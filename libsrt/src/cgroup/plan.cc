@@ -163,28 +163,44 @@ std::vector<std::string> Needed(const Limits& limits) {
 
 constexpr char kSupervisor[] = "supervisor";
 
+// The host's cgroups as planning sees them: the entries of /proc/self/cgroup, the cgroup mounts,
+// the cgroup2 mount (if any) and this process's entry in it. The pointers point into the vectors'
+// own storage, which moving the struct keeps.
+struct ParsedHost {
+  std::vector<ProcCgroupEntry> entries;
+  std::vector<CgroupMount> mounts;
+  const CgroupMount* v2 = nullptr;
+  const ProcCgroupEntry* own_v2 = nullptr;
+};
+
+Result<ParsedHost> ParseHost(const HostCgroups& host) {
+  ParsedHost out;
+  SRT_ASSIGN_OR_RETURN(out.entries, ParseProcCgroup(host.proc_self_cgroup));
+  SRT_ASSIGN_OR_RETURN(out.mounts, ParseMountinfo(host.mountinfo));
+  for (const CgroupMount& m : out.mounts) {
+    if (m.v2) {
+      out.v2 = &m;
+      break;
+    }
+  }
+  for (const ProcCgroupEntry& e : out.entries) {
+    if (e.id == 0 && e.controllers.empty()) out.own_v2 = &e;
+  }
+  // Moved, never copied: a copy's pointers would name the original's elements.
+  return Result<ParsedHost>(std::move(out));
+}
+
 }  // namespace
 
 Result<std::optional<Delegation>> PlanDelegation(const HostCgroups& host, const Limits& limits) {
   const std::vector<std::string> needed = Needed(limits);
   if (needed.empty()) return std::optional<Delegation>();
-  SRT_ASSIGN_OR_RETURN(std::vector<ProcCgroupEntry> entries,
-                       ParseProcCgroup(host.proc_self_cgroup));
-  SRT_ASSIGN_OR_RETURN(std::vector<CgroupMount> mounts, ParseMountinfo(host.mountinfo));
+  SRT_ASSIGN_OR_RETURN(const ParsedHost parsed, ParseHost(host));
+  const CgroupMount* v2 = parsed.v2;
+  const ProcCgroupEntry* own_v2 = parsed.own_v2;
   auto read = [&](const std::string& p) -> std::optional<std::string> {
     return host.read_file ? host.read_file(p) : std::nullopt;
   };
-  const CgroupMount* v2 = nullptr;
-  for (const CgroupMount& m : mounts) {
-    if (m.v2) {
-      v2 = &m;
-      break;
-    }
-  }
-  const ProcCgroupEntry* own_v2 = nullptr;
-  for (const ProcCgroupEntry& e : entries) {
-    if (e.id == 0 && e.controllers.empty()) own_v2 = &e;
-  }
   if (!v2 || !own_v2) return std::optional<Delegation>();
   std::vector<std::string> on_v2;
   if (auto c = read(v2->mount_point + "/cgroup.controllers")) {
@@ -245,24 +261,14 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
                          " is below the smallest CPU quota the kernel takes (" +
                          std::to_string(kMinCpuMillis) + ", 1% of a CPU)");
   }
-  SRT_ASSIGN_OR_RETURN(std::vector<ProcCgroupEntry> entries,
-                       ParseProcCgroup(host.proc_self_cgroup));
-  SRT_ASSIGN_OR_RETURN(std::vector<CgroupMount> mounts, ParseMountinfo(host.mountinfo));
+  SRT_ASSIGN_OR_RETURN(const ParsedHost parsed, ParseHost(host));
+  const std::vector<ProcCgroupEntry>& entries = parsed.entries;
+  const std::vector<CgroupMount>& mounts = parsed.mounts;
+  const CgroupMount* v2 = parsed.v2;
+  const ProcCgroupEntry* own_v2 = parsed.own_v2;
   auto read = [&](const std::string& p) -> std::optional<std::string> {
     return host.read_file ? host.read_file(p) : std::nullopt;
   };
-
-  const CgroupMount* v2 = nullptr;
-  for (const CgroupMount& m : mounts) {
-    if (m.v2) {
-      v2 = &m;
-      break;
-    }
-  }
-  const ProcCgroupEntry* own_v2 = nullptr;
-  for (const ProcCgroupEntry& e : entries) {
-    if (e.id == 0 && e.controllers.empty()) own_v2 = &e;
-  }
   std::vector<std::string> v2_offers;
   if (v2 && own_v2) {
     if (auto c = read(v2->mount_point + "/cgroup.controllers")) v2_offers = Words(*c);
