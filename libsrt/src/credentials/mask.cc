@@ -280,6 +280,7 @@ Result<Masked> MaskValue(std::string_view name, std::string_view real,
   Masked m;
   std::vector<Span> spans;
   std::map<std::string, std::string, std::less<>> sentinel_of;  // capture -> its sentinel
+  bool unmaskable = false;  // a capture that cannot be masked (decode "jwt")
   re2::StringPiece input(real.data(), real.size());
   re2::StringPiece group[2];
   size_t pos = 0;
@@ -291,12 +292,22 @@ Result<Masked> MaskValue(std::string_view name, std::string_view real,
       if (it == sentinel_of.end()) {
         std::string sentinel;
         if (options.decode_jwt) {
-          if (IsJwt(capture)) {
+          // A capture that is no JWT, or one MaskJwt will not mask (no maskClaims, does not
+          // verify), would stay in the sandbox as it is: the whole value then goes the way of
+          // onExtractNoMatch below, never this capture alone in clear.
+          if (!IsJwt(capture)) {
+            unmaskable = true;
+          } else {
             SRT_ASSIGN_OR_RETURN(Masked jwt, MaskJwt(name, capture, options, inject_hosts, random));
-            sentinel = jwt.fake;
-            for (CredentialSecret& s : jwt.secrets) {
-              s.name += "#" + std::to_string(sentinel_of.size());
-              m.secrets.push_back(std::move(s));
+            if (jwt.outcome != Masked::Outcome::kMasked || jwt.fake.empty() ||
+                jwt.fake == capture) {
+              unmaskable = true;
+            } else {
+              sentinel = jwt.fake;
+              for (CredentialSecret& s : jwt.secrets) {
+                s.name += "#" + std::to_string(sentinel_of.size());
+                m.secrets.push_back(std::move(s));
+              }
             }
           }
         } else {
@@ -313,8 +324,10 @@ Result<Masked> MaskValue(std::string_view name, std::string_view real,
     }
     pos = match_end > pos ? match_end : pos + 1;  // an empty match moves on by one
   }
-  if (sentinel_of.empty()) {
-    const std::string what = options.decode_jwt
+  if (sentinel_of.empty() || unmaskable) {
+    const std::string what = unmaskable ? "extract found a capture that is no JWT srt can mask "
+                                          "(decode \"jwt\"), which would stay in clear"
+                             : options.decode_jwt
                                  ? "extract found no JWT that verifies (decode \"jwt\")"
                                  : "extract pattern matched nothing in the value";
     if (options.on_extract_no_match == ExtractNoMatch::kError) {

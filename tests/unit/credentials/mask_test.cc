@@ -126,6 +126,28 @@ TEST(MaskTest, JwtBecomesAFakeJwtOfTheSameLength) {
   EXPECT_EQ(MaskValue("env ID", "not.a.jwt", o, {}, Counter())->outcome, Masked::Outcome::kDenied);
 }
 
+// With extract and decode "jwt", a capture srt cannot mask (no JWT, or one without the claims
+// asked for) must not stay in clear beside the masked ones: the whole value goes the way of
+// onExtractNoMatch (a hostile review found the second token of a file shown as it was).
+TEST(MaskTest, AnUnmaskableCaptureDeniesTheWholeValue) {
+  CredentialMaskOptions o;
+  o.decode_jwt = true;
+  o.extract = "T=(\\S+)";
+  const std::string value = "T=" + std::string(kJwt) + " T=ghp_NOTAJWT_REALVALUE_0123456789abcdef";
+  Result<Masked> m = MaskValue("env JALL", value, o, {}, Counter());
+  ASSERT_TRUE(m.has_value()) << m.error().message();
+  EXPECT_EQ(m->outcome, Masked::Outcome::kDenied);
+  EXPECT_EQ(m->fake.find("ghp_NOTAJWT"), std::string::npos);
+  o.on_extract_no_match = ExtractNoMatch::kError;
+  EXPECT_FALSE(MaskValue("env JALL", value, o, {}, Counter()).has_value());
+  // A JWT without the claim maskClaims asks for is as unmaskable as no JWT.
+  o.on_extract_no_match = ExtractNoMatch::kDeny;
+  o.mask_claims = {"no_such_claim"};
+  Result<Masked> claims = MaskValue("env JALL", "T=" + std::string(kJwt), o, {}, Counter());
+  ASSERT_TRUE(claims.has_value());
+  EXPECT_EQ(claims->outcome, Masked::Outcome::kDenied);
+}
+
 TEST(MaskTest, MaskClaimsKeepsTheOtherClaims) {
   CredentialMaskOptions o;
   o.decode_jwt = true;
