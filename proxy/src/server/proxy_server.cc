@@ -137,7 +137,20 @@ bool ProxyServer::Authorized(std::string_view user, std::string_view password) c
 }
 
 void ProxyServer::Record(const ConnectionRecord& record) const {
-  if (options_.on_record) options_.on_record(record);
+  if (!options_.on_record) return;
+  if (!options_.injector) return options_.on_record(record);
+  // Reasons and errors may quote what an origin sent (a malformed head), which may carry a
+  // masked credential's real value: the log (which the sandbox may be able to read) gets the
+  // sentinel instead.
+  ConnectionRecord scrubbed = record;
+  scrubbed.reason = Scrub(record.reason);
+  scrubbed.error = Scrub(record.error);
+  options_.on_record(scrubbed);
+}
+
+std::string ProxyServer::Scrub(std::string_view text) const {
+  if (!options_.injector || text.empty()) return std::string(text);
+  return options_.injector->ForResponse(/*fixed_length=*/false)->Rewrite(text);
 }
 
 Session& ProxyServer::Adopt(std::unique_ptr<Session> session) {

@@ -37,8 +37,8 @@
 #include "base/unique_fd.h"
 #include "dns/answers.h"
 #include "dns/resolver.h"
-#include "inject/injector.h"
 #include "filter/domain_matcher.h"
+#include "inject/injector.h"
 #include "loop/event_loop.h"
 #include "proxy/exchange_rewriter.h"
 #include "proxy/proxy.h"
@@ -145,7 +145,11 @@ class ProxyServer {
   [[nodiscard]] DnsAnswers& answers() { return answers_; }
   // True if (user, password) are this sandbox's credentials (constant time in the password).
   [[nodiscard]] bool Authorized(std::string_view user, std::string_view password) const;
+  // Reports a decision; its reason and error are scrubbed (below) first.
   void Record(const ConnectionRecord& record) const;
+  // `text` with every masked credential's real value replaced by its sentinel (unchanged without
+  // credentials): for anything srt writes that may quote what an origin sent.
+  [[nodiscard]] std::string Scrub(std::string_view text) const;
   // Takes ownership of a session created by another (the protocol mux hands over).
   Session& Adopt(std::unique_ptr<Session> session);
   // Destroys `session` (it must return right after: this deletes it).

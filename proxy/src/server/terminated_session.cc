@@ -622,7 +622,8 @@ class TerminatedSession final : public Session {
   bool Refuse(int status, const std::string& reason, bool close) {
     req_in_.erase(0, close ? req_in_.size() : head_bytes_);
     head_bytes_ = 0;
-    if (!WriteClient(HttpRefusedInTunnel(status, reason, close))) return false;
+    // The reason may quote the origin (a malformed response head): no real value goes back.
+    if (!WriteClient(HttpRefusedInTunnel(status, server_.Scrub(reason), close))) return false;
     if (close) {
       CloseClient();
       return false;

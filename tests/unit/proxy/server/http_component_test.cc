@@ -526,6 +526,42 @@ TEST_F(HttpComponentTest, BadChunkedRequestBodyResetsTheClient) {
 // credentials.allowPlaintextInject: the sentinel becomes the real value in the header and the
 // body (sent in pieces that split it) for the credential's host only; the echoed real value
 // comes back as the sentinel; the record names the credential, never the value.
+// An origin's malformed head quoting a real value: srt's own error text (the decision log, which
+// the sandbox may read) carries the sentinel, never the value (found by a hostile review).
+TEST_F(HttpComponentTest, ErrorsQuotingTheOriginNeverCarryARealValue) {
+  const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
+  const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";
+  std::optional<Listening> bad = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(bad.has_value());
+  std::thread origin([&] {
+    UniqueFd c(accept4(bad->fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    char buf[4096];
+    (void)!read(c.get(), buf, sizeof buf);
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + real + "\r\n\r\n";
+    (void)!write(c.get(), head.data(), head.size());
+  });
+  ProxyOptions options = DefaultOptions();
+  options.injector =
+      inject::Injector::Build({{"env GITHUB_TOKEN",
+                                sentinel,
+                                real,
+                                {*ParseDomainPattern("origin.test", PatternList::kAllow)}}});
+  options.inject_plaintext = true;
+  NetworkSettings network = DefaultNetwork();
+  const std::string authority = "127.0.0.1:" + Port(bad->port);
+  network.allowed_domains.push_back(authority);
+  StartProxy(network, std::move(options));
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://" + authority + "/")));
+  const std::string answer = client.ReadToEnd();
+  origin.join();
+  EXPECT_EQ(answer.find(real), std::string::npos) << answer;
+  std::vector<ConnectionRecord> records = records_.WaitFor(1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].error.find(real), std::string::npos) << records[0].error;
+  EXPECT_NE(records[0].error.find(sentinel), std::string::npos) << records[0].error;
+}
+
 TEST_F(HttpComponentTest, PlaintextInjectionSwapsSentinelsForTheirHostAndBack) {
   const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
   const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";
