@@ -695,6 +695,9 @@ class TerminatedSession final : public Session {
         resp_kept_left_ = resp_keep_length_ ? framing.length : 0;
         bytes = RewriteResponse(head.response);
       }
+      // Every head, interim and 101 ones included, whole (reason phrase, names, the fields the
+      // rewriter may not touch): no masked credential's real value reaches the client in it.
+      bytes = server_.Scrub(bytes);
       resp_in_.erase(0, head.consumed);
       bytes_down_ += bytes.size();
       if (!WriteClient(bytes)) return false;

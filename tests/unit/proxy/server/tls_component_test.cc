@@ -23,6 +23,7 @@
 #include "mitm/certs.h"
 #include "mitm/tls_engine.h"
 #include "proxy_fixture.h"
+#include "server/credential_rewriter.h"
 #include "support/dnsmasq.h"
 
 namespace srt::proxy::testing {
@@ -141,6 +142,16 @@ class TlsOrigin {
       if (length > 0) body += " got " + std::to_string(length);
       if (path == "/echo") body = request_body;
       if (path.starts_with("/big/")) body.assign(std::strtoull(path.c_str() + 5, nullptr, 10), 'b');
+      if (path == "/leak") {
+        // The injected value echoed where a head has more than field values: an interim 103
+        // head, the reason phrase, a field name.
+        const std::string v = header("X-Injected");
+        const std::string leak = "HTTP/1.1 103 Early Hints\r\nLink: <" + v +
+                                 ">\r\n\r\nHTTP/1.1 200 " + v + "\r\n" + v +
+                                 ": x\r\nContent-Length: 2\r\n\r\nok";
+        if (SSL_write(ssl.get(), leak.data(), static_cast<int>(leak.size())) <= 0) return;
+        continue;
+      }
       const std::string response = "HTTP/1.1 200 OK\r\nX-Host: " + header("Host") +
                                    "\r\nX-Injected: " + header("X-Injected") +
                                    "\r\nContent-Length: " + std::to_string(body.size()) +
@@ -187,7 +198,8 @@ class TlsTerminationTest : public ProxyComponentTest {
   // Starts the proxy terminating TLS; the engine's bundle goes to bundle_.
   void StartTerminating(size_t max_tunnels = 256,
                         std::chrono::milliseconds handshake = std::chrono::seconds(10),
-                        std::vector<DomainRule> exclude = {}, RewriterFactory rewriter = {}) {
+                        std::vector<DomainRule> exclude = {}, RewriterFactory rewriter = {},
+                        std::shared_ptr<const inject::Injector> injector = {}) {
     mitm::TlsEngine::Options engine_options;
     engine_options.extra_ca_cert_paths = {origin_ca_};
     Result<std::unique_ptr<mitm::TlsEngine>> engine = mitm::TlsEngine::Create(engine_options);
@@ -202,6 +214,7 @@ class TlsTerminationTest : public ProxyComponentTest {
     tls.handshake_timeout = handshake;
     options.tls = std::move(tls);
     options.rewriter = std::move(rewriter);
+    options.injector = std::move(injector);
     StartProxy(Network(), std::move(options));
   }
 
@@ -460,6 +473,26 @@ TEST_F(TlsTerminationTest, ARewriterThatRewritesBodiesGetsThemDecodedAndReframed
   std::vector<std::string> heads = tls_origin_.heads();
   EXPECT_NE(heads[0].find("Transfer-Encoding: chunked\r\n"), std::string::npos) << heads[0];
   EXPECT_EQ(heads[0].find("Content-Length"), std::string::npos) << heads[0];
+}
+
+// A masked credential's real value echoed by the origin in any part of any response head (an
+// interim 103, the reason phrase, a field name) reaches the client as the sentinel (a hostile
+// review found only field values masked, and interim heads forwarded raw).
+TEST_F(TlsTerminationTest, NoPartOfAResponseHeadCarriesARealValue) {
+  const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
+  const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";
+  std::shared_ptr<const inject::Injector> injector = inject::Injector::Build(
+      {{"env T", sentinel, real, {*ParseDomainPattern("origin.test", PatternList::kAllow)}}});
+  StartTerminating(256, std::chrono::seconds(10), {}, CredentialRewriterFactory(injector),
+                   injector);
+  ProcessResult r = Curl({"-D", "-", "--suppress-connect-headers", "-H", "X-Injected: " + sentinel,
+                          Url(tls_origin_.port(), "/leak")});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  std::vector<std::string> heads = tls_origin_.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_NE(heads[0].find("X-Injected: " + real), std::string::npos) << heads[0];  // injected
+  EXPECT_EQ(r.out.find(real), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HTTP/1.1 200 " + sentinel + "\r\n"), std::string::npos) << r.out;
 }
 
 TEST_F(TlsTerminationTest, TheRewriterSeamSeesEveryRequestAndResponseHead) {
