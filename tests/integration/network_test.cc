@@ -277,7 +277,10 @@ class NetworkTest : public SrtTest {
     EXPECT_EQ(rec["address"], Carve(port()));
     EXPECT_EQ(rec["via"], "direct");
     EXPECT_NE(rec["entry"], "");
-    EXPECT_EQ(rec["end"], "closed");
+    // The client ended the exchange; whether srt's proxy saw its EOF go through before the
+    // sandbox's end stopped it is a race on a loaded machine ("shutdown" then; the proxy's own
+    // tests pin down which is which). Anything else is a failure.
+    EXPECT_TRUE(rec["end"] == "closed" || rec["end"] == "shutdown") << rec.dump();
     EXPECT_EQ(rec["error"], "");
     EXPECT_GT(rec["bytes_up"].get<int64_t>(), 0);
     EXPECT_GT(rec["bytes_down"].get<int64_t>(), 0);
