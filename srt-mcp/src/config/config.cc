@@ -631,4 +631,14 @@ Result<McpConfig> ParseMcpConfig(std::string_view text, std::string_view origin)
   return decoder.Decode(root);
 }
 
+void HideDaemonSecrets(McpConfig& config, const std::string& config_path) {
+  std::vector<std::string> secrets = config.bearer_token_files;
+  if (!config_path.empty()) secrets.push_back(config_path);
+  for (auto& [name, server] : config.servers) {
+    for (const std::string& path : secrets) {
+      server.settings.filesystem.deny_read.push_back(PathEntry{path, /*literal=*/true});
+    }
+  }
+}
+
 }  // namespace srt::mcp

@@ -87,6 +87,12 @@ struct McpConfig {
 // Errors: Errc::kInvalidArgument, "origin:LINE:COL: ..." (see the file comment).
 [[nodiscard]] Result<McpConfig> ParseMcpConfig(std::string_view text, std::string_view origin);
 
+// Hides the daemon's own secrets from every server's sandbox: each bearer token file and the
+// configuration file (`config_path`, absolute) join each server's filesystem.denyRead, whatever
+// its `srt` block says. A server runs as the daemon's user, which can read them otherwise (a
+// hostile review read every client's token from one server).
+void HideDaemonSecrets(McpConfig& config, const std::string& config_path);
+
 // True for 127.0.0.0/8, ::1 and "localhost".
 [[nodiscard]] bool IsLoopbackHost(std::string_view host);
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <new>
@@ -74,6 +75,12 @@ int Run(int argc, char** argv) {
   }
   for (const std::string& w : config->warnings) {
     std::fprintf(stderr, "srt-mcp: warning: %s\n", w.c_str());
+  }
+  {
+    // The servers' sandboxes must not read the tokens or this file (it names them).
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(config_path, ec);
+    srt::mcp::HideDaemonSecrets(*config, ec ? config_path : absolute.lexically_normal().string());
   }
   // SIGTERM and SIGINT are read from a signalfd on the loop; blocked before any thread starts,
   // so every supervisor thread inherits the mask. A client that goes away mid-write is EPIPE,

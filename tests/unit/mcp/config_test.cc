@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -57,6 +58,26 @@ TEST(McpConfigTest, TheIssuesExampleParses) {
   EXPECT_EQ(c.routes[0].host, "127.0.0.1");
   EXPECT_EQ(c.routes[0].port, 9101);
   EXPECT_EQ(c.routes[0].base_path, "");
+}
+
+// Every server's sandbox is denied the daemon's token files and configuration, whatever its own
+// `srt` block says (a hostile review read every client's token from one server).
+TEST(McpConfigTest, TheDaemonsSecretsAreHiddenFromEveryServer) {
+  McpConfig c = Parse(R"({
+  "auth": {"bearerTokenFiles": ["/etc/srt-mcp/a", "/etc/srt-mcp/b"]},
+  "servers": {"one": {"command": "x"},
+              "two": {"command": "y", "srt": {"filesystem": {"denyRead": ["/srv/private"]}}}}
+})");
+  HideDaemonSecrets(c, "/etc/srt-mcp/config.json");
+  ASSERT_EQ(c.servers.size(), 2u);
+  for (const auto& [name, server] : c.servers) {
+    std::vector<std::string> denied;
+    for (const PathEntry& e : server.settings.filesystem.deny_read) denied.push_back(e.path);
+    for (const char* secret : {"/etc/srt-mcp/a", "/etc/srt-mcp/b", "/etc/srt-mcp/config.json"}) {
+      EXPECT_NE(std::find(denied.begin(), denied.end(), secret), denied.end()) << name << secret;
+    }
+  }
+  EXPECT_EQ(c.servers.at("two").settings.filesystem.deny_read.front().path, "/srv/private");
 }
 
 TEST(McpConfigTest, DefaultsListenOnLoopback8787) {
