@@ -23,9 +23,21 @@ SseRecord SessionStreams::Append(uint64_t number, Stream& s, std::string data) {
   ++s.next_seq;
   if (replay_events_ > 0) {
     s.replay.push_back(r);
-    while (s.replay.size() > replay_events_) s.replay.pop_front();
+    retained_bytes_ += r.data.size();
+    while (s.replay.size() > replay_events_) {
+      retained_bytes_ -= s.replay.front().data.size();
+      s.replay.pop_front();
+    }
+    Trim(s.replay);
   }
   return r;
+}
+
+void SessionStreams::Trim(std::deque<SseRecord>& records) {
+  while (retained_bytes_ > max_retained_bytes_ && !records.empty()) {
+    retained_bytes_ -= records.front().data.size();
+    records.pop_front();
+  }
 }
 
 std::optional<SessionStreams::Delivery> SessionStreams::Route(const Message& m, std::string data) {
@@ -55,17 +67,21 @@ std::optional<SessionStreams::Delivery> SessionStreams::Route(const Message& m, 
   SseRecord r = Append(0, streams_[0], std::move(data));
   if (!standalone_attached_) {
     standalone_pending_.push_back(r);
+    retained_bytes_ += r.data.size();
     // Bounded like the replay buffer: the oldest are lost (a GET with Last-Event-ID gets what
     // is left).
     while (standalone_pending_.size() > std::max<size_t>(replay_events_, 1)) {
+      retained_bytes_ -= standalone_pending_.front().data.size();
       standalone_pending_.pop_front();
     }
+    Trim(standalone_pending_);
   }
   return Delivery{0, std::move(r), false};
 }
 
 std::vector<SseRecord> SessionStreams::TakeStandalonePending() {
   std::vector<SseRecord> out(standalone_pending_.begin(), standalone_pending_.end());
+  for (const SseRecord& r : standalone_pending_) retained_bytes_ -= r.data.size();
   standalone_pending_.clear();
   return out;
 }
@@ -103,13 +119,17 @@ std::string SessionStreams::Abandon(uint64_t stream) {
   if (stream == 0 || it == streams_.end() || it->second.complete) return "";
   std::string id = it->second.request_id;
   by_id_.erase(id);
+  for (const SseRecord& r : it->second.replay) retained_bytes_ -= r.data.size();
   streams_.erase(it);
   return id;
 }
 
 void SessionStreams::Forget(uint64_t stream) {
   auto it = streams_.find(stream);
-  if (stream != 0 && it != streams_.end() && it->second.complete) streams_.erase(it);
+  if (stream != 0 && it != streams_.end() && it->second.complete) {
+    for (const SseRecord& r : it->second.replay) retained_bytes_ -= r.data.size();
+    streams_.erase(it);
+  }
 }
 
 std::vector<std::pair<uint64_t, std::string>> SessionStreams::InFlight() const {

@@ -38,7 +38,16 @@ struct SseRecord {
 
 class SessionStreams {
  public:
-  explicit SessionStreams(size_t replay_events) : replay_events_(replay_events) {}
+  // The bytes of messages a session keeps for replay and for a GET not yet attached, over all its
+  // streams: past it the oldest go (a server or client that makes many large messages cannot
+  // make the daemon hold them all; a hostile review held 540 MB per session).
+  static constexpr size_t kDefaultMaxRetainedBytes = size_t{4} << 20;
+
+  explicit SessionStreams(size_t replay_events,
+                          size_t max_retained_bytes = kDefaultMaxRetainedBytes)
+      : replay_events_(replay_events), max_retained_bytes_(max_retained_bytes) {}
+  // What the session holds now (replay buffers and pending standalone records).
+  size_t retained_bytes() const { return retained_bytes_; }
 
   // A POSTed request `id_json` opens a stream. kInvalidArgument when that id is in flight.
   [[nodiscard]] Result<uint64_t> OpenRequest(const std::string& id_json,
@@ -88,7 +97,12 @@ class SessionStreams {
   };
   SseRecord Append(uint64_t number, Stream& s, std::string data);
 
+  // Drops the oldest of `records` until the session is within its byte budget.
+  void Trim(std::deque<SseRecord>& records);
+
   size_t replay_events_;
+  size_t max_retained_bytes_;
+  size_t retained_bytes_ = 0;
   uint64_t next_stream_ = 1;
   bool standalone_attached_ = false;
   std::map<uint64_t, Stream> streams_ = {{0, Stream{}}};

@@ -75,6 +75,23 @@ TEST(SessionStreamsTest, TheGetStreamBuffersWhileDetached) {
   EXPECT_TRUE(s.TakeStandalonePending().empty());
 }
 
+// What a session keeps for replay and for a GET not yet attached is bounded in bytes, not only
+// in events: a server making many large messages cannot make the daemon hold them all.
+TEST(SessionStreamsTest, RetainedMessagesHaveAByteBudget) {
+  SessionStreams s(64, /*max_retained_bytes=*/1000);
+  const std::string big(300, 'A');
+  for (int i = 0; i < 20; ++i) {
+    (void)Route(
+        s, R"({"jsonrpc":"2.0","method":"notifications/message","params":{"d":")" + big + R"("}})");
+    EXPECT_LE(s.retained_bytes(), 1000u) << i;
+  }
+  const std::vector<SseRecord> pending = s.TakeStandalonePending();
+  EXPECT_FALSE(pending.empty());
+  EXPECT_LT(pending.size(), 20u);  // the oldest went
+  EXPECT_EQ(pending.back().seq, 20u);
+  EXPECT_EQ(s.retained_bytes() <= 1000u, true);
+}
+
 TEST(SessionStreamsTest, ResumeReplaysWhatFollowsTheLastEventId) {
   SessionStreams s(8);
   uint64_t a = *s.OpenRequest("1", "\"t\"");
