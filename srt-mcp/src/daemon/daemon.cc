@@ -40,6 +40,24 @@
 namespace srt::mcp {
 namespace {
 
+// True if a segment of `path` is "." or ".." once %2e/%2E is read as '.'.
+bool HasDotSegment(std::string_view path) {
+  std::string segment;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (segment == "." || segment == "..") return true;
+      segment.clear();
+    } else if (path[i] == '%' && i + 2 < path.size() && path[i + 1] == '2' &&
+               (path[i + 2] == 'e' || path[i + 2] == 'E')) {
+      segment += '.';
+      i += 2;
+    } else {
+      segment += path[i];
+    }
+  }
+  return false;
+}
+
 using Clock = std::chrono::steady_clock;
 using proxy::EventLoop;
 using proxy::Handler;
@@ -1188,7 +1206,8 @@ class Daemon::Impl {
            {"error", "not a JSON-RPC message: " + m.error().message()}});
       return;
     }
-    TouchSession(s);
+    // Not TouchSession: idleness is the client's (a chatty server kept abandoned sessions alive
+    // for ever, a hostile review found); streams it keeps open still count as use.
     std::optional<SessionStreams::Delivery> d = s->streams.Route(*m, std::move(line));
     if (!d) return;
     if (d->ends_stream) {
@@ -1340,6 +1359,12 @@ class Daemon::Impl {
   // --- Routes: byte-transparent HTTP proxying ----------------------------------------------------
   void StartProxy(Conn& c, const HttpRequest& req, const std::string& body, const HttpRoute& route,
                   const std::string& rest, const std::string& query) {
+    // Dot segments (also percent-encoded) would climb out of the route's base path at the
+    // upstream: refused, not resolved.
+    if (HasDotSegment(rest)) {
+      SendSimple(c, 400, "a path with '.' or '..' segments is not forwarded", true);
+      return;
+    }
     Health& h = health_[route.name];
     sockaddr_storage addr{};
     socklen_t len = 0;
