@@ -47,7 +47,9 @@ Result<std::string> Uuid4(const RandomSource& random) {
 std::string Base64UrlEncode(std::string_view in) {
   std::string out;
   size_t i = 0;
-  auto at = [&](size_t k) { return static_cast<unsigned char>(in[k]); };
+  // As uint32_t: an unsigned char shifted promotes to int, which clang's -Wsign-conversion
+  // refuses to narrow back.
+  auto at = [&](size_t k) { return uint32_t{static_cast<unsigned char>(in[k])}; };
   for (; i + 2 < in.size(); i += 3) {
     const uint32_t v = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
     for (int s = 18; s >= 0; s -= 6) out += kBase64Url[(v >> s) & 63];
