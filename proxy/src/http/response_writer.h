@@ -25,4 +25,8 @@ namespace srt::proxy::http {
 // §9.3.6: a 2xx to CONNECT carries neither Content-Length nor Transfer-Encoding.
 [[nodiscard]] std::string FormatConnectEstablished();
 
+// The standard reason phrase of a status srt's proxy or srt-mcp sends ("Bad Request" for 400,
+// ...); "Error" for one neither sends.
+[[nodiscard]] std::string_view StatusPhrase(int status);
+
 }  // namespace srt::proxy::http

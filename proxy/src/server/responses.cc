@@ -5,39 +5,6 @@
 
 namespace srt::proxy {
 
-std::string_view StatusPhrase(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 405:
-      return "Method Not Allowed";
-    case 407:
-      return "Proxy Authentication Required";
-    case 408:
-      return "Request Timeout";
-    case 414:
-      return "URI Too Long";
-    case 421:
-      return "Misdirected Request";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Error";
-  }
-}
-
 std::string HttpBlocked(bool connect, std::string_view reason) {
   const std::vector<std::pair<std::string, std::string>> headers = {
       {"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-allowlist"}};
@@ -54,7 +21,7 @@ std::string HttpResolvedBlocked(bool connect, std::string_view host, std::string
 }
 
 std::string HttpTooManyTunnels() {
-  return http::FormatResponse(503, StatusPhrase(503),
+  return http::FormatResponse(503, http::StatusPhrase(503),
                               {{"Content-Type", "text/plain"},
                                {"X-Proxy-Error", "too-many-tunnels"},
                                {"Connection", "close"}},
@@ -65,23 +32,24 @@ std::string HttpRefusedInTunnel(int status, std::string_view reason, bool close)
   std::vector<std::pair<std::string, std::string>> headers = {
       {"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-sandbox-runtime"}};
   if (close) headers.emplace_back("Connection", "close");
-  return http::FormatResponse(status, StatusPhrase(status), headers, std::string(reason) + "\n");
+  return http::FormatResponse(status, http::StatusPhrase(status), headers,
+                              std::string(reason) + "\n");
 }
 
 std::string HttpProxyAuthRequired() {
-  return http::FormatResponse(407, StatusPhrase(407),
+  return http::FormatResponse(407, http::StatusPhrase(407),
                               {{"Proxy-Authenticate", "Basic realm=\"srt\""}}, "");
 }
 
 std::string HttpBadGateway(bool connect) {
   if (connect) return "HTTP/1.1 502 Bad Gateway\r\n\r\n";
-  return http::FormatResponse(502, StatusPhrase(502), {{"Content-Type", "text/plain"}},
+  return http::FormatResponse(502, http::StatusPhrase(502), {{"Content-Type", "text/plain"}},
                               "Bad Gateway");
 }
 
 std::string HttpError(int status, bool connect) {
   if (connect && status == 400) return "HTTP/1.1 400 Bad Request\r\n\r\n";
-  return http::FormatResponse(status, StatusPhrase(status), {{"Connection", "close"}}, "");
+  return http::FormatResponse(status, http::StatusPhrase(status), {{"Connection", "close"}}, "");
 }
 
 std::string SshPolicyRefusal(std::string_view description) {

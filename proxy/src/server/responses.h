@@ -13,9 +13,6 @@ namespace srt::proxy {
 // Body of a refusal by the allow/deny lists. Plain HTTP gets it with a trailing newline.
 inline constexpr std::string_view kBlockedBody = "Connection blocked by network allowlist";
 
-// The standard reason phrase of a status the proxy sends ("Bad Request" for 400, ...).
-[[nodiscard]] std::string_view StatusPhrase(int status);
-
 // A host refused by the lists. CONNECT: "HTTP/1.1 403 <reason>", the reason as status phrase;
 // plain HTTP: "403 Forbidden". Both carry X-Proxy-Error: blocked-by-allowlist.
 [[nodiscard]] std::string HttpBlocked(bool connect, std::string_view reason);

@@ -29,6 +29,7 @@
 #include "base/unique_fd.h"
 #include "daemon/server_process.h"
 #include "http/head_parser.h"
+#include "http/response_writer.h"
 #include "loop/event_loop.h"
 #include "protocol/checks.h"
 #include "protocol/jsonrpc.h"
@@ -96,53 +97,6 @@ std::string NowIso() {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
                 t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1'000'000);
   return buf;
-}
-
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 202:
-      return "Accepted";
-    case 204:
-      return "No Content";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 406:
-      return "Not Acceptable";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Content Too Large";
-    case 414:
-      return "URI Too Long";
-    case 415:
-      return "Unsupported Media Type";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 501:
-      return "Not Implemented";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Error";
-  }
 }
 
 // A small adaptor: a loop Handler that calls a function.
@@ -517,7 +471,8 @@ class Daemon::Impl {
   // A complete response with a body; `extra` are header lines ending in CRLF.
   void SendResponse(Conn& c, int status, std::string_view content_type, std::string_view body,
                     const std::string& extra = "", bool close = false) {
-    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
+                       std::string(proxy::http::StatusPhrase(status)) + "\r\n";
     if (!content_type.empty()) head += "Content-Type: " + std::string(content_type) + "\r\n";
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     head += "Cache-Control: no-store\r\n";
