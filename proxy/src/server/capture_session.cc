@@ -17,7 +17,6 @@
 // CONNECT's (terminated_session.cc), so clients that ignore the proxy variables are covered too.
 #include "dns/answers.h"
 #include "server/session.h"
-#include "server/terminated_session.h"
 #include "tls/client_hello.h"
 
 namespace srt::proxy {
@@ -164,20 +163,8 @@ class CaptureSession final : public Session {
       return Abort();
     }
     if (tls_slot_) {
-      TerminatedTunnel tunnel{server_,
-                              ReleaseClient(),
-                              std::move(outcome.fd),
-                              std::move(in_),
-                              std::string(),
-                              std::move(outcome.leftover),
-                              std::move(record_),
-                              host_,
-                              destination_.port,
-                              rules_,
-                              std::move(tls_slot_)};
-      Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
-      End();
-      return next.Start();
+      return HandOverToTermination(std::move(outcome), std::string(), std::move(record_), host_,
+                                   destination_.port, rules_, std::move(tls_slot_));
     }
     StartTunnel(std::move(outcome.fd), std::move(in_), outcome.leftover, std::move(record_));
   }

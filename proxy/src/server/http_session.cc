@@ -21,7 +21,6 @@
 #include "inject/exchange.h"
 #include "server/responses.h"
 #include "server/session.h"
-#include "server/terminated_session.h"
 #include "wire/ascii.h"
 
 namespace srt::proxy {
@@ -340,21 +339,9 @@ class HttpSession final : public Session {
 
   // The CONNECT is allowed, dialed and to be terminated: terminated_session.cc takes over.
   void HandOverToTermination(DialOutcome outcome) {
-    std::string out = TakeClientBacklog() + http::FormatConnectEstablished();
-    TerminatedTunnel tunnel{server_,
-                            ReleaseClient(),
-                            std::move(outcome.fd),
-                            std::move(in_),
-                            std::move(out),
-                            std::move(outcome.leftover),
-                            std::move(record_),
-                            host_,
-                            request_.port,
-                            rules_,
-                            std::move(tls_slot_)};
-    Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
-    End();
-    next.Start();
+    Session::HandOverToTermination(std::move(outcome), http::FormatConnectEstablished(),
+                                   std::move(record_), host_, request_.port, rules_,
+                                   std::move(tls_slot_));
   }
 
   // --- Forwarding one exchange -----------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "server/terminated_session.h"
 #include "socks5/socks5_parser.h"
 
 namespace srt::proxy {
@@ -175,6 +176,27 @@ void Session::Dial(DialRequest request, std::function<void(DialOutcome)> done) {
                                   dial_ = 0;
                                   done(std::move(outcome));
                                 });
+}
+
+void Session::HandOverToTermination(DialOutcome outcome, std::string_view to_client,
+                                    ConnectionRecord record, const Host& host, uint16_t port,
+                                    std::shared_ptr<const NetworkRules> rules,
+                                    std::unique_ptr<TlsTunnelSlot> slot) {
+  std::string out = TakeClientBacklog() + std::string(to_client);  // before the client leaves
+  TerminatedTunnel tunnel{server_,
+                          ReleaseClient(),
+                          std::move(outcome.fd),
+                          std::move(in_),
+                          std::move(out),
+                          std::move(outcome.leftover),
+                          std::move(record),
+                          host,
+                          port,
+                          std::move(rules),
+                          std::move(slot)};
+  Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
+  End();  // destroys *this: nothing of it is used below
+  next.Start();
 }
 
 void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,

@@ -75,6 +75,14 @@ class Session : public Handler {
   // gets bytes, duration and end, and is logged when the tunnel ends. Ends the session then.
   void StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,
                    ConnectionRecord record);
+  // network.tlsTerminate: hands the client, the dialed origin and what was read so far to a
+  // TLS-terminating session (terminated_session.h), which takes over; this session ends.
+  // `to_client`: what the client gets first (a CONNECT's 200, a SOCKS reply), after anything
+  // still queued for it.
+  void HandOverToTermination(DialOutcome outcome, std::string_view to_client,
+                             ConnectionRecord record, const Host& host, uint16_t port,
+                             std::shared_ptr<const NetworkRules> rules,
+                             std::unique_ptr<TlsTunnelSlot> slot);
   // A denial or failure before anything was relayed: log it now.
   void Record(const ConnectionRecord& record) const { server_.Record(record); }
   // A record for a request decided now.

@@ -12,7 +12,6 @@
 // configured, no authentication is required.
 #include "server/responses.h"
 #include "server/session.h"
-#include "server/terminated_session.h"
 #include "socks5/socks5_parser.h"
 
 namespace srt::proxy {
@@ -206,20 +205,8 @@ class Socks5Session final : public Session {
     }
     std::string to_client(AsText(socks5::Reply(socks5::kReplySucceeded)));
     if (tls_slot_) {
-      TerminatedTunnel tunnel{server_,
-                              ReleaseClient(),
-                              std::move(outcome.fd),
-                              std::move(in_),
-                              TakeClientBacklog() + to_client,
-                              std::move(outcome.leftover),
-                              std::move(record_),
-                              host_,
-                              port_,
-                              std::move(rules_),
-                              std::move(tls_slot_)};
-      Session& next = server_.Adopt(MakeTerminatedSession(std::move(tunnel)));
-      End();
-      return next.Start();
+      return HandOverToTermination(std::move(outcome), to_client, std::move(record_), host_, port_,
+                                   std::move(rules_), std::move(tls_slot_));
     }
     to_client += outcome.leftover;
     StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
