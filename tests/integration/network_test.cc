@@ -1434,6 +1434,56 @@ TEST_F(NetworkRootTest, AllowedNamesResolveToTheirRealPublicAddresses) {
       << text;
 }
 
+// With no network.dnsServers srt resolves through the host's resolv.conf, but never through its
+// search list: an allowed name that does not exist (vault.ext.test, allowed by *.ext.test) must
+// not be retried as vault.ext.test.corp.test, a name the policy does not allow, whose query would
+// leave the host and whose address the sandbox would then be shown and sent to. And an allowed
+// name whose address is a deniedDomains IP entry gets a synthetic address, like every name whose
+// address srt would refuse to dial.
+TEST_F(NetworkRootTest, NoSearchListAndNoDeniedAddressInAnswers) {
+  const std::string ip = Tool({"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"});
+  const std::string python = Tool({"/usr/bin/python3"});
+  const std::string dnsmasq = Tool({"/usr/sbin/dnsmasq", "/sbin/dnsmasq"});
+  const std::string unshare = Tool({"/usr/bin/unshare", "/bin/unshare"});
+  SRT_SKIP_IF_MISSING(this);
+  TwoNamespaces net(ip);
+  ASSERT_EQ(net.problem(), "");
+  Runner& run = *run_;
+  run.MakeDir("www");
+  run.WriteFile("www/index.html", "origin 11.0.0.2\n");
+  Daemon dns(net.InOrigin(
+      {dnsmasq, "--keep-in-foreground", "--no-resolv", "--no-hosts", "--conf-file=/dev/null",
+       "--listen-address=11.0.0.2", "--bind-interfaces", "--port=53", "--local=/ext.test/",
+       "--address=/vault.ext.test.corp.test/11.0.0.2", "--address=/other.test/11.0.0.3"}));
+  Daemon web(net.InOrigin({python, "-m", "http.server", "--bind", "11.0.0.2", "80"}),
+             run.Path("www"));
+  ASSERT_TRUE(Eventually([&] {
+    return RunTool(net.InSrt({python, "-c",
+                              "import socket; socket.create_connection(('11.0.0.2', 80), 1)"}))
+               .status == 0;
+  })) << web.log();
+  // The host's resolver configuration, with a search list (as corporate and Kubernetes hosts
+  // have), seen by srt through a mount namespace of the test's own.
+  run.WriteFile("resolv.conf", "nameserver 11.0.0.2\nsearch corp.test\noptions ndots:5\n");
+  json settings;
+  settings["network"]["allowedDomains"] = {"*.ext.test", "other.test"};
+  settings["network"]["deniedDomains"] = {"11.0.0.3"};
+  const std::string script =
+      "mount --bind " + run.Path("resolv.conf") + " /etc/resolv.conf && exec " + SrtBinary() +
+      " -s " + run.SettingsFile(settings.dump()) +
+      " -c 'getent ahostsv4 vault.ext.test | head -1 || true; echo vault: done; "
+      "curl -sf -m 3 http://vault.ext.test/ || echo vault: refused; "
+      "getent ahostsv4 other.test | head -1'";
+  RunResult r = run.Host(net.InSrt({unshare, "-m", "sh", "-c", script}));
+  EXPECT_EQ(r.exit_code, 0) << r.err << dns.log();
+  EXPECT_TRUE(Contains(r.out, "vault: done\nvault: refused\n")) << r.out << r.err;
+  EXPECT_FALSE(Contains(r.out, "origin 11.0.0.2")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "11.0.0.2 ")) << r.out;
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(\n198\.1[89]\.\d+\.\d+ +STREAM other\.test\n)")))
+      << r.out;
+}
+
 // git clone over ssh through srt's own GIT_SSH_COMMAND (srt-init connect -> CONNECT).
 TEST_F(NetworkRootTest, GitCloneOverSshThroughTheProxy) {
   const std::string sshd = Tool({"/usr/sbin/sshd", "/sbin/sshd"});

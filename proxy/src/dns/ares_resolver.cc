@@ -270,13 +270,18 @@ Result<void> AresResolver::Init(const std::vector<Endpoint>& servers) {
   opts.sock_state_cb_data = this;
   opts.timeout = static_cast<int>(options_.timeout.count());
   opts.tries = options_.tries;
+  // Never a search list: the policy judged the name as given, and vault.example.test retried as
+  // vault.example.test.corp.example (resolv.conf's `search`, tried first under a high `ndots`)
+  // is a name nothing allowed, whose query would leave the host and whose address the sandbox
+  // would be shown and sent to.
+  mask |= ARES_OPT_DOMAINS;
+  opts.domains = nullptr;
+  opts.ndomains = 0;
   char lookups[] = "b";
   if (!servers.empty()) {
-    // Explicit servers are the whole truth: DNS only, the name as given, no search list.
-    mask |= ARES_OPT_LOOKUPS | ARES_OPT_DOMAINS;
+    // Explicit servers are the whole truth: DNS only, no /etc/hosts.
+    mask |= ARES_OPT_LOOKUPS;
     opts.lookups = lookups;
-    opts.domains = nullptr;
-    opts.ndomains = 0;
   }
   if (int status = ares_init_options(&channel_, &opts, mask); status != ARES_SUCCESS) {
     channel_ = nullptr;

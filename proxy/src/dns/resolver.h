@@ -83,8 +83,8 @@ class Resolver {
 
 struct ResolverOptions {
   // Tried in order (network.dnsServers, parsed by settings validation). Empty: the system's
-  // configuration (resolv.conf's servers, search domains and ndots; /etc/hosts
-  // before DNS). Explicit servers are used for DNS only: no search domains, no /etc/hosts.
+  // configuration (resolv.conf's servers; /etc/hosts before DNS). Explicit servers are used for
+  // DNS only, without /etc/hosts. Never a search list: a name is looked up as the policy saw it.
   std::vector<Endpoint> servers;
   // Per attempt. c-ares doubles it for every further round over the servers, so with one server
   // a lookup that gets no answer fails after timeout * (2^tries - 1): 2 s + 4 s by default.

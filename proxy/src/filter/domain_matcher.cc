@@ -183,6 +183,11 @@ bool DomainMatcher::AddressDenyListed(const IpAddress& address, uint16_t port) c
   return it != deny_.ips.end() && it->second.Find(port) != kNone;
 }
 
+bool DomainMatcher::AddressDenyListedOnSomePort(const IpAddress& address) const {
+  auto it = deny_.ips.find(HostFromAddress(address).text);
+  return it != deny_.ips.end() && (it->second.any_port != kNone || !it->second.by_port.empty());
+}
+
 bool DomainMatcher::NameCovered(const Table& table, std::string_view name, bool any_port_only) {
   auto covers = [any_port_only](const Slot& slot) {
     return slot.any_port != kNone || (!any_port_only && !slot.by_port.empty());

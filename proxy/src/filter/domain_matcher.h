@@ -76,6 +76,9 @@ class DomainMatcher {
   // count: they deny every name before any resolution happens). The guard refuses such an
   // address for a name too ("a deny-listed address").
   [[nodiscard]] bool AddressDenyListed(const IpAddress& address, uint16_t port) const;
+  // True if an IP entry of deniedDomains matches the address on any port: the DNS stub, which
+  // knows no port, shows such an address to no one (the name gets a synthetic one).
+  [[nodiscard]] bool AddressDenyListedOnSomePort(const IpAddress& address) const;
 
   // Ports transparent capture must listen on: 80 and 443, plus every port an allow entry
   // names. Sorted, no duplicates.

@@ -107,9 +107,11 @@ Result<void> ProxyServer::AddDnsSocket(UniqueFd socket, bool tcp) {
     };
     // A real address is shown only if the guard's address classes let a name reach it (port-
     // specific carve-outs are for loopback and this host's own addresses, which a client inside
-    // would dial on its own loopback instead: those names keep a synthetic address).
+    // would dial on its own loopback instead: those names keep a synthetic address), and no
+    // IP entry of deniedDomains names it on any port (the stub knows no port).
     options.may_show = [this](const IpAddress& address) {
-      return !rules_->guard.Classify(address).has_value();
+      return !rules_->guard.Classify(address).has_value() &&
+             !rules_->matcher.AddressDenyListedOnSomePort(address);
     };
     options.on_denied = [this](std::string_view name, std::string_view reason) {
       ConnectionRecord record;

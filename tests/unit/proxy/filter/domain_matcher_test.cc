@@ -340,6 +340,13 @@ TEST(DomainMatcherTest, AddressCarveOutsAndDenyListedLiterals) {
   EXPECT_TRUE(m.AddressDenyListed(ip("fd00::7"), 22));
   EXPECT_FALSE(m.AddressDenyListed(ip("fd00::7"), 443));
   EXPECT_FALSE(m.AddressDenyListed(ip("192.0.2.1"), 25));  // `*` entries are not literals
+
+  // On some port (the DNS stub, which knows no port, shows no deny-listed address).
+  EXPECT_TRUE(m.AddressDenyListedOnSomePort(ip("127.0.0.1")));
+  EXPECT_TRUE(m.AddressDenyListedOnSomePort(ip("::ffff:10.0.0.5")));
+  EXPECT_TRUE(m.AddressDenyListedOnSomePort(ip("fd00::7")));
+  EXPECT_FALSE(m.AddressDenyListedOnSomePort(ip("192.168.7.23")));
+  EXPECT_FALSE(m.AddressDenyListedOnSomePort(ip("192.0.2.1")));
 }
 
 // Clients dial `localhost` by its addresses (curl and Node connect to 127.0.0.1 or ::1 and
