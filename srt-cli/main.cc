@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -92,6 +93,12 @@ bool FileExists(const std::string& path) {
 }
 
 int Run(int argc, char** argv) {
+  // Before anything secret is read: srt holds what the sandbox must never see (masked
+  // credentials' real values, a CA key, the proxy's per-run credentials). Non-dumpable, a crash
+  // leaves no core (with Debian's default core_pattern it would land in the working directory,
+  // usually a write root the next sandbox reads) and no other process of the user can ptrace it
+  // or read its /proc/PID/{mem,environ}. bwrap and srt-init regain or set their own at execve.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Fail("prctl(PR_SET_DUMPABLE)");
   // A closed standard descriptor would be the number of the next one srt opens (its signalfd,
   // the log file), which the command would then inherit as its stdin or stdout.
   for (int fd = 0; fd <= 2; ++fd) {

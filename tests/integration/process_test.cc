@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Process model through the real srt: exit status, signals, SIGKILL, descriptors, /proc,
 // environment, and what srt says when it cannot build a sandbox.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -190,6 +192,37 @@ TEST_P(ProcessTest, SigkillOfSrtTakesTheSandboxDownAndLeavesNothing) {
     EXPECT_TRUE(Eventually([&] { return kill(helper, 0) != 0 && errno == ESRCH; }))
         << "srt's helper " << helper << " outlived the sandbox";
   }
+}
+
+// srt holds what the sandbox must never see (masked credentials' real values, a CA key, the
+// proxy's credentials): if it crashes, no core of it may land in its working directory, which is
+// usually a write root the next sandbox reads.
+TEST_P(ProcessTest, ACrashOfSrtLeavesNoCoreBehind) {
+  std::string pattern;
+  std::ifstream("/proc/sys/kernel/core_pattern") >> pattern;
+  if (pattern.empty() || pattern[0] == '|' || pattern[0] == '/') {
+    GTEST_SKIP() << "cores do not go to the working directory here (core_pattern " << pattern
+                 << ")";
+  }
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_CORE, &old), 0);
+  rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  if (setrlimit(RLIMIT_CORE, &unlimited) != 0) GTEST_SKIP() << "cannot raise RLIMIT_CORE";
+  run().WriteFile("started.sh", ": > started; exec sleep 600\n");
+  pid_t pid = run().Start(kWriteCwd, {"sh", "started.sh"});
+  setrlimit(RLIMIT_CORE, &old);
+  ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }));
+  kill(pid, SIGSEGV);
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+  DIR* dir = opendir(run().root().c_str());
+  ASSERT_NE(dir, nullptr);
+  std::vector<std::string> cores;
+  while (dirent* e = readdir(dir)) {
+    if (std::string_view(e->d_name).starts_with("core")) cores.push_back(e->d_name);
+  }
+  closedir(dir);
+  EXPECT_TRUE(cores.empty()) << "srt left " << cores.front() << " in its working directory";
 }
 
 TEST_P(ProcessTest, BackgroundProcessesEndWithTheCommand) {

@@ -3,9 +3,11 @@
 // over MCP's Streamable HTTP transport on one listener. The only place in srt-mcp that prints
 // for people, exits and catches.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -35,6 +37,13 @@ constexpr const char* kUsage =
     "  --help          this text\n";
 
 int Run(int argc, char** argv) {
+  // First: srt-mcp holds the bearer tokens and its servers' proxy credentials, which no server
+  // (each runs as srt-mcp's user) may see. Non-dumpable, a crash leaves no core in the working
+  // directory and no server can ptrace it or read /proc/PID/{mem,environ}.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::fprintf(stderr, "srt-mcp: prctl(PR_SET_DUMPABLE): %s\n", srt::ErrnoText(errno));
+    return 1;
+  }
   std::string config_path;
   bool check = false;
   for (int i = 1; i < argc; ++i) {

@@ -3,8 +3,10 @@
 // every session in its own srt sandbox. The only place that prints usage, exits and catches.
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -312,6 +314,13 @@ int RunPoller(Poller& poller, const sigset_t& set, const Logger& log) {
 }
 
 int Main(int argc, char** argv) {
+  // First: srt-poller holds the environment key and every session's proxy credentials, which no
+  // sandbox may see. Non-dumpable, a crash leaves no core in the working directory and no other
+  // process of its user (a session's, say) can ptrace it or read /proc/PID/{mem,environ}.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::fprintf(stderr, "srt-poller: prctl(PR_SET_DUMPABLE): %s\n", srt::ErrnoText(errno));
+    return 1;
+  }
   std::vector<std::string_view> args(argv + 1, argv + argc);
   std::map<std::string, std::string> env = Environment();
   auto parsed = ParseConfig(args, env, ReadFile);
