@@ -275,6 +275,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : env_plan.warnings) options.warn(w);
   }
   std::vector<CredentialSecret> secrets = std::move(env_plan.secrets);
+  // After the credentials, so that the count continues what the command would otherwise see.
+  facade::AddGitSafeDirectories(plan.environment, options.settings.git.safe_directories);
   std::vector<std::string> masked_contents;
   for (const policy::MaskedFile& f : policy.masked_files) {
     const CredentialFile& entry = creds.files[f.entry];

@@ -132,6 +132,14 @@ struct CredentialSettings {
   bool operator==(const CredentialSettings&) const = default;
 };
 
+// `git.*`: git configuration srt gives the command through GIT_CONFIG_COUNT/KEY_n/VALUE_n.
+struct GitSettings {
+  // Directories git trusts although the sandbox sees them owned by another user (its
+  // `safe.directory`, the directory and every repository below it). Grants no write.
+  std::vector<std::string> safe_directories;
+  bool operator==(const GitSettings&) const = default;
+};
+
 struct Settings {
   NetworkSettings network;
   FilesystemSettings filesystem;
@@ -140,6 +148,9 @@ struct Settings {
   bool allow_nested_user_namespaces = false;
   int mandatory_deny_search_depth = 3;    // 1..10
   std::optional<std::string> bwrap_path;  // absolute
+  GitSettings git;
+  // A JVM agent (upstream's srt-proxy-agent.jar) JAVA_TOOL_OPTIONS loads with -javaagent:.
+  std::optional<std::string> java_agent_jar_path;  // absolute
   bool operator==(const Settings&) const = default;
 };
 

@@ -34,8 +34,6 @@ inline constexpr SpecialKey kTopLevelSpecialKeys[] = {
     {"socatPath", KeyAction::kNotUsed, "socat"},
     {"seccomp", KeyAction::kNotUsed, "seccomp helper: it compiles its own filter"},
     {"ignoreViolations", KeyAction::kNotUsed, "violation filter: it keeps no violation store"},
-    {"javaAgentJarPath", KeyAction::kNotUsed, "Java proxy agent"},
-    {"git", KeyAction::kNotUsed, "git safe.directory list"},
 };
 
 inline constexpr SpecialKey kNetworkSpecialKeys[] = {
@@ -56,7 +54,10 @@ inline constexpr std::string_view kTopLevelKeys[] = {"network",
                                                      "allowNestedUserNamespaces",
                                                      "mandatoryDenySearchDepth",
                                                      "bwrapPath",
-                                                     "credentials"};
+                                                     "credentials",
+                                                     "git",
+                                                     "javaAgentJarPath"};
+inline constexpr std::string_view kGitKeys[] = {"safeDirectories"};
 inline constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
                                                        "denyWrite", "allowGitConfig", "disabled"};
 inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",

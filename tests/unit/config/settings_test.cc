@@ -403,9 +403,7 @@ TEST(SettingsTest, KeysForDependenciesSrtDoesNotHaveAreIgnoredWithAWarning) {
     "ripgrep": {"command": "rg"},
     "socatPath": "/usr/bin/socat",
     "seccomp": {"applyPath": "/x"},
-    "ignoreViolations": {"*": ["x"]},
-    "javaAgentJarPath": "/x.jar",
-    "git": {"safeDirectories": ["/w"]}
+    "ignoreViolations": {"*": ["x"]}
   })");
   EXPECT_EQ(s.warnings,
             (std::vector<std::string>{
@@ -415,12 +413,29 @@ TEST(SettingsTest, KeysForDependenciesSrtDoesNotHaveAreIgnoredWithAWarning) {
                 "compiles its own filter), ignoring",
                 "settings.json: /ignoreViolations: is not used by this srt (it needs no violation "
                 "filter: it keeps no violation store), ignoring",
-                "settings.json: /javaAgentJarPath: is not used by this srt (it needs no Java proxy "
-                "agent), ignoring",
-                "settings.json: /git: is not used by this srt (it needs no git safe.directory "
-                "list), ignoring",
             }));
   EXPECT_EQ(s.settings, Settings{});
+}
+
+TEST(SettingsTest, GitSafeDirectoriesAndTheJavaAgentAreRead) {
+  LoadedSettings s = Parse(R"({
+    "javaAgentJarPath": "/opt/srt agent.jar",
+    "git": {"safeDirectories": ["/w", "", "~/src", "*"], "other": 1}
+  })");
+  EXPECT_EQ(s.settings.git.safe_directories, (std::vector<std::string>{"/w", "~/src", "*"}));
+  EXPECT_EQ(s.settings.java_agent_jar_path, "/opt/srt agent.jar");
+  EXPECT_EQ(s.warnings,
+            (std::vector<std::string>{"settings.json: /git/other: unknown key, ignoring"}));
+
+  EXPECT_EQ(ErrorOf(R"({"javaAgentJarPath": "agent.jar"})"),
+            "settings.json: /javaAgentJarPath: \"agent.jar\" must be an absolute path");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": "/w"}})"),
+            "settings.json: /git/safeDirectories: expected an array of directories, got a string");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": [1]}})"),
+            "settings.json: /git/safeDirectories/0: expected a directory, got a number");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectory": ["/w"]}})"),
+            "settings.json: /git/safeDirectory: unknown key; did you mean \"safeDirectories\"? "
+            "Ignoring it could leave the sandbox weaker than this file says");
 }
 
 TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
