@@ -345,6 +345,17 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   network_options.credentials = std::move(secrets);
   network_options.inject_plaintext = creds.allow_plaintext_inject;
   network_options.trust_bundle = std::move(trust_bundle);
+  if (const std::optional<std::string>& jar = options.settings.java_agent_jar_path) {
+    // As upstream: a jar that is not there is skipped (a JVM told to load a missing agent does
+    // not start at all).
+    struct stat st;
+    if (stat(jar->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      network_options.java_agent = *jar;
+    } else if (options.warn) {
+      options.warn("javaAgentJarPath: " + strings::Quote(*jar) +
+                   " is not a file; JVMs in the sandbox run without the agent");
+    }
+  }
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<net::SandboxNetwork> network,
                        net::SandboxNetwork::Start(policy.network, std::move(network_options)));
   for (auto& [name, value] : network->Environment(plan.environment)) {

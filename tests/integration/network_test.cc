@@ -91,6 +91,39 @@ print("proxies:", urllib.request.getproxies())
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")
 )";
 
+constexpr char kFetchJava[] = R"(// GET with Java's two built-in HTTP clients; one line each.
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+public class Fetch {
+  public static void main(String[] args) {
+    String url = args[0];
+    try {
+      HttpURLConnection c = (HttpURLConnection) URI.create(url + "/urlconnection").toURL().openConnection();
+      c.setConnectTimeout(5000);
+      c.setReadTimeout(5000);
+      int code = c.getResponseCode();
+      System.out.print("urlconnection " + code + " " + new String(c.getInputStream().readAllBytes()));
+    } catch (Exception e) {
+      System.out.println("urlconnection " + e.getClass().getSimpleName());
+    }
+    try {
+      HttpClient h = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      HttpResponse<String> r = h.send(
+          HttpRequest.newBuilder(URI.create(url + "/httpclient")).timeout(Duration.ofSeconds(5)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      System.out.print("httpclient " + r.statusCode() + " " + r.body());
+    } catch (Exception e) {
+      System.out.println("httpclient " + e.getClass().getSimpleName());
+    }
+  }
+}
+)";
+
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -407,6 +440,74 @@ TEST_P(NetworkTest, PythonUrllibWithoutProxyVariablesUsesTheDnsStubAndCapture) {
   One({{"protocol", "capture"}, {"host", "origin.test"}, {"decision", "allow"}});
 }
 
+// Java's HttpURLConnection and java.net.http.HttpClient, unchanged, in the sandbox: the allowed
+// name is fetched (and each request logged), a denied one and one not on the list are refused.
+// They used to get JAVA_TOOL_OPTIONS proxy properties, and then the proxy's 407, which neither
+// client answers without an Authenticator.
+TEST_P(NetworkTest, JavasBuiltInClientsReachAnAllowedNameAndNothingElse) {
+  if (access("/usr/bin/java", X_OK) != 0) GTEST_SKIP() << "java is not installed in /usr/bin";
+  run().WriteFile("Fetch.java", kFetchJava);
+  const std::string java = "java -XX:-UsePerfData -Xshare:auto Fetch.java ";
+  const std::string suffix = ":" + std::to_string(port());
+  RunResult r =
+      run().Srt(DefaultSettings().dump(),
+                {"-c", java + "http://origin.test" + suffix + "; " + java + "http://blocked.test" +
+                           suffix + "; " + java + "http://other.test" + suffix},
+                "", std::chrono::seconds(120));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "urlconnection 200 origin: GET /urlconnection\n"
+            "httpclient 200 origin: GET /httpclient\n"
+            "urlconnection UnknownHostException\nhttpclient ConnectException\n"
+            "urlconnection UnknownHostException\nhttpclient ConnectException\n")
+      << r.err;
+}
+
+// javaAgentJarPath: every JVM loads the agent (its path has a space, so it is quoted), before
+// an inherited JAVA_TOOL_OPTIONS; one that is a denied credential is dropped.
+TEST_P(NetworkTest, JavaAgentJarPathIsLoadedByEveryJvm) {
+  if (access("/usr/bin/java", X_OK) != 0 || access("/usr/bin/javac", X_OK) != 0 ||
+      access("/usr/bin/jar", X_OK) != 0) {
+    GTEST_SKIP() << "java, javac or jar is not installed in /usr/bin";
+  }
+  run().WriteFile("agent/Agent.java",
+                  "public class Agent { public static void premain(String a) { "
+                  "System.out.println(\"agent \" + System.getProperty(\"srt.test\")); } }\n");
+  run().WriteFile("agent/manifest.txt", "Premain-Class: Agent\n");
+  run().MakeDir("my agents");
+  RunResult built = run().Host({"sh", "-c",
+                                "cd agent && javac -d . Agent.java && jar cfm '../my agents/a.jar' "
+                                "manifest.txt Agent.class"});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  json settings = DefaultSettings();
+  settings["javaAgentJarPath"] = run().Path("my agents/a.jar");
+  const std::string file = run().SettingsFile(settings.dump());
+  const std::string show = "printenv JAVA_TOOL_OPTIONS; java -XX:-UsePerfData -version 2>/dev/null";
+  RunResult r = run().SrtRaw({"-s", file, "-c", show}, "", std::chrono::seconds(120),
+                             {"JAVA_TOOL_OPTIONS=-Dsrt.test=inherited"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "\"-javaagent:" + run().Path("my agents/a.jar") +
+                       "\" -Dsrt.test=inherited\nagent inherited\n")
+      << r.err;
+
+  settings["credentials"]["envVars"] = {{{"name", "JAVA_TOOL_OPTIONS"}, {"mode", "deny"}}};
+  RunResult denied =
+      run().SrtRaw({"-s", run().SettingsFile(settings.dump()), "-c", show}, "",
+                   std::chrono::seconds(120), {"JAVA_TOOL_OPTIONS=-Dsrt.test=inherited"});
+  EXPECT_EQ(denied.exit_code, 0) << denied.err;
+  EXPECT_EQ(denied.out, "\"-javaagent:" + run().Path("my agents/a.jar") + "\"\nagent null\n")
+      << denied.err;
+
+  // A jar that is not there is skipped, with a warning.
+  settings["javaAgentJarPath"] = run().Path("missing.jar");
+  RunResult missing =
+      run().Srt(settings.dump(), {"-c", "printenv JAVA_TOOL_OPTIONS || echo unset"});
+  EXPECT_EQ(missing.out, "unset\n") << missing.err;
+  EXPECT_NE(missing.err.find("javaAgentJarPath: '" + run().Path("missing.jar") + "' is not a file"),
+            std::string::npos)
+      << missing.err;
+}
+
 TEST_P(NetworkTest, RawSocketReachesAnAllowedName) {
   RunResult r = Sh("python3 raw.py origin.test " + std::to_string(port()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -443,7 +544,8 @@ TEST_P(NetworkTest, AllowedNamesResolveToSyntheticAddressesAndTheEnvironmentPoin
       << r.out;
   EXPECT_TRUE(Contains(r.out, "\nNODE_USE_ENV_PROXY=1\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\nSANDBOX_RUNTIME=1\n")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "\nJAVA_TOOL_OPTIONS=-Dhttp.proxyHost=localhost")) << r.out;
+  // With capture a JVM needs no proxy properties (see JavasBuiltInClients... below).
+  EXPECT_TRUE(Contains(r.out, "\nJAVA_TOOL_OPTIONS=\n")) << r.out;
 }
 
 // glibc's getaddrinfo(AF_INET, AI_ADDRCONFIG) answers only when an IPv4 address other than
