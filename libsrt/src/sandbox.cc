@@ -168,6 +168,39 @@ Result<std::string> ReadMaskedFile(const std::string& path) {
   return text;
 }
 
+// network.mitmProxy.socketPath is host configuration, but the sandbox must not be able to put a
+// socket of its own there: it would see (and could redirect) everything routed to it. So the
+// path must be its own real path (no symlink to retarget later) and lie outside every place the
+// command can write. The socket itself may appear later (it is connected to per connection).
+Result<void> VetMitmSocket(const NetworkPolicy& network, const std::vector<std::string>& writable) {
+  if (!network.mitm_proxy) return Ok();
+  const std::string& path = network.mitm_proxy->socket_path;
+  const std::string what = "network.mitmProxy.socketPath " + Quote(path);
+  const std::string parent(path::Parent(path));
+  char* resolved = realpath(parent.c_str(), nullptr);
+  if (resolved == nullptr) return SysError(what + ": its directory " + Quote(parent));
+  const std::string real_parent(resolved);
+  free(resolved);
+  struct stat st;
+  const bool is_link = lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  if (real_parent != parent || is_link) {
+    return MakeError(Errc::kInvalidArgument,
+                     what +
+                         " is not its own real path (it goes through a symlink, '.' or '..'): "
+                         "give the socket's real path, so that it cannot be pointed elsewhere");
+  }
+  for (const std::string& root : writable) {
+    if (path::IsWithin(path, root)) {
+      return MakeError(Errc::kInvalidArgument,
+                       what + " lies inside the write root " + Quote(root) +
+                           ": a sandboxed command could replace the socket with its own and see "
+                           "or redirect the traffic routed to it. Put the socket elsewhere or "
+                           "narrow allowWrite.");
+    }
+  }
+  return Ok();
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -208,8 +241,8 @@ std::string TrustBundleParent(const facade::HostFacts& facts) {
 std::string_view Version() { return SRT_VERSION; }
 
 Sandbox::Sandbox(std::unique_ptr<net::SandboxNetwork> network,
-                 std::unique_ptr<launch::Launch> launch)
-    : network_(std::move(network)), launch_(std::move(launch)) {}
+                 std::unique_ptr<launch::Launch> launch, std::vector<std::string> writable)
+    : network_(std::move(network)), launch_(std::move(launch)), writable_(std::move(writable)) {}
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 Sandbox::~Sandbox() = default;
@@ -299,6 +332,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
 
   SRT_ASSIGN_OR_RETURN(std::string bwrap,
                        facade::VetExecutable(facts.bwrap, "bwrap", plan.writable));
+  SRT_RETURN_IF_ERROR(VetMitmSocket(policy.network, plan.writable));
+  std::vector<std::string> writable = plan.writable;
   SRT_ASSIGN_OR_RETURN(std::string init,
                        facade::VetExecutable(facts.init, "srt-init", plan.writable));
 
@@ -397,7 +432,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   };
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
                        launch::Launch::Start(std::move(spec)));
-  return Sandbox(std::move(network), std::move(launch));
+  return Sandbox(std::move(network), std::move(launch), std::move(writable));
 }
 
 Result<void> Sandbox::Signal(int signal) {
@@ -416,6 +451,7 @@ Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
   if (!network_) return MakeError(Errc::kInvalidArgument, "the sandbox has been moved from");
   // Only the rules change (proxy/proxy.h), so srt's own proxy variables do not matter here.
   SRT_ASSIGN_OR_RETURN(NetworkPolicy policy, policy::ResolveNetworkPolicy(network, {}));
+  SRT_RETURN_IF_ERROR(VetMitmSocket(policy, writable_));
   return network_->Update(policy);
 }
 

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -89,6 +90,38 @@ for k in list(os.environ):
         del os.environ[k]
 print("proxies:", urllib.request.getproxies())
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")
+)";
+
+constexpr char kMitmProxyPy[] = R"(# A stand-in for a MITM proxy on a unix socket: it answers
+# every request itself, saying what it was asked, and logs each request line to argv[2].
+import os, socket, sys, threading
+path, log = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+os.chmod(path, 0o666)
+srv.listen(16)
+lock = threading.Lock()
+def head(f):
+    first = f.readline().decode(errors="replace").rstrip("\r\n")
+    while f.readline() not in (b"\r\n", b"\n", b""):
+        pass
+    return first
+def serve(c):
+    f = c.makefile("rb")
+    first = head(f)
+    with lock, open(log, "a") as out:
+        out.write(first + "\n")
+    if first.startswith("CONNECT "):
+        c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        body = "mitm tunnel " + first.split()[1] + ": " + head(f) + "\n"
+    else:
+        body = "mitm: " + first + "\n"
+    c.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+               + body).encode())
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
 )";
 
 constexpr char kFetchJava[] = R"(// GET with Java's two built-in HTTP clients; one line each.
@@ -506,6 +539,71 @@ TEST_P(NetworkTest, JavaAgentJarPathIsLoadedByEveryJvm) {
   EXPECT_NE(missing.err.find("javaAgentJarPath: '" + run().Path("missing.jar") + "' is not a file"),
             std::string::npos)
       << missing.err;
+}
+
+// network.mitmProxy: allowed hosts it names go to the proxy on its unix socket, by every path
+// (plain HTTP in absolute form, CONNECT, SOCKS5, capture as a CONNECT); a denied host it names
+// is still refused, and never reaches it.
+TEST_P(NetworkTest, MitmProxyTakesTheHostsItNamesAfterTheAllowAndDenyLists) {
+  char dir_template[] = "/tmp/srt-mitm-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  chmod(dir.c_str(), 0755);
+  const std::string socket_path = dir + "/proxy.sock";
+  const std::string seen = dir + "/seen.txt";
+  run().WriteFile("mitm_proxy.py", kMitmProxyPy);
+  {
+    Daemon mitm({"/usr/bin/python3", run().Path("mitm_proxy.py"), socket_path, seen});
+    ASSERT_TRUE(Eventually([&] { return access(socket_path.c_str(), F_OK) == 0; },
+                           std::chrono::seconds(10)))
+        << mitm.log();
+    json s = DefaultSettings();
+    s["network"]["mitmProxy"] = {{"socketPath", socket_path},
+                                 {"domains", {"origin.test", "blocked.test"}}};
+    const std::string p = std::to_string(port());
+    RunResult r = Sh(kCurl + Origin("/plain") + "; " + kCurl + "-p " + Origin("/tunnel") + "; " +
+                         kCurl + "-x \"$FTP_PROXY\" " + Origin("/socks") + "; " + kCurl +
+                         "--noproxy '*' " + Origin("/captured") + "; " + kCurl +
+                         "-o /dev/null -w '%{http_code}\\n' http://blocked.test:" + p + "/denied",
+                     s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "mitm: GET http://origin.test:" + p + "/plain HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /tunnel HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /socks HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /captured HTTP/1.1\n403\n")
+        << r.err << mitm.log();
+    std::ifstream in(seen);
+    std::stringstream lines;
+    lines << in.rdbuf();
+    EXPECT_EQ(lines.str(), "GET http://origin.test:" + p + "/plain HTTP/1.1\nCONNECT origin.test:" +
+                               p + " HTTP/1.1\nCONNECT origin.test:" + p +
+                               " HTTP/1.1\nCONNECT origin.test:" + p + " HTTP/1.1\n");
+    json rec = One({{"protocol", "http"}, {"host", "origin.test"}, {"decision", "allow"}});
+    EXPECT_EQ(rec["address"], "unix:" + socket_path);
+    for (const std::string& head : g_net->origin().requests()) {
+      EXPECT_FALSE(Contains(head, "/plain") || Contains(head, "/tunnel") ||
+                   Contains(head, "/socks") || Contains(head, "/captured"))
+          << head;
+    }
+  }
+  unlink(socket_path.c_str());
+  unlink(seen.c_str());
+  rmdir(dir.c_str());
+}
+
+// The socket is host configuration, but not one the sandbox could replace: inside a write root
+// it is refused, saying why, before the command runs.
+TEST_P(NetworkTest, AMitmProxySocketTheSandboxCouldReplaceIsRefused) {
+  json s = DefaultSettings();
+  s["network"]["mitmProxy"] = {{"socketPath", run().Path("proxy.sock")},
+                               {"domains", {"origin.test"}}};
+  RunResult r = run().Srt(s.dump(), {"-c", "echo ran"});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(Contains(r.err, "network.mitmProxy.socketPath '" + run().Path("proxy.sock") +
+                                  "' lies inside the write root '" + run().root() +
+                                  "': a sandboxed command could replace the socket"))
+      << r.err;
 }
 
 TEST_P(NetworkTest, RawSocketReachesAnAllowedName) {
@@ -1254,6 +1352,34 @@ TEST_P(TlsTerminateTest, ExcludedDomainsStayOpaque) {
   EXPECT_TRUE(log_->Matching({{"protocol", "https"}}).empty());
   RunResult terminated = Sh(cmd, Settings(Trusting()));
   EXPECT_EQ(terminated.exit_code, 60) << terminated.err;  // curl: the peer's certificate
+}
+
+// --control-fd: a new excludeDomains takes effect for the next connection (upstream-srt.md §2.2):
+// the same curl, trusting only the origin's own certificate, fails while the tunnel is
+// terminated and works once an update excludes the host.
+TEST_P(TlsTerminateTest, ControlFdUpdatesExcludeDomainsForTheNextConnection) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  const std::string curl = "curl -sS --max-time 10 --cacert tls/origin-cert.pem " +
+                           Https(origin_port_, "/opaque") + " >/dev/null 2>&1";
+  const std::string script =
+      curl + "; echo before=$?; : > step1; i=0; until " + curl +
+      "; do i=$((i+1)); [ $i -gt 100 ] && { echo still-terminated; exit 4; }; sleep 0.05; done; "
+      "echo excluded-after-update";
+  pid_t pid = run().StartWithFds(Settings(Trusting()).dump(), {"--control-fd", "50", "-c", script},
+                                 {{50, read_end.get()}});
+  read_end.reset();
+  ASSERT_TRUE(Eventually([&] { return run().Exists("step1"); }, std::chrono::seconds(20)))
+      << run().Finish(pid).err;
+  json tls = Trusting();
+  tls["excludeDomains"] = {"origin.test"};
+  const std::string line = Settings(tls).dump() + "\n";
+  ASSERT_EQ(write(write_end.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  write_end.reset();
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "before=60\nexcluded-after-update\n") << r.err;
 }
 
 TEST_P(TlsTerminateTest, MaxTunnelsIsHonoured) {

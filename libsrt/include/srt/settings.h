@@ -49,6 +49,15 @@ struct TlsTerminateSettings {
   bool operator==(const TlsTerminateSettings&) const = default;
 };
 
+// `network.mitmProxy`: allowed hosts that match `domains` are reached through another proxy
+// listening on a unix socket of the host (an HTTP CONNECT for tunnels, an absolute-form request
+// for plain HTTP), instead of directly or through the parent proxy.
+struct MitmProxySettings {
+  std::string socket_path;           // absolute
+  std::vector<std::string> domains;  // patterns (allowedDomains grammar), at least one
+  bool operator==(const MitmProxySettings&) const = default;
+};
+
 // `network.*`, enforced by srt's proxy.
 struct NetworkSettings {
   std::vector<std::string> allowed_domains;                  // patterns, upstream grammar (§1.6)
@@ -61,6 +70,7 @@ struct NetworkSettings {
   std::optional<uint16_t> socks_proxy_port;
   std::optional<ParentProxySettings> parent_proxy;
   std::optional<TlsTerminateSettings> tls_terminate;
+  std::optional<MitmProxySettings> mitm_proxy;  // never together with tls_terminate
   // srt's own keys (upstream has neither):
   // Programs that ignore the proxy variables are still served: every address the sandbox
   // connects to lands on srt's proxy, and names resolve through srt's DNS stub.

@@ -40,6 +40,7 @@ using config::kCredentialsSpecialKeys;
 using config::KeyAction;
 using config::kFilesystemKeys;
 using config::kGitKeys;
+using config::kMitmProxyKeys;
 using config::kNetworkKeys;
 using config::kNetworkSpecialKeys;
 using config::kParentProxyKeys;
@@ -672,9 +673,15 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.dns_servers, DnsServers(value));
       } else if (key == "tlsTerminate") {
         SRT_ASSIGN_OR_RETURN(net.tls_terminate, TlsTerminate(value));
+      } else if (key == "mitmProxy") {
+        SRT_ASSIGN_OR_RETURN(net.mitm_proxy, MitmProxy(value));
       } else {
         SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, kNetworkKeys, Unknown::kFail, key));
       }
+    }
+    if (net.tls_terminate && net.mitm_proxy) {
+      // Upstream's words (its initialize() throws them).
+      return Fail("network.tlsTerminate and network.mitmProxy are mutually exclusive");
     }
     // Checked once the whole object is read: deniedDomains may come after the reasons.
     if (reasons != nullptr) {
@@ -784,6 +791,35 @@ class Decoder {
   }
 
   // network.tlsTerminate (upstream-srt.md §1.3.1).
+  // {"socketPath": "/abs", "domains": [pattern, ...]}, both required. Upstream takes a relative
+  // socketPath too (relative to wherever srt runs); srt wants the path it will connect to.
+  Result<MitmProxySettings> MitmProxy(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    MitmProxySettings mitm;
+    bool has_path = false;
+    bool has_domains = false;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "socketPath") {
+        SRT_ASSIGN_OR_RETURN(mitm.socket_path, AbsolutePath(value));
+        has_path = true;
+      } else if (key == "domains") {
+        SRT_ASSIGN_OR_RETURN(mitm.domains, DomainList(value, PatternList::kAllow));
+        if (mitm.domains.empty()) {
+          return Fail("expected at least one domain pattern, got an empty array");
+        }
+        has_domains = true;
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kMitmProxyKeys, Unknown::kFail, key));
+      }
+    }
+    if (!has_path) return Fail("socketPath is required");
+    if (!has_domains) return Fail("domains is required");
+    return mitm;
+  }
+
   Result<TlsTerminateSettings> TlsTerminate(const Json& j) {
     if (!j.is_object()) {
       return Expected("an object", j);

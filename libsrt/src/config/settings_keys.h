@@ -40,7 +40,6 @@ inline constexpr SpecialKey kNetworkSpecialKeys[] = {
     {"allowUnixSockets", KeyAction::kNoEffectOnLinux, {}},
     {"allowLocalBinding", KeyAction::kNoEffectOnLinux, {}},
     {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
-    {"mitmProxy", KeyAction::kUnsupported, {}},
     {"filterRequest", KeyAction::kUnsupported, {}},
     {"stripResponseHeaders", KeyAction::kUnsupported, {}},
     {"allowPlaintextHeaderSet", KeyAction::kUnsupported, {}},
@@ -73,7 +72,9 @@ inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",
                                                     "requireHostMatch",
                                                     "transparentCapture",
                                                     "dnsServers",
-                                                    "tlsTerminate"};
+                                                    "tlsTerminate",
+                                                    "mitmProxy"};
+inline constexpr std::string_view kMitmProxyKeys[] = {"socketPath", "domains"};
 inline constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
 inline constexpr std::string_view kTlsTerminateKeys[] = {"caCertPath",     "caKeyPath",
                                                          "excludeDomains", "extraCaCertPaths",

@@ -264,10 +264,10 @@ class HttpSession final : public Session {
     record_.allowed = true;
     if (connect) {
       in_.erase(0, head_bytes_);
-      if (server_.Terminates(host_, request_.port)) {
+      if (server_.Terminates(*rules_, host_, request_.port)) {
         // network.tlsTerminate: the slot is taken before the first bytes are seen (as upstream),
         // so at the cap a CONNECT that would not carry TLS is refused too.
-        tls_slot_ = server_.TakeTlsSlot();
+        tls_slot_ = server_.TakeTlsSlot(*rules_);
         if (!tls_slot_) {
           record_.allowed = false;
           record_.reason = "too many TLS-terminated tunnels at once";

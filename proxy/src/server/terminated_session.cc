@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // server/terminated_session.cc: a CONNECT tunnel whose TLS the proxy terminates
 // (network.tlsTerminate). The HTTP session hands it over once the CONNECT is allowed, not
-// excluded, has a slot (TlsTermination::max_tunnels) and its origin is dialed. Then:
+// excluded, has a slot (TlsTunnelRules::max_tunnels) and its origin is dialed. Then:
 //
 //   kSniff      200 Connection Established goes out; the first bytes decide. A TLS handshake
 //               record (0x16) is a ClientHello: its SNI is read (tls/client_hello.h) and the
 //               proxy terminates. Anything else is an opaque tunnel as before (the slot is freed).
 //   kHandshake  TLS with the client (a leaf for the CONNECT target, mitm/tls_engine.h) and,
 //               at the same time, verified TLS with the origin over the dialed connection.
-//               Both bounded by TlsTermination::handshake_timeout (client side).
+//               Both bounded by TlsTunnelRules::handshake_timeout (client side).
 //   kOpen       HTTP/1.1 requests from the decrypted stream, one exchange at a time (pipelined
 //               ones wait), each checked, logged (protocol "https": method, host, path without
 //               query, status) and forwarded to the origin, bodies streamed by their framing
@@ -107,7 +107,7 @@ class TerminatedSession final : public Session {
   void Start() override {
     QueueClient(client_preamble_);
     client_preamble_.clear();
-    ArmTimeout(tls_.handshake_timeout);
+    ArmTimeout(rules_->tls.handshake_timeout);
     if (!FlushClient()) return ClientGone("client connection lost");
     Step();
   }

@@ -438,12 +438,34 @@ TEST(SettingsTest, GitSafeDirectoriesAndTheJavaAgentAreRead) {
             "Ignoring it could leave the sandbox weaker than this file says");
 }
 
+TEST(SettingsTest, MitmProxyIsReadAndExcludesTlsTerminate) {
+  LoadedSettings s = Parse(
+      R"({"network": {"mitmProxy": {"socketPath": "/run/mitm.sock", "domains": ["*.corp.test"]}}})");
+  ASSERT_TRUE(s.settings.network.mitm_proxy.has_value());
+  EXPECT_EQ(s.settings.network.mitm_proxy->socket_path, "/run/mitm.sock");
+  EXPECT_EQ(s.settings.network.mitm_proxy->domains, (std::vector<std::string>{"*.corp.test"}));
+
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {}, "mitmProxy": {"socketPath": "/s",
+                       "domains": ["a.com"]}}})"),
+            "settings.json: /network: network.tlsTerminate and network.mitmProxy are mutually "
+            "exclusive");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": []}}})"),
+            "settings.json: /network/mitmProxy/domains: expected at least one domain pattern, got "
+            "an empty array");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"domains": ["a.com"]}}})"),
+            "settings.json: /network/mitmProxy: socketPath is required");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "s.sock", "domains": ["a"]}}})"),
+            "settings.json: /network/mitmProxy/socketPath: \"s.sock\" must be an absolute path");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"],
+                       "port": 1}}})"),
+            "settings.json: /network/mitmProxy/port: unknown key; the keys here are socketPath, "
+            "domains. Ignoring it could leave the sandbox weaker than this file says");
+}
+
 TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
   for (const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
            {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
            {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
-           {R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"]}}})",
-            "/network/mitmProxy"},
            {R"({"network": {"filterRequest": "x"}})", "/network/filterRequest"},
            {R"({"network": {"stripResponseHeaders": ["Set-Cookie"]}})",
             "/network/stripResponseHeaders"},
