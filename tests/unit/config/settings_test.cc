@@ -428,13 +428,13 @@ TEST(SettingsTest, GitSafeDirectoriesAndTheJavaAgentAreRead) {
             (std::vector<std::string>{"settings.json: /git/other: unknown key, ignoring"}));
 
   EXPECT_EQ(ErrorOf(R"({"javaAgentJarPath": "agent.jar"})"),
-            "settings.json: /javaAgentJarPath: \"agent.jar\" must be an absolute path");
+            "settings.json: /javaAgentJarPath: 'agent.jar' must be an absolute path");
   EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": "/w"}})"),
             "settings.json: /git/safeDirectories: expected an array of directories, got a string");
   EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": [1]}})"),
             "settings.json: /git/safeDirectories/0: expected a directory, got a number");
-  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectory": ["/w"]}})"),
-            "settings.json: /git/safeDirectory: unknown key; did you mean \"safeDirectories\"? "
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectores": ["/w"]}})"),
+            "settings.json: /git/safeDirectores: unknown key; did you mean 'safeDirectories'? "
             "Ignoring it could leave the sandbox weaker than this file says");
 }
 
@@ -455,7 +455,7 @@ TEST(SettingsTest, MitmProxyIsReadAndExcludesTlsTerminate) {
   EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"domains": ["a.com"]}}})"),
             "settings.json: /network/mitmProxy: socketPath is required");
   EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "s.sock", "domains": ["a"]}}})"),
-            "settings.json: /network/mitmProxy/socketPath: \"s.sock\" must be an absolute path");
+            "settings.json: /network/mitmProxy/socketPath: 's.sock' must be an absolute path");
   EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"],
                        "port": 1}}})"),
             "settings.json: /network/mitmProxy/port: unknown key; the keys here are socketPath, "
