@@ -177,10 +177,11 @@ Result<void> VetMitmSocket(const NetworkPolicy& network, const std::vector<std::
   const std::string& path = network.mitm_proxy->socket_path;
   const std::string what = "network.mitmProxy.socketPath " + Quote(path);
   const std::string parent(path::Parent(path));
-  char* resolved = realpath(parent.c_str(), nullptr);
-  if (resolved == nullptr) return SysError(what + ": its directory " + Quote(parent));
+  char resolved[PATH_MAX];
+  if (realpath(parent.c_str(), resolved) == nullptr) {
+    return SysError(what + ": its directory " + Quote(parent));
+  }
   const std::string real_parent(resolved);
-  free(resolved);
   struct stat st;
   const bool is_link = lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
   if (real_parent != parent || is_link) {
