@@ -561,28 +561,29 @@ TEST_P(NetworkTest, MitmProxyTakesTheHostsItNamesAfterTheAllowAndDenyLists) {
     s["network"]["mitmProxy"] = {{"socketPath", socket_path},
                                  {"domains", {"origin.test", "blocked.test"}}};
     const std::string p = std::to_string(port());
-    RunResult r = Sh(kCurl + Origin("/plain") + "; " + kCurl + "-p " + Origin("/tunnel") + "; " +
-                         kCurl + "-x \"$FTP_PROXY\" " + Origin("/socks") + "; " + kCurl +
-                         "--noproxy '*' " + Origin("/captured") + "; " + kCurl +
+    RunResult r = Sh(kCurl + Origin("/mitm-plain") + "; " + kCurl + "-p " + Origin("/mitm-tunnel") +
+                         "; " + kCurl + "-x \"$FTP_PROXY\" " + Origin("/mitm-socks") + "; " +
+                         kCurl + "--noproxy '*' " + Origin("/mitm-captured") + "; " + kCurl +
                          "-o /dev/null -w '%{http_code}\\n' http://blocked.test:" + p + "/denied",
                      s);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, "mitm: GET http://origin.test:" + p + "/plain HTTP/1.1\n" +
-                         "mitm tunnel origin.test:" + p + ": GET /tunnel HTTP/1.1\n" +
-                         "mitm tunnel origin.test:" + p + ": GET /socks HTTP/1.1\n" +
-                         "mitm tunnel origin.test:" + p + ": GET /captured HTTP/1.1\n403\n")
+    EXPECT_EQ(r.out, "mitm: GET http://origin.test:" + p + "/mitm-plain HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-tunnel HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-socks HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-captured HTTP/1.1\n403\n")
         << r.err << mitm.log();
     std::ifstream in(seen);
     std::stringstream lines;
     lines << in.rdbuf();
-    EXPECT_EQ(lines.str(), "GET http://origin.test:" + p + "/plain HTTP/1.1\nCONNECT origin.test:" +
-                               p + " HTTP/1.1\nCONNECT origin.test:" + p +
+    EXPECT_EQ(lines.str(), "GET http://origin.test:" + p +
+                               "/mitm-plain HTTP/1.1\nCONNECT origin.test:" + p +
+                               " HTTP/1.1\nCONNECT origin.test:" + p +
                                " HTTP/1.1\nCONNECT origin.test:" + p + " HTTP/1.1\n");
     json rec = One({{"protocol", "http"}, {"host", "origin.test"}, {"decision", "allow"}});
     EXPECT_EQ(rec["address"], "unix:" + socket_path);
     for (const std::string& head : g_net->origin().requests()) {
-      EXPECT_FALSE(Contains(head, "/plain") || Contains(head, "/tunnel") ||
-                   Contains(head, "/socks") || Contains(head, "/captured"))
+      EXPECT_FALSE(Contains(head, "/mitm-plain") || Contains(head, "/mitm-tunnel") ||
+                   Contains(head, "/mitm-socks") || Contains(head, "/mitm-captured"))
           << head;
     }
   }
