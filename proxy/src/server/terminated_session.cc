@@ -63,16 +63,6 @@ bool SafeFieldValue(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-// `data` as one chunk of a chunked body (RFC 9112 §7.1), appended to `out`; nothing for "".
-void AppendChunk(std::string& out, std::string_view data) {
-  if (data.empty()) return;
-  char size[24];
-  (void)std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  out += size;
-  out += data;
-  out += "\r\n";
-}
-
 bool IsFraming(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Content-Length") ||
          ascii::EqualsIgnoreCase(name, "Transfer-Encoding");
@@ -600,7 +590,7 @@ class TerminatedSession final : public Session {
       req_kept_left_ -= out.size();
       up_plain_ += out;
     } else if (rewrite_req_body_) {
-      AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
+      http::AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
       if (req_done_) up_plain_ += "0\r\n\r\n";
     } else {
       up_plain_.append(req_in_, 0, take);
@@ -800,7 +790,7 @@ class TerminatedSession final : public Session {
     }
     std::string framed;
     if (request_.version == http::Version::kHttp11) {
-      AppendChunk(framed, out);
+      http::AppendChunk(framed, out);
       if (last) framed += "0\r\n\r\n";
     } else {
       framed = out;
