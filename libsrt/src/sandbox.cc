@@ -168,6 +168,40 @@ Result<std::string> ReadMaskedFile(const std::string& path) {
   return text;
 }
 
+// network.mitmProxy.socketPath is host configuration, but the sandbox must not be able to put a
+// socket of its own there: it would see (and could redirect) everything routed to it. So the
+// path must be its own real path (no symlink to retarget later) and lie outside every place the
+// command can write. The socket itself may appear later (it is connected to per connection).
+Result<void> VetMitmSocket(const NetworkPolicy& network, const std::vector<std::string>& writable) {
+  if (!network.mitm_proxy) return Ok();
+  const std::string& path = network.mitm_proxy->socket_path;
+  const std::string what = "network.mitmProxy.socketPath " + Quote(path);
+  const std::string parent(path::Parent(path));
+  char resolved[PATH_MAX];
+  if (realpath(parent.c_str(), resolved) == nullptr) {
+    return SysError(what + ": its directory " + Quote(parent));
+  }
+  const std::string real_parent(resolved);
+  struct stat st;
+  const bool is_link = lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  if (real_parent != parent || is_link) {
+    return MakeError(Errc::kInvalidArgument,
+                     what +
+                         " is not its own real path (it goes through a symlink, '.' or '..'): "
+                         "give the socket's real path, so that it cannot be pointed elsewhere");
+  }
+  for (const std::string& root : writable) {
+    if (path::IsWithin(path, root)) {
+      return MakeError(Errc::kInvalidArgument,
+                       what + " lies inside the write root " + Quote(root) +
+                           ": a sandboxed command could replace the socket with its own and see "
+                           "or redirect the traffic routed to it. Put the socket elsewhere or "
+                           "narrow allowWrite.");
+    }
+  }
+  return Ok();
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -208,8 +242,8 @@ std::string TrustBundleParent(const facade::HostFacts& facts) {
 std::string_view Version() { return SRT_VERSION; }
 
 Sandbox::Sandbox(std::unique_ptr<net::SandboxNetwork> network,
-                 std::unique_ptr<launch::Launch> launch)
-    : network_(std::move(network)), launch_(std::move(launch)) {}
+                 std::unique_ptr<launch::Launch> launch, std::vector<std::string> writable)
+    : network_(std::move(network)), launch_(std::move(launch)), writable_(std::move(writable)) {}
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 Sandbox::~Sandbox() = default;
@@ -275,6 +309,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : env_plan.warnings) options.warn(w);
   }
   std::vector<CredentialSecret> secrets = std::move(env_plan.secrets);
+  // After the credentials, so that the count continues what the command would otherwise see.
+  facade::AddGitSafeDirectories(plan.environment, options.settings.git.safe_directories);
   std::vector<std::string> masked_contents;
   for (const policy::MaskedFile& f : policy.masked_files) {
     const CredentialFile& entry = creds.files[f.entry];
@@ -297,6 +333,8 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
 
   SRT_ASSIGN_OR_RETURN(std::string bwrap,
                        facade::VetExecutable(facts.bwrap, "bwrap", plan.writable));
+  SRT_RETURN_IF_ERROR(VetMitmSocket(policy.network, plan.writable));
+  std::vector<std::string> writable = plan.writable;
   SRT_ASSIGN_OR_RETURN(std::string init,
                        facade::VetExecutable(facts.init, "srt-init", plan.writable));
 
@@ -343,6 +381,17 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   network_options.credentials = std::move(secrets);
   network_options.inject_plaintext = creds.allow_plaintext_inject;
   network_options.trust_bundle = std::move(trust_bundle);
+  if (const std::optional<std::string>& jar = options.settings.java_agent_jar_path) {
+    // As upstream: a jar that is not there is skipped (a JVM told to load a missing agent does
+    // not start at all).
+    struct stat st;
+    if (stat(jar->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      network_options.java_agent = *jar;
+    } else if (options.warn) {
+      options.warn("javaAgentJarPath: " + strings::Quote(*jar) +
+                   " is not a file; JVMs in the sandbox run without the agent");
+    }
+  }
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<net::SandboxNetwork> network,
                        net::SandboxNetwork::Start(policy.network, std::move(network_options)));
   for (auto& [name, value] : network->Environment(plan.environment)) {
@@ -384,7 +433,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   };
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
                        launch::Launch::Start(std::move(spec)));
-  return Sandbox(std::move(network), std::move(launch));
+  return Sandbox(std::move(network), std::move(launch), std::move(writable));
 }
 
 Result<void> Sandbox::Signal(int signal) {
@@ -403,6 +452,7 @@ Result<void> Sandbox::UpdateNetwork(const NetworkSettings& network) {
   if (!network_) return MakeError(Errc::kInvalidArgument, "the sandbox has been moved from");
   // Only the rules change (proxy/proxy.h), so srt's own proxy variables do not matter here.
   SRT_ASSIGN_OR_RETURN(NetworkPolicy policy, policy::ResolveNetworkPolicy(network, {}));
+  SRT_RETURN_IF_ERROR(VetMitmSocket(policy, writable_));
   return network_->Update(policy);
 }
 

@@ -2,6 +2,8 @@
 #include "sandbox_plan.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "base/path.h"
 #include "base/strings.h"
@@ -12,6 +14,58 @@ void SetEnv(std::vector<std::string>& environment, const std::string& name,
             const std::string& value) {
   std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
   environment.push_back(name + "=" + value);
+}
+
+namespace {
+
+// NAME's value in `environment`, if it is there.
+std::optional<std::string_view> GetEnv(const std::vector<std::string>& environment,
+                                       std::string_view name) {
+  for (const std::string& e : environment) {
+    if (e.size() > name.size() && e[name.size()] == '=' && e.starts_with(name)) {
+      return std::string_view(e).substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddGitSafeDirectories(std::vector<std::string>& environment,
+                           const std::vector<std::string>& directories) {
+  const std::optional<std::string_view> inherited = GetEnv(environment, "GIT_CONFIG_COUNT");
+  if (inherited == "0") return;
+  // git's own reader takes a plain decimal count; nine digits keep the sum in range.
+  size_t count = 0;
+  if (inherited && !inherited->empty() && inherited->size() <= 9 &&
+      std::all_of(inherited->begin(), inherited->end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    count = static_cast<size_t>(std::stoul(std::string(*inherited)));
+  }
+  std::vector<std::string> dirs;
+  for (const std::string& d : directories) {
+    std::string dir = d;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (dir.empty()) continue;
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(std::move(dir));
+  }
+  if (dirs.empty()) return;
+  std::vector<std::string> values;
+  if (dirs.size() > kMaxListedSafeDirectories) {
+    values.emplace_back("*");
+  } else {
+    for (const std::string& dir : dirs) {
+      values.push_back(dir);
+      // "/" stays "/" ("" would reset git's list); its glob is "/*", not "//*".
+      values.push_back(dir.back() == '/' ? dir + "*" : dir + "/*");
+    }
+  }
+  for (const std::string& value : values) {
+    SetEnv(environment, "GIT_CONFIG_KEY_" + std::to_string(count), "safe.directory");
+    SetEnv(environment, "GIT_CONFIG_VALUE_" + std::to_string(count), value);
+    ++count;
+  }
+  SetEnv(environment, "GIT_CONFIG_COUNT", std::to_string(count));
 }
 
 Result<std::string> VetExecutable(const ExecutableFact& fact, std::string_view what,

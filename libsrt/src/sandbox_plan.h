@@ -81,6 +81,16 @@ struct SandboxPlan {
 [[nodiscard]] SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                                       const policy::Policy& policy);
 
+// git.safeDirectories as the GIT_CONFIG_COUNT / GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>
+// variables git reads: safe.directory=<dir> and <dir>/* (git 2.46+: every repository below) per
+// directory, trailing slashes dropped and duplicates skipped, or one safe.directory=* for more than
+// kMaxListedSafeDirectories. The numbering continues a GIT_CONFIG_COUNT already in `environment`
+// (a value that is not a count is replaced); GIT_CONFIG_COUNT=0 there is the user's opt-out and
+// nothing is added.
+inline constexpr size_t kMaxListedSafeDirectories = 8;
+void AddGitSafeDirectories(std::vector<std::string>& environment,
+                           const std::vector<std::string>& directories);
+
 // Sets NAME=value in `environment`, replacing every earlier NAME=.
 void SetEnv(std::vector<std::string>& environment, const std::string& name,
             const std::string& value);

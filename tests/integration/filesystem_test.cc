@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Filesystem isolation through the real srt: exact errno for every rule.
+#include <ftw.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "srt_fixture.h"
 
@@ -303,6 +307,52 @@ TEST_P(FilesystemTest, AWriteRootTheCallerCannotWriteJustRuns) {
   RunResult r = run().Srt(kWriteCwd, Probe({"create", "x"}), dir);
   EXPECT_EQ(r.exit_code, EACCES) << r.err;
   EXPECT_EQ(r.err.find("srt:"), std::string::npos) << r.err;
+}
+
+// git.safeDirectories: git in the sandbox sees a repository owned by another user (its owner is
+// unmapped in the sandbox's user namespace) and refuses it as "dubious ownership" unless the
+// repository is a safe.directory, which srt says through GIT_CONFIG_COUNT/KEY_n/VALUE_n.
+TEST_P(FilesystemTest, GitSafeDirectoriesLetGitUseARepositoryOwnedByAnotherUser) {
+  if (access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "git is not installed in /usr/bin";
+  const std::string repo = run().Path("repo");
+  ASSERT_EQ(run().Host({"git", "init", "-q", repo}).exit_code, 0);
+  // Another user's repository, readable by everyone (this test runs as root).
+  ASSERT_EQ(
+      nftw(
+          repo.c_str(),
+          [](const char* path, const struct stat*, int, FTW*) { return lchown(path, 4242, 4242); },
+          16, FTW_PHYS),
+      0);
+  const std::vector<std::string> status = {"git", "-C", repo, "status", "--porcelain"};
+  const std::string settings = R"({"git": {"safeDirectories": [")" + repo + R"(/"]}})";
+
+  RunResult plain = run().Srt("{}", status);
+  if (root()) {
+    // Inside, root is root and the owner is "nobody": git refuses.
+    EXPECT_EQ(plain.exit_code, 128) << plain.err;
+    EXPECT_NE(plain.err.find("dubious ownership"), std::string::npos) << plain.err;
+  } else {
+    // Inside, nobody and every unmapped owner are the same overflow uid: git is content.
+    EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  }
+  RunResult safe = run().Srt(settings, status);
+  EXPECT_EQ(safe.exit_code, 0) << safe.err;
+  RunResult listed = run().Srt(settings, {"git", "config", "--get-all", "safe.directory"});
+  EXPECT_EQ(listed.out, repo + "\n" + repo + "/*\n") << listed.err;
+  // Trusting the repository grants no write to it.
+  EXPECT_EQ(Errno(settings, {"create", repo + "/x"}), EROFS);
+
+  // An inherited GIT_CONFIG_COUNT is continued, and GIT_CONFIG_COUNT=0 is the user's opt-out.
+  const std::string file = run().SettingsFile(settings);
+  RunResult continued = run().SrtRaw(
+      {"-s", file, "git", "-C", repo, "config", "--get", "user.name"}, "", std::chrono::seconds(30),
+      {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=Sandbox User"});
+  EXPECT_EQ(continued.exit_code, 0) << continued.err;
+  EXPECT_EQ(continued.out, "Sandbox User\n");
+  RunResult opted_out = run().SrtRaw({"-s", file, "git", "config", "--get-all", "safe.directory"},
+                                     "", std::chrono::seconds(30), {"GIT_CONFIG_COUNT=0"});
+  EXPECT_EQ(opted_out.exit_code, 1) << opted_out.err;
+  EXPECT_EQ(opted_out.out, "");
 }
 
 SRT_INSTANTIATE(FilesystemTest);

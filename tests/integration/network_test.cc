@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -89,6 +90,71 @@ for k in list(os.environ):
         del os.environ[k]
 print("proxies:", urllib.request.getproxies())
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")
+)";
+
+constexpr char kMitmProxyPy[] = R"(# A stand-in for a MITM proxy on a unix socket: it answers
+# every request itself, saying what it was asked, and logs each request line to argv[2].
+import os, socket, sys, threading
+path, log = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+os.chmod(path, 0o666)
+srv.listen(16)
+lock = threading.Lock()
+def head(f):
+    first = f.readline().decode(errors="replace").rstrip("\r\n")
+    while f.readline() not in (b"\r\n", b"\n", b""):
+        pass
+    return first
+def serve(c):
+    f = c.makefile("rb")
+    first = head(f)
+    with lock, open(log, "a") as out:
+        out.write(first + "\n")
+    if first.startswith("CONNECT "):
+        c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        body = "mitm tunnel " + first.split()[1] + ": " + head(f) + "\n"
+    else:
+        body = "mitm: " + first + "\n"
+    c.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+               + body).encode())
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+)";
+
+constexpr char kFetchJava[] = R"(// GET with Java's two built-in HTTP clients; one line each.
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+public class Fetch {
+  public static void main(String[] args) {
+    String url = args[0];
+    try {
+      HttpURLConnection c = (HttpURLConnection) URI.create(url + "/urlconnection").toURL().openConnection();
+      c.setConnectTimeout(5000);
+      c.setReadTimeout(5000);
+      int code = c.getResponseCode();
+      System.out.print("urlconnection " + code + " " + new String(c.getInputStream().readAllBytes()));
+    } catch (Exception e) {
+      System.out.println("urlconnection " + e.getClass().getSimpleName());
+    }
+    try {
+      HttpClient h = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      HttpResponse<String> r = h.send(
+          HttpRequest.newBuilder(URI.create(url + "/httpclient")).timeout(Duration.ofSeconds(5)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      System.out.print("httpclient " + r.statusCode() + " " + r.body());
+    } catch (Exception e) {
+      System.out.println("httpclient " + e.getClass().getSimpleName());
+    }
+  }
+}
 )";
 
 bool Contains(const std::string& haystack, const std::string& needle) {
@@ -407,6 +473,140 @@ TEST_P(NetworkTest, PythonUrllibWithoutProxyVariablesUsesTheDnsStubAndCapture) {
   One({{"protocol", "capture"}, {"host", "origin.test"}, {"decision", "allow"}});
 }
 
+// Java's HttpURLConnection and java.net.http.HttpClient, unchanged, in the sandbox: the allowed
+// name is fetched (and each request logged), a denied one and one not on the list are refused.
+// They used to get JAVA_TOOL_OPTIONS proxy properties, and then the proxy's 407, which neither
+// client answers without an Authenticator.
+TEST_P(NetworkTest, JavasBuiltInClientsReachAnAllowedNameAndNothingElse) {
+  if (access("/usr/bin/java", X_OK) != 0) GTEST_SKIP() << "java is not installed in /usr/bin";
+  run().WriteFile("Fetch.java", kFetchJava);
+  const std::string java = "java -XX:-UsePerfData -Xshare:auto Fetch.java ";
+  const std::string suffix = ":" + std::to_string(port());
+  RunResult r =
+      run().Srt(DefaultSettings().dump(),
+                {"-c", java + "http://origin.test" + suffix + "; " + java + "http://blocked.test" +
+                           suffix + "; " + java + "http://other.test" + suffix},
+                "", std::chrono::seconds(120));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "urlconnection 200 origin: GET /urlconnection\n"
+            "httpclient 200 origin: GET /httpclient\n"
+            "urlconnection UnknownHostException\nhttpclient ConnectException\n"
+            "urlconnection UnknownHostException\nhttpclient ConnectException\n")
+      << r.err;
+}
+
+// javaAgentJarPath: every JVM loads the agent (its path has a space, so it is quoted), before
+// an inherited JAVA_TOOL_OPTIONS; one that is a denied credential is dropped.
+TEST_P(NetworkTest, JavaAgentJarPathIsLoadedByEveryJvm) {
+  if (access("/usr/bin/java", X_OK) != 0 || access("/usr/bin/javac", X_OK) != 0 ||
+      access("/usr/bin/jar", X_OK) != 0) {
+    GTEST_SKIP() << "java, javac or jar is not installed in /usr/bin";
+  }
+  run().WriteFile("agent/Agent.java",
+                  "public class Agent { public static void premain(String a) { "
+                  "System.out.println(\"agent \" + System.getProperty(\"srt.test\")); } }\n");
+  run().WriteFile("agent/manifest.txt", "Premain-Class: Agent\n");
+  run().MakeDir("my agents");
+  RunResult built = run().Host({"sh", "-c",
+                                "cd agent && javac -d . Agent.java && jar cfm '../my agents/a.jar' "
+                                "manifest.txt Agent.class"});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  json settings = DefaultSettings();
+  settings["javaAgentJarPath"] = run().Path("my agents/a.jar");
+  const std::string file = run().SettingsFile(settings.dump());
+  const std::string show = "printenv JAVA_TOOL_OPTIONS; java -XX:-UsePerfData -version 2>/dev/null";
+  RunResult r = run().SrtRaw({"-s", file, "-c", show}, "", std::chrono::seconds(120),
+                             {"JAVA_TOOL_OPTIONS=-Dsrt.test=inherited"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "\"-javaagent:" + run().Path("my agents/a.jar") +
+                       "\" -Dsrt.test=inherited\nagent inherited\n")
+      << r.err;
+
+  settings["credentials"]["envVars"] = {{{"name", "JAVA_TOOL_OPTIONS"}, {"mode", "deny"}}};
+  RunResult denied =
+      run().SrtRaw({"-s", run().SettingsFile(settings.dump()), "-c", show}, "",
+                   std::chrono::seconds(120), {"JAVA_TOOL_OPTIONS=-Dsrt.test=inherited"});
+  EXPECT_EQ(denied.exit_code, 0) << denied.err;
+  EXPECT_EQ(denied.out, "\"-javaagent:" + run().Path("my agents/a.jar") + "\"\nagent null\n")
+      << denied.err;
+
+  // A jar that is not there is skipped, with a warning.
+  settings["javaAgentJarPath"] = run().Path("missing.jar");
+  RunResult missing =
+      run().Srt(settings.dump(), {"-c", "printenv JAVA_TOOL_OPTIONS || echo unset"});
+  EXPECT_EQ(missing.out, "unset\n") << missing.err;
+  EXPECT_NE(missing.err.find("javaAgentJarPath: '" + run().Path("missing.jar") + "' is not a file"),
+            std::string::npos)
+      << missing.err;
+}
+
+// network.mitmProxy: allowed hosts it names go to the proxy on its unix socket, by every path
+// (plain HTTP in absolute form, CONNECT, SOCKS5, capture as a CONNECT); a denied host it names
+// is still refused, and never reaches it.
+TEST_P(NetworkTest, MitmProxyTakesTheHostsItNamesAfterTheAllowAndDenyLists) {
+  char dir_template[] = "/tmp/srt-mitm-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  chmod(dir.c_str(), 0755);
+  const std::string socket_path = dir + "/proxy.sock";
+  const std::string seen = dir + "/seen.txt";
+  run().WriteFile("mitm_proxy.py", kMitmProxyPy);
+  {
+    Daemon mitm({"/usr/bin/python3", run().Path("mitm_proxy.py"), socket_path, seen});
+    ASSERT_TRUE(Eventually([&] { return access(socket_path.c_str(), F_OK) == 0; },
+                           std::chrono::seconds(10)))
+        << mitm.log();
+    json s = DefaultSettings();
+    s["network"]["mitmProxy"] = {{"socketPath", socket_path},
+                                 {"domains", {"origin.test", "blocked.test"}}};
+    const std::string p = std::to_string(port());
+    RunResult r = Sh(kCurl + Origin("/mitm-plain") + "; " + kCurl + "-p " + Origin("/mitm-tunnel") +
+                         "; " + kCurl + "-x \"$FTP_PROXY\" " + Origin("/mitm-socks") + "; " +
+                         kCurl + "--noproxy '*' " + Origin("/mitm-captured") + "; " + kCurl +
+                         "-o /dev/null -w '%{http_code}\\n' http://blocked.test:" + p + "/denied",
+                     s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "mitm: GET http://origin.test:" + p + "/mitm-plain HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-tunnel HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-socks HTTP/1.1\n" +
+                         "mitm tunnel origin.test:" + p + ": GET /mitm-captured HTTP/1.1\n403\n")
+        << r.err << mitm.log();
+    std::ifstream in(seen);
+    std::stringstream lines;
+    lines << in.rdbuf();
+    EXPECT_EQ(lines.str(), "GET http://origin.test:" + p +
+                               "/mitm-plain HTTP/1.1\nCONNECT origin.test:" + p +
+                               " HTTP/1.1\nCONNECT origin.test:" + p +
+                               " HTTP/1.1\nCONNECT origin.test:" + p + " HTTP/1.1\n");
+    json rec = One({{"protocol", "http"}, {"host", "origin.test"}, {"decision", "allow"}});
+    EXPECT_EQ(rec["address"], "unix:" + socket_path);
+    for (const std::string& head : g_net->origin().requests()) {
+      EXPECT_FALSE(Contains(head, "/mitm-plain") || Contains(head, "/mitm-tunnel") ||
+                   Contains(head, "/mitm-socks") || Contains(head, "/mitm-captured"))
+          << head;
+    }
+  }
+  unlink(socket_path.c_str());
+  unlink(seen.c_str());
+  rmdir(dir.c_str());
+}
+
+// The socket is host configuration, but not one the sandbox could replace: inside a write root
+// it is refused, saying why, before the command runs.
+TEST_P(NetworkTest, AMitmProxySocketTheSandboxCouldReplaceIsRefused) {
+  json s = DefaultSettings();
+  s["network"]["mitmProxy"] = {{"socketPath", run().Path("proxy.sock")},
+                               {"domains", {"origin.test"}}};
+  RunResult r = run().Srt(s.dump(), {"-c", "echo ran"});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(Contains(r.err, "network.mitmProxy.socketPath '" + run().Path("proxy.sock") +
+                                  "' lies inside the write root '" + run().root() +
+                                  "': a sandboxed command could replace the socket"))
+      << r.err;
+}
+
 TEST_P(NetworkTest, RawSocketReachesAnAllowedName) {
   RunResult r = Sh("python3 raw.py origin.test " + std::to_string(port()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -443,7 +643,8 @@ TEST_P(NetworkTest, AllowedNamesResolveToSyntheticAddressesAndTheEnvironmentPoin
       << r.out;
   EXPECT_TRUE(Contains(r.out, "\nNODE_USE_ENV_PROXY=1\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "\nSANDBOX_RUNTIME=1\n")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "\nJAVA_TOOL_OPTIONS=-Dhttp.proxyHost=localhost")) << r.out;
+  // With capture a JVM needs no proxy properties (see JavasBuiltInClients... below).
+  EXPECT_TRUE(Contains(r.out, "\nJAVA_TOOL_OPTIONS=\n")) << r.out;
 }
 
 // glibc's getaddrinfo(AF_INET, AI_ADDRCONFIG) answers only when an IPv4 address other than
@@ -1152,6 +1353,34 @@ TEST_P(TlsTerminateTest, ExcludedDomainsStayOpaque) {
   EXPECT_TRUE(log_->Matching({{"protocol", "https"}}).empty());
   RunResult terminated = Sh(cmd, Settings(Trusting()));
   EXPECT_EQ(terminated.exit_code, 60) << terminated.err;  // curl: the peer's certificate
+}
+
+// --control-fd: a new excludeDomains takes effect for the next connection (upstream-srt.md §2.2):
+// the same curl, trusting only the origin's own certificate, fails while the tunnel is
+// terminated and works once an update excludes the host.
+TEST_P(TlsTerminateTest, ControlFdUpdatesExcludeDomainsForTheNextConnection) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  const std::string curl = "curl -sS --max-time 10 --cacert tls/origin-cert.pem " +
+                           Https(origin_port_, "/opaque") + " >/dev/null 2>&1";
+  const std::string script =
+      curl + "; echo before=$?; : > step1; i=0; until " + curl +
+      "; do i=$((i+1)); [ $i -gt 100 ] && { echo still-terminated; exit 4; }; sleep 0.05; done; "
+      "echo excluded-after-update";
+  pid_t pid = run().StartWithFds(Settings(Trusting()).dump(), {"--control-fd", "50", "-c", script},
+                                 {{50, read_end.get()}});
+  read_end.reset();
+  ASSERT_TRUE(Eventually([&] { return run().Exists("step1"); }, std::chrono::seconds(20)))
+      << run().Finish(pid).err;
+  json tls = Trusting();
+  tls["excludeDomains"] = {"origin.test"};
+  const std::string line = Settings(tls).dump() + "\n";
+  ASSERT_EQ(write(write_end.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  write_end.reset();
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "before=60\nexcluded-after-update\n") << r.err;
 }
 
 TEST_P(TlsTerminateTest, MaxTunnelsIsHonoured) {

@@ -193,16 +193,20 @@ class Sandbox {
   [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd = -1);
 
   // Replaces the network lists for new connections: allowedDomains, deniedDomains,
-  // deniedDomainReasons, deniedResolvedAddresses (other keys keep their start-up values, and
-  // ports first named here are reached through the proxy variables, not captured).
+  // deniedDomainReasons, deniedResolvedAddresses, mitmProxy and tlsTerminate's excludeDomains,
+  // maxTunnels and handshakeTimeoutMs (other keys keep their start-up values, and ports first
+  // named here are reached through the proxy variables, not captured).
   // Thread-safe. Fails if `network` is invalid.
   [[nodiscard]] Result<void> UpdateNetwork(const NetworkSettings& network);
 
  private:
-  Sandbox(std::unique_ptr<net::SandboxNetwork> network, std::unique_ptr<launch::Launch> launch);
+  Sandbox(std::unique_ptr<net::SandboxNetwork> network, std::unique_ptr<launch::Launch> launch,
+          std::vector<std::string> writable);
   // Declared first so that it is destroyed last: the proxy outlives the command.
   std::unique_ptr<net::SandboxNetwork> network_;
   std::unique_ptr<launch::Launch> launch_;
+  // Where the command can write (a mitmProxy socket named by an update must not be there).
+  std::vector<std::string> writable_;
 };
 
 // Start() + Wait().

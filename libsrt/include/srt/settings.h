@@ -49,6 +49,15 @@ struct TlsTerminateSettings {
   bool operator==(const TlsTerminateSettings&) const = default;
 };
 
+// `network.mitmProxy`: allowed hosts that match `domains` are reached through another proxy
+// listening on a unix socket of the host (an HTTP CONNECT for tunnels, an absolute-form request
+// for plain HTTP), instead of directly or through the parent proxy.
+struct MitmProxySettings {
+  std::string socket_path;           // absolute
+  std::vector<std::string> domains;  // patterns (allowedDomains grammar), at least one
+  bool operator==(const MitmProxySettings&) const = default;
+};
+
 // `network.*`, enforced by srt's proxy.
 struct NetworkSettings {
   std::vector<std::string> allowed_domains;                  // patterns, upstream grammar (§1.6)
@@ -61,6 +70,7 @@ struct NetworkSettings {
   std::optional<uint16_t> socks_proxy_port;
   std::optional<ParentProxySettings> parent_proxy;
   std::optional<TlsTerminateSettings> tls_terminate;
+  std::optional<MitmProxySettings> mitm_proxy;  // never together with tls_terminate
   // srt's own keys (upstream has neither):
   // Programs that ignore the proxy variables are still served: every address the sandbox
   // connects to lands on srt's proxy, and names resolve through srt's DNS stub.
@@ -132,6 +142,14 @@ struct CredentialSettings {
   bool operator==(const CredentialSettings&) const = default;
 };
 
+// `git.*`: git configuration srt gives the command through GIT_CONFIG_COUNT/KEY_n/VALUE_n.
+struct GitSettings {
+  // Directories git trusts although the sandbox sees them owned by another user (its
+  // `safe.directory`, the directory and every repository below it). Grants no write.
+  std::vector<std::string> safe_directories;
+  bool operator==(const GitSettings&) const = default;
+};
+
 struct Settings {
   NetworkSettings network;
   FilesystemSettings filesystem;
@@ -140,6 +158,9 @@ struct Settings {
   bool allow_nested_user_namespaces = false;
   int mandatory_deny_search_depth = 3;    // 1..10
   std::optional<std::string> bwrap_path;  // absolute
+  GitSettings git;
+  // A JVM agent (upstream's srt-proxy-agent.jar) JAVA_TOOL_OPTIONS loads with -javaagent:.
+  std::optional<std::string> java_agent_jar_path;  // absolute
   bool operator==(const Settings&) const = default;
 };
 

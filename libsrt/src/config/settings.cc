@@ -39,6 +39,8 @@ using config::kCredentialsKeys;
 using config::kCredentialsSpecialKeys;
 using config::KeyAction;
 using config::kFilesystemKeys;
+using config::kGitKeys;
+using config::kMitmProxyKeys;
 using config::kNetworkKeys;
 using config::kNetworkSpecialKeys;
 using config::kParentProxyKeys;
@@ -60,6 +62,8 @@ constexpr size_t kMaxNestingDepth = 64;
 constexpr size_t kMaxCredentialEntries = 256;
 constexpr size_t kMaxExtractPatternBytes = 4096;
 constexpr size_t kMaxEnvNameBytes = 1024;
+// git.safeDirectories: more than 8 become one "*" anyway.
+constexpr size_t kMaxSafeDirectories = 4096;
 
 // ---------------------------------------------------------------------------------------------
 // Messages
@@ -336,6 +340,10 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(s.bwrap_path, AbsolutePath(value));
       } else if (key == "credentials") {
         SRT_ASSIGN_OR_RETURN(s.credentials, Credentials(value));
+      } else if (key == "git") {
+        SRT_ASSIGN_OR_RETURN(s.git, Git(value));
+      } else if (key == "javaAgentJarPath") {
+        SRT_ASSIGN_OR_RETURN(s.java_agent_jar_path, AbsolutePath(value));
       } else if (key == kSchemaKey) {
         // The file names its JSON Schema for editors (share/srt/srt-settings.schema.json).
         if (!value.is_string()) return Expected("a string (the schema's path or URL)", value);
@@ -477,6 +485,50 @@ class Decoder {
       return Fail(strings::Quote(p) + " must be an absolute path");
     }
     return p;
+  }
+
+  // ---- git --------------------------------------------------------------------------------
+
+  // Upstream strips unknown keys here; srt warns (and refuses a near miss, as everywhere).
+  Result<GitSettings> Git(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    GitSettings git;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "safeDirectories") {
+        SRT_ASSIGN_OR_RETURN(git.safe_directories, SafeDirectories(value));
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kGitKeys, Unknown::kWarn, key));
+      }
+    }
+    return git;
+  }
+
+  // Strings as git reads safe.directory (a path, "~/..." or "*"); empty ones are skipped, as
+  // upstream does. They become environment values, so no NUL.
+  Result<std::vector<std::string>> SafeDirectories(const Json& j) {
+    if (!j.is_array()) {
+      return Expected("an array of directories", j);
+    }
+    if (j.size() > kMaxSafeDirectories) {
+      return Fail("has " + std::to_string(j.size()) + " entries, more than " +
+                  std::to_string(kMaxSafeDirectories));
+    }
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      if (!j[i].is_string()) {
+        return Expected("a directory", j[i]);
+      }
+      const std::string& dir = j[i].get_ref<const std::string&>();
+      if (dir.find('\0') != std::string::npos) {
+        return Fail(strings::Quote(dir) + " contains a NUL byte");
+      }
+      if (!dir.empty()) out.push_back(dir);
+    }
+    return out;
   }
 
   // ---- filesystem -------------------------------------------------------------------------
@@ -621,9 +673,15 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.dns_servers, DnsServers(value));
       } else if (key == "tlsTerminate") {
         SRT_ASSIGN_OR_RETURN(net.tls_terminate, TlsTerminate(value));
+      } else if (key == "mitmProxy") {
+        SRT_ASSIGN_OR_RETURN(net.mitm_proxy, MitmProxy(value));
       } else {
         SRT_RETURN_IF_ERROR(OtherKey(kNetworkSpecialKeys, kNetworkKeys, Unknown::kFail, key));
       }
+    }
+    if (net.tls_terminate && net.mitm_proxy) {
+      // Upstream's words (its initialize() throws them).
+      return Fail("network.tlsTerminate and network.mitmProxy are mutually exclusive");
     }
     // Checked once the whole object is read: deniedDomains may come after the reasons.
     if (reasons != nullptr) {
@@ -733,6 +791,35 @@ class Decoder {
   }
 
   // network.tlsTerminate (upstream-srt.md §1.3.1).
+  // {"socketPath": "/abs", "domains": [pattern, ...]}, both required. Upstream takes a relative
+  // socketPath too (relative to wherever srt runs); srt wants the path it will connect to.
+  Result<MitmProxySettings> MitmProxy(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object", j);
+    }
+    MitmProxySettings mitm;
+    bool has_path = false;
+    bool has_domains = false;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      if (key == "socketPath") {
+        SRT_ASSIGN_OR_RETURN(mitm.socket_path, AbsolutePath(value));
+        has_path = true;
+      } else if (key == "domains") {
+        SRT_ASSIGN_OR_RETURN(mitm.domains, DomainList(value, PatternList::kAllow));
+        if (mitm.domains.empty()) {
+          return Fail("expected at least one domain pattern, got an empty array");
+        }
+        has_domains = true;
+      } else {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kMitmProxyKeys, Unknown::kFail, key));
+      }
+    }
+    if (!has_path) return Fail("socketPath is required");
+    if (!has_domains) return Fail("domains is required");
+    return mitm;
+  }
+
   Result<TlsTerminateSettings> TlsTerminate(const Json& j) {
     if (!j.is_object()) {
       return Expected("an object", j);

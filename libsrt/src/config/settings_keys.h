@@ -34,15 +34,12 @@ inline constexpr SpecialKey kTopLevelSpecialKeys[] = {
     {"socatPath", KeyAction::kNotUsed, "socat"},
     {"seccomp", KeyAction::kNotUsed, "seccomp helper: it compiles its own filter"},
     {"ignoreViolations", KeyAction::kNotUsed, "violation filter: it keeps no violation store"},
-    {"javaAgentJarPath", KeyAction::kNotUsed, "Java proxy agent"},
-    {"git", KeyAction::kNotUsed, "git safe.directory list"},
 };
 
 inline constexpr SpecialKey kNetworkSpecialKeys[] = {
     {"allowUnixSockets", KeyAction::kNoEffectOnLinux, {}},
     {"allowLocalBinding", KeyAction::kNoEffectOnLinux, {}},
     {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
-    {"mitmProxy", KeyAction::kUnsupported, {}},
     {"filterRequest", KeyAction::kUnsupported, {}},
     {"stripResponseHeaders", KeyAction::kUnsupported, {}},
     {"allowPlaintextHeaderSet", KeyAction::kUnsupported, {}},
@@ -56,7 +53,10 @@ inline constexpr std::string_view kTopLevelKeys[] = {"network",
                                                      "allowNestedUserNamespaces",
                                                      "mandatoryDenySearchDepth",
                                                      "bwrapPath",
-                                                     "credentials"};
+                                                     "credentials",
+                                                     "git",
+                                                     "javaAgentJarPath"};
+inline constexpr std::string_view kGitKeys[] = {"safeDirectories"};
 inline constexpr std::string_view kFilesystemKeys[] = {"denyRead",  "allowRead",      "allowWrite",
                                                        "denyWrite", "allowGitConfig", "disabled"};
 inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",
@@ -72,7 +72,9 @@ inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",
                                                     "requireHostMatch",
                                                     "transparentCapture",
                                                     "dnsServers",
-                                                    "tlsTerminate"};
+                                                    "tlsTerminate",
+                                                    "mitmProxy"};
+inline constexpr std::string_view kMitmProxyKeys[] = {"socketPath", "domains"};
 inline constexpr std::string_view kParentProxyKeys[] = {"http", "https", "noProxy"};
 inline constexpr std::string_view kTlsTerminateKeys[] = {"caCertPath",     "caKeyPath",
                                                          "excludeDomains", "extraCaCertPaths",

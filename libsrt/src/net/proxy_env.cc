@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/proxy_env.h"
 
+#include <algorithm>
+
 #include "base/strings.h"
 
 namespace srt::net {
@@ -19,6 +21,42 @@ std::string PercentEncode(std::string_view text) {
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);
     }
+  }
+  return out;
+}
+
+std::string JavaToolOptions(const ProxyEnvSpec& spec) {
+  std::vector<std::string> parts;
+  if (!spec.java_agent.empty()) {
+    const bool space = std::any_of(spec.java_agent.begin(), spec.java_agent.end(),
+                                   [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); });
+    const std::string flag = "-javaagent:" + spec.java_agent;
+    parts.push_back(space ? "\"" + flag + "\"" : flag);
+  }
+  // The JVM ignores the proxy variables; these properties are what java.net and most Java HTTP
+  // clients read. With capture the JVM needs none: it connects directly, and srt's proxy gets
+  // the connection anyway, with no credentials to ask for. An external httpProxyPort asks for
+  // none either, so the properties work there for every client.
+  if (!spec.capture || spec.http_external) {
+    const std::string port = std::to_string(spec.http_port);
+    std::string props = "-Dhttp.proxyHost=localhost -Dhttp.proxyPort=" + port +
+                        " -Dhttps.proxyHost=localhost -Dhttps.proxyPort=" + port +
+                        " -Dhttp.nonProxyHosts=localhost|127.*|[::1]";
+    if (!spec.http_external && !spec.token.empty()) {
+      // Read by clients that take proxy credentials from properties (Gradle, Apache
+      // HttpClient); Java's own clients need an Authenticator and get 407.
+      props += " -Dhttp.proxyUser=" + spec.user + " -Dhttp.proxyPassword=" + spec.token +
+               " -Dhttps.proxyUser=" + spec.user + " -Dhttps.proxyPassword=" + spec.token +
+               " -Djdk.http.auth.tunneling.disabledSchemes= "
+               "-Djdk.http.auth.proxying.disabledSchemes=";
+    }
+    parts.push_back(std::move(props));
+  }
+  if (!spec.java_tool_options.empty()) parts.push_back(spec.java_tool_options);
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += ' ';
+    out += part;
   }
   return out;
 }
@@ -45,20 +83,8 @@ std::vector<std::pair<std::string, std::string>> ProxyEnvironment(const ProxyEnv
   // Node 24+ reads the proxy variables for fetch/http only when asked to.
   env.emplace_back("NODE_USE_ENV_PROXY", "1");
 
-  // The JVM ignores the variables; these properties are what java.net and most Java HTTP
-  // clients read. (Credentials reach only clients that honour http.proxyUser, e.g. Gradle and
-  // Apache HttpClient; others get 407 from the proxy.)
-  std::string java =
-      "-Dhttp.proxyHost=localhost -Dhttp.proxyPort=" + std::to_string(spec.http_port) +
-      " -Dhttps.proxyHost=localhost -Dhttps.proxyPort=" + std::to_string(spec.http_port) +
-      " -Dhttp.nonProxyHosts=localhost|127.*|[::1]";
-  if (!userinfo.empty()) {
-    java += " -Dhttp.proxyUser=" + spec.user + " -Dhttp.proxyPassword=" + spec.token +
-            " -Dhttps.proxyUser=" + spec.user + " -Dhttps.proxyPassword=" + spec.token +
-            " -Djdk.http.auth.tunneling.disabledSchemes= -Djdk.http.auth.proxying.disabledSchemes=";
-  }
-  if (!spec.java_tool_options.empty()) java += " " + spec.java_tool_options;
-  env.emplace_back("JAVA_TOOL_OPTIONS", java);
+  const std::string java = JavaToolOptions(spec);
+  if (!java.empty()) env.emplace_back("JAVA_TOOL_OPTIONS", java);
 
   if (!userinfo.empty()) {
     // git sends Basic credentials to the proxy up front instead of waiting for a 407.

@@ -24,7 +24,19 @@ struct ProxyEnvSpec {
   std::string git_config_parameters;
   // network.tlsTerminate: the trust bundle's path as the command sees it ("" : no termination).
   std::string ca_bundle;
+  // Transparent capture is on: a JVM connects directly and is captured, so JAVA_TOOL_OPTIONS
+  // carries no proxy properties (Java's own clients cannot answer the proxy's 407 without an
+  // Authenticator; see docs/network.md).
+  bool capture = false;
+  // javaAgentJarPath: JAVA_TOOL_OPTIONS loads it with -javaagent: ("" : none).
+  std::string java_agent;
 };
+
+// The JAVA_TOOL_OPTIONS value for `spec` ("" : leave the variable as it is): -javaagent:<jar>
+// (in double quotes when the path has white space, which the JVM splits on), the proxy
+// properties when the JVM cannot rely on capture, then the inherited value, so that the user's
+// own -D options win.
+[[nodiscard]] std::string JavaToolOptions(const ProxyEnvSpec& spec);
 
 // The variables that name a CA bundle for the common TLS clients (OpenSSL and Go read
 // SSL_CERT_FILE; Node NODE_EXTRA_CA_CERTS; Python requests/pip, curl, git, AWS, cargo, deno,

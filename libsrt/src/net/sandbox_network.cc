@@ -102,6 +102,8 @@ std::vector<std::pair<std::string, std::string>> SandboxNetwork::Environment(
   spec.http_external = http_external_;
   spec.socks_external = socks_external_;
   if (options_.trust_bundle) spec.ca_bundle = options_.trust_bundle->path();
+  spec.capture = capture_;
+  spec.java_agent = options_.java_agent;
   for (const std::string& e : inherited) {
     if (e.starts_with("JAVA_TOOL_OPTIONS=")) spec.java_tool_options = e.substr(18);
     if (e.starts_with("GIT_CONFIG_PARAMETERS=")) spec.git_config_parameters = e.substr(22);

@@ -46,6 +46,8 @@ struct NetworkOptions {
   std::unique_ptr<TrustBundleFile> trust_bundle;
   // Request rewriting on terminated tunnels (proxy/exchange_rewriter.h); empty: none.
   proxy::RewriterFactory rewriter;
+  // javaAgentJarPath, when the file exists: JAVA_TOOL_OPTIONS loads it ("" : none).
+  std::string java_agent;
 };
 
 class SandboxNetwork {

@@ -60,6 +60,14 @@ struct TlsTerminatePolicy {
   bool operator==(const TlsTerminatePolicy&) const = default;
 };
 
+// network.mitmProxy: allowed hosts matching `domains` go through the proxy on `socket_path` (a
+// unix socket of the host, vetted by the facade: outside every write root, no symlinks).
+struct MitmProxyPolicy {
+  std::string socket_path;
+  std::vector<DomainRule> domains;
+  bool operator==(const MitmProxyPolicy&) const = default;
+};
+
 struct NetworkPolicy {
   std::vector<DomainRule> allowed;
   std::vector<DomainRule> denied;
@@ -71,6 +79,7 @@ struct NetworkPolicy {
   std::optional<uint16_t> http_proxy_port;
   std::optional<uint16_t> socks_proxy_port;
   std::optional<TlsTerminatePolicy> tls_terminate;
+  std::optional<MitmProxyPolicy> mitm_proxy;
   bool operator==(const NetworkPolicy&) const = default;
 };
 

@@ -104,6 +104,20 @@ Result<NetworkPolicy> ResolveNetworkPolicy(const NetworkSettings& network,
     policy.handshake_timeout_ms = tls.handshake_timeout_ms;
     out.tls_terminate = std::move(policy);
   }
+  if (network.mitm_proxy) {
+    if (network.tls_terminate) {
+      return MakeError(Errc::kInvalidArgument,
+                       "network.tlsTerminate and network.mitmProxy are mutually exclusive");
+    }
+    if (network.mitm_proxy->domains.empty()) {
+      return MakeError(Errc::kInvalidArgument, "network.mitmProxy.domains: names no domain");
+    }
+    MitmProxyPolicy mitm;
+    mitm.socket_path = network.mitm_proxy->socket_path;
+    SRT_ASSIGN_OR_RETURN(mitm.domains, Rules(network.mitm_proxy->domains, PatternList::kAllow, {},
+                                             "network.mitmProxy.domains"));
+    out.mitm_proxy = std::move(mitm);
+  }
   return out;
 }
 

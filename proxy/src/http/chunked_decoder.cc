@@ -2,6 +2,7 @@
 // http/chunked_decoder.cc: the end of a chunked body (RFC 9112 §7.1).
 #include "http/chunked_decoder.h"
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,15 @@
 #include "wire/byte_reader.h"
 
 namespace srt::proxy::http {
+
+void AppendChunk(std::string& out, std::string_view data) {
+  if (data.empty()) return;
+  char size[24];
+  (void)std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  out += size;
+  out += data;
+  out += "\r\n";
+}
 
 ChunkedDecoder::Step ChunkedDecoder::Fail(std::string why) {
   state_ = State::kError;

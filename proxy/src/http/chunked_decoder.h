@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct ChunkedLimits {
   size_t max_chunk_line_bytes = kMaxHttpChunkLineBytes;  // one chunk-size line, CRLF included
   size_t max_trailer_bytes = kMaxHttpTrailerBytes;       // the trailer section, final CRLF included
 };
+
+// `data` as one chunk of a chunked body (RFC 9112 §7.1), appended to `out`; nothing for "".
+void AppendChunk(std::string& out, std::string_view data);
 
 class ChunkedDecoder {
  public:

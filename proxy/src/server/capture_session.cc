@@ -148,8 +148,8 @@ class CaptureSession final : public Session {
     // network.tlsTerminate: TLS on 443 to a host it covers is terminated like a CONNECT's (the
     // ClientHello already read goes to the terminated session). At the cap: a reset, there is
     // no protocol to say 503 in.
-    if (destination_.port == kTlsPort && server_.Terminates(host_, kTlsPort)) {
-      tls_slot_ = server_.TakeTlsSlot();
+    if (destination_.port == kTlsPort && server_.Terminates(*rules_, host_, kTlsPort)) {
+      tls_slot_ = server_.TakeTlsSlot(*rules_);
       if (!tls_slot_) return Refuse(host_.text, "too many TLS-terminated tunnels at once");
     }
     Dial({host_, destination_.port, rules_, /*tunnel=*/true},

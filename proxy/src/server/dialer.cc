@@ -4,11 +4,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "base/strings.h"
 #include "base/system_text.h"
 #include "http/head_parser.h"
 
@@ -18,7 +20,14 @@ class Dialer::Attempt final : public Handler {
  public:
   Attempt(Dialer& dialer, Id id, DialRequest request, Done done)
       : dialer_(dialer), id_(id), request_(std::move(request)), done_(std::move(done)) {
-    if (dialer_.options_.parents != nullptr) {
+    const NetworkRules* rules = request_.rules.get();
+    if (rules != nullptr && rules->mitm &&
+        rules->mitm->domains.Evaluate(request_.host, request_.port).allowed) {
+      // network.mitmProxy: a parent proxy on a unix socket, asked no credentials.
+      mitm_ = &*rules->mitm;
+      mitm_parent_.display = "unix:" + mitm_->socket_path;
+      parent_ = &mitm_parent_;
+    } else if (dialer_.options_.parents != nullptr) {
       parent_ = dialer_.options_.parents->For(request_.tunnel, request_.host, request_.port);
     }
   }
@@ -41,6 +50,7 @@ class Dialer::Attempt final : public Handler {
   }
 
   void Begin() {
+    if (mitm_ != nullptr) return ConnectUnix();
     const Host& target = parent_ != nullptr ? parent_->host : request_.host;
     const uint16_t port = parent_ != nullptr ? parent_->port : request_.port;
     if (target.is_ip()) {
@@ -58,6 +68,8 @@ class Dialer::Attempt final : public Handler {
       socklen_t len = sizeof err;
       if (getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       if (err == 0 && (events & EPOLLOUT) == 0) return;  // spurious: wait for the outcome
+      if (err != 0 && mitm_ != nullptr)
+        return FailParent(std::string("connect: ") + ErrnoText(err));
       if (err != 0) {
         last_error_ = "connect " + FormatEndpoint(current_) + ": " + ErrnoText(err);
         DropSocket();
@@ -130,6 +142,33 @@ class Dialer::Attempt final : public Handler {
       }
     }
     ConnectNext();
+  }
+
+  // network.mitmProxy's socket (vetted by the facade: a host path the sandbox cannot replace).
+  void ConnectUnix() {
+    phase_ = Phase::kConnecting;
+    const std::string& path = mitm_->socket_path;
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) {
+      return FailParent("is longer than a unix socket address can hold");
+    }
+    std::memcpy(address.sun_path, path.data(), path.size());
+    UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return FailParent(std::string("socket: ") + ErrnoText(errno));
+    // A non-blocking unix connect completes at once or fails (EAGAIN: its backlog is full).
+    if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      return FailParent(std::string("connect: ") + ErrnoText(errno));
+    }
+    if (Result<void> added = dialer_.loop_.Add(fd.get(), EPOLLOUT, this); !added) {
+      return FailParent(added.error().message());
+    }
+    fd_ = std::move(fd);
+    timer_ = dialer_.loop_.AddTimer(dialer_.options_.connect_timeout, [this] {
+      timer_ = EventLoop::kNoTimer;
+      FailParent(phase_ == Phase::kParentHandshake ? "did not answer the CONNECT in time"
+                                                   : "connect: timed out");
+    });
   }
 
   void ConnectNext() {
@@ -208,12 +247,16 @@ class Dialer::Attempt final : public Handler {
       outcome.parent_display = parent_->display;
       if (!request_.tunnel) outcome.parent_authorization = parent_->authorization;
       outcome.leftover = std::move(leftover_);
+      if (mitm_ != nullptr) outcome.route_address = parent_->display;
     }
     dialer_.Finish(id_, std::move(outcome));  // destroys *this
   }
 
-  void FailParent(const std::string& why) {
-    Fail(DialFailure::kParent, "parent proxy " + parent_->display + " " + why);
+  void FailParent(const std::string& why) { Fail(DialFailure::kParent, RouteName() + " " + why); }
+
+  std::string RouteName() const {
+    return mitm_ != nullptr ? "mitmProxy " + strings::Quote(mitm_->socket_path)
+                            : "parent proxy " + parent_->display;
   }
 
   void Fail(DialFailure failure, std::string error) {
@@ -229,6 +272,8 @@ class Dialer::Attempt final : public Handler {
   DialRequest request_;
   Done done_;
   const ParentProxy* parent_ = nullptr;
+  const MitmRoute* mitm_ = nullptr;  // in request_.rules, which this attempt holds
+  ParentProxy mitm_parent_;          // parent_ when mitm_ is set
   Phase phase_ = Phase::kResolving;
   Resolver::QueryId query_ = 0;
   std::vector<Endpoint> targets_;

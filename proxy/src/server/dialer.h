@@ -2,7 +2,9 @@
 // server/dialer.h: opens the upstream connection for an allowed destination: resolve a name
 // (c-ares, on the loop), vet the answers with the resolved-address guard, connect to the vetted
 // addresses in the resolver's order until one answers; or connect to the parent proxy and, for
-// tunnels, ask it for a CONNECT. Never blocks the loop.
+// tunnels, ask it for a CONNECT; or, for hosts network.mitmProxy names (NetworkRules::mitm), do
+// the same with the proxy on its unix socket (before any parent, and never falling back to
+// another route). Never blocks the loop.
 //
 // Usage protocol (the sessions):
 //   id = dialer.Dial({host, port, rules, tunnel}, [](DialOutcome o) { ... });
@@ -54,6 +56,7 @@ struct DialOutcome {
   std::string parent_display;        // via_parent: "http://proxy:3128"
   std::string parent_authorization;  // via_parent, !tunnel: the Proxy-Authorization value
   std::string leftover;              // via_parent, tunnel: bytes the parent sent after its 2xx
+  std::string route_address;         // via mitmProxy: "unix:<socket path>" (else "")
   bool ok() const { return failure == DialFailure::kNone; }
 };
 

@@ -264,10 +264,10 @@ class HttpSession final : public Session {
     record_.allowed = true;
     if (connect) {
       in_.erase(0, head_bytes_);
-      if (server_.Terminates(host_, request_.port)) {
+      if (server_.Terminates(*rules_, host_, request_.port)) {
         // network.tlsTerminate: the slot is taken before the first bytes are seen (as upstream),
         // so at the cap a CONNECT that would not carry TLS is refused too.
-        tls_slot_ = server_.TakeTlsSlot();
+        tls_slot_ = server_.TakeTlsSlot(*rules_);
         if (!tls_slot_) {
           record_.allowed = false;
           record_.reason = "too many TLS-terminated tunnels at once";
@@ -517,6 +517,28 @@ class HttpSession final : public Session {
         take = static_cast<size_t>(std::min<uint64_t>(resp_left_, resp_in_.size()));
         resp_left_ -= take;
         resp_done_ = resp_left_ == 0;
+      } else if (resp_framing_.kind == http::Framing::Kind::kChunked && inject_) {
+        // Re-framed, as on terminated TLS: chunk extensions and trailer fields are framing the
+        // injector does not read, so an origin could echo a real value there. Only the payload
+        // goes on, swapped back, in chunks of srt's own.
+        std::string payload;
+        http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_, &payload);
+        if (step.status == ParseStatus::kError) {
+          return UpstreamFailed("bad chunked response body: " + resp_chunked_->error());
+        }
+        take = step.consumed;
+        resp_done_ = step.status == ParseStatus::kDone;
+        std::string out;
+        inject_->ResponseBody(payload, nullptr, resp_done_, out);
+        std::string framed;
+        http::AppendChunk(framed, out);
+        if (resp_done_) framed += "0\r\n\r\n";
+        QueueClient(framed);
+        bytes_down_ += take;
+        resp_in_.erase(0, take);
+        if (!FlushClient()) return ClientGone();
+        if (resp_done_) return FinishExchange();
+        return Pumped();
       } else if (resp_framing_.kind == http::Framing::Kind::kChunked) {
         http::ChunkedDecoder::Step step = resp_chunked_->Feed(resp_in_, inject_ ? &data : nullptr);
         if (step.status == ParseStatus::kError) {

@@ -37,9 +37,6 @@ Result<std::optional<TlsTermination>> TlsFor(const NetworkPolicy& policy) {
   if (!engine) return std::move(engine).error().Wrap("network.tlsTerminate");
   TlsTermination out;
   out.engine = std::move(*engine);
-  out.exclude = DomainMatcher::Build(tls.exclude, {});
-  out.max_tunnels = tls.max_tunnels;
-  out.handshake_timeout = std::chrono::milliseconds(tls.handshake_timeout_ms);
   return std::optional<TlsTermination>(std::move(out));
 }
 

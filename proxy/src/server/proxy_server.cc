@@ -166,13 +166,12 @@ void ProxyServer::EndSession(Session* session) {
   sessions_.erase(session);
 }
 
-bool ProxyServer::Terminates(const Host& host, uint16_t port) const {
-  return options_.tls && options_.tls->engine &&
-         !options_.tls->exclude.Evaluate(host, port).allowed;
+bool ProxyServer::Terminates(const NetworkRules& rules, const Host& host, uint16_t port) const {
+  return options_.tls && options_.tls->engine && !rules.tls.exclude.Evaluate(host, port).allowed;
 }
 
-std::unique_ptr<TlsTunnelSlot> ProxyServer::TakeTlsSlot() {
-  if (!options_.tls || tls_tunnels_ >= options_.tls->max_tunnels) return nullptr;
+std::unique_ptr<TlsTunnelSlot> ProxyServer::TakeTlsSlot(const NetworkRules& rules) {
+  if (!options_.tls || tls_tunnels_ >= rules.tls.max_tunnels) return nullptr;
   return std::make_unique<TlsTunnelSlot>(tls_tunnels_);
 }
 

@@ -64,10 +64,8 @@ enum class ListenerRole { kProxy, kCapture, kAuto };
 // network.tlsTerminate as the server applies it (server/terminated_session.cc).
 struct TlsTermination {
   std::shared_ptr<mitm::TlsEngine> engine;  // loop thread only
-  DomainMatcher exclude;                    // allow side: opaque tunnels for these
-  size_t max_tunnels = 256;
-  // From the tunnel's 200 to a completed handshake with the client.
-  std::chrono::milliseconds handshake_timeout{10000};
+  // excludeDomains, maxTunnels and handshakeTimeoutMs are in NetworkRules::tls: a live update
+  // changes them.
   // A terminated tunnel idle between requests (after a response) is closed after this
   // (upstream srt: 6 s), and so is a kept-alive origin connection after upstream_idle (10 s).
   std::chrono::milliseconds client_idle{6000};
@@ -104,7 +102,7 @@ struct ProxyOptions {
   RewriterFactory rewriter;
 };
 
-// A slot of TlsTermination::max_tunnels, held by a terminated tunnel from its CONNECT to its
+// A slot of TlsTunnelRules::max_tunnels, held by a terminated tunnel from its CONNECT to its
 // end (or until it turns out not to carry TLS). Returns itself on destruction.
 class TlsTunnelSlot {
  public:
@@ -154,10 +152,11 @@ class ProxyServer {
   Session& Adopt(std::unique_ptr<Session> session);
   // Destroys `session` (it must return right after: this deletes it).
   void EndSession(Session* session);
-  // True if a CONNECT to `host`:`port` is to be TLS-terminated (when it carries TLS).
-  [[nodiscard]] bool Terminates(const Host& host, uint16_t port) const;
-  // A terminated-tunnel slot, or null when max_tunnels are in use.
-  [[nodiscard]] std::unique_ptr<TlsTunnelSlot> TakeTlsSlot();
+  // True if a CONNECT to `host`:`port`, decided under `rules`, is to be TLS-terminated (when it
+  // carries TLS).
+  [[nodiscard]] bool Terminates(const NetworkRules& rules, const Host& host, uint16_t port) const;
+  // A terminated-tunnel slot, or null when the rules' max_tunnels are in use.
+  [[nodiscard]] std::unique_ptr<TlsTunnelSlot> TakeTlsSlot(const NetworkRules& rules);
   [[nodiscard]] size_t tls_tunnels() const { return tls_tunnels_; }
 
  private:

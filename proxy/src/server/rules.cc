@@ -9,9 +9,21 @@ namespace srt::proxy {
 
 std::shared_ptr<const NetworkRules> BuildNetworkRules(const NetworkPolicy& network,
                                                       const std::vector<IpAddress>& own_addresses) {
+  TlsTunnelRules tls;
+  if (network.tls_terminate) {
+    tls.exclude = DomainMatcher::Build(network.tls_terminate->exclude, {});
+    tls.max_tunnels = network.tls_terminate->max_tunnels;
+    tls.handshake_timeout = std::chrono::milliseconds(network.tls_terminate->handshake_timeout_ms);
+  }
+  std::optional<MitmRoute> mitm;
+  if (network.mitm_proxy) {
+    mitm = MitmRoute{network.mitm_proxy->socket_path,
+                     DomainMatcher::Build(network.mitm_proxy->domains, {})};
+  }
   return std::make_shared<const NetworkRules>(
       NetworkRules{DomainMatcher::Build(network.allowed, network.denied),
-                   AddressGuard(own_addresses, network.denied_resolved_addresses)});
+                   AddressGuard(own_addresses, network.denied_resolved_addresses), std::move(tls),
+                   std::move(mitm)});
 }
 
 Result<std::vector<IpAddress>> HostInterfaceAddresses() {

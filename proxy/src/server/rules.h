@@ -4,7 +4,11 @@
 // (--control-fd). Immutable and shared: a connection keeps the rules it was decided under.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "base/address.h"
@@ -15,9 +19,28 @@
 
 namespace srt::proxy {
 
+// network.tlsTerminate's keys that a live update changes, per next connection (upstream-srt.md
+// §2.2). Whether tunnels are terminated at all, and with which CA, is fixed at start
+// (TlsTermination in proxy_server.h).
+struct TlsTunnelRules {
+  DomainMatcher exclude;  // allow side: opaque tunnels for these
+  size_t max_tunnels = 256;
+  // From the tunnel's 200 to a completed handshake with the client.
+  std::chrono::milliseconds handshake_timeout{10000};
+};
+
+// network.mitmProxy as the dialer applies it: allowed hosts `domains` matches go to the proxy on
+// the unix socket `socket_path` (server/dialer.cc).
+struct MitmRoute {
+  std::string socket_path;
+  DomainMatcher domains;  // allow side
+};
+
 struct NetworkRules {
   DomainMatcher matcher;
   AddressGuard guard;
+  TlsTunnelRules tls;  // defaults when the policy has no tlsTerminate
+  std::optional<MitmRoute> mitm;
 };
 
 // Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()).

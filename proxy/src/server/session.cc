@@ -157,7 +157,8 @@ ConnectionRecord Session::NewRecord(Protocol protocol, std::string host, uint16_
 
 void Session::NoteDial(ConnectionRecord& record, const DialOutcome& outcome) {
   if (outcome.ok() || outcome.failure == DialFailure::kConnect) {
-    record.address = FormatEndpoint(outcome.endpoint);
+    record.address =
+        outcome.route_address.empty() ? FormatEndpoint(outcome.endpoint) : outcome.route_address;
   }
   record.via_parent = outcome.via_parent;
   if (outcome.failure == DialFailure::kBlocked) {

@@ -177,9 +177,9 @@ class Socks5Session final : public Session {
     }
     record_.allowed = true;
     port_ = request.port;
-    if (server_.Terminates(host_, request.port)) {
+    if (server_.Terminates(*rules, host_, request.port)) {
       // network.tlsTerminate, as for a CONNECT (http_session.cc): the slot first.
-      tls_slot_ = server_.TakeTlsSlot();
+      tls_slot_ = server_.TakeTlsSlot(*rules);
       if (!tls_slot_) {
         record_.allowed = false;
         record_.reason = "too many TLS-terminated tunnels at once";

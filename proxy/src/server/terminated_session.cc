@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // server/terminated_session.cc: a CONNECT tunnel whose TLS the proxy terminates
 // (network.tlsTerminate). The HTTP session hands it over once the CONNECT is allowed, not
-// excluded, has a slot (TlsTermination::max_tunnels) and its origin is dialed. Then:
+// excluded, has a slot (TlsTunnelRules::max_tunnels) and its origin is dialed. Then:
 //
 //   kSniff      200 Connection Established goes out; the first bytes decide. A TLS handshake
 //               record (0x16) is a ClientHello: its SNI is read (tls/client_hello.h) and the
 //               proxy terminates. Anything else is an opaque tunnel as before (the slot is freed).
 //   kHandshake  TLS with the client (a leaf for the CONNECT target, mitm/tls_engine.h) and,
 //               at the same time, verified TLS with the origin over the dialed connection.
-//               Both bounded by TlsTermination::handshake_timeout (client side).
+//               Both bounded by TlsTunnelRules::handshake_timeout (client side).
 //   kOpen       HTTP/1.1 requests from the decrypted stream, one exchange at a time (pipelined
 //               ones wait), each checked, logged (protocol "https": method, host, path without
 //               query, status) and forwarded to the origin, bodies streamed by their framing
@@ -63,16 +63,6 @@ bool SafeFieldValue(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-// `data` as one chunk of a chunked body (RFC 9112 §7.1), appended to `out`; nothing for "".
-void AppendChunk(std::string& out, std::string_view data) {
-  if (data.empty()) return;
-  char size[24];
-  (void)std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  out += size;
-  out += data;
-  out += "\r\n";
-}
-
 bool IsFraming(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Content-Length") ||
          ascii::EqualsIgnoreCase(name, "Transfer-Encoding");
@@ -107,7 +97,7 @@ class TerminatedSession final : public Session {
   void Start() override {
     QueueClient(client_preamble_);
     client_preamble_.clear();
-    ArmTimeout(tls_.handshake_timeout);
+    ArmTimeout(rules_->tls.handshake_timeout);
     if (!FlushClient()) return ClientGone("client connection lost");
     Step();
   }
@@ -600,7 +590,7 @@ class TerminatedSession final : public Session {
       req_kept_left_ -= out.size();
       up_plain_ += out;
     } else if (rewrite_req_body_) {
-      AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
+      http::AppendChunk(up_plain_, rewriter_->OnRequestBody(data, req_done_));
       if (req_done_) up_plain_ += "0\r\n\r\n";
     } else {
       up_plain_.append(req_in_, 0, take);
@@ -800,7 +790,7 @@ class TerminatedSession final : public Session {
     }
     std::string framed;
     if (request_.version == http::Version::kHttp11) {
-      AppendChunk(framed, out);
+      http::AppendChunk(framed, out);
       if (last) framed += "0\r\n\r\n";
     } else {
       framed = out;

@@ -103,10 +103,14 @@ TEST(SettingsSchemaTest, EveryObjectHasTheDecodersKeys) {
   }
   EXPECT_EQ(SchemaKeys(net["properties"]["tlsTerminate"]),
             ParserKeys(config::kTlsTerminateKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(net["properties"]["mitmProxy"]),
+            ParserKeys(config::kMitmProxyKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(s["properties"]["git"]),
+            ParserKeys(config::kGitKeys, std::span<const config::SpecialKey>{}));
   // Unknown keys: warnings at the top level (other tools' keys), errors inside.
   EXPECT_EQ(s["additionalProperties"], true);
   for (const json* o : {&net, &s["properties"]["filesystem"], &net["properties"]["parentProxy"],
-                        &net["properties"]["tlsTerminate"]}) {
+                        &net["properties"]["tlsTerminate"], &net["properties"]["mitmProxy"]}) {
     EXPECT_EQ((*o)["additionalProperties"], false);
   }
   EXPECT_FALSE(Accepted({{"network", {{"zzzzzzzzzzzz", 1}}}}));

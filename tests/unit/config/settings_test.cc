@@ -403,9 +403,7 @@ TEST(SettingsTest, KeysForDependenciesSrtDoesNotHaveAreIgnoredWithAWarning) {
     "ripgrep": {"command": "rg"},
     "socatPath": "/usr/bin/socat",
     "seccomp": {"applyPath": "/x"},
-    "ignoreViolations": {"*": ["x"]},
-    "javaAgentJarPath": "/x.jar",
-    "git": {"safeDirectories": ["/w"]}
+    "ignoreViolations": {"*": ["x"]}
   })");
   EXPECT_EQ(s.warnings,
             (std::vector<std::string>{
@@ -415,20 +413,59 @@ TEST(SettingsTest, KeysForDependenciesSrtDoesNotHaveAreIgnoredWithAWarning) {
                 "compiles its own filter), ignoring",
                 "settings.json: /ignoreViolations: is not used by this srt (it needs no violation "
                 "filter: it keeps no violation store), ignoring",
-                "settings.json: /javaAgentJarPath: is not used by this srt (it needs no Java proxy "
-                "agent), ignoring",
-                "settings.json: /git: is not used by this srt (it needs no git safe.directory "
-                "list), ignoring",
             }));
   EXPECT_EQ(s.settings, Settings{});
+}
+
+TEST(SettingsTest, GitSafeDirectoriesAndTheJavaAgentAreRead) {
+  LoadedSettings s = Parse(R"({
+    "javaAgentJarPath": "/opt/srt agent.jar",
+    "git": {"safeDirectories": ["/w", "", "~/src", "*"], "other": 1}
+  })");
+  EXPECT_EQ(s.settings.git.safe_directories, (std::vector<std::string>{"/w", "~/src", "*"}));
+  EXPECT_EQ(s.settings.java_agent_jar_path, "/opt/srt agent.jar");
+  EXPECT_EQ(s.warnings,
+            (std::vector<std::string>{"settings.json: /git/other: unknown key, ignoring"}));
+
+  EXPECT_EQ(ErrorOf(R"({"javaAgentJarPath": "agent.jar"})"),
+            "settings.json: /javaAgentJarPath: 'agent.jar' must be an absolute path");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": "/w"}})"),
+            "settings.json: /git/safeDirectories: expected an array of directories, got a string");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectories": [1]}})"),
+            "settings.json: /git/safeDirectories/0: expected a directory, got a number");
+  EXPECT_EQ(ErrorOf(R"({"git": {"safeDirectores": ["/w"]}})"),
+            "settings.json: /git/safeDirectores: unknown key; did you mean 'safeDirectories'? "
+            "Ignoring it could leave the sandbox weaker than this file says");
+}
+
+TEST(SettingsTest, MitmProxyIsReadAndExcludesTlsTerminate) {
+  LoadedSettings s = Parse(
+      R"({"network": {"mitmProxy": {"socketPath": "/run/mitm.sock", "domains": ["*.corp.test"]}}})");
+  ASSERT_TRUE(s.settings.network.mitm_proxy.has_value());
+  EXPECT_EQ(s.settings.network.mitm_proxy->socket_path, "/run/mitm.sock");
+  EXPECT_EQ(s.settings.network.mitm_proxy->domains, (std::vector<std::string>{"*.corp.test"}));
+
+  EXPECT_EQ(ErrorOf(R"({"network": {"tlsTerminate": {}, "mitmProxy": {"socketPath": "/s",
+                       "domains": ["a.com"]}}})"),
+            "settings.json: /network: network.tlsTerminate and network.mitmProxy are mutually "
+            "exclusive");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": []}}})"),
+            "settings.json: /network/mitmProxy/domains: expected at least one domain pattern, got "
+            "an empty array");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"domains": ["a.com"]}}})"),
+            "settings.json: /network/mitmProxy: socketPath is required");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "s.sock", "domains": ["a"]}}})"),
+            "settings.json: /network/mitmProxy/socketPath: 's.sock' must be an absolute path");
+  EXPECT_EQ(ErrorOf(R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"],
+                       "port": 1}}})"),
+            "settings.json: /network/mitmProxy/port: unknown key; the keys here are socketPath, "
+            "domains. Ignoring it could leave the sandbox weaker than this file says");
 }
 
 TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
   for (const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
            {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
            {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
-           {R"({"network": {"mitmProxy": {"socketPath": "/s", "domains": ["a.com"]}}})",
-            "/network/mitmProxy"},
            {R"({"network": {"filterRequest": "x"}})", "/network/filterRequest"},
            {R"({"network": {"stripResponseHeaders": ["Set-Cookie"]}})",
             "/network/stripResponseHeaders"},

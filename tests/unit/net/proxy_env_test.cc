@@ -66,6 +66,41 @@ TEST(ProxyEnvTest, InheritedValuesAreExtendedNotReplaced) {
   EXPECT_EQ(env["GIT_CONFIG_PARAMETERS"], "'core.pager=cat' 'http.proxyAuthMethod=basic'");
 }
 
+TEST(ProxyEnvTest, WithCaptureJavaGetsNoProxyPropertiesItCouldNotAuthenticateTo) {
+  // Java's own clients answer no 407 without an Authenticator; captured, they need no proxy.
+  auto env = AsMap(ProxyEnvironment({.user = "srt.x", .token = "t", .capture = true}));
+  EXPECT_EQ(env.count("JAVA_TOOL_OPTIONS"), 0u);
+  EXPECT_EQ(JavaToolOptions(
+                {.user = "srt.x", .token = "t", .java_tool_options = "-Xmx1g", .capture = true}),
+            "-Xmx1g");
+  // The user's own proxy asks for no credentials: the properties work for every Java client.
+  EXPECT_EQ(JavaToolOptions({.user = "srt.x",
+                             .token = "t",
+                             .http_external = true,
+                             .http_port = 8080,
+                             .capture = true}),
+            "-Dhttp.proxyHost=localhost -Dhttp.proxyPort=8080 -Dhttps.proxyHost=localhost "
+            "-Dhttps.proxyPort=8080 -Dhttp.nonProxyHosts=localhost|127.*|[::1]");
+}
+
+TEST(ProxyEnvTest, TheJavaAgentComesFirstAndIsQuotedWhenItsPathHasWhiteSpace) {
+  EXPECT_EQ(JavaToolOptions({.user = "srt.x",
+                             .token = "t",
+                             .java_tool_options = "-Xmx1g",
+                             .capture = true,
+                             .java_agent = "/opt/srt/agent.jar"}),
+            "-javaagent:/opt/srt/agent.jar -Xmx1g");
+  EXPECT_EQ(JavaToolOptions({.user = "srt.x",
+                             .token = "t",
+                             .capture = true,
+                             .java_agent = "/opt/my tools/agent.jar"}),
+            "\"-javaagent:/opt/my tools/agent.jar\"");
+  EXPECT_TRUE(
+      JavaToolOptions(
+          {.user = "srt.x", .token = "t", .java_tool_options = "-Xmx1g", .java_agent = "/a.jar"})
+          .starts_with("-javaagent:/a.jar -Dhttp.proxyHost=localhost "));
+}
+
 TEST(ProxyEnvTest, HelperPathsWithSpacesSurviveTwoShells) {
   auto env =
       AsMap(ProxyEnvironment({.user = "srt", .token = "t", .connect_helper = "/a b/srt-init"}));

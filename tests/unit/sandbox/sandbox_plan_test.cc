@@ -186,5 +186,52 @@ TEST(SandboxPlanTest, AnExecutableASandboxCouldReplaceIsRefused) {
   EXPECT_EQ(vet(missing), "bwrap '/opt/none': No such file or directory");
 }
 
+std::string GitEnv(std::vector<std::string> environment, const std::vector<std::string>& dirs) {
+  AddGitSafeDirectories(environment, dirs);
+  std::string out;
+  for (const std::string& e : environment) out += e + "\n";
+  return out;
+}
+
+TEST(SandboxPlanTest, GitSafeDirectoriesBecomeGitConfigVariables) {
+  EXPECT_EQ(GitEnv({"PATH=/bin"}, {"/w/repo/", "/", "/w/repo", "~/src"}),
+            "PATH=/bin\n"
+            "GIT_CONFIG_KEY_0=safe.directory\nGIT_CONFIG_VALUE_0=/w/repo\n"
+            "GIT_CONFIG_KEY_1=safe.directory\nGIT_CONFIG_VALUE_1=/w/repo/*\n"
+            "GIT_CONFIG_KEY_2=safe.directory\nGIT_CONFIG_VALUE_2=/\n"
+            "GIT_CONFIG_KEY_3=safe.directory\nGIT_CONFIG_VALUE_3=/*\n"
+            "GIT_CONFIG_KEY_4=safe.directory\nGIT_CONFIG_VALUE_4=~/src\n"
+            "GIT_CONFIG_KEY_5=safe.directory\nGIT_CONFIG_VALUE_5=~/src/*\n"
+            "GIT_CONFIG_COUNT=6\n");
+  EXPECT_EQ(GitEnv({"PATH=/bin"}, {}), "PATH=/bin\n");
+}
+
+TEST(SandboxPlanTest, GitSafeDirectoriesContinueAnInheritedCountAndRespectZero) {
+  EXPECT_EQ(GitEnv({"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=a.b", "GIT_CONFIG_VALUE_0=1",
+                    "GIT_CONFIG_KEY_1=c.d", "GIT_CONFIG_VALUE_1=2"},
+                   {"/w"}),
+            "GIT_CONFIG_KEY_0=a.b\nGIT_CONFIG_VALUE_0=1\nGIT_CONFIG_KEY_1=c.d\n"
+            "GIT_CONFIG_VALUE_1=2\n"
+            "GIT_CONFIG_KEY_2=safe.directory\nGIT_CONFIG_VALUE_2=/w\n"
+            "GIT_CONFIG_KEY_3=safe.directory\nGIT_CONFIG_VALUE_3=/w/*\n"
+            "GIT_CONFIG_COUNT=4\n");
+  // The user's explicit "no environment git config".
+  EXPECT_EQ(GitEnv({"GIT_CONFIG_COUNT=0"}, {"/w"}), "GIT_CONFIG_COUNT=0\n");
+  // Not a count (git would refuse it anyway): numbering starts at 0.
+  EXPECT_EQ(GitEnv({"GIT_CONFIG_COUNT=2x"}, {"/w"}),
+            "GIT_CONFIG_KEY_0=safe.directory\nGIT_CONFIG_VALUE_0=/w\n"
+            "GIT_CONFIG_KEY_1=safe.directory\nGIT_CONFIG_VALUE_1=/w/*\n"
+            "GIT_CONFIG_COUNT=2\n");
+}
+
+TEST(SandboxPlanTest, MoreThanEightSafeDirectoriesBecomeOneWildcard) {
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 9; ++i) dirs.push_back("/w" + std::to_string(i));
+  EXPECT_EQ(GitEnv({}, dirs),
+            "GIT_CONFIG_KEY_0=safe.directory\nGIT_CONFIG_VALUE_0=*\nGIT_CONFIG_COUNT=1\n");
+  dirs.pop_back();
+  EXPECT_NE(GitEnv({}, dirs).find("GIT_CONFIG_COUNT=16\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace srt::facade

@@ -562,6 +562,50 @@ TEST_F(HttpComponentTest, ErrorsQuotingTheOriginNeverCarryARealValue) {
   EXPECT_NE(records[0].error.find(sentinel), std::string::npos) << records[0].error;
 }
 
+// A chunked response's chunk extensions and trailer fields are framing the injector does not
+// read: an origin echoing a real value there must not get it to the sandbox (hostile review
+// finding #4, docs/credentials.md). The plain-HTTP path re-frames the body, as the terminated
+// TLS path does, and drops both.
+TEST_F(HttpComponentTest, PlaintextInjectionDropsChunkExtensionsAndTrailers) {
+  const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
+  const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";
+  std::optional<Listening> echo = ListenTcp("127.0.0.1");
+  ASSERT_TRUE(echo.has_value());
+  std::thread origin([&] {
+    UniqueFd c(accept4(echo->fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    char buf[4096];
+    (void)!read(c.get(), buf, sizeof buf);
+    const std::string response =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;echo=" + real +
+        "\r\nhello\r\n6\r\n world\r\n0\r\nX-Echo: " + real + "\r\n\r\n";
+    (void)!write(c.get(), response.data(), response.size());
+  });
+  ProxyOptions options = DefaultOptions();
+  options.injector =
+      inject::Injector::Build({{"env GITHUB_TOKEN",
+                                sentinel,
+                                real,
+                                {*ParseDomainPattern("127.0.0.1", PatternList::kAllow)}}});
+  options.inject_plaintext = true;
+  NetworkSettings network = DefaultNetwork();
+  const std::string authority = "127.0.0.1:" + Port(echo->port);
+  network.allowed_domains.push_back(authority);
+  StartProxy(network, std::move(options));
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get("http://" + authority + "/", "Connection: close\r\n")));
+  const std::string answer = client.ReadToEnd();
+  origin.join();
+  EXPECT_EQ(answer.find(real), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("X-Echo"), std::string::npos) << answer;
+  const size_t body = answer.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << answer;
+  // Re-framed: however the payload was cut, no extension, no trailer.
+  const std::string framed = answer.substr(body + 4);
+  EXPECT_TRUE(framed == "b\r\nhello world\r\n0\r\n\r\n" ||
+              framed == "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+      << framed;
+}
+
 TEST_F(HttpComponentTest, PlaintextInjectionSwapsSentinelsForTheirHostAndBack) {
   const std::string sentinel = "fake_value_0123456789abcdefghijklmnopqrstu";
   const std::string real = "ghp_REALrealREALrealREALrealREALrealREALre";

@@ -196,9 +196,23 @@ class TlsTerminationTest : public ProxyComponentTest {
   }
 
   // Starts the proxy terminating TLS; the engine's bundle goes to bundle_.
+  // network.tlsTerminate's live keys, as a settings document has them.
+  NetworkSettings Terminating(size_t max_tunnels = 256,
+                              std::chrono::milliseconds handshake = std::chrono::seconds(10),
+                              std::vector<std::string> exclude = {}) const {
+    NetworkSettings n = Network();
+    TlsTerminateSettings tls;
+    tls.exclude_domains = std::move(exclude);
+    tls.max_tunnels = static_cast<uint32_t>(max_tunnels);
+    tls.handshake_timeout_ms = static_cast<uint32_t>(handshake.count());
+    n.tls_terminate = tls;
+    return n;
+  }
+
+  // Starts the proxy terminating TLS; the engine's bundle goes to bundle_.
   void StartTerminating(size_t max_tunnels = 256,
                         std::chrono::milliseconds handshake = std::chrono::seconds(10),
-                        std::vector<DomainRule> exclude = {}, RewriterFactory rewriter = {},
+                        std::vector<std::string> exclude = {}, RewriterFactory rewriter = {},
                         std::shared_ptr<const inject::Injector> injector = {}) {
     mitm::TlsEngine::Options engine_options;
     engine_options.extra_ca_cert_paths = {origin_ca_};
@@ -209,13 +223,10 @@ class TlsTerminationTest : public ProxyComponentTest {
     ProxyOptions options = DefaultOptions();
     TlsTermination tls;
     tls.engine = std::move(*engine);
-    tls.exclude = DomainMatcher::Build(exclude, {});
-    tls.max_tunnels = max_tunnels;
-    tls.handshake_timeout = handshake;
     options.tls = std::move(tls);
     options.rewriter = std::move(rewriter);
     options.injector = std::move(injector);
-    StartProxy(Network(), std::move(options));
+    StartProxy(Terminating(max_tunnels, handshake, std::move(exclude)), std::move(options));
   }
 
   std::string Url(uint16_t port, std::string_view path) const {
@@ -370,9 +381,7 @@ TEST_F(TlsTerminationTest, HostOrServerNameForAnotherHostIs421AndTraceIs405) {
 }
 
 TEST_F(TlsTerminationTest, ExcludedHostsAndNonTlsBytesStayOpaque) {
-  Result<DomainPattern> pattern = ParseDomainPattern("origin.test", PatternList::kAllow);
-  ASSERT_TRUE(pattern.has_value());
-  StartTerminating(256, std::chrono::seconds(10), {DomainRule{*pattern, "origin.test", ""}});
+  StartTerminating(256, std::chrono::seconds(10), {"origin.test"});
   // The client sees the origin's own certificate: the proxy's CA does not verify it, the
   // origin's CA does.
   ProcessResult proxied = Curl({"--cacert", proxy_ca_, Url(tls_origin_.port(), "/x")});
@@ -413,6 +422,44 @@ TEST_F(TlsTerminationTest, MaxTunnelsIsHonouredAndTheHandshakeIsBounded) {
   EXPECT_EQ(records[0].reason, "too many TLS-terminated tunnels at once");
   EXPECT_EQ(records[1].end, "idle");
   EXPECT_EQ(records[1].error, "TLS handshake not done in time");
+}
+
+// A live update (--control-fd) changes excludeDomains, maxTunnels and handshakeTimeoutMs for
+// the next connection (upstream-srt.md §2.2); tunnels already open keep what they started with.
+TEST_F(TlsTerminationTest, LiveUpdatesChangeExclusionsTheTunnelCapAndTheHandshakeTime) {
+  StartTerminating();
+  Stream first = ConnectProxy();
+  ASSERT_TRUE(OpenTunnel(first, "origin.test:" + Port(tls_origin_.port())));
+
+  UpdateRules(Terminating(/*max_tunnels=*/1, std::chrono::milliseconds(300)));
+  Stream second = ConnectProxy();
+  ASSERT_TRUE(second.SendAll("CONNECT origin.test:" + Port(tls_origin_.port()) + " HTTP/1.1\r\n" +
+                             std::string(kAuthHeader) + "\r\n"));
+  EXPECT_NE(second.ReadToEnd().find("too many TLS-terminated tunnels at once"), std::string::npos);
+  // The first tunnel keeps the 10 s it was opened under.
+  EXPECT_FALSE(first.WaitClosed(Clock::now() + std::chrono::seconds(1)));
+  { Stream done = std::move(first); }
+
+  UpdateRules(Terminating(256, std::chrono::milliseconds(300)));
+  Stream third = ConnectProxy();
+  ASSERT_TRUE(OpenTunnel(third, "origin.test:" + Port(tls_origin_.port())));
+  EXPECT_TRUE(third.WaitClosed());
+
+  // Excluded from now on: the client sees the origin's own certificate.
+  UpdateRules(Terminating(256, std::chrono::seconds(10), {"origin.test"}));
+  std::vector<std::string> argv = {
+      kCurl,       "-q",       "-sS",
+      "--noproxy", "",         "--max-time",
+      "30",        "--proxy",  "http://srt:tok@127.0.0.1:" + Port(proxy_port_),
+      "--cacert",  origin_ca_, Url(tls_origin_.port(), "/excluded")};
+  ProcessResult direct = RunProcess(argv);
+  EXPECT_EQ(direct.exit_code, 0) << direct.Describe();
+  EXPECT_EQ(direct.out, "hello /excluded");
+  // And terminated again once the exclusion is gone.
+  UpdateRules(Terminating());
+  ProcessResult terminated = Curl({Url(tls_origin_.port(), "/terminated")});
+  EXPECT_EQ(terminated.exit_code, 0) << terminated.Describe();
+  EXPECT_EQ(terminated.out, "hello /terminated");
 }
 
 class AddHeader final : public ExchangeRewriter {
