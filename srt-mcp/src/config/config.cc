@@ -401,10 +401,11 @@ class Decoder {
 
   Result<void> Limits(const Json& j, DaemonLimits& l) const {
     SRT_RETURN_IF_ERROR(ExpectObject(j, "/limits"));
-    SRT_RETURN_IF_ERROR(Keys(
-        j, "/limits",
-        {"maxBodyBytes", "maxMessageBytes", "maxConnections", "maxSessions", "maxSessionsPerClient",
-         "maxInflightPerSession", "sessionIdle", "headTimeout", "keepAliveIdle", "replayEvents"}));
+    SRT_RETURN_IF_ERROR(
+        Keys(j, "/limits",
+             {"maxBodyBytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerClient",
+              "maxSessions", "maxSessionsPerClient", "maxInflightPerSession", "sessionIdle",
+              "headTimeout", "keepAliveIdle", "upstreamTimeout", "replayEvents"}));
     auto whole = [&](const char* key, uint64_t min, uint64_t max, auto& out) -> Result<void> {
       if (!j.contains(key)) return Ok();
       SRT_ASSIGN_OR_RETURN(uint64_t v, Whole(j[key], std::string("/limits/") + key, min, max));
@@ -420,6 +421,7 @@ class Decoder {
     SRT_RETURN_IF_ERROR(whole("maxBodyBytes", 1024, uint64_t{64} << 20, l.max_body_bytes));
     SRT_RETURN_IF_ERROR(whole("maxMessageBytes", 1024, uint64_t{64} << 20, l.max_message_bytes));
     SRT_RETURN_IF_ERROR(whole("maxConnections", 1, 65536, l.max_connections));
+    SRT_RETURN_IF_ERROR(whole("maxConnectionsPerClient", 1, 65536, l.max_connections_per_client));
     SRT_RETURN_IF_ERROR(whole("maxSessions", 1, 65536, l.max_sessions));
     SRT_RETURN_IF_ERROR(whole("maxSessionsPerClient", 1, 65536, l.max_sessions_per_client));
     SRT_RETURN_IF_ERROR(whole("maxInflightPerSession", 1, 65536, l.max_inflight_per_session));
@@ -427,6 +429,7 @@ class Decoder {
     SRT_RETURN_IF_ERROR(duration("sessionIdle", l.session_idle));
     SRT_RETURN_IF_ERROR(duration("headTimeout", l.head_timeout));
     SRT_RETURN_IF_ERROR(duration("keepAliveIdle", l.keepalive_idle));
+    SRT_RETURN_IF_ERROR(duration("upstreamTimeout", l.upstream_timeout));
     return Ok();
   }
 
@@ -493,6 +496,7 @@ class Decoder {
       SRT_RETURN_IF_ERROR(ExpectObject(l, lp));
       SRT_RETURN_IF_ERROR(Keys(l, lp, {"memory", "cpus", "pids", "time"}));
       ServerLimits limits;
+      limits.pids = kDefaultServerPids;
       if (l.contains("memory")) {
         const Json& m = l["memory"];
         std::string text = m.is_string()            ? m.get<std::string>()
@@ -516,13 +520,20 @@ class Decoder {
         limits.cpu_millis = *millis;
       }
       if (l.contains("pids")) {
-        SRT_ASSIGN_OR_RETURN(uint64_t pids, Whole(l["pids"], lp + "/pids", 16, 1u << 22));
+        SRT_ASSIGN_OR_RETURN(uint64_t pids, Whole(l["pids"], lp + "/pids", 0, 1u << 22));
+        if (pids != 0 && pids < 16) {
+          return Fail(lp + "/pids", l["pids"].dump() + " is out of range (16 to " +
+                                        std::to_string(1u << 22) + "; 0: no limit)");
+        }
         limits.pids = static_cast<uint32_t>(pids);
       }
       if (l.contains("time")) {
         SRT_ASSIGN_OR_RETURN(limits.time, Duration(l["time"], lp + "/time"));
       }
       s.limits = limits;
+    } else {
+      // A fork bomb in one session's sandbox must not take the host's process table.
+      s.limits = ServerLimits{.pids = kDefaultServerPids};
     }
     return s;
   }
