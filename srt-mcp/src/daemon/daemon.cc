@@ -70,9 +70,10 @@ constexpr size_t kMaxStderrLine = 4096;
 // (a token bucket per session); the rest are counted in a server_stderr_suppressed record.
 constexpr double kStderrBurst = 100;
 constexpr double kStderrLinesPerSecond = 10;
-constexpr size_t kMaxOutBuffer = size_t{16} << 20;  // a client that stops reading is dropped
-constexpr size_t kMaxKeptStreams = 64;              // complete streams kept for replay
-constexpr size_t kMaxToServer = size_t{8} << 20;    // bytes queued for a server's stdin
+constexpr size_t kMaxOutBuffer = size_t{16} << 20;   // a client that stops reading is dropped
+constexpr size_t kMaxKeptStreams = 64;               // complete streams kept for replay
+constexpr size_t kMaxToServer = size_t{8} << 20;     // bytes queued for a server's stdin
+constexpr std::chrono::milliseconds kCorkDelay{20};  // Conn::corked
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -396,7 +397,13 @@ class Daemon::Impl {
     ConnState state = ConnState::kReading;
     bool close_after_write = false;
     EventLoop::TimerId timer = EventLoop::kNoTimer;
-    bool head_started = false;  // bytes of a request arrived (the head timeout runs)
+    // A request's SSE head waits (at most kCorkDelay) for the first event, so that a quick
+    // answer leaves as one write: head, event and the body's end (one packet, one wake-up of the
+    // client, instead of three).
+    bool corked = false;
+    EventLoop::TimerId cork_timer = EventLoop::kNoTimer;
+    uint32_t watched = EPOLLIN | EPOLLRDHUP;  // what the loop watches on `fd` (Watch)
+    bool head_started = false;                // bytes of a request arrived (the head timeout runs)
     // A chunked request body being read: the decoder, the content so far, and how many bytes
     // after the head it has been fed.
     std::optional<proxy::http::ChunkedDecoder> body_chunks;
@@ -541,7 +548,10 @@ class Daemon::Impl {
   // all: EOF and EPOLLRDHUP stay readable, and would wake the loop for ever), writing while
   // bytes wait.
   void Watch(Conn& c) {
-    uint32_t events = (c.read_eof ? 0u : EPOLLIN | EPOLLRDHUP) | (c.out.empty() ? 0u : EPOLLOUT);
+    uint32_t events =
+        (c.read_eof ? 0u : EPOLLIN | EPOLLRDHUP) | (c.out.empty() || c.corked ? 0u : EPOLLOUT);
+    if (events == c.watched) return;  // an epoll_ctl per write saved
+    c.watched = events;
     (void)loop_->Modify(c.fd.get(), events);
   }
 
@@ -605,6 +615,7 @@ class Daemon::Impl {
     if (c.state == ConnState::kStreaming) DetachStream(c, /*cancel=*/true);
     if (!c.log_method.empty()) LogRequest(c);
     loop_->CancelTimer(c.timer);
+    loop_->CancelTimer(c.cork_timer);
     if (c.upstream) {
       loop_->Remove(c.upstream.get());
       c.upstream.reset();
@@ -649,7 +660,16 @@ class Daemon::Impl {
     Flush(c);
   }
 
+  void Uncork(Conn& c) {
+    if (!c.corked) return;
+    c.corked = false;
+    loop_->CancelTimer(c.cork_timer);
+    c.cork_timer = EventLoop::kNoTimer;
+    Flush(c);
+  }
+
   void Flush(Conn& c) {
+    if (c.corked || c.closed) return;
     while (!c.out.empty()) {
       ssize_t n = send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n > 0) {
@@ -1027,7 +1047,7 @@ class Daemon::Impl {
                    ErrorResponse(msg->id, kInvalidRequest, stream.error().message()), "", close);
       return;
     }
-    AttachStream(c, session, *stream, close);
+    AttachStream(c, session, *stream, close, /*cork=*/true);
     ToServer(*session, body);
   }
 
@@ -1103,7 +1123,7 @@ class Daemon::Impl {
       return;
     }
     session->original_ids[*stream] = msg->id;
-    AttachStream(c, session, *stream, close);
+    AttachStream(c, session, *stream, close, /*cork=*/true);
     ToServer(*session, ReplaceId(body, internal));
   }
 
@@ -1275,7 +1295,8 @@ class Daemon::Impl {
   }
 
   // SSE response head for a stream; the connection then carries the stream.
-  void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close) {
+  void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close,
+                    bool cork = false) {
     std::string head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
         "X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
@@ -1289,6 +1310,15 @@ class Daemon::Impl {
     c.close_after_write = false;
     if (close) closing_after_stream_.insert(c.fd.get());
     s->attached[stream] = &c;
+    if (cork) {
+      c.corked = true;
+      c.cork_timer = loop_->AddTimer(kCorkDelay, [this, fd = c.fd.get()] {
+        auto it = conns_.find(fd);
+        if (it == conns_.end()) return;
+        it->second->cork_timer = EventLoop::kNoTimer;
+        Uncork(*it->second);
+      });
+    }
     Queue(c, head);
   }
 
@@ -1325,7 +1355,8 @@ class Daemon::Impl {
   }
 
   // The stream's response was sent: the chunked body ends, the connection is free again.
-  void EndStream(Conn& c, Session& s) {
+  // `last_event`: the stream's final event, sent in the same write as the body's end.
+  void EndStream(Conn& c, Session& s, std::string_view last_event = {}) {
     s.attached.erase(c.stream);
     if (c.stream == 0) s.streams.SetStandaloneAttached(false);
     c.session.reset();
@@ -1333,7 +1364,10 @@ class Daemon::Impl {
     c.state = ConnState::kReading;
     LogRequest(c);
     c.close_after_write = close;
-    Queue(c, kLastChunk);
+    c.corked = false;
+    loop_->CancelTimer(c.cork_timer);
+    c.cork_timer = EventLoop::kNoTimer;
+    Queue(c, std::string(last_event) + std::string(kLastChunk));
     if (!c.closed && !close) {
       ArmTimer(c, config_.limits.keepalive_idle);
       if (!c.in.empty()) ProcessInput(c);
@@ -1418,6 +1452,9 @@ class Daemon::Impl {
           FromServer(s, std::move(line));
           if (!s->stdout_fd) return;
         }
+        // A short read emptied the pipe: the loop (level-triggered) says when there is more,
+        // which saves a read that would only say EAGAIN, per message.
+        if (static_cast<size_t>(n) < sizeof buf) return;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -1457,8 +1494,12 @@ class Daemon::Impl {
       return;  // kept for a GET with Last-Event-ID
     }
     Conn& c = *it->second;
-    Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
-    if (d->ends_stream && !c.closed) EndStream(c, *s);
+    if (d->ends_stream) {
+      EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+    } else {
+      Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+      Uncork(c);  // a notification or progress goes now
+    }
   }
 
   void ReadServerStderr(Session& s) {
@@ -1534,8 +1575,7 @@ class Daemon::Impl {
       auto it = d ? s->attached.find(d->stream) : s->attached.end();
       if (it != s->attached.end()) {
         Conn& c = *it->second;
-        Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
-        if (!c.closed) EndStream(c, *s);
+        EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
       }
     }
     // The GET stream, and streams resumed after their response, end too.

@@ -188,6 +188,14 @@ class Client {
   }
   void Send(const std::string& s) { (void)!send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
   void ShutdownWrite() { (void)shutdown(fd_, SHUT_WR); }
+  // What one read returns once bytes are there.
+  std::string ReadOnce(std::chrono::milliseconds limit = 5s) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(limit.count())) != 1) return "";
+    char b[65536];
+    ssize_t n = read(fd_, b, sizeof b);
+    return n > 0 ? std::string(b, static_cast<size_t>(n)) : "";
+  }
   // Everything until the server closes the connection (or `limit` passes).
   std::string ReadAll(std::chrono::milliseconds limit = 5s) {
     auto deadline = std::chrono::steady_clock::now() + limit;
@@ -1196,6 +1204,25 @@ TEST_F(DaemonTest, ChunkedRequestBodiesAreRead) {
   Client::Response malformed = bad.Read();
   EXPECT_EQ(malformed.status, 400);
   EXPECT_TRUE(bad.ClosedWithin(2s));
+}
+
+// A quick answer leaves as one write: the SSE head waits for it, and the event and the body's
+// end go with it (one packet, one wake-up of the client, rather than three).
+TEST_F(DaemonTest, AQuickAnswerLeavesInOneWrite) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  for (int i = 0; i < 5; ++i) {
+    c.Send(Post(Call(std::to_string(i), {{"op", "echo"}}), Sid(sid)));
+    std::string first = c.ReadOnce();
+    EXPECT_TRUE(first.starts_with("HTTP/1.1 200 OK\r\n")) << first;
+    EXPECT_NE(first.find("data: "), std::string::npos) << first;
+    EXPECT_TRUE(first.ends_with("\r\n0\r\n\r\n")) << first;
+  }
+  // A slow one still gets its head within the cork delay (the client sees the stream open).
+  Client slow(port_);
+  slow.Send(Post(Call("\"s\"", {{"op", "sleep"}}), Sid(sid)));
+  EXPECT_EQ(slow.Read(/*head_only=*/true, 1s).status, 200);
 }
 
 TEST_F(DaemonTest, ShutdownEndsSessionsAndReturns) {
