@@ -155,8 +155,6 @@ std::string ClientOfPeer(std::string_view peer) {
 }
 
 // The tokens a Connection field names, lower-cased.
-std::set<std::string> ConnectionOptions(const std::vector<proxy::http::Header>& headers);
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -203,6 +201,17 @@ class Daemon::Impl {
                     config_.domains};
     for (const auto& [name, server] : config_.servers) health_[name] = Health{};
     for (const HttpRoute& r : config_.routes) health_[r.name] = Health{};
+    for (const std::string& t : tokens_) TokenClient(t);
+  }
+
+  // The client a bearer token is: "token<N>", N given in the order tokens were first seen and
+  // kept across reloads, so that a session stays its opener's whatever place its token has in
+  // a reloaded list (not the token's index in tokens_: a reordered list would hand one token's
+  // sessions to another).
+  std::string TokenClient(const std::string& token) {
+    auto [it, added] = token_clients_.try_emplace(token, "");
+    if (added) it->second = "token" + std::to_string(next_token_client_++);
+    return it->second;
   }
 
   uint16_t port() const { return port_; }
@@ -284,14 +293,36 @@ class Daemon::Impl {
     next->listen_port = config_.listen_port;
     next->domains = config_.domains;
     config_ = std::move(*next);
+    // A token no longer listed is revoked: its sessions end now rather than idle out.
+    std::set<std::string> revoked;
+    for (const std::string& old : tokens_) {
+      if (std::find(tokens.begin(), tokens.end(), old) == tokens.end()) {
+        revoked.insert(TokenClient(old));
+      }
+    }
     tokens_ = std::move(tokens);
+    for (const std::string& t : tokens_) TokenClient(t);
+    std::vector<std::shared_ptr<Session>> ended;
+    for (const auto& [id, s] : sessions_) {
+      if (revoked.contains(s->client)) ended.push_back(s);
+    }
+    for (const auto& [key, s] : sessionless_) {
+      if (revoked.contains(s->client)) ended.push_back(s);
+    }
+    for (const auto& s : ended) {
+      EndSession(s, "its bearer token was removed from the configuration");
+    }
+    // Nor is a revoked token kept in memory.
+    std::erase_if(token_clients_, [&](const auto& kv) { return revoked.contains(kv.second); });
     std::map<std::string, Health> health;
     for (const auto& [name, server] : config_.servers) health[name] = health_[name];
     for (const HttpRoute& r : config_.routes) health[r.name] = health_[r.name];
     health_ = std::move(health);
     for (auto it = backoff_.begin(); it != backoff_.end();) {
-      const std::string server = it->first.substr(0, it->first.find('\n'));
-      it = config_.servers.contains(server) ? std::next(it) : backoff_.erase(it);
+      const size_t nl = it->first.find('\n');
+      const bool gone = !config_.servers.contains(it->first.substr(0, nl)) ||
+                        revoked.contains(it->first.substr(nl + 1));
+      it = gone ? backoff_.erase(it) : std::next(it);
     }
     Log("info", "reloaded",
         {{"servers", Num(static_cast<long long>(config_.servers.size()))},
@@ -868,7 +899,7 @@ class Daemon::Impl {
                    "WWW-Authenticate: Bearer realm=\"srt-mcp\"\r\n");
         return;
       }
-      client = "token" + std::to_string(*who);
+      client = TokenClient(tokens_[*who]);
     }
     std::string path = req.target.substr(0, req.target.find('?'));
     std::string query =
@@ -1949,6 +1980,8 @@ class Daemon::Impl {
   McpConfig config_;
   DaemonOptions options_;
   std::vector<std::string> tokens_;
+  std::map<std::string, std::string> token_clients_;  // token -> its client (TokenClient)
+  uint64_t next_token_client_ = 0;
   std::unique_ptr<EventLoop> loop_;
   UniqueFd listener_;
   uint16_t port_;

@@ -1225,6 +1225,56 @@ TEST_F(DaemonTest, AQuickAnswerLeavesInOneWrite) {
   EXPECT_EQ(slow.Read(/*head_only=*/true, 1s).status, 200);
 }
 
+// A reload that reorders or removes bearer tokens: a session stays its opener's, whatever
+// place its token has in the new list, and a removed token's sessions end.
+TEST_F(DaemonTest, AReloadKeepsSessionsWithTheirTokens) {
+  TempDir dir;
+  const std::string alice = "alice-token-0123456789";
+  const std::string bob = "bob-token-0123456789ab";
+  const std::string a = TokenFile(dir.path(), "a", alice);
+  const std::string b = TokenFile(dir.path(), "b", bob);
+  auto config = [](const std::vector<std::string>& files) {
+    json c = {{"listen", {{"port", 0}}},
+              {"auth", {{"bearerTokenFiles", files}}},
+              {"servers", {{"fake", {{"command", "fake"}}}}}};
+    return c.dump();
+  };
+  StartWith(config({a, b}));
+  auto as = [](const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; };
+  Client ca(port_);
+  ca.Send(Post(kInit, as(alice)));
+  std::string alices = Client::Header(ca.Read().head, "Mcp-Session-Id");
+  Client cb(port_);
+  cb.Send(Post(kInit, as(bob)));
+  std::string bobs = Client::Header(cb.Read().head, "Mcp-Session-Id");
+  ASSERT_EQ(alices.size(), 32u);
+  ASSERT_EQ(bobs.size(), 32u);
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = config({b, a});  // bob's token is now the first
+  }
+  daemon_->Reload();
+  ASSERT_TRUE(Eventually([&] { return Logged("\"event\":\"reloaded\""); }));
+  cb.Send(Post(Call("1", {{"op", "echo"}}), as(bob) + Sid(alices)));
+  EXPECT_EQ(cb.Read().status, 404);  // alice's session is not bob's
+  cb.Send(Post(Call("2", {{"op", "echo"}}), as(bob) + Sid(bobs)));
+  EXPECT_EQ(cb.Read().status, 200);
+  ca.Send(Post(Call("3", {{"op", "echo"}}), as(alice) + Sid(alices)));
+  EXPECT_EQ(ca.Read().status, 200);
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = config({b});  // alice's token revoked
+  }
+  daemon_->Reload();
+  EXPECT_TRUE(Eventually([&] { return Logged("its bearer token was removed"); }));
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(world_.mu);
+    return world_.ended == 1;
+  }));
+  cb.Send(Post(Call("4", {{"op", "echo"}}), as(bob) + Sid(bobs)));
+  EXPECT_EQ(cb.Read().status, 200);
+}
+
 TEST_F(DaemonTest, ShutdownEndsSessionsAndReturns) {
   Start();
   Client a(port_);
