@@ -605,15 +605,19 @@ class Daemon::Impl {
         continue;
       }
       if (n == 0) {
-        if (c.state == ConnState::kStreaming) {
-          // A stream's connection closing is the client gone: its request is cancelled.
-          ConnGone(c);
-          return;
-        }
         // Half-closed (shutdown(SHUT_WR) after its request), or gone: either way, what it sent
         // is answered, then the connection closes.
         c.read_eof = true;
         Watch(c);
+        if (c.state == ConnState::kStreaming) {
+          // Closing a request's stream cancels it, but EOF alone cannot tell a client that
+          // closed from one that only half-closed and still reads. An SSE comment (ignored by
+          // SSE parsers) asks: a closed socket answers it with a reset, which the loop reports
+          // as EPOLLHUP/EPOLLERR (OnConnEvents: ConnGone, the request cancelled).
+          Uncork(c);
+          if (!c.closed) Queue(c, Chunk(": \n\n"));
+          return;
+        }
         break;
       }
       if (errno == EINTR) continue;

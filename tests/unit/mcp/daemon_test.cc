@@ -46,7 +46,8 @@ struct FakeWorld {
 // A stdio MCP server in a thread: initialize, tools/call with arguments.op of echo (answers the
 // arguments), sleep (no answer), notify (a notification, then the answer), huge (a line of
 // arguments.bytes), exit (exits 3), deaf (answers, then stops reading stdin), spam (arguments.lines
-// lines on stderr, then the answer), chatter (the answer, then a notification every 50 ms).
+// lines on stderr, then the answer), chatter (the answer, then a notification every 50 ms),
+// slow (the answer after 300 ms).
 class FakeRunner final : public ServerRunner {
  public:
   explicit FakeRunner(FakeWorld& world) : world_(world) {}
@@ -134,6 +135,7 @@ class FakeRunner final : public ServerRunner {
             return {128 + sig, false, ""};
           }
           if (op == "sleep") continue;
+          if (op == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
           if (op == "chatter") chatter = true;
           if (op == "spam") {
             const std::string line = "a line on stderr\n";
@@ -1273,6 +1275,29 @@ TEST_F(DaemonTest, AReloadKeepsSessionsWithTheirTokens) {
   }));
   cb.Send(Post(Call("4", {{"op", "echo"}}), as(bob) + Sid(bobs)));
   EXPECT_EQ(cb.Read().status, 200);
+}
+
+// A client that half-closes while its request's stream is open still reads: the stream goes on
+// to its answer, and nothing is cancelled (only a closed connection cancels).
+TEST_F(DaemonTest, AHalfCloseDuringAStreamDoesNotCancelIt) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  Client h(port_);
+  h.Send(Post(Call("\"x\"", {{"op", "slow"}, {"v", 5}}), Sid(sid)));
+  ASSERT_EQ(h.Read(/*head_only=*/true).status, 200);
+  h.ShutdownWrite();
+  std::string events;
+  while (std::optional<std::string> chunk = h.NextChunk()) {
+    if (chunk->empty()) break;
+    events += *chunk;
+  }
+  std::vector<json> answer = Events(events);
+  ASSERT_EQ(answer.size(), 1u) << events;
+  EXPECT_EQ(answer[0]["result"]["v"], 5);
+  EXPECT_TRUE(h.ClosedWithin(2s));
+  std::lock_guard lock(world_.mu);
+  EXPECT_TRUE(world_.cancelled.empty());
 }
 
 TEST_F(DaemonTest, ShutdownEndsSessionsAndReturns) {
