@@ -755,12 +755,13 @@ TEST_F(DaemonTest, ConnectionsPerClientAreLimited) {
   EXPECT_EQ(r.status, 503) << r.head;
   EXPECT_EQ(Client::Header(r.head, "Retry-After"), "1");
   EXPECT_TRUE(c.ClosedWithin(2s));
-  // A slot frees when a connection goes.
+  // A slot frees when a connection goes (once the daemon has seen it go).
   a.Close();
-  std::this_thread::sleep_for(100ms);
-  Client d(port_);
-  d.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-  EXPECT_EQ(d.Read().status, 200);
+  EXPECT_TRUE(Eventually([&] {
+    Client d(port_);
+    d.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    return d.Read().status == 200;
+  }));
 }
 
 // The CPU time the daemon's loop thread used so far.
