@@ -5,17 +5,23 @@
 //   stdio+srt    srt -s SETTINGS node server.js as a child (a sandbox, no HTTP)
 //   srt-mcp      Streamable HTTP to srt-mcp on loopback, which runs the server in a sandbox
 // For each: connect (spawn + initialize, one sample per run) and tools/call round trips (median
-// and p95 over --calls). Figures only: nothing here fails on a number (bench/README.md).
+// and p95 over --calls). Then srt-mcp alone: the first initialize after srt-mcp started (cold:
+// nothing of node or the server in the page cache yet, a new sandbox) against later ones (warm:
+// still a new sandbox each), sessions per second (initialize + DELETE, one at a time and four at
+// once), and the memory an idle session costs (PSS of srt-mcp and everything below it, before
+// and after --idle sessions). Figures only: nothing here fails on a number (bench/README.md).
 //
 //   node bench/mcp_bench.mjs --bin build/release/bin [--node-modules tests/mcp/node_modules]
 //                            [--runs 5] [--calls 200]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const opt = { bin: 'build/release/bin', 'node-modules': 'tests/mcp/node_modules', runs: '5', calls: '200' };
+const opt = { bin: 'build/release/bin', 'node-modules': 'tests/mcp/node_modules', runs: '5', calls: '200',
+              sessions: '20', idle: '8' };
 for (let i = 2; i < process.argv.length; i += 2) opt[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const nm = resolve(opt['node-modules']);
 const bin = resolve(opt.bin);
@@ -33,7 +39,7 @@ writeFileSync(join(scratch, 'srt-mcp.json'), JSON.stringify({
   listen: { hostname: '127.0.0.1', port: 0 },
   servers: { memory: { command: process.execPath, args: [server], env: { MEMORY_FILE_PATH: memoryFile },
                        srt: settings } },
-  limits: { maxSessionsPerClient: 64 },
+  limits: { maxSessionsPerClient: 64, maxSessions: 64 },
 }));
 
 // srt-mcp on a free port; resolves with its URL once it logs `listening`.
@@ -59,6 +65,33 @@ const ways = {
 };
 
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const loadBefore = load();
+
+// PSS in KiB of `pid` and every process below it (srt-mcp, bwrap, srt-init, the servers).
+function treePss(pid) {
+  const children = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(d));
+    } catch { /* gone */ }
+  }
+  let kib = 0;
+  const todo = [pid];
+  while (todo.length) {
+    const p = todo.pop();
+    try {
+      const m = readFileSync(`/proc/${p}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+      if (m) kib += Number(m[1]);
+    } catch { /* gone */ }
+    todo.push(...(children.get(p) ?? []));
+  }
+  return kib;
+}
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 const rows = [];
 for (const [name, make] of Object.entries(ways)) {
@@ -79,8 +112,44 @@ for (const [name, make] of Object.entries(ways)) {
     if (transport.terminateSession) await transport.terminateSession();
     await client.close();
   }
-  rows.push({ name, connect: pct(connects, 0.5), call50: pct(calls, 0.5), call95: pct(calls, 0.95) });
+  rows.push({ name, connects, connect: pct(connects, 0.5), call50: pct(calls, 0.5), call95: pct(calls, 0.95) });
 }
+// srt-mcp alone. The first connect above (run 0 of 'srt-mcp') was the cold one.
+const cold = rows.find((r) => r.name === 'srt-mcp').connects[0];
+const warm = pct(rows.find((r) => r.name === 'srt-mcp').connects.slice(1), 0.5);
+const serverStart = rows.find((r) => r.name === 'stdio').connect;
+
+async function oneSession() {
+  const client = new Client({ name: 'srt-mcp-bench', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  await transport.terminateSession();
+  await client.close();
+}
+let t0 = process.hrtime.bigint();
+for (let i = 0; i < Number(opt.sessions); ++i) await oneSession();
+const serial = Number(opt.sessions) / (ms(t0) / 1000);
+t0 = process.hrtime.bigint();
+for (let i = 0; i < Number(opt.sessions); i += 4) await Promise.all([0, 1, 2, 3].map(oneSession));
+const parallel = Math.ceil(Number(opt.sessions) / 4) * 4 / (ms(t0) / 1000);
+
+await new Promise((ok) => setTimeout(ok, 3000));  // ended sessions' sandboxes gone
+const before = treePss(daemon.pid);
+const idle = [];
+for (let i = 0; i < Number(opt.idle); ++i) {
+  const client = new Client({ name: 'srt-mcp-bench', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  await client.callTool({ name: 'read_graph', arguments: {} });
+  idle.push([client, transport]);
+}
+await new Promise((ok) => setTimeout(ok, 2000));
+const after = treePss(daemon.pid);
+for (const [client, transport] of idle) {
+  await transport.terminateSession();
+  await client.close();
+}
+
 daemon.kill('SIGTERM');
 await new Promise((ok) => daemon.on('exit', ok));
 rmSync(scratch, { recursive: true, force: true });
@@ -90,3 +159,10 @@ console.log('way         connect (median)   call median   call p95');
 for (const r of rows) {
   console.log(`${r.name.padEnd(11)} ${r.connect.toFixed(1).padStart(10)} ms ${r.call50.toFixed(3).padStart(10)} ms ${r.call95.toFixed(3).padStart(8)} ms`);
 }
+console.log(`srt-mcp initialize: cold ${cold.toFixed(1)} ms (first session after start), warm ${warm.toFixed(1)} ms ` +
+            `(median of later ones; the server alone on stdio: ${serverStart.toFixed(1)} ms)`);
+console.log(`srt-mcp sessions per second (initialize + DELETE): ${serial.toFixed(1)} one at a time, ` +
+            `${parallel.toFixed(1)} four at once`);
+console.log(`srt-mcp memory per idle session: ${((after - before) / Number(opt.idle) / 1024).toFixed(1)} MiB PSS ` +
+            `(${opt.idle} sessions; srt-mcp and its sandboxes, ${(before / 1024).toFixed(1)} MiB before)`);
+console.log(`load average before: ${loadBefore}; after: ${load()} (${(await import('node:os')).cpus().length} CPUs)`);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: srt-mcp's ParseMcpConfig on arbitrary bytes (nlohmann's SAX pass with the
-// position-recording iterator, the decoder, libsrt's settings parser for each `srt` block).
+// libFuzzer target: srt-mcp's ParseMcpConfig on arbitrary bytes (libsrt's JSON text reader,
+// config/json_text, with comments and positions; the decoder; libsrt's settings parser for each
+// `srt` block). settings_fuzzer drives the same reader without comments.
 // Besides "never crashes, never throws": every message names the origin, and an accepted
 // configuration never listens beyond loopback without tokens.
 #include <cstddef>

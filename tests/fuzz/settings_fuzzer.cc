@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: ParseSettings on arbitrary bytes (nlohmann + the schema decoder). Besides
+// libFuzzer target: ParseSettings on arbitrary bytes (config/json_text's reader, which srt-mcp's
+// configuration shares, + the schema decoder). Besides
 // "never crashes, never throws", it checks that every message names the origin, that no input
 // reaches an internal error, and that accepted settings hold only entries that re-validate.
 #include <cstddef>

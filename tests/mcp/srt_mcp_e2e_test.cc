@@ -558,5 +558,45 @@ TEST_F(SrtMcpTest, RoutesProxyToTheUpstream) {
   EXPECT_NE(seen.find("Host: 127.0.0.1:" + std::to_string(upstream_port)), std::string::npos);
 }
 
+// SIGHUP reads the file again: a file that does not parse is logged with file:line:column and
+// changes nothing; a good one adds a route for new requests; srt-mcp keeps running either way.
+TEST_F(SrtMcpTest, SighupReloadsTheConfiguration) {
+  StartDaemon(BaseConfig());
+  const std::string cfg = root_ + "/srt-mcp.json";
+  const std::string health =
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(Exchange(port_, Post("/mcp/fixture", kInitialize)).status, 200);
+  std::ofstream(cfg)
+      << "{\n  \"listen\": {\"port\": 0},\n  \"servers\": {\"x\": {\"command\": [1]}}\n}\n";
+  ASSERT_EQ(kill(pid_, SIGHUP), 0);
+  EXPECT_TRUE(it::Eventually(
+      [&] {
+        for (const json& line : LogLines()) {
+          if (line.value("event", "") == "reload_failed" &&
+              line.value("error", "").starts_with(cfg + ":3:")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s))
+      << Slurp(log_);
+  json before = json::parse(Exchange(port_, health).body, nullptr, false);
+  EXPECT_TRUE(before["routes"].contains("fixture")) << before.dump();
+  json config = BaseConfig();
+  config["routes"] = {{{"name", "wiki"}, {"upstream", "http://127.0.0.1:9"}}};
+  std::ofstream(cfg) << config.dump(2) << "\n";
+  ASSERT_EQ(kill(pid_, SIGHUP), 0);
+  EXPECT_TRUE(it::Eventually(
+      [&] {
+        json h = json::parse(Exchange(port_, health).body, nullptr, false);
+        return h.is_object() && h["routes"].contains("wiki");
+      },
+      10s))
+      << Slurp(log_);
+  EXPECT_EQ(Exchange(port_, Post("/mcp/fixture", kInitialize)).status, 200);
+  EXPECT_EQ(kill(pid_, 0), 0);  // still running
+}
+
 }  // namespace
 }  // namespace srt::mcp

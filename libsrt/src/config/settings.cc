@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// config/settings.cc: settings JSON text -> srt::Settings. The only code in srt that sees
-// nlohmann::json (house style §2.7): a SAX pass finds syntax errors (with line:column) and
-// duplicate keys, then a hand-written decoder walks the document with a JSON-pointer path stack
-// and returns the first schema error, quoting the bad value.
+// config/settings.cc: settings JSON text -> srt::Settings. With json_text.cc (and srt-mcp's
+// configuration reader, which reads its text through json_text too) the only code in srt that
+// sees nlohmann::json (house style §2.7): json_text's SAX pass finds syntax errors (with
+// line:column) and duplicate keys, then a hand-written decoder walks the document with a
+// JSON-pointer path stack and returns the first schema error, quoting the bad value.
 #include "srt/settings.h"
 
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
+#include "config/json_text.h"
 #include "config/settings_keys.h"
 
 namespace srt {
@@ -68,30 +70,11 @@ constexpr size_t kMaxSafeDirectories = 4096;
 // ---------------------------------------------------------------------------------------------
 // Messages
 
-// A JSON pointer reference token (RFC 6901 §3: '~' -> "~0", '/' -> "~1"). Control characters
-// are shown as \xNN as well, so a hostile key cannot write escape sequences to the terminal.
-std::string EscapePointerToken(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else if (u < 0x20 || u == 0x7f) {
-      strings::AppendHexEscape(out, u);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string JoinPointer(std::span<const std::string> tokens) {
   std::string out;
   for (const std::string& token : tokens) {
     out += '/';
-    out += EscapePointerToken(token);
+    out += config::JsonPointerToken(token);
   }
   return out;
 }
@@ -118,116 +101,6 @@ std::string Shown(const Json& j) {
   if (text.size() > 80) text = text.substr(0, 77) + "...";
   return text;
 }
-
-// Keeps nlohmann's reason and drops its "[json.exception.parse_error.101] parse error at line
-// 1, column 8: " prefix (we compute line:column ourselves). Bytes outside printable ASCII (the
-// reason may quote the offending input) are shown as \xNN.
-std::string ShortParseReason(std::string_view what) {
-  if (what.starts_with("[json.exception.")) {
-    size_t end = what.find("] ");
-    if (end != std::string_view::npos) {
-      what.remove_prefix(end + 2);
-    }
-  }
-  if (what.starts_with("parse error")) {
-    size_t colon = what.find(": ");
-    if (colon != std::string_view::npos) {
-      what.remove_prefix(colon + 2);
-    }
-  }
-  return strings::EscapeNonPrintable(what);
-}
-
-// 1-based line and byte column of 1-based byte `position` (nlohmann's "characters read", so
-// the offending byte, or one past the end for an unexpected end of input).
-std::pair<size_t, size_t> LineAndColumn(std::string_view text, size_t position) {
-  size_t index = std::min(std::max<size_t>(position, 1), text.size() + 1) - 1;
-  size_t line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < index; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return {line, index - line_start + 1};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pass 1: syntax, duplicate keys, nesting depth (SAX, no DOM).
-
-class SyntaxChecker final : public nlohmann::json_sax<Json> {
- public:
-  // Set when the text is not JSON.
-  std::optional<size_t> error_position;
-  std::string error_reason;
-  // Set for the first duplicate key: the pointer of its object and the key.
-  std::optional<std::pair<std::string, std::string>> duplicate;
-  bool too_deep = false;
-
-  bool null() override { return Value(); }
-  bool boolean(bool /*val*/) override { return Value(); }
-  bool number_integer(number_integer_t /*val*/) override { return Value(); }
-  bool number_unsigned(number_unsigned_t /*val*/) override { return Value(); }
-  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return Value(); }
-  bool string(string_t& /*val*/) override { return Value(); }
-  bool binary(binary_t& /*val*/) override { return Value(); }
-  bool start_object(std::size_t /*elements*/) override { return Open(/*is_object=*/true); }
-  bool start_array(std::size_t /*elements*/) override { return Open(/*is_object=*/false); }
-  bool end_object() override { return Close(); }
-  bool end_array() override { return Close(); }
-
-  bool key(string_t& val) override {
-    Frame& frame = stack_.back();
-    if (!frame.keys.insert(val).second && !duplicate) {
-      std::vector<std::string> tokens;
-      for (size_t i = 0; i + 1 < stack_.size(); ++i) {
-        tokens.push_back(stack_[i].token);
-      }
-      duplicate.emplace(JoinPointer(tokens), val);
-    }
-    frame.token = val;
-    return true;
-  }
-
-  bool parse_error(std::size_t position, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& ex) override {
-    error_position = position;
-    error_reason = ShortParseReason(ex.what());
-    return false;
-  }
-
- private:
-  struct Frame {
-    bool is_object = false;
-    size_t next_index = 0;
-    std::string token;  // the key or index of the child being parsed
-    std::unordered_set<std::string> keys;
-  };
-
-  // A value starts: inside an array, it gets the next index.
-  bool Value() {
-    if (!stack_.empty() && !stack_.back().is_object) {
-      stack_.back().token = std::to_string(stack_.back().next_index++);
-    }
-    return true;
-  }
-  bool Open(bool is_object) {
-    Value();
-    if (stack_.size() >= kMaxNestingDepth) {
-      too_deep = true;
-      return false;
-    }
-    stack_.push_back(Frame{is_object, 0, {}, {}});
-    return true;
-  }
-  bool Close() {
-    stack_.pop_back();
-    return true;
-  }
-
-  std::vector<Frame> stack_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Pass 2: the schema decoder.
@@ -1254,26 +1127,22 @@ Result<LoadedSettings> ParseSettings(std::string_view text, std::string_view ori
   // through the handler, parse() is told not to throw, and the decoder only calls accessors after
   // checking the type. The catch is the backstop that keeps that promise.
   try {
-    SyntaxChecker checker;
-    const bool parsed = Json::sax_parse(text.begin(), text.end(), &checker);
-    if (checker.error_position) {
-      auto [line, column] = LineAndColumn(text, *checker.error_position);
-      return MakeError(Errc::kInvalidArgument, std::string(origin) + ":" + std::to_string(line) +
-                                                   ":" + std::to_string(column) +
-                                                   ": not valid JSON: " + checker.error_reason);
-    }
-    if (checker.too_deep) {
-      return MakeError(Errc::kInvalidArgument, std::string(origin) + ": nested more than " +
-                                                   std::to_string(kMaxNestingDepth) +
-                                                   " levels deep");
-    }
-    if (!parsed) {
-      return MakeError(Errc::kInternal, std::string(origin) + ": the JSON parser stopped early");
-    }
-    if (checker.duplicate) {
-      const auto& [pointer, key] = *checker.duplicate;
-      return MakeError(Errc::kInvalidArgument,
-                       Prefix(origin, pointer) + "duplicate key " + strings::Quote(key));
+    // Pass 1: syntax, duplicate keys, nesting depth (config/json_text, srt-mcp's reader too).
+    if (std::optional<config::JsonTextError> e =
+            config::CheckJsonText(text, {.max_depth = kMaxNestingDepth, .comments = false})) {
+      switch (e->kind) {
+        case config::JsonTextError::Kind::kSyntax:
+          return MakeError(Errc::kInvalidArgument,
+                           std::string(origin) + ":" + std::to_string(e->line) + ":" +
+                               std::to_string(e->column) + ": not valid JSON: " + e->reason);
+        case config::JsonTextError::Kind::kTooDeep:
+          return MakeError(Errc::kInvalidArgument, std::string(origin) + ": nested more than " +
+                                                       std::to_string(kMaxNestingDepth) +
+                                                       " levels deep");
+        case config::JsonTextError::Kind::kDuplicateKey:
+          return MakeError(Errc::kInvalidArgument, Prefix(origin, e->object_pointer) +
+                                                       "duplicate key " + strings::Quote(e->key));
+      }
     }
 
     Json doc = Json::parse(text.begin(), text.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
@@ -1285,7 +1154,8 @@ Result<LoadedSettings> ParseSettings(std::string_view text, std::string_view ori
     SRT_ASSIGN_OR_RETURN(Settings settings, decoder.Root(doc));
     return LoadedSettings{std::move(settings), decoder.TakeWarnings()};
   } catch (const nlohmann::json::exception& e) {
-    return MakeError(Errc::kInternal, std::string(origin) + ": " + ShortParseReason(e.what()));
+    return MakeError(Errc::kInternal,
+                     std::string(origin) + ": " + config::ShortJsonReason(e.what()));
   }
 }
 

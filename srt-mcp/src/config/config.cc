@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// srt-mcp/config/config.cc: configuration text -> McpConfig. Two passes over the text: nlohmann's
-// SAX parser with a position-recording iterator finds syntax errors and where every key and
-// array element starts (so schema errors can say line:column), then a decoder walks the DOM.
+// srt-mcp/config/config.cc: configuration text -> McpConfig. Two passes over the text: libsrt's
+// JSON text reader (config/json_text, the one libsrt's settings use too, here with comments)
+// finds syntax errors and where every key and array element starts (so schema errors can say
+// line:column), then a decoder walks the DOM.
 #include "config/config.h"
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -14,6 +14,7 @@
 #include "base/address.h"
 #include "base/strings.h"
 #include "base/units.h"
+#include "config/json_text.h"
 
 namespace srt::mcp {
 namespace {
@@ -25,179 +26,15 @@ constexpr size_t kMaxNestingDepth = 32;
 constexpr size_t kMaxNameBytes = 64;
 constexpr size_t kMaxServers = 256;
 
-// ---------------------------------------------------------------------------------------------
-// Positions
-
-// An input iterator over the text that remembers the index of the last byte the lexer read,
-// so a SAX callback knows where its token ended.
-class TrackingIterator {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-
-  TrackingIterator(const char* p, const char* base, size_t* last)
-      : p_(p), base_(base), last_(last) {}
-  reference operator*() const {
-    *last_ = static_cast<size_t>(p_ - base_);
-    return *p_;
-  }
-  TrackingIterator& operator++() {
-    ++p_;
-    return *this;
-  }
-  bool operator==(const TrackingIterator& o) const { return p_ == o.p_; }
-  bool operator!=(const TrackingIterator& o) const { return p_ != o.p_; }
-
- private:
-  const char* p_;
-  const char* base_;
-  size_t* last_;
-};
-
-std::string PointerToken(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// Records the byte offset where each key (and each array element) starts, by JSON pointer.
-class PositionRecorder final : public nlohmann::json_sax<Json> {
- public:
-  PositionRecorder(std::string_view text, const size_t* last) : text_(text), last_(last) {}
-
-  std::unordered_map<std::string, size_t> starts;
-  std::optional<size_t> error_position;
-  std::string error_reason;
-  bool too_deep = false;
-  std::optional<std::string> duplicate;  // pointer of the first repeated key
-  size_t duplicate_at = 0;               // where its second occurrence starts
-
-  bool null() override { return Scalar(); }
-  bool boolean(bool /*v*/) override { return Scalar(); }
-  bool number_integer(number_integer_t /*v*/) override { return Scalar(); }
-  bool number_unsigned(number_unsigned_t /*v*/) override { return Scalar(); }
-  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return Scalar(); }
-  bool string(string_t& /*v*/) override { return Element(StringStart(*last_)); }
-  bool binary(binary_t& /*v*/) override { return Scalar(); }
-  bool start_object(std::size_t /*n*/) override { return Open(true); }
-  bool start_array(std::size_t /*n*/) override { return Open(false); }
-  bool end_object() override { return Close(); }
-  bool end_array() override { return Close(); }
-  bool key(string_t& k) override {
-    Frame& f = stack_.back();
-    f.token = PointerToken(k);
-    std::string p = Path();
-    if (!f.keys.insert(k).second && !duplicate) {
-      duplicate = p;
-      duplicate_at = StringStart(*last_);
-    }
-    starts.emplace(std::move(p), StringStart(*last_));
-    return true;
-  }
-  bool parse_error(std::size_t position, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& ex) override {
-    error_position = position;
-    std::string_view what = ex.what();
-    if (size_t c = what.find("column "); c != std::string_view::npos) {
-      if (size_t colon = what.find(": ", c); colon != std::string_view::npos) {
-        what.remove_prefix(colon + 2);
-      }
-    }
-    error_reason = strings::EscapeNonPrintable(what);
-    return false;
-  }
-
- private:
-  struct Frame {
-    bool is_object = false;
-    size_t next_index = 0;
-    std::string token;
-    std::set<std::string> keys;
-  };
-  std::string Path() const {
-    std::string p;
-    for (const Frame& f : stack_) p += "/" + f.token;
-    return p;
-  }
-  // The opening quote of the string whose closing quote is at `end`.
-  size_t StringStart(size_t end) const {
-    size_t i = end;
-    while (i > 0) {
-      --i;
-      if (text_[i] != '"') continue;
-      size_t backslashes = 0;
-      while (i > backslashes && text_[i - 1 - backslashes] == '\\') ++backslashes;
-      if (backslashes % 2 == 0) return i;
-    }
-    return end;
-  }
-  // A number or literal ends at `*last_` (numbers read one byte past themselves).
-  bool Scalar() {
-    size_t i = std::min(*last_, text_.size() - 1);
-    auto part = [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' || c == '-' ||
-             c == 'E';
-    };
-    if (!part(text_[i]) && i > 0) --i;
-    while (i > 0 && part(text_[i - 1])) --i;
-    return Element(i);
-  }
-  bool Element(size_t start) {
-    if (!stack_.empty() && !stack_.back().is_object) {
-      stack_.back().token = std::to_string(stack_.back().next_index++);
-      starts.emplace(Path(), start);
-    }
-    return true;
-  }
-  bool Open(bool is_object) {
-    Element(*last_);
-    if (stack_.size() >= kMaxNestingDepth) {
-      too_deep = true;
-      return false;
-    }
-    stack_.push_back(Frame{is_object, 0, {}, {}});
-    return true;
-  }
-  bool Close() {
-    stack_.pop_back();
-    return true;
-  }
-
-  std::string_view text_;
-  const size_t* last_;
-  std::vector<Frame> stack_;
-};
-
-std::pair<size_t, size_t> LineColumn(std::string_view text, size_t index) {
-  size_t line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < index && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return {line, index - line_start + 1};
-}
+using config::JsonPointerToken;
+using config::LineAndColumn;
 
 // ---------------------------------------------------------------------------------------------
 // The decoder
 
 class Decoder {
  public:
-  Decoder(std::string_view text, std::string_view origin,
-          const std::unordered_map<std::string, size_t>& starts)
+  Decoder(std::string_view text, std::string_view origin, const config::JsonPositions& starts)
       : text_(text), origin_(origin), starts_(starts) {}
 
   Result<McpConfig> Decode(const Json& root) {
@@ -243,7 +80,7 @@ class Decoder {
       SRT_RETURN_IF_ERROR(ExpectObject(s, "/servers"));
       if (s.size() > kMaxServers) return Fail("/servers", "has more than 256 servers");
       for (auto it = s.begin(); it != s.end(); ++it) {
-        const std::string path = "/servers/" + PointerToken(it.key());
+        const std::string path = "/servers/" + JsonPointerToken(it.key());
         SRT_RETURN_IF_ERROR(Name(it.key(), path));
         names.insert(it.key());
         SRT_ASSIGN_OR_RETURN(StdioServer server, Server(it.value(), path, it.key()));
@@ -281,7 +118,7 @@ class Decoder {
     while (true) {
       auto it = starts_.find(p);
       if (it != starts_.end()) {
-        auto [line, column] = LineColumn(text_, it->second);
+        auto [line, column] = LineAndColumn(text_, it->second);
         where += ":" + std::to_string(line) + ":" + std::to_string(column);
         break;
       }
@@ -311,7 +148,7 @@ class Decoder {
       if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
         std::string list;
         for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Fail(path + "/" + PointerToken(it.key()), "unknown key (known: " + list + ")");
+        return Fail(path + "/" + JsonPointerToken(it.key()), "unknown key (known: " + list + ")");
       }
     }
     return Ok();
@@ -401,10 +238,11 @@ class Decoder {
 
   Result<void> Limits(const Json& j, DaemonLimits& l) const {
     SRT_RETURN_IF_ERROR(ExpectObject(j, "/limits"));
-    SRT_RETURN_IF_ERROR(Keys(
-        j, "/limits",
-        {"maxBodyBytes", "maxMessageBytes", "maxConnections", "maxSessions", "maxSessionsPerClient",
-         "maxInflightPerSession", "sessionIdle", "headTimeout", "keepAliveIdle", "replayEvents"}));
+    SRT_RETURN_IF_ERROR(
+        Keys(j, "/limits",
+             {"maxBodyBytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerClient",
+              "maxSessions", "maxSessionsPerClient", "maxInflightPerSession", "sessionIdle",
+              "headTimeout", "keepAliveIdle", "upstreamTimeout", "replayEvents"}));
     auto whole = [&](const char* key, uint64_t min, uint64_t max, auto& out) -> Result<void> {
       if (!j.contains(key)) return Ok();
       SRT_ASSIGN_OR_RETURN(uint64_t v, Whole(j[key], std::string("/limits/") + key, min, max));
@@ -420,6 +258,7 @@ class Decoder {
     SRT_RETURN_IF_ERROR(whole("maxBodyBytes", 1024, uint64_t{64} << 20, l.max_body_bytes));
     SRT_RETURN_IF_ERROR(whole("maxMessageBytes", 1024, uint64_t{64} << 20, l.max_message_bytes));
     SRT_RETURN_IF_ERROR(whole("maxConnections", 1, 65536, l.max_connections));
+    SRT_RETURN_IF_ERROR(whole("maxConnectionsPerClient", 1, 65536, l.max_connections_per_client));
     SRT_RETURN_IF_ERROR(whole("maxSessions", 1, 65536, l.max_sessions));
     SRT_RETURN_IF_ERROR(whole("maxSessionsPerClient", 1, 65536, l.max_sessions_per_client));
     SRT_RETURN_IF_ERROR(whole("maxInflightPerSession", 1, 65536, l.max_inflight_per_session));
@@ -427,6 +266,7 @@ class Decoder {
     SRT_RETURN_IF_ERROR(duration("sessionIdle", l.session_idle));
     SRT_RETURN_IF_ERROR(duration("headTimeout", l.head_timeout));
     SRT_RETURN_IF_ERROR(duration("keepAliveIdle", l.keepalive_idle));
+    SRT_RETURN_IF_ERROR(duration("upstreamTimeout", l.upstream_timeout));
     return Ok();
   }
 
@@ -456,7 +296,7 @@ class Decoder {
       const Json& e = j["env"];
       SRT_RETURN_IF_ERROR(ExpectObject(e, path + "/env"));
       for (auto it = e.begin(); it != e.end(); ++it) {
-        const std::string kp = path + "/env/" + PointerToken(it.key());
+        const std::string kp = path + "/env/" + JsonPointerToken(it.key());
         if (it.key().empty() || it.key().find('=') != std::string::npos ||
             it.key().find('\0') != std::string::npos) {
           return Fail(kp, Quote(it.key()) + " is not a variable name");
@@ -478,7 +318,7 @@ class Decoder {
       // name the block by our position and pointer, then its own pointer inside it.
       std::string where = std::string(origin_);
       if (auto it = starts_.find(path + "/srt"); it != starts_.end()) {
-        auto [line, column] = LineColumn(text_, it->second);
+        auto [line, column] = LineAndColumn(text_, it->second);
         where += ":" + std::to_string(line) + ":" + std::to_string(column);
       }
       where += ": " + path + "/srt";
@@ -493,6 +333,7 @@ class Decoder {
       SRT_RETURN_IF_ERROR(ExpectObject(l, lp));
       SRT_RETURN_IF_ERROR(Keys(l, lp, {"memory", "cpus", "pids", "time"}));
       ServerLimits limits;
+      limits.pids = kDefaultServerPids;
       if (l.contains("memory")) {
         const Json& m = l["memory"];
         std::string text = m.is_string()            ? m.get<std::string>()
@@ -516,13 +357,20 @@ class Decoder {
         limits.cpu_millis = *millis;
       }
       if (l.contains("pids")) {
-        SRT_ASSIGN_OR_RETURN(uint64_t pids, Whole(l["pids"], lp + "/pids", 16, 1u << 22));
+        SRT_ASSIGN_OR_RETURN(uint64_t pids, Whole(l["pids"], lp + "/pids", 0, 1u << 22));
+        if (pids != 0 && pids < 16) {
+          return Fail(lp + "/pids", l["pids"].dump() + " is out of range (16 to " +
+                                        std::to_string(1u << 22) + "; 0: no limit)");
+        }
         limits.pids = static_cast<uint32_t>(pids);
       }
       if (l.contains("time")) {
         SRT_ASSIGN_OR_RETURN(limits.time, Duration(l["time"], lp + "/time"));
       }
       s.limits = limits;
+    } else {
+      // A fork bomb in one session's sandbox must not take the host's process table.
+      s.limits = ServerLimits{.pids = kDefaultServerPids};
     }
     return s;
   }
@@ -596,32 +444,26 @@ Result<McpConfig> ParseMcpConfig(std::string_view text, std::string_view origin)
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return MakeError(Errc::kInvalidArgument, std::string(origin) + ": empty");
   }
-  size_t last = 0;
-  PositionRecorder recorder(text, &last);
-  TrackingIterator first(text.data(), text.data(), &last);
-  TrackingIterator end(text.data() + text.size(), text.data(), &last);
-  bool ok = Json::sax_parse(first, end, &recorder, nlohmann::json::input_format_t::json,
-                            /*strict=*/true, /*ignore_comments=*/true);
-  if (!ok || recorder.error_position || recorder.too_deep) {
-    if (recorder.too_deep) {
-      return MakeError(Errc::kInvalidArgument,
-                       std::string(origin) + ": nested deeper than 32 levels");
+  // One reader of JSON text for srt's configuration files (libsrt's config/json_text): syntax,
+  // depth, duplicate keys, and where each key starts for the decoder's messages.
+  config::JsonPositions starts;
+  if (std::optional<config::JsonTextError> e =
+          config::CheckJsonText(text, {.max_depth = kMaxNestingDepth, .comments = true}, &starts)) {
+    const std::string at =
+        std::string(origin) + ":" + std::to_string(e->line) + ":" + std::to_string(e->column);
+    switch (e->kind) {
+      case config::JsonTextError::Kind::kSyntax:
+        return MakeError(Errc::kInvalidArgument, at + ": " + e->reason);
+      case config::JsonTextError::Kind::kTooDeep:
+        return MakeError(Errc::kInvalidArgument,
+                         std::string(origin) + ": nested deeper than 32 levels");
+      case config::JsonTextError::Kind::kDuplicateKey:
+        return MakeError(Errc::kInvalidArgument,
+                         at + ": " + e->object_pointer + "/" + JsonPointerToken(e->key) +
+                             ": the key appears twice (which one counts would be a guess)");
     }
-    size_t pos = recorder.error_position.value_or(1);
-    size_t index = std::min(std::max<size_t>(pos, 1), text.size() + 1) - 1;
-    auto [line, column] = LineColumn(text, index);
-    return MakeError(Errc::kInvalidArgument, std::string(origin) + ":" + std::to_string(line) +
-                                                 ":" + std::to_string(column) + ": " +
-                                                 recorder.error_reason);
   }
-  Decoder decoder(text, origin, recorder.starts);
-  if (recorder.duplicate) {
-    auto [line, column] = LineColumn(text, recorder.duplicate_at);
-    return MakeError(Errc::kInvalidArgument,
-                     std::string(origin) + ":" + std::to_string(line) + ":" +
-                         std::to_string(column) + ": " + *recorder.duplicate +
-                         ": the key appears twice (which one counts would be a guess)");
-  }
+  Decoder decoder(text, origin, starts);
   Json root;
   try {
     root = Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);

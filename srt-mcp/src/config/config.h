@@ -22,8 +22,12 @@
 
 namespace srt::mcp {
 
+// The pids limit of a server without `limits.pids` ("pids": 0 runs it without one).
+inline constexpr uint32_t kDefaultServerPids = 256;
+
 // `servers.NAME.limits`: the sandbox's cgroup limits (0: unset) and a wall-clock limit per
-// server process (0: none).
+// server process (0: none). Every parsed server has limits: pids is kDefaultServerPids unless
+// the file says otherwise.
 struct ServerLimits {
   uint64_t memory_bytes = 0;
   uint32_t cpu_millis = 0;
@@ -56,15 +60,18 @@ struct HttpRoute {
 
 // Limits on what clients may make the daemon hold (`limits`, all optional; docs/mcp.md).
 struct DaemonLimits {
-  size_t max_body_bytes = size_t{4} << 20;                 // a POST body (413 beyond)
-  size_t max_message_bytes = size_t{4} << 20;              // one line of a server's stdout
-  uint32_t max_connections = 256;                          // open client connections
-  uint32_t max_sessions = 64;                              // MCP sessions, all clients together
-  uint32_t max_sessions_per_client = 16;                   // 503 + Retry-After beyond
-  uint32_t max_inflight_per_session = 32;                  // requests awaiting a response
+  size_t max_body_bytes = size_t{4} << 20;     // a POST body (413 beyond)
+  size_t max_message_bytes = size_t{4} << 20;  // one line of a server's stdout
+  uint32_t max_connections = 256;              // open client connections
+  uint32_t max_connections_per_client = 64;    // per peer address (all of loopback is one peer)
+  uint32_t max_sessions = 64;                  // MCP sessions, all clients together
+  uint32_t max_sessions_per_client = 16;       // 503 + Retry-After beyond
+  uint32_t max_inflight_per_session = 32;      // requests awaiting a response
   std::chrono::milliseconds session_idle{30 * 60 * 1000};  // ended after this long unused
   std::chrono::milliseconds head_timeout{10'000};  // a request's head and body must arrive within
   std::chrono::milliseconds keepalive_idle{60'000};
+  // A route's upstream must accept and send its response head within this (504 otherwise).
+  std::chrono::milliseconds upstream_timeout{30'000};
   size_t replay_events = 64;  // per SSE stream, for Last-Event-ID
   bool operator==(const DaemonLimits&) const = default;
 };

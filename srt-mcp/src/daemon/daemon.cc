@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -28,6 +27,7 @@
 #include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "daemon/server_process.h"
+#include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
 #include "loop/event_loop.h"
@@ -66,9 +66,14 @@ using HttpRequest = proxy::http::Request;
 
 constexpr size_t kReadChunk = size_t{64} * 1024;
 constexpr size_t kMaxStderrLine = 4096;
-constexpr size_t kMaxOutBuffer = size_t{16} << 20;  // a client that stops reading is dropped
-constexpr size_t kMaxKeptStreams = 64;              // complete streams kept for replay
-constexpr size_t kMaxToServer = size_t{8} << 20;    // bytes queued for a server's stdin
+// A server's stderr lines are logged at most this many at once, then at kStderrLinesPerSecond
+// (a token bucket per session); the rest are counted in a server_stderr_suppressed record.
+constexpr double kStderrBurst = 100;
+constexpr double kStderrLinesPerSecond = 10;
+constexpr size_t kMaxOutBuffer = size_t{16} << 20;   // a client that stops reading is dropped
+constexpr size_t kMaxKeptStreams = 64;               // complete streams kept for replay
+constexpr size_t kMaxToServer = size_t{8} << 20;     // bytes queued for a server's stdin
+constexpr std::chrono::milliseconds kCorkDelay{20};  // Conn::corked
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -133,9 +138,44 @@ bool IsHopByHop(std::string_view name) {
                      [&](const char* n) { return lower == n; });
 }
 
+// Hop-by-hop fields of a response (RFC 9110 §7.6.1), which srt-mcp replaces by its own
+// Connection: close; Transfer-Encoding and Content-Length stay (the body is relayed as framed).
+bool IsResponseHopByHop(std::string_view lower) {
+  return lower == "connection" || lower == "keep-alive" || lower == "proxy-connection" ||
+         lower == "te" || lower == "trailer" || lower == "upgrade";
+}
+
+// Who a peer address is, for the per-client limits without auth: every loopback address is one
+// client ("loopback"), or 127.0.0.2 would be a second client with a second set of limits.
+std::string ClientOfPeer(std::string_view peer) {
+  if (peer.starts_with("127.") || peer == "::1" || peer.starts_with("::ffff:127.")) {
+    return "loopback";
+  }
+  return std::string(peer);
+}
+
+// The tokens a Connection field names, lower-cased.
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::set<std::string> ConnectionOptions(const std::vector<proxy::http::Header>& headers) {
+  std::set<std::string> out;
+  for (const proxy::http::Header& h : headers) {
+    if (Lower(h.name) != "connection") continue;
+    std::string_view v = h.value;
+    while (!v.empty()) {
+      size_t comma = v.find(',');
+      std::string token = Lower(v.substr(0, comma));
+      token.erase(std::remove_if(token.begin(), token.end(),
+                                 [](char ch) { return ch == ' ' || ch == '\t'; }),
+                  token.end());
+      if (!token.empty()) out.insert(token);
+      v = comma == std::string_view::npos ? "" : v.substr(comma + 1);
+    }
+  }
   return out;
 }
 
@@ -161,6 +201,17 @@ class Daemon::Impl {
                     config_.domains};
     for (const auto& [name, server] : config_.servers) health_[name] = Health{};
     for (const HttpRoute& r : config_.routes) health_[r.name] = Health{};
+    for (const std::string& t : tokens_) TokenClient(t);
+  }
+
+  // The client a bearer token is: "token<N>", N given in the order tokens were first seen and
+  // kept across reloads, so that a session stays its opener's whatever place its token has in
+  // a reloaded list (not the token's index in tokens_: a reordered list would hand one token's
+  // sessions to another).
+  std::string TokenClient(const std::string& token) {
+    auto [it, added] = token_clients_.try_emplace(token, "");
+    if (added) it->second = "token" + std::to_string(next_token_client_++);
+    return it->second;
   }
 
   uint16_t port() const { return port_; }
@@ -177,15 +228,105 @@ class Daemon::Impl {
     loop_->RunInLoop([this] { BeginShutdown(); });
   }
 
+  void Reload() {
+    loop_->RunInLoop([this] { ReloadNow(); });
+  }
+
   Result<void> WatchSignals(int fd) {
     signal_fd_ = fd;
     signal_handler_ = std::make_unique<FnHandler>([this](uint32_t) {
       signalfd_siginfo info;
+      bool reload = false;
+      bool stop = false;
       while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        (info.ssi_signo == SIGHUP ? reload : stop) = true;
       }
-      BeginShutdown();
+      if (stop) {
+        BeginShutdown();
+      } else if (reload) {
+        ReloadNow();
+      }
     });
     return loop_->Add(fd, EPOLLIN, signal_handler_.get());
+  }
+
+  // SIGHUP: the configuration again. What is read and checked first (the file, its token
+  // files) must all be good, or nothing changes. Then new sessions and requests see the new
+  // servers, routes, origins, tokens and limits; running sessions keep the server they started
+  // with (Session::config) until they end.
+  void ReloadNow() {
+    if (shutting_down_) return;
+    if (!options_.reload) {
+      Log("warn", "reload_failed", {{"error", "no configuration file to read again"}});
+      return;
+    }
+    Result<McpConfig> next = options_.reload();
+    if (!next) {
+      Log("error", "reload_failed",
+          {{"error", next.error().message()}, {"kept", "the running configuration"}});
+      return;
+    }
+    std::vector<std::string> tokens;
+    for (const std::string& path : next->bearer_token_files) {
+      Result<std::string> t = LoadBearerToken(path);
+      if (!t) {
+        Log("error", "reload_failed",
+            {{"error", t.error().message()}, {"kept", "the running configuration"}});
+        return;
+      }
+      tokens.push_back(std::move(*t));
+    }
+    if (next->listen_host != config_.listen_host ||
+        (next->listen_port != config_.listen_port && next->listen_port != 0) ||
+        next->domains != config_.domains) {
+      Log("warn", "reload", {{"warning", "listen is bound at start: its change takes a restart"}});
+    }
+    if (tokens.empty() && !IsLoopbackHost(config_.listen_host)) {
+      Log("error", "reload_failed",
+          {{"error",
+            "refusing to serve '" + config_.listen_host + "' without auth.bearerTokenFiles"},
+           {"kept", "the running configuration"}});
+      return;
+    }
+    for (const std::string& w : next->warnings) Log("warn", "reload", {{"warning", w}});
+    next->listen_host = config_.listen_host;
+    next->listen_port = config_.listen_port;
+    next->domains = config_.domains;
+    config_ = std::move(*next);
+    // A token no longer listed is revoked: its sessions end now rather than idle out.
+    std::set<std::string> revoked;
+    for (const std::string& old : tokens_) {
+      if (std::find(tokens.begin(), tokens.end(), old) == tokens.end()) {
+        revoked.insert(TokenClient(old));
+      }
+    }
+    tokens_ = std::move(tokens);
+    for (const std::string& t : tokens_) TokenClient(t);
+    std::vector<std::shared_ptr<Session>> ended;
+    for (const auto& [id, s] : sessions_) {
+      if (revoked.contains(s->client)) ended.push_back(s);
+    }
+    for (const auto& [key, s] : sessionless_) {
+      if (revoked.contains(s->client)) ended.push_back(s);
+    }
+    for (const auto& s : ended) {
+      EndSession(s, "its bearer token was removed from the configuration");
+    }
+    // Nor is a revoked token kept in memory.
+    std::erase_if(token_clients_, [&](const auto& kv) { return revoked.contains(kv.second); });
+    std::map<std::string, Health> health;
+    for (const auto& [name, server] : config_.servers) health[name] = health_[name];
+    for (const HttpRoute& r : config_.routes) health[r.name] = health_[r.name];
+    health_ = std::move(health);
+    for (auto it = backoff_.begin(); it != backoff_.end();) {
+      const size_t nl = it->first.find('\n');
+      const bool gone = !config_.servers.contains(it->first.substr(0, nl)) ||
+                        revoked.contains(it->first.substr(nl + 1));
+      it = gone ? backoff_.erase(it) : std::next(it);
+    }
+    Log("info", "reloaded",
+        {{"servers", Num(static_cast<long long>(config_.servers.size()))},
+         {"routes", Num(static_cast<long long>(config_.routes.size()))}});
   }
 
   ~Impl() {
@@ -198,9 +339,17 @@ class Daemon::Impl {
   struct Health {
     std::string state = "up";  // up, starting, failed
     std::string last_error;
+  };
+  // Restart backoff after a crash, per (server, client): a client that crashes its own server
+  // waits, the server's other clients do not. Bounded: one entry per server and token (without
+  // auth, per server and client address, and all of loopback is one).
+  struct Backoff {
     int consecutive_failures = 0;
     Clock::time_point retry_after{};
   };
+  static std::string BackoffKey(const std::string& server, const std::string& client) {
+    return server + "\n" + client;
+  }
 
   // --- Logging -------------------------------------------------------------------------------
   void Log(std::string_view level, std::string_view event,
@@ -231,6 +380,8 @@ class Daemon::Impl {
   struct Session {
     std::string id;
     std::string server;  // its name
+    // The server as configured when the session started: a reload changes new sessions only.
+    std::shared_ptr<const StdioServer> config;
     std::string client;  // who opened it (token index or peer address)
     SessionStreams streams;
     std::unique_ptr<ServerProcess> process;
@@ -243,6 +394,9 @@ class Daemon::Impl {
     std::string to_server;  // bytes for stdin not yet written
     std::string stdout_line;
     std::string stderr_line;
+    double stderr_budget = kStderrBurst;  // lines that may be logged now
+    Clock::time_point stderr_refilled = Clock::now();
+    uint64_t stderr_suppressed = 0;  // lines dropped since the last record of them
     bool started = false;
     bool ending = false;  // removed from sessions_, the process is being stopped
     bool exited = false;
@@ -268,12 +422,27 @@ class Daemon::Impl {
     Impl* impl = nullptr;
     UniqueFd fd;
     std::string peer;
+    std::string peer_client;  // ClientOfPeer(peer): what maxConnectionsPerClient counts
     std::string in;
     std::string out;
     ConnState state = ConnState::kReading;
     bool close_after_write = false;
     EventLoop::TimerId timer = EventLoop::kNoTimer;
-    bool head_started = false;  // bytes of a request arrived (the head timeout runs)
+    // A request's SSE head waits (at most kCorkDelay) for the first event, so that a quick
+    // answer leaves as one write: head, event and the body's end (one packet, one wake-up of the
+    // client, instead of three).
+    bool corked = false;
+    EventLoop::TimerId cork_timer = EventLoop::kNoTimer;
+    uint32_t watched = EPOLLIN | EPOLLRDHUP;  // what the loop watches on `fd` (Watch)
+    bool head_started = false;                // bytes of a request arrived (the head timeout runs)
+    // A chunked request body being read: the decoder, the content so far, and how many bytes
+    // after the head it has been fed.
+    std::optional<proxy::http::ChunkedDecoder> body_chunks;
+    std::string body_content;
+    size_t body_fed = 0;
+    // The client shut its side down (read EOF): what it sent is still answered, then the
+    // connection closes; nothing more is read.
+    bool read_eof = false;
     // The request being answered (for the log).
     Clock::time_point request_start{};
     std::string log_method;
@@ -290,6 +459,15 @@ class Daemon::Impl {
     std::string to_upstream;
     bool upstream_connected = false;
     bool upstream_eof = false;
+    // The upstream's response: its head is parsed (bounded) and re-sent, its body relayed as
+    // framed and no further (a second response after the first never reaches the client).
+    bool upstream_head_done = false;
+    std::string upstream_in;
+    bool head_request = false;  // HEAD: the response has no body
+    proxy::http::Framing upstream_framing;
+    uint64_t upstream_left = 0;  // kContentLength: body bytes still to relay
+    std::optional<proxy::http::ChunkedDecoder> upstream_chunked;
+    EventLoop::TimerId upstream_timer = EventLoop::kNoTimer;
     bool closed = false;
     void OnEvents(uint32_t events) override { impl->OnConnEvents(*this, events); }
   };
@@ -301,20 +479,30 @@ class Daemon::Impl {
       socklen_t len = sizeof addr;
       int fd = accept4(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or a transient error: the next readiness retries
-      UniqueFd owned(fd);
-      if (shutting_down_ || conns_.size() >= config_.limits.max_connections) {
-        static constexpr std::string_view kBusy =
-            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n"
-            "Connection: close\r\n\r\n";
-        (void)!write(fd, kBusy.data(), kBusy.size());
-        continue;
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // The connection stays in the backlog and the listener readable: watching it now
+          // would spin. It is watched again when a connection closes, or after a while.
+          PauseAccepting(errno);
+        }
+        return;  // EAGAIN, or a transient error (ECONNABORTED): the next readiness retries
       }
+      UniqueFd owned(fd);
       char host[INET6_ADDRSTRLEN] = "?";
       if (addr.ss_family == AF_INET) {
         inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, host, sizeof host);
       } else if (addr.ss_family == AF_INET6) {
         inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, host, sizeof host);
+      }
+      std::string peer_client = ClientOfPeer(host);
+      if (shutting_down_ || conns_.size() >= config_.limits.max_connections ||
+          conns_per_client_[peer_client] >= config_.limits.max_connections_per_client) {
+        static constexpr std::string_view kBusy =
+            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n"
+            "Connection: close\r\n\r\n";
+        (void)!write(fd, kBusy.data(), kBusy.size());
+        if (conns_per_client_[peer_client] == 0) conns_per_client_.erase(peer_client);
+        continue;
       }
       // SSE events are small writes that must leave now: without this, Nagle's algorithm holds
       // each behind the client's delayed ACK (~40 ms per tools/call on loopback).
@@ -324,11 +512,38 @@ class Daemon::Impl {
       c->impl = this;
       c->fd = std::move(owned);
       c->peer = host;
+      c->peer_client = peer_client;
       Conn* raw = c.get();
       if (!loop_->Add(fd, EPOLLIN | EPOLLRDHUP, raw)) continue;
       conns_[fd] = std::move(c);
-      ArmTimer(*raw, config_.limits.keepalive_idle);
+      ++conns_per_client_[peer_client];
+      // A new connection's first head must arrive within headTimeout (keepAliveIdle is for a
+      // connection that was served): idle connections cannot hold the slots for long.
+      ArmTimer(*raw, config_.limits.head_timeout);
     }
+  }
+
+  void PauseAccepting(int error) {
+    if (accept_paused_ || !listener_) return;
+    accept_paused_ = true;
+    loop_->Remove(listener_.get());
+    Log("warn", "accept",
+        {{"error", std::string("accept: ") + ErrnoText(error)},
+         {"connections", Num(static_cast<long long>(conns_.size()))}});
+    accept_timer_ = loop_->AddTimer(std::chrono::milliseconds(250), [this] {
+      accept_timer_ = EventLoop::kNoTimer;
+      ResumeAccepting();
+    });
+  }
+
+  void ResumeAccepting() {
+    if (!accept_paused_) return;
+    accept_paused_ = false;
+    loop_->CancelTimer(accept_timer_);
+    accept_timer_ = EventLoop::kNoTimer;
+    if (!listener_ || shutting_down_) return;
+    if (!loop_->Add(listener_.get(), EPOLLIN, &accept_handler_)) return;
+    Accept();
   }
 
   void ArmTimer(Conn& c, std::chrono::milliseconds after) {
@@ -352,7 +567,23 @@ class Daemon::Impl {
     if (c.closed) return;
     if (events & EPOLLOUT) Flush(c);
     if (c.closed) return;
-    if (events & EPOLLIN) ReadConn(c);
+    if (c.read_eof) {
+      // Nothing is read any more; a hang-up now is the client gone for good.
+      if (events & (EPOLLHUP | EPOLLERR)) ConnGone(c);
+      return;
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ReadConn(c);
+  }
+
+  // What the loop watches on a client connection: reading until the client's EOF (then not at
+  // all: EOF and EPOLLRDHUP stay readable, and would wake the loop for ever), writing while
+  // bytes wait.
+  void Watch(Conn& c) {
+    uint32_t events =
+        (c.read_eof ? 0u : EPOLLIN | EPOLLRDHUP) | (c.out.empty() || c.corked ? 0u : EPOLLOUT);
+    if (events == c.watched) return;  // an epoll_ctl per write saved
+    c.watched = events;
+    (void)loop_->Modify(c.fd.get(), events);
   }
 
   void ReadConn(Conn& c) {
@@ -374,8 +605,20 @@ class Daemon::Impl {
         continue;
       }
       if (n == 0) {
-        ConnGone(c);
-        return;
+        // Half-closed (shutdown(SHUT_WR) after its request), or gone: either way, what it sent
+        // is answered, then the connection closes.
+        c.read_eof = true;
+        Watch(c);
+        if (c.state == ConnState::kStreaming) {
+          // Closing a request's stream cancels it, but EOF alone cannot tell a client that
+          // closed from one that only half-closed and still reads. An SSE comment (ignored by
+          // SSE parsers) asks: a closed socket answers it with a reset, which the loop reports
+          // as EPOLLHUP/EPOLLERR (OnConnEvents: ConnGone, the request cancelled).
+          Uncork(c);
+          if (!c.closed) Queue(c, Chunk(": \n\n"));
+          return;
+        }
+        break;
       }
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
@@ -383,6 +626,10 @@ class Daemon::Impl {
       return;
     }
     if (c.state == ConnState::kReading) ProcessInput(c);
+    // EOF with no complete request left to answer: nothing more will come.
+    if (!c.closed && c.read_eof && c.state == ConnState::kReading && !c.close_after_write) {
+      CloseConn(c);
+    }
   }
 
   static size_t kMaxHeadBytes() { return proxy::http::Limits{}.max_head_bytes; }
@@ -403,15 +650,22 @@ class Daemon::Impl {
     if (c.state == ConnState::kStreaming) DetachStream(c, /*cancel=*/true);
     if (!c.log_method.empty()) LogRequest(c);
     loop_->CancelTimer(c.timer);
+    loop_->CancelTimer(c.cork_timer);
     if (c.upstream) {
       loop_->Remove(c.upstream.get());
       c.upstream.reset();
+    }
+    loop_->CancelTimer(c.upstream_timer);
+    if (auto it = conns_per_client_.find(c.peer_client);
+        it != conns_per_client_.end() && --it->second == 0) {
+      conns_per_client_.erase(it);
     }
     int fd = c.fd.get();
     loop_->Remove(fd);
     // Destroyed after this iteration: the caller may still be inside c's OnEvents.
     loop_->RunInLoop([this, fd] {
       conns_.erase(fd);
+      ResumeAccepting();  // an fd is free again
       MaybeFinishShutdown();
     });
   }
@@ -441,7 +695,16 @@ class Daemon::Impl {
     Flush(c);
   }
 
+  void Uncork(Conn& c) {
+    if (!c.corked) return;
+    c.corked = false;
+    loop_->CancelTimer(c.cork_timer);
+    c.cork_timer = EventLoop::kNoTimer;
+    Flush(c);
+  }
+
   void Flush(Conn& c) {
+    if (c.corked || c.closed) return;
     while (!c.out.empty()) {
       ssize_t n = send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n > 0) {
@@ -450,20 +713,21 @@ class Daemon::Impl {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EAGAIN) {
-        (void)loop_->Modify(c.fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+        Watch(c);
         return;
       }
       ConnGone(c);
       return;
     }
-    (void)loop_->Modify(c.fd.get(), EPOLLIN | EPOLLRDHUP);
+    Watch(c);
     if (c.close_after_write) {
       CloseConn(c);
       return;
     }
     if (c.state == ConnState::kProxying && c.upstream && !c.upstream_eof) {
-      (void)loop_->Modify(c.upstream.get(),
-                          EPOLLIN | EPOLLRDHUP | (c.to_upstream.empty() ? 0u : EPOLLOUT));
+      (void)loop_->Modify(
+          c.upstream.get(),
+          EPOLLIN | EPOLLRDHUP | (c.to_upstream.empty() && c.upstream_connected ? 0u : EPOLLOUT));
     }
     if (c.state == ConnState::kProxying && c.upstream_eof) CloseConn(c);
   }
@@ -515,7 +779,10 @@ class Daemon::Impl {
       ArmTimer(c, config_.limits.head_timeout);
     }
     proxy::http::RequestHeadResult head = proxy::http::ParseRequestHead(c.in);
-    if (head.status == proxy::ParseStatus::kNeedMore) return;
+    if (head.status == proxy::ParseStatus::kNeedMore) {
+      if (c.read_eof) CloseConn(c);  // the rest of it will never come
+      return;
+    }
     if (head.status == proxy::ParseStatus::kError) {
       c.log_method = "?";
       SendSimple(c, head.http_error, "malformed request: " + head.error, /*close=*/true);
@@ -523,9 +790,7 @@ class Daemon::Impl {
     }
     const HttpRequest& req = head.request;
     if (req.chunked) {
-      c.log_method = req.method;
-      SendSimple(c, 411, "chunked request bodies are not accepted; send Content-Length",
-                 /*close=*/true);
+      ProcessChunkedBody(c, head);
       return;
     }
     const uint64_t body_length = req.content_length.value_or(0);
@@ -537,9 +802,16 @@ class Daemon::Impl {
           /*close=*/true);
       return;
     }
-    if (c.in.size() < head.consumed + body_length) return;
+    if (c.in.size() < head.consumed + body_length) {
+      if (c.read_eof) CloseConn(c);
+      return;
+    }
     std::string body = c.in.substr(head.consumed, body_length);
     c.in.erase(0, head.consumed + body_length);
+    StartHandling(c, req, body);
+  }
+
+  void StartHandling(Conn& c, const HttpRequest& req, const std::string& body) {
     c.head_started = false;
     loop_->CancelTimer(c.timer);
     c.timer = EventLoop::kNoTimer;
@@ -547,7 +819,48 @@ class Daemon::Impl {
     c.log_route.clear();
     c.log_session.clear();
     c.log_rpc.clear();
-    Handle(c, req, body, req.ConnectionClose());
+    // After the client's EOF, the connection closes once the last request it sent is answered.
+    Handle(c, req, body, req.ConnectionClose() || (c.read_eof && c.in.empty()));
+  }
+
+  // A chunked request body (RFC 9112 §7.1), through the proxy's decoder, fed what arrived since
+  // the last call; its content is bounded by maxBodyBytes.
+  void ProcessChunkedBody(Conn& c, const proxy::http::RequestHeadResult& head) {
+    const HttpRequest& req = head.request;
+    if (!c.body_chunks) {
+      c.body_chunks.emplace();
+      c.body_content.clear();
+      c.body_fed = 0;
+    }
+    const size_t from = head.consumed + c.body_fed;
+    proxy::http::ChunkedDecoder::Step step = c.body_chunks->Feed(
+        std::span<const char>(c.in.data() + from, c.in.size() - from), &c.body_content);
+    c.body_fed += step.consumed;
+    auto refuse = [&](int status, const std::string& why) {
+      c.body_chunks.reset();
+      c.body_content.clear();
+      c.log_method = req.method;
+      SendSimple(c, status, why, /*close=*/true);
+    };
+    if (step.status == proxy::ParseStatus::kError) {
+      refuse(400, "malformed chunked body: " + c.body_chunks->error());
+      return;
+    }
+    if (c.body_content.size() > config_.limits.max_body_bytes) {
+      refuse(413,
+             "the body is larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes");
+      return;
+    }
+    if (step.status == proxy::ParseStatus::kNeedMore) {
+      if (c.read_eof) CloseConn(c);
+      return;
+    }
+    std::string body = std::move(c.body_content);
+    c.in.erase(0, head.consumed + c.body_fed);
+    c.body_chunks.reset();
+    c.body_content.clear();
+    c.body_fed = 0;
+    StartHandling(c, req, body);
   }
 
   std::optional<std::string_view> Header(const HttpRequest& r, std::string_view name) {
@@ -570,12 +883,19 @@ class Daemon::Impl {
                  close);
       return;
     }
+    if (std::count_if(req.headers.begin(), req.headers.end(),
+                      [](const proxy::http::Header& h) { return Lower(h.name) == "origin"; }) > 1) {
+      // Which one a browser meant is unknowable; checking only one of them is no check.
+      SendSimple(c, 403, "more than one Origin field", close);
+      return;
+    }
     if (auto origin = Header(req, "origin");
         origin && !OriginAllowed(*origin, config_.allowed_origins)) {
       SendSimple(c, 403, "this Origin is not allowed", close);
       return;
     }
-    std::string client = c.peer;
+    // Without auth a client is its address, every loopback address being one client.
+    std::string client = c.peer_client;
     if (!tokens_.empty()) {
       std::optional<size_t> who = MatchBearer(Header(req, "authorization"), tokens_);
       if (!who) {
@@ -583,7 +903,7 @@ class Daemon::Impl {
                    "WWW-Authenticate: Bearer realm=\"srt-mcp\"\r\n");
         return;
       }
-      client = "token" + std::to_string(*who);
+      client = TokenClient(tokens_[*who]);
     }
     std::string path = req.target.substr(0, req.target.find('?'));
     std::string query =
@@ -614,6 +934,16 @@ class Daemon::Impl {
     if (auto s = config_.servers.find(name); s != config_.servers.end() && rest.empty()) {
       HandleMcp(c, req, body, s->second, client, close);
       return;
+    }
+    // A session of a server that a reload removed goes on until it ends.
+    if (auto sid = Header(req, "mcp-session-id"); sid && rest.empty()) {
+      if (auto it = sessions_.find(std::string(*sid));
+          it != sessions_.end() && it->second->server == name && !name.empty() &&
+          Header(req, "mcp-protocol-version") != kSessionlessProtocolVersion) {
+        std::shared_ptr<const StdioServer> old = it->second->config;
+        HandleMcp(c, req, body, *old, client, close);
+        return;
+      }
     }
     for (const HttpRoute& r : config_.routes) {
       if (r.name == name) {
@@ -752,7 +1082,7 @@ class Daemon::Impl {
                    ErrorResponse(msg->id, kInvalidRequest, stream.error().message()), "", close);
       return;
     }
-    AttachStream(c, session, *stream, close);
+    AttachStream(c, session, *stream, close, /*cork=*/true);
     ToServer(*session, body);
   }
 
@@ -828,7 +1158,7 @@ class Daemon::Impl {
       return;
     }
     session->original_ids[*stream] = msg->id;
-    AttachStream(c, session, *stream, close);
+    AttachStream(c, session, *stream, close, /*cork=*/true);
     ToServer(*session, ReplaceId(body, internal));
   }
 
@@ -859,8 +1189,10 @@ class Daemon::Impl {
       return busy("too many sessions for this client", 5);
     }
     Health& h = health_[server.name];
-    if (Clock::now() < h.retry_after) {
-      auto wait = std::chrono::duration_cast<std::chrono::seconds>(h.retry_after - Clock::now());
+    if (auto b = backoff_.find(BackoffKey(server.name, client));
+        b != backoff_.end() && Clock::now() < b->second.retry_after) {
+      auto wait =
+          std::chrono::duration_cast<std::chrono::seconds>(b->second.retry_after - Clock::now());
       return busy("the server '" + server.name + "' failed recently: " + h.last_error,
                   std::max<long>(1, wait.count() + 1));
     }
@@ -872,6 +1204,7 @@ class Daemon::Impl {
     auto s = std::make_shared<Session>(config_.limits.replay_events);
     s->id = *id;
     s->server = server.name;
+    s->config = std::make_shared<const StdioServer>(server);
     s->client = client;
     auto in = sys::Pipe();
     auto out = sys::Pipe();
@@ -933,12 +1266,12 @@ class Daemon::Impl {
     s->process = ServerProcess::Launch(
         *loop_, options_.runner, std::move(o), std::move(in->first), std::move(out->second),
         std::move(err->second),
-        [this, weak, name = server.name](const Result<void>& started) {
+        [this, weak, name = server.name, client](const Result<void>& started) {
           Health& health = health_[name];
           if (!started) {
             health.state = "failed";
             health.last_error = started.error().message();
-            Backoff(health);
+            BackOff(name, client);
             Log("error", "server_start", {{"route", name}, {"error", health.last_error}});
             if (auto p = weak.lock()) {
               EndSession(p, "the MCP server '" + name + "' did not start: " + health.last_error);
@@ -971,12 +1304,13 @@ class Daemon::Impl {
     return s;
   }
 
-  void Backoff(Health& h) {
-    ++h.consecutive_failures;
+  void BackOff(const std::string& server, const std::string& client) {
+    Backoff& b = backoff_[BackoffKey(server, client)];
+    ++b.consecutive_failures;
     std::chrono::milliseconds delay =
-        options_.backoff_min * (int64_t{1} << std::min(h.consecutive_failures - 1, 16));
+        options_.backoff_min * (int64_t{1} << std::min(b.consecutive_failures - 1, 16));
     delay = std::min(delay, options_.backoff_max);
-    h.retry_after = Clock::now() + delay;
+    b.retry_after = Clock::now() + delay;
   }
 
   void TouchSession(const std::shared_ptr<Session>& s) {
@@ -996,7 +1330,8 @@ class Daemon::Impl {
   }
 
   // SSE response head for a stream; the connection then carries the stream.
-  void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close) {
+  void AttachStream(Conn& c, const std::shared_ptr<Session>& s, uint64_t stream, bool close,
+                    bool cork = false) {
     std::string head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
         "X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n";
@@ -1010,6 +1345,15 @@ class Daemon::Impl {
     c.close_after_write = false;
     if (close) closing_after_stream_.insert(c.fd.get());
     s->attached[stream] = &c;
+    if (cork) {
+      c.corked = true;
+      c.cork_timer = loop_->AddTimer(kCorkDelay, [this, fd = c.fd.get()] {
+        auto it = conns_.find(fd);
+        if (it == conns_.end()) return;
+        it->second->cork_timer = EventLoop::kNoTimer;
+        Uncork(*it->second);
+      });
+    }
     Queue(c, head);
   }
 
@@ -1046,15 +1390,19 @@ class Daemon::Impl {
   }
 
   // The stream's response was sent: the chunked body ends, the connection is free again.
-  void EndStream(Conn& c, Session& s) {
+  // `last_event`: the stream's final event, sent in the same write as the body's end.
+  void EndStream(Conn& c, Session& s, std::string_view last_event = {}) {
     s.attached.erase(c.stream);
     if (c.stream == 0) s.streams.SetStandaloneAttached(false);
     c.session.reset();
-    bool close = closing_after_stream_.erase(c.fd.get()) > 0 || shutting_down_;
+    bool close = closing_after_stream_.erase(c.fd.get()) > 0 || shutting_down_ || c.read_eof;
     c.state = ConnState::kReading;
     LogRequest(c);
     c.close_after_write = close;
-    Queue(c, kLastChunk);
+    c.corked = false;
+    loop_->CancelTimer(c.cork_timer);
+    c.cork_timer = EventLoop::kNoTimer;
+    Queue(c, std::string(last_event) + std::string(kLastChunk));
     if (!c.closed && !close) {
       ArmTimer(c, config_.limits.keepalive_idle);
       if (!c.in.empty()) ProcessInput(c);
@@ -1139,6 +1487,9 @@ class Daemon::Impl {
           FromServer(s, std::move(line));
           if (!s->stdout_fd) return;
         }
+        // A short read emptied the pipe: the loop (level-triggered) says when there is more,
+        // which saves a read that would only say EAGAIN, per message.
+        if (static_cast<size_t>(n) < sizeof buf) return;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -1178,8 +1529,12 @@ class Daemon::Impl {
       return;  // kept for a GET with Last-Event-ID
     }
     Conn& c = *it->second;
-    Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
-    if (d->ends_stream && !c.closed) EndStream(c, *s);
+    if (d->ends_stream) {
+      EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+    } else {
+      Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+      Uncork(c);  // a notification or progress goes now
+    }
   }
 
   void ReadServerStderr(Session& s) {
@@ -1189,9 +1544,7 @@ class Daemon::Impl {
       if (n > 0) {
         for (char ch : std::string_view(buf, static_cast<size_t>(n))) {
           if (ch == '\n' || s.stderr_line.size() >= kMaxStderrLine) {
-            // The server's words, escaped by the JSON log line: it cannot forge log records.
-            Log("info", "server_stderr",
-                {{"route", s.server}, {"session", s.id.substr(0, 8)}, {"line", s.stderr_line}});
+            LogStderrLine(s);
             s.stderr_line.clear();
             if (ch == '\n') continue;
           }
@@ -1203,8 +1556,34 @@ class Daemon::Impl {
       if (n < 0 && errno == EAGAIN) return;
       loop_->Remove(s.stderr_fd.get());
       s.stderr_fd.reset();
+      LogStderrSuppressed(s);
       return;
     }
+  }
+
+  void LogStderrLine(Session& s) {
+    const Clock::time_point now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - s.stderr_refilled).count();
+    s.stderr_budget = std::min(kStderrBurst, s.stderr_budget + seconds * kStderrLinesPerSecond);
+    s.stderr_refilled = now;
+    if (s.stderr_budget < 1) {
+      ++s.stderr_suppressed;
+      return;
+    }
+    s.stderr_budget -= 1;
+    LogStderrSuppressed(s);
+    // The server's words, escaped by the JSON log line: it cannot forge log records.
+    Log("info", "server_stderr",
+        {{"route", s.server}, {"session", s.id.substr(0, 8)}, {"line", s.stderr_line}});
+  }
+
+  void LogStderrSuppressed(Session& s) {
+    if (s.stderr_suppressed == 0) return;
+    Log("warn", "server_stderr_suppressed",
+        {{"route", s.server},
+         {"session", s.id.substr(0, 8)},
+         {"lines", Num(static_cast<long long>(s.stderr_suppressed))}});
+    s.stderr_suppressed = 0;
   }
 
   // --- Ending sessions -------------------------------------------------------------------------
@@ -1231,8 +1610,7 @@ class Daemon::Impl {
       auto it = d ? s->attached.find(d->stream) : s->attached.end();
       if (it != s->attached.end()) {
         Conn& c = *it->second;
-        Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
-        if (!c.closed) EndStream(c, *s);
+        EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
       }
     }
     // The GET stream, and streams resumed after their response, end too.
@@ -1285,12 +1663,13 @@ class Daemon::Impl {
       if (s->started) {
         h.state = "failed";
         h.last_error = what;
-        Backoff(h);
+        BackOff(s->server, s->client);
       }
       EndSession(s, what);
     } else if (s->started && Clock::now() - s->started_at > std::chrono::seconds(1)) {
-      h.consecutive_failures = 0;
+      backoff_.erase(BackoffKey(s->server, s->client));
     }
+    LogStderrSuppressed(*s);
     // Whatever is left in the pipes is read no more.
     for (UniqueFd* fd : {&s->stdin_fd, &s->stdout_fd, &s->stderr_fd}) {
       if (*fd) {
@@ -1357,17 +1736,7 @@ class Daemon::Impl {
     if (target.empty()) target = "/";
     target += query;
     std::string head = req.method + " " + target + " HTTP/1.1\r\n";
-    std::set<std::string> named_by_connection;
-    if (const proxy::http::Header* conn = req.Find("connection")) {
-      std::string_view v = conn->value;
-      while (!v.empty()) {
-        size_t comma = v.find(',');
-        std::string token = Lower(v.substr(0, comma));
-        token.erase(std::remove(token.begin(), token.end(), ' '), token.end());
-        named_by_connection.insert(token);
-        v = comma == std::string_view::npos ? "" : v.substr(comma + 1);
-      }
-    }
+    const std::set<std::string> named_by_connection = ConnectionOptions(req.headers);
     for (const proxy::http::Header& hd : req.headers) {
       std::string lower = Lower(hd.name);
       if (IsHopByHop(hd.name) || named_by_connection.contains(lower)) continue;
@@ -1376,7 +1745,7 @@ class Daemon::Impl {
     }
     head += "Host: " + (family == AF_INET6 ? "[" + route.host + "]" : route.host) + ":" +
             std::to_string(route.port) + "\r\n";
-    if (!body.empty() || req.content_length) {
+    if (!body.empty() || req.content_length || req.chunked) {
       head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     }
     head += "Connection: close\r\n\r\n";
@@ -1384,6 +1753,23 @@ class Daemon::Impl {
     c.state = ConnState::kProxying;
     c.log_status = 0;
     c.upstream = std::move(fd);
+    c.upstream_head_done = false;
+    c.upstream_in.clear();
+    c.head_request = req.method == "HEAD";
+    // The upstream must accept and send its response head in time; a stream after that head
+    // may last as long as it likes.
+    c.upstream_timer = loop_->AddTimer(config_.limits.upstream_timeout, [this, fd = c.fd.get(),
+                                                                         name = route.name] {
+      auto it = conns_.find(fd);
+      if (it == conns_.end()) return;
+      Conn& conn = *it->second;
+      conn.upstream_timer = EventLoop::kNoTimer;
+      if (conn.closed || conn.state != ConnState::kProxying || conn.upstream_head_done) return;
+      Health& health = health_[name];
+      health.state = "failed";
+      health.last_error = conn.upstream_connected ? "no response in time" : "connect: timed out";
+      UpstreamFailed(conn, 504, "the upstream did not answer in time");
+    });
     Conn* raw = &c;
     c.upstream_handler = std::make_unique<FnHandler>(
         [this, raw, name = route.name](uint32_t events) { OnUpstream(*raw, events, name); });
@@ -1400,10 +1786,7 @@ class Daemon::Impl {
       if (err != 0) {
         h.state = "failed";
         h.last_error = std::string("connect: ") + ErrnoText(err);
-        loop_->Remove(c.upstream.get());
-        c.upstream.reset();
-        c.state = ConnState::kReading;
-        SendSimple(c, 502, "the upstream is unreachable", true);
+        UpstreamFailed(c, 502, "the upstream is unreachable");
         return;
       }
       c.upstream_connected = true;
@@ -1418,35 +1801,148 @@ class Daemon::Impl {
         return;
       }
     }
-    if (events & EPOLLIN) {
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
       char buf[kReadChunk];
       // Backpressure: no more from upstream while the client has a lot unread.
       if (c.out.size() < kMaxOutBuffer / 2) {
         ssize_t n = read(c.upstream.get(), buf, sizeof buf);
         if (n > 0) {
-          if (c.log_status == 0) {
-            // "HTTP/1.1 200 ..." -> the status for the log.
-            std::string_view v(buf, static_cast<size_t>(n));
-            int status = 0;
-            if (v.size() > 12) std::from_chars(v.data() + 9, v.data() + 12, status);
-            c.log_status = status;
-          }
-          Queue(c, std::string_view(buf, static_cast<size_t>(n)));
-          if (c.closed) return;
+          FromUpstream(c, std::string_view(buf, static_cast<size_t>(n)));
+          if (c.closed || !c.upstream) return;
         } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-          c.upstream_eof = true;
-          loop_->Remove(c.upstream.get());
-          c.upstream.reset();
-          if (c.out.empty()) CloseConn(c);
+          if (!c.upstream_head_done) {
+            UpstreamFailed(c, 502, "the upstream closed the connection without a response");
+            return;
+          }
+          // The end of a body delimited by the close; a short Content-Length or chunked body
+          // just ends (the client sees a short body and the close).
+          UpstreamDone(c);
           return;
         }
       }
     }
     if (c.upstream) {
-      uint32_t want = EPOLLRDHUP | (c.out.size() < kMaxOutBuffer / 2 ? EPOLLIN : 0u) |
+      // Not reading (the client is behind) means not watching EPOLLRDHUP either: it stays set.
+      uint32_t want = (c.out.size() < kMaxOutBuffer / 2 ? EPOLLIN | EPOLLRDHUP : 0u) |
                       (c.to_upstream.empty() && c.upstream_connected ? 0u : EPOLLOUT);
       (void)loop_->Modify(c.upstream.get(), want);
     }
+  }
+
+  // Bytes from the upstream: the head parsed and re-sent (bounded, hop-by-hop fields replaced by
+  // Connection: close), then the body relayed as it is framed, and nothing after it.
+  void FromUpstream(Conn& c, std::string_view data) {
+    if (!c.upstream_head_done) {
+      c.upstream_in.append(data);
+      while (true) {
+        proxy::http::ResponseHeadResult head = proxy::http::ParseResponseHead(c.upstream_in);
+        if (head.status == proxy::ParseStatus::kNeedMore) return;  // the parser bounds the head
+        if (head.status == proxy::ParseStatus::kError) {
+          UpstreamFailed(c, 502, "the upstream's response is malformed: " + head.error);
+          return;
+        }
+        const proxy::http::Response& r = head.response;
+        if (r.status < 200 && r.status != 101) {
+          c.upstream_in.erase(0, head.consumed);  // 1xx: interim, not relayed
+          continue;
+        }
+        if (r.status == 101) {
+          UpstreamFailed(c, 502, "the upstream switched protocols");
+          return;
+        }
+        std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " +
+                          std::string(proxy::http::StatusPhrase(r.status)) + "\r\n";
+        const std::set<std::string> named = ConnectionOptions(r.headers);
+        for (const proxy::http::Header& h : r.headers) {
+          const std::string lower = Lower(h.name);
+          if (IsResponseHopByHop(lower) || named.contains(lower)) continue;
+          out += h.name + ": " + h.value + "\r\n";
+        }
+        out += "Connection: close\r\n\r\n";
+        proxy::http::Request request;
+        request.method = c.head_request ? "HEAD" : "GET";
+        c.upstream_framing = proxy::http::BodyFraming(request, r);
+        c.upstream_left = c.upstream_framing.length;
+        if (c.upstream_framing.kind == proxy::http::Framing::Kind::kChunked) {
+          c.upstream_chunked.emplace();
+        }
+        c.upstream_head_done = true;
+        c.log_status = r.status;
+        loop_->CancelTimer(c.upstream_timer);
+        c.upstream_timer = EventLoop::kNoTimer;
+        std::string rest = c.upstream_in.substr(head.consumed);
+        c.upstream_in.clear();
+        c.upstream_in.shrink_to_fit();
+        Queue(c, out);
+        if (c.closed) return;
+        if (c.upstream_framing.kind == proxy::http::Framing::Kind::kNone) {
+          UpstreamDone(c);
+          return;
+        }
+        if (!rest.empty()) RelayBody(c, rest);
+        return;
+      }
+    }
+    RelayBody(c, data);
+  }
+
+  void RelayBody(Conn& c, std::string_view data) {
+    using Kind = proxy::http::Framing::Kind;
+    switch (c.upstream_framing.kind) {
+      case Kind::kContentLength: {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(c.upstream_left, data.size()));
+        c.upstream_left -= n;
+        Queue(c, data.substr(0, n));
+        if (!c.closed && c.upstream_left == 0) UpstreamDone(c);
+        return;
+      }
+      case Kind::kChunked: {
+        proxy::http::ChunkedDecoder::Step step = c.upstream_chunked->Feed(data);
+        Queue(c, data.substr(0, step.consumed));
+        if (c.closed) return;
+        if (step.status == proxy::ParseStatus::kDone) {
+          UpstreamDone(c);
+        } else if (step.status == proxy::ParseStatus::kError) {
+          // Mid-body there is no room for an answer: the client sees the close.
+          Log("warn", "upstream",
+              {{"route", c.log_route},
+               {"error", "bad chunked body: " + c.upstream_chunked->error()}});
+          UpstreamDone(c);
+        }
+        return;
+      }
+      case Kind::kUntilClose:
+        Queue(c, data);
+        return;
+      case Kind::kNone:
+        UpstreamDone(c);
+        return;
+    }
+  }
+
+  // The response is complete (or cut): the upstream goes, the client's connection closes once
+  // what is queued for it is sent.
+  void UpstreamDone(Conn& c) {
+    c.upstream_eof = true;
+    loop_->CancelTimer(c.upstream_timer);
+    c.upstream_timer = EventLoop::kNoTimer;
+    if (c.upstream) {
+      loop_->Remove(c.upstream.get());
+      c.upstream.reset();
+    }
+    if (c.out.empty()) CloseConn(c);
+  }
+
+  // No response from the upstream: `status` to the client (nothing was sent to it yet).
+  void UpstreamFailed(Conn& c, int status, const std::string& why) {
+    loop_->CancelTimer(c.upstream_timer);
+    c.upstream_timer = EventLoop::kNoTimer;
+    if (c.upstream) {
+      loop_->Remove(c.upstream.get());
+      c.upstream.reset();
+    }
+    c.state = ConnState::kReading;
+    SendSimple(c, status, why, /*close=*/true);
   }
 
   // --- Shutdown --------------------------------------------------------------------------------
@@ -1488,6 +1984,8 @@ class Daemon::Impl {
   McpConfig config_;
   DaemonOptions options_;
   std::vector<std::string> tokens_;
+  std::map<std::string, std::string> token_clients_;  // token -> its client (TokenClient)
+  uint64_t next_token_client_ = 0;
   std::unique_ptr<EventLoop> loop_;
   UniqueFd listener_;
   uint16_t port_;
@@ -1496,6 +1994,9 @@ class Daemon::Impl {
   int signal_fd_ = -1;
   std::unique_ptr<FnHandler> signal_handler_;
   std::map<int, std::unique_ptr<Conn>> conns_;
+  std::map<std::string, size_t> conns_per_client_;  // by Conn::peer_client
+  bool accept_paused_ = false;                      // out of descriptors (PauseAccepting)
+  EventLoop::TimerId accept_timer_ = EventLoop::kNoTimer;
   std::set<int> closing_after_stream_;
   std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;  // live, by id
   std::set<std::shared_ptr<Session>> all_sessions_;  // live and ending, until the process exits
@@ -1503,6 +2004,7 @@ class Daemon::Impl {
   std::map<std::string, std::shared_ptr<Session>> sessionless_;
   uint64_t next_internal_id_ = 0;
   std::map<std::string, Health> health_;
+  std::map<std::string, Backoff> backoff_;  // by BackoffKey
   bool shutting_down_ = false;
   bool drain_expired_ = false;
 };
@@ -1607,6 +2109,7 @@ Daemon::~Daemon() = default;
 uint16_t Daemon::port() const { return impl_->port(); }
 void Daemon::Run() { impl_->Run(); }
 void Daemon::Shutdown() { impl_->Shutdown(); }
+void Daemon::Reload() { impl_->Reload(); }
 Result<void> Daemon::WatchSignals(int signal_fd) { return impl_->WatchSignals(signal_fd); }
 
 }  // namespace srt::mcp

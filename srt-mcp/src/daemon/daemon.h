@@ -10,6 +10,10 @@
 //      returns after Shutdown() finished draining: every session ended and every server
 //      process gone (stdin closed, then SIGTERM, then SIGKILL), within options.drain.
 //   3. Shutdown() is thread-safe (main calls it on SIGTERM through a signalfd, tests directly).
+//      So is Reload() (SIGHUP): options.reload reads the configuration again; new, changed and
+//      removed servers and routes apply to new sessions and requests, sessions already running
+//      keep their server until they end, and a configuration that fails (to parse, or its token
+//      files) is logged and changes nothing. `listen` is bound once: a change needs a restart.
 #pragma once
 
 #include <chrono>
@@ -40,6 +44,9 @@ struct DaemonOptions {
   std::chrono::milliseconds backoff_max{30'000};
   // What runs each server process; default: an srt sandbox (MakeSandboxRunner).
   RunnerFactory runner;
+  // Reads and parses the configuration again for Reload() (main: the --config file, with
+  // HideDaemonSecrets applied). Called on the loop thread. Unset: Reload() logs and does nothing.
+  std::function<Result<McpConfig>()> reload;
 };
 
 class Daemon {
@@ -53,8 +60,9 @@ class Daemon {
   uint16_t port() const;
   void Run();
   void Shutdown();
-  // A signalfd to watch: any signal read from it starts Shutdown() (srt-mcp's main: SIGTERM,
-  // SIGINT). Call before Run().
+  void Reload();
+  // A signalfd to watch: SIGHUP read from it is Reload(), any other signal starts Shutdown()
+  // (srt-mcp's main: SIGTERM, SIGINT). Call before Run().
   [[nodiscard]] Result<void> WatchSignals(int signal_fd);
 
   class Impl;

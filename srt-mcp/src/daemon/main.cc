@@ -36,6 +36,24 @@ constexpr const char* kUsage =
     "  --version       print the version\n"
     "  --help          this text\n";
 
+// The configuration file, parsed, with the daemon's secrets hidden from every server.
+srt::Result<srt::mcp::McpConfig> LoadConfig(const std::string& config_path) {
+  std::ifstream in(config_path, std::ios::binary);
+  if (!in) {
+    return srt::MakeError(srt::Errc::kNotFound,
+                          "cannot read '" + config_path + "': " + srt::ErrnoText(errno));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  SRT_ASSIGN_OR_RETURN(srt::mcp::McpConfig config,
+                       srt::mcp::ParseMcpConfig(text.str(), config_path));
+  // The servers' sandboxes must not read the tokens or this file (it names them).
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(config_path, ec);
+  srt::mcp::HideDaemonSecrets(config, ec ? config_path : absolute.lexically_normal().string());
+  return config;
+}
+
 int Run(int argc, char** argv) {
   // First: srt-mcp holds the bearer tokens and its servers' proxy credentials, which no server
   // (each runs as srt-mcp's user) may see. Non-dumpable, a crash leaves no core in the working
@@ -69,15 +87,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "srt-mcp: --config FILE is required\n%s", kUsage);
     return 2;
   }
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "srt-mcp: cannot read '%s': %s\n", config_path.c_str(),
-                 srt::ErrnoText(errno));
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  srt::Result<srt::mcp::McpConfig> config = srt::mcp::ParseMcpConfig(text.str(), config_path);
+  srt::Result<srt::mcp::McpConfig> config = LoadConfig(config_path);
   if (!config) {
     std::fprintf(stderr, "srt-mcp: %s\n", config.error().message().c_str());
     return 2;
@@ -85,15 +95,9 @@ int Run(int argc, char** argv) {
   for (const std::string& w : config->warnings) {
     std::fprintf(stderr, "srt-mcp: warning: %s\n", w.c_str());
   }
-  {
-    // The servers' sandboxes must not read the tokens or this file (it names them).
-    std::error_code ec;
-    const std::filesystem::path absolute = std::filesystem::absolute(config_path, ec);
-    srt::mcp::HideDaemonSecrets(*config, ec ? config_path : absolute.lexically_normal().string());
-  }
-  // SIGTERM and SIGINT are read from a signalfd on the loop; blocked before any thread starts,
-  // so every supervisor thread inherits the mask. A client that goes away mid-write is EPIPE,
-  // not a death.
+  // SIGTERM and SIGINT (stop) and SIGHUP (reload) are read from a signalfd on the loop; blocked
+  // before any thread starts, so every supervisor thread inherits the mask. A client that goes away
+  // mid-write is EPIPE, not a death.
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
@@ -120,6 +124,7 @@ int Run(int argc, char** argv) {
     return 0;
   }
   srt::mcp::DaemonOptions options;
+  options.reload = [config_path] { return LoadConfig(config_path); };
   auto daemon = srt::mcp::Daemon::Create(std::move(*config), options);
   if (!daemon) {
     std::fprintf(stderr, "srt-mcp: %s\n", daemon.error().message().c_str());

@@ -181,6 +181,35 @@ TEST(McpConfigTest, Limits) {
             "srt-mcp.json:1:13: /limits/sessionIdle: 'soon' is not a duration (30s, 5m, 1h30m)");
 }
 
+// A server without limits.pids still gets a pids limit (a fork bomb in one session's sandbox
+// must not take the host's process table); "pids": 0 is the explicit way to run without one.
+TEST(McpConfigTest, ServersGetADefaultPidsLimit) {
+  McpConfig c = Parse(
+      "{\"servers\": {\"a\": {\"command\": \"x\"}, \"b\": {\"command\": \"x\", \"limits\": "
+      "{\"memory\": \"64M\"}}, \"c\": {\"command\": \"x\", \"limits\": {\"pids\": 0}}}}");
+  ASSERT_TRUE(c.servers.at("a").limits);
+  EXPECT_EQ(c.servers.at("a").limits->pids, kDefaultServerPids);
+  EXPECT_EQ(c.servers.at("b").limits->pids, kDefaultServerPids);
+  EXPECT_EQ(c.servers.at("b").limits->memory_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(c.servers.at("c").limits->pids, 0u);
+  EXPECT_EQ(kDefaultServerPids, 256u);
+  EXPECT_EQ(
+      ErrorOf("{\"servers\": {\"a\": {\"command\": \"x\", \"limits\": {\"pids\": 8}}}}"),
+      "srt-mcp.json:1:47: /servers/a/limits/pids: 8 is out of range (16 to 4194304; 0: no limit)");
+}
+
+TEST(McpConfigTest, ConnectionAndUpstreamLimits) {
+  McpConfig d = Parse("{}");
+  EXPECT_EQ(d.limits.max_connections_per_client, 64u);
+  EXPECT_EQ(d.limits.upstream_timeout, std::chrono::seconds(30));
+  McpConfig c =
+      Parse("{\"limits\": {\"maxConnectionsPerClient\": 3, \"upstreamTimeout\": \"2s\"}}");
+  EXPECT_EQ(c.limits.max_connections_per_client, 3u);
+  EXPECT_EQ(c.limits.upstream_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(ErrorOf("{\"limits\": {\"maxConnectionsPerClient\": 0}}"),
+            "srt-mcp.json:1:13: /limits/maxConnectionsPerClient: 0 is out of range (1 to 65536)");
+}
+
 TEST(McpConfigTest, ServerEnvAndType) {
   McpConfig c = Parse(
       "{\"servers\": {\"m\": {\"type\": \"stdio\", \"command\": \"node\", \"env\": {\"A\": "

@@ -10,12 +10,16 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -36,28 +40,34 @@ struct FakeWorld {
   int started = 0;
   int ended = 0;
   std::vector<int> signals;
+  std::vector<uint32_t> pids_limits;  // each process's SandboxOptions::limits->pids (0: none)
 };
 
 // A stdio MCP server in a thread: initialize, tools/call with arguments.op of echo (answers the
 // arguments), sleep (no answer), notify (a notification, then the answer), huge (a line of
-// arguments.bytes), exit (exits 3), deaf (answers, then stops reading stdin).
+// arguments.bytes), exit (exits 3), deaf (answers, then stops reading stdin), spam (arguments.lines
+// lines on stderr, then the answer), chatter (the answer, then a notification every 50 ms),
+// slow (the answer after 300 ms).
 class FakeRunner final : public ServerRunner {
  public:
   explicit FakeRunner(FakeWorld& world) : world_(world) {}
   Result<void> Start(SandboxOptions o) override {
     in_ = UniqueFd(fcntl(o.stdin_fd, F_DUPFD_CLOEXEC, 3));
     out_ = UniqueFd(fcntl(o.stdout_fd, F_DUPFD_CLOEXEC, 3));
+    err_ = UniqueFd(fcntl(o.stderr_fd, F_DUPFD_CLOEXEC, 3));
     int p[2];
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return SysError("pipe2");
     wake_read_ = UniqueFd(p[0]);
     wake_write_ = UniqueFd(p[1]);
     std::lock_guard lock(world_.mu);
     ++world_.started;
+    world_.pids_limits.push_back(o.limits ? o.limits->pids : 0);
     return Ok();
   }
   ProcessExit Wait() override {
     ProcessExit exit = Serve();
     out_.reset();
+    err_.reset();
     std::lock_guard lock(world_.mu);
     ++world_.ended;
     return exit;
@@ -78,9 +88,15 @@ class FakeRunner final : public ServerRunner {
   }
   ProcessExit Serve() {
     std::string buf;
+    bool chatter = false;
     while (true) {
       pollfd p[2] = {{in_.get(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
-      if (poll(p, 2, -1) < 0) continue;
+      int ready = poll(p, 2, chatter ? 50 : -1);
+      if (ready < 0) continue;
+      if (ready == 0) {
+        Send({{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", {{"t", 1}}}});
+        continue;
+      }
       if (p[1].revents) {
         char sig = 0;
         (void)!read(wake_read_.get(), &sig, 1);
@@ -119,6 +135,14 @@ class FakeRunner final : public ServerRunner {
             return {128 + sig, false, ""};
           }
           if (op == "sleep") continue;
+          if (op == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          if (op == "chatter") chatter = true;
+          if (op == "spam") {
+            const std::string line = "a line on stderr\n";
+            for (int i = 0; i < args["lines"].get<int>(); ++i) {
+              (void)!write(err_.get(), line.data(), line.size());
+            }
+          }
           if (op == "notify") {
             Send({{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", args}});
           }
@@ -137,6 +161,7 @@ class FakeRunner final : public ServerRunner {
   FakeWorld& world_;
   UniqueFd in_;
   UniqueFd out_;
+  UniqueFd err_;
   UniqueFd wake_read_;
   UniqueFd wake_write_;
 };
@@ -144,8 +169,14 @@ class FakeRunner final : public ServerRunner {
 // A client connection that reads HTTP/1.1 responses, Content-Length or chunked.
 class Client {
  public:
-  explicit Client(uint16_t port) {
+  explicit Client(uint16_t port, const char* source = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (source) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      inet_pton(AF_INET, source, &from.sin_addr);
+      (void)bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from);
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -158,6 +189,24 @@ class Client {
     fd_ = -1;
   }
   void Send(const std::string& s) { (void)!send(fd_, s.data(), s.size(), MSG_NOSIGNAL); }
+  void ShutdownWrite() { (void)shutdown(fd_, SHUT_WR); }
+  // What one read returns once bytes are there.
+  std::string ReadOnce(std::chrono::milliseconds limit = 5s) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(limit.count())) != 1) return "";
+    char b[65536];
+    ssize_t n = read(fd_, b, sizeof b);
+    return n > 0 ? std::string(b, static_cast<size_t>(n)) : "";
+  }
+  // Everything until the server closes the connection (or `limit` passes).
+  std::string ReadAll(std::chrono::milliseconds limit = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (Fill(deadline)) {
+    }
+    std::string out = std::move(buf_);
+    buf_.clear();
+    return out;
+  }
 
   struct Response {
     int status = 0;
@@ -282,11 +331,14 @@ std::vector<json> Events(const std::string& sse) {
 
 class DaemonTest : public ::testing::Test {
  protected:
-  void Start(const std::string& limits = "{}", const std::string& server_limits = "{}") {
-    Result<McpConfig> config = ParseMcpConfig(
+  void Start(const std::string& limits = "{}", const std::string& server_limits = "{}",
+             const std::string& more = "") {
+    StartWith(
         R"({"listen": {"port": 0, "domains": ["mcp.test"]}, "servers": {"fake": {"command": "fake", "limits": )" +
-            server_limits + R"(}}, "limits": )" + limits + "}",
-        "test.json");
+        server_limits + R"(}}, "limits": )" + limits + more + "}");
+  }
+  void StartWith(const std::string& text) {
+    Result<McpConfig> config = ParseMcpConfig(text, "test.json");
     ASSERT_TRUE(config) << config.error().message();
     DaemonOptions o;
     o.log = [this](std::string_view line) {
@@ -296,6 +348,10 @@ class DaemonTest : public ::testing::Test {
     o.runner = [this] { return std::make_unique<FakeRunner>(world_); };
     o.stop_grace = 200ms;
     o.backoff_min = 100ms;
+    o.reload = [this]() -> Result<McpConfig> {
+      std::lock_guard lock(log_mu_);
+      return ParseMcpConfig(reload_text_, "reload.json");
+    };
     Result<std::unique_ptr<Daemon>> d = Daemon::Create(std::move(*config), o);
     ASSERT_TRUE(d) << d.error().message();
     daemon_ = std::move(*d);
@@ -336,6 +392,7 @@ class DaemonTest : public ::testing::Test {
   }
 
   FakeWorld world_;
+  std::string reload_text_;  // what the configuration file says at the next Reload()
   std::mutex log_mu_;
   std::vector<std::string> log_;
   std::unique_ptr<Daemon> daemon_;
@@ -655,9 +712,6 @@ TEST_F(DaemonTest, OversizedAndMalformedRequests) {
   Client big(port_);
   big.Send("POST /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n");
   EXPECT_EQ(big.Read().status, 413);
-  Client chunked(port_);
-  chunked.Send("POST /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n");
-  EXPECT_EQ(chunked.Read().status, 411);
   Client junk(port_);
   junk.Send("GARBAGE\r\n\r\n");
   EXPECT_EQ(junk.Read().status, 400);
@@ -670,6 +724,581 @@ TEST_F(DaemonTest, OversizedAndMalformedRequests) {
       "POST /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
       "Content-Length: 2\r\n\r\n{}");
   EXPECT_EQ(accept.Read().status, 406);
+}
+
+// --- What a hostile review found (issue 13) ----------------------------------------------------
+
+// A connection that never sends a request head goes after headTimeout, not keepAliveIdle: idle
+// unauthenticated connections cannot hold the connection slots for long.
+TEST_F(DaemonTest, ANewConnectionMustSendItsHeadWithinTheHeadTimeout) {
+  Start(R"({"keepAliveIdle": "20s", "headTimeout": "200ms"})");
+  Client idle(port_);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(idle.ClosedWithin(3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  // After a request, the connection may idle for keepAliveIdle.
+  Client kept(port_);
+  kept.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(kept.Read().status, 200);
+  EXPECT_FALSE(kept.ClosedWithin(600ms));
+}
+
+// One client (one peer address; every loopback address is one client) cannot take every
+// connection slot.
+TEST_F(DaemonTest, ConnectionsPerClientAreLimited) {
+  Start(R"({"maxConnectionsPerClient": 2})");
+  Client a(port_);
+  Client b(port_, "127.0.0.2");
+  std::this_thread::sleep_for(100ms);
+  Client c(port_, "127.0.0.3");
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 503) << r.head;
+  EXPECT_EQ(Client::Header(r.head, "Retry-After"), "1");
+  EXPECT_TRUE(c.ClosedWithin(2s));
+  // A slot frees when a connection goes (once the daemon has seen it go).
+  a.Close();
+  EXPECT_TRUE(Eventually([&] {
+    Client d(port_);
+    d.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    return d.Read().status == 200;
+  }));
+}
+
+// The CPU time the daemon's loop thread used so far.
+std::chrono::nanoseconds ThreadCpu(std::thread& t) {
+  clockid_t clock;
+  if (pthread_getcpuclockid(t.native_handle(), &clock) != 0) return {};
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+// accept4 failing with EMFILE leaves the connection in the backlog and the listener readable:
+// the loop must stop watching it until an fd frees, not spin.
+TEST_F(DaemonTest, AcceptBacksOffWhenOutOfDescriptors) {
+  Start();
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  Client waiting(port_);  // connected below, once no descriptor is left for the daemon
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  int highest = 0;
+  for (int i = 0; i < 4096; ++i) {
+    if (fcntl(i, F_GETFD) >= 0) highest = i;
+  }
+  // No free descriptor below the highest open one (the gaps filled), none above it: accept4
+  // gets EMFILE.
+  std::vector<int> fillers;
+  while (true) {
+    int filler = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (filler < 0) break;
+    if (filler > highest) {
+      close(filler);
+      break;
+    }
+    fillers.push_back(filler);
+  }
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(highest + 1);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port_);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  std::this_thread::sleep_for(100ms);
+  const std::chrono::nanoseconds before = ThreadCpu(thread_);
+  std::this_thread::sleep_for(500ms);
+  const std::chrono::nanoseconds used = ThreadCpu(thread_) - before;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  for (int filler : fillers) close(filler);
+  EXPECT_LT(used, 100ms) << "the loop spun on a listener it could not accept from";
+  EXPECT_TRUE(Eventually([&] { return Logged("\"event\":\"accept\""); }));
+  // Once descriptors are there again, the connection is served.
+  const std::string health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  (void)!send(fd, health.data(), health.size(), MSG_NOSIGNAL);
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 5000), 1);
+  char buf[64] = {};
+  EXPECT_GT(read(fd, buf, sizeof buf - 1), 12);
+  EXPECT_EQ(std::string(buf).substr(0, 12), "HTTP/1.1 200");
+  close(fd);
+}
+
+// Without auth, every loopback source address is the same client: 127.0.0.2 is no way around
+// maxSessionsPerClient.
+TEST_F(DaemonTest, LoopbackAddressesAreOneClient) {
+  Start(R"({"maxSessionsPerClient": 1})");
+  Client a(port_);
+  std::string sid = Initialize(a);
+  ASSERT_EQ(sid.size(), 32u);
+  Client b(port_, "127.0.0.2");
+  b.Send(Post(kInit));
+  Client::Response r = b.Read();
+  EXPECT_EQ(r.status, 503) << r.head << r.body;
+  EXPECT_NE(r.body.find("too many sessions for this client"), std::string::npos);
+}
+
+// Writes `token` to a 0600 file in `dir`; its path.
+std::string TokenFile(const std::string& dir, const std::string& name, const std::string& token) {
+  std::string path = dir + "/" + name;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  (void)!write(fd, token.data(), token.size());
+  close(fd);
+  return path;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/srt-mcp-test-XXXXXX";
+    path_ = mkdtemp(tmpl) ? tmpl : "";
+  }
+  ~TempDir() {
+    if (!path_.empty()) (void)!system(("rm -rf '" + path_ + "'").c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// One client crashing its own server backs off that client, not every client of the server.
+TEST_F(DaemonTest, ACrashBacksOffTheClientThatCausedIt) {
+  TempDir dir;
+  const std::string alice = "alice-token-0123456789";
+  const std::string bob = "bob-token-0123456789ab";
+  StartWith(R"({"listen": {"port": 0}, "auth": {"bearerTokenFiles": [")" +
+            TokenFile(dir.path(), "a", alice) + R"(", ")" + TokenFile(dir.path(), "b", bob) +
+            R"("]}, "servers": {"fake": {"command": "fake"}}})");
+  auto as = [](const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; };
+  Client a(port_);
+  a.Send(Post(kInit, as(alice)));
+  Client::Response init = a.Read();
+  ASSERT_EQ(init.status, 200);
+  a.Send(Post(Call("1", {{"op", "exit"}}),
+              as(alice) + Sid(Client::Header(init.head, "Mcp-Session-Id"))));
+  EXPECT_EQ(a.Read().status, 200);
+  Client b(port_);
+  b.Send(Post(kInit, as(bob)));
+  EXPECT_EQ(b.Read().status, 200);  // bob's sessions are not alice's crashes
+  a.Send(Post(kInit, as(alice)));
+  Client::Response again = a.Read();
+  EXPECT_EQ(again.status, 503) << again.head;  // alice waits out her backoff
+  EXPECT_FALSE(Client::Header(again.head, "Retry-After").empty());
+}
+
+// A server cannot flood the log through its stderr: lines beyond a burst are counted, not logged.
+TEST_F(DaemonTest, AServersStderrIsRateLimited) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  c.Send(Post(Call("1", {{"op", "spam"}, {"lines", 5000}}), Sid(sid)));
+  EXPECT_EQ(c.Read().status, 200);
+  c.Send("DELETE /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\n" + Sid(sid) + "\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  EXPECT_TRUE(Eventually([&] { return Logged("\"event\":\"server_stderr_suppressed\""); }));
+  std::lock_guard lock(log_mu_);
+  size_t lines = 0;
+  for (const std::string& l : log_) {
+    if (l.find("\"event\":\"server_stderr\"") != std::string::npos) ++lines;
+  }
+  EXPECT_GT(lines, 0u);
+  EXPECT_LE(lines, 200u);
+}
+
+// An HTTP upstream on loopback: answers each connection with `reply` after reading a request
+// head (and keeps it open for `hold` when asked), recording the heads it read.
+class Upstream {
+ public:
+  explicit Upstream(std::string reply, std::chrono::milliseconds hold = 0ms)
+      : reply_(std::move(reply)), hold_(hold) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    (void)listen(fd_, 16);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~Upstream() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  std::vector<std::string> heads() {
+    std::lock_guard lock(mu_);
+    return heads_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      std::string in;
+      char b[4096];
+      auto deadline = std::chrono::steady_clock::now() + 3s;
+      while (in.find("\r\n\r\n") == std::string::npos &&
+             std::chrono::steady_clock::now() < deadline) {
+        pollfd q{c, POLLIN, 0};
+        if (poll(&q, 1, 50) <= 0) continue;
+        ssize_t n = read(c, b, sizeof b);
+        if (n <= 0) break;
+        in.append(b, static_cast<size_t>(n));
+      }
+      {
+        std::lock_guard lock(mu_);
+        heads_.push_back(in.substr(0, in.find("\r\n\r\n")));
+      }
+      (void)!send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+      auto until = std::chrono::steady_clock::now() + hold_;
+      while (!stop_ && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+      close(c);
+    }
+  }
+  std::string reply_;
+  std::chrono::milliseconds hold_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::string> heads_;
+  std::thread thread_;
+};
+
+std::string WithRoute(uint16_t port, const std::string& limits = "{}") {
+  return R"({"listen": {"port": 0}, "servers": {"fake": {"command": "fake"}}, "routes": [{"name": "up", "upstream": "http://127.0.0.1:)" +
+         std::to_string(port) + R"(/base"}], "limits": )" + limits + "}";
+}
+
+// A route's upstream that accepts and then says nothing: 504 after upstreamTimeout.
+TEST_F(DaemonTest, AnUpstreamThatDoesNotAnswerIs504) {
+  Upstream silent("", 10s);
+  StartWith(WithRoute(silent.port(), R"({"upstreamTimeout": "300ms"})"));
+  Client c(port_);
+  c.Send("GET /mcp/up/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  Client::Response r = c.Read(false, 5s);
+  EXPECT_EQ(r.status, 504) << r.head;
+  EXPECT_TRUE(c.ClosedWithin(2s));
+}
+
+// The upstream's response is parsed: its head bounded, hop-by-hop fields replaced by
+// Connection: close, its body relayed up to its length, and nothing after it.
+TEST_F(DaemonTest, AnUpstreamsResponseIsOneBoundedResponse) {
+  Upstream two(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nKeep-Alive: x\r\n"
+      "Connection: keep-alive\r\n\r\nhello"
+      "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged");
+  StartWith(WithRoute(two.port()));
+  Client c(port_);
+  c.Send("GET /mcp/up/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  std::string all = c.ReadAll();
+  EXPECT_EQ(all.find("forged"), std::string::npos) << all;
+  EXPECT_NE(all.find("\r\n\r\nhello"), std::string::npos) << all;
+  EXPECT_NE(all.find("\r\nConnection: close\r\n"), std::string::npos) << all;
+  EXPECT_EQ(all.find("Keep-Alive"), std::string::npos) << all;
+  EXPECT_EQ(all.find("keep-alive"), std::string::npos) << all;
+  ASSERT_EQ(two.heads().size(), 1u);
+  EXPECT_TRUE(two.heads()[0].starts_with("GET /base/x?q=1 HTTP/1.1\r\n")) << two.heads()[0];
+}
+
+TEST_F(DaemonTest, AnUpstreamsChunkedResponseEndsAtItsLastChunk) {
+  Upstream chunked(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged",
+      2s);
+  StartWith(WithRoute(chunked.port()));
+  Client c(port_);
+  c.Send("GET /mcp/up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  auto t0 = std::chrono::steady_clock::now();
+  std::string all = c.ReadAll();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms) << "waited for the upstream to close";
+  EXPECT_NE(all.find("5\r\nhello\r\n0\r\n\r\n"), std::string::npos) << all;
+  EXPECT_EQ(all.find("forged"), std::string::npos) << all;
+}
+
+TEST_F(DaemonTest, AnUpstreamsOversizedHeadIs502) {
+  Upstream big("HTTP/1.1 200 OK\r\nX: " + std::string(70000, 'a') + "\r\n\r\n");
+  StartWith(WithRoute(big.port()));
+  Client c(port_);
+  c.Send("GET /mcp/up HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 502) << r.head;
+}
+
+// Dot segments, also percent-encoded, never reach a real route's upstream.
+TEST_F(DaemonTest, DotSegmentsDoNotReachARoutesUpstream) {
+  Upstream up("HTTP/1.1 204 No Content\r\n\r\n");
+  StartWith(WithRoute(up.port()));
+  for (const char* path :
+       {"/mcp/up/..", "/mcp/up/a/../../etc", "/mcp/up/%2e%2E/x", "/mcp/up/./x", "/mcp/up/a/%2E"}) {
+    Client c(port_);
+    c.Send(std::string("GET ") + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    EXPECT_EQ(c.Read().status, 400) << path;
+  }
+  Client ok(port_);
+  ok.Send("GET /mcp/up/a..b/.x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(ok.Read().status, 204);
+  ASSERT_EQ(up.heads().size(), 1u);
+  EXPECT_TRUE(up.heads()[0].starts_with("GET /base/a..b/.x HTTP/1.1\r\n")) << up.heads()[0];
+}
+
+// Two Origin fields: refused whatever the first says (a check of one of them is no check).
+TEST_F(DaemonTest, ARepeatedOriginIsRefused) {
+  Start("{}", "{}", R"(, "allowedOrigins": ["https://claude.ai"])");
+  Client c(port_);
+  c.Send(
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://claude.ai\r\n"
+      "Origin: https://evil.example\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 403);
+  Client good(port_);
+  good.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://claude.ai\r\n\r\n");
+  EXPECT_EQ(good.Read().status, 200);
+}
+
+// A client that half-closes after its request still gets its answer, then the connection closes.
+TEST_F(DaemonTest, AHalfClosedClientIsAnswered) {
+  Start();
+  Client h(port_);
+  h.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  h.ShutdownWrite();
+  Client::Response r = h.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(h.ClosedWithin(2s));
+  Client s(port_);
+  s.Send(Post(kInit));
+  s.ShutdownWrite();
+  Client::Response init = s.Read();
+  EXPECT_EQ(init.status, 200) << init.head;
+  std::vector<json> events = Events(init.body);
+  ASSERT_EQ(events.size(), 1u) << init.body;
+  EXPECT_EQ(events[0]["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_TRUE(s.ClosedWithin(2s));
+}
+
+// Every server process gets a pids limit, the configured one or the default.
+TEST_F(DaemonTest, ServerProcessesGetAPidsLimit) {
+  Start();
+  Client c(port_);
+  Initialize(c);
+  std::lock_guard lock(world_.mu);
+  EXPECT_EQ(world_.pids_limits, std::vector<uint32_t>{kDefaultServerPids});
+}
+
+// Idleness is the client's: a server that keeps talking on its own does not keep a session
+// nobody uses alive.
+TEST_F(DaemonTest, IdleSessionsExpireWhileTheirServerTalks) {
+  Start(R"({"sessionIdle": "400ms"})");
+  Client c(port_);
+  std::string sid = Initialize(c);
+  c.Send(Post(Call("1", {{"op", "chatter"}}), Sid(sid)));
+  EXPECT_EQ(c.Read().status, 200);
+  // The chatter goes to the standalone stream's buffer (no GET stream is connected).
+  EXPECT_TRUE(Eventually([&] { return Logged("the session was idle too long"); }, 4s));
+  c.Send(Post(Call("2", {{"op", "echo"}}), Sid(sid)));
+  EXPECT_EQ(c.Read().status, 404);
+}
+
+// SIGHUP (Reload()): new, changed and removed servers take effect for new sessions; sessions
+// already running keep their server until they end; a file that does not parse changes nothing.
+TEST_F(DaemonTest, ReloadAppliesToNewSessionsAndKeepsRunningOnes) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = "{\"listen\": {\"port\": 0},\n \"servers\": {\"fake\": {\"command\": 7}}}";
+  }
+  daemon_->Reload();
+  EXPECT_TRUE(Eventually([&] {
+    return Logged("reload.json:2:") && Logged("/servers/fake/command") &&
+           Logged("\"event\":\"reload_failed\"");
+  }));
+  Client same(port_);
+  same.Send(Post(kInit));
+  EXPECT_EQ(same.Read().status, 200);  // the old configuration still serves
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = R"({"listen": {"port": 0}, "servers": {"other": {"command": "fake"}}})";
+  }
+  daemon_->Reload();
+  EXPECT_TRUE(Eventually([&] { return Logged("\"event\":\"reloaded\""); }));
+  // The running session of the removed server goes on until it ends.
+  c.Send(Post(Call("1", {{"op", "echo"}, {"v", 1}}), Sid(sid)));
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 200) << r.head << r.body;
+  ASSERT_EQ(Events(r.body).size(), 1u);
+  EXPECT_EQ(Events(r.body)[0]["result"]["v"], 1);
+  // No new session of it; the new server serves.
+  Client gone(port_);
+  gone.Send(Post(kInit));
+  EXPECT_EQ(gone.Read().status, 404);
+  Client added(port_);
+  const std::string body = kInit;
+  added.Send(
+      "POST /mcp/other HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Accept: application/json, text/event-stream\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(added.Read().status, 200);
+  Client h(port_);
+  h.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  json health = json::parse(h.Read().body);
+  EXPECT_TRUE(health["routes"].contains("other"));
+  EXPECT_FALSE(health["routes"].contains("fake"));
+  c.Send("DELETE /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\n" + Sid(sid) + "\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  c.Send(Post(Call("2", {{"op", "echo"}}), Sid(sid)));
+  EXPECT_EQ(c.Read().status, 404);
+}
+
+// A chunked request body is read (bounded by maxBodyBytes), not refused with 411.
+std::string Chunked(const std::string& body, size_t piece) {
+  std::string out;
+  for (size_t i = 0; i < body.size(); i += piece) {
+    std::string part = body.substr(i, piece);
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx", part.size());
+    out += std::string(size) + "\r\n" + part + "\r\n";
+  }
+  return out + "0\r\n\r\n";
+}
+const std::string kChunkedPost =
+    "POST /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    "Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+TEST_F(DaemonTest, ChunkedRequestBodiesAreRead) {
+  Start(R"({"maxBodyBytes": 1024})");
+  Client c(port_);
+  c.Send(kChunkedPost + Chunked(kInit, 7));
+  Client::Response r = c.Read();
+  EXPECT_EQ(r.status, 200) << r.head << r.body;
+  std::string sid = Client::Header(r.head, "Mcp-Session-Id");
+  ASSERT_EQ(sid.size(), 32u);
+  // Split across writes, with a chunk extension and a trailer; the connection stays usable.
+  std::string call = Chunked(Call("1", {{"op", "echo"}, {"v", 3}}), 5);
+  call.insert(call.find("\r\n"), ";ext=1");
+  call.replace(call.size() - 2, 2, "X-Trailer: 1\r\n\r\n");
+  std::string request =
+      "POST /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Accept: application/json, text/event-stream\r\n" +
+      Sid(sid) + "Transfer-Encoding: chunked\r\n\r\n" + call;
+  for (size_t i = 0; i < request.size(); i += 9) {
+    c.Send(request.substr(i, 9));
+    std::this_thread::sleep_for(1ms);
+  }
+  Client::Response echo = c.Read();
+  EXPECT_EQ(echo.status, 200);
+  ASSERT_EQ(Events(echo.body).size(), 1u) << echo.body;
+  EXPECT_EQ(Events(echo.body)[0]["result"]["v"], 3);
+  // Over the limit: 413, however it is chunked.
+  Client big(port_);
+  big.Send(kChunkedPost + Chunked(std::string(2000, 'x'), 100));
+  EXPECT_EQ(big.Read().status, 413);
+  Client bad(port_);
+  bad.Send(kChunkedPost + "zz\r\nhello\r\n0\r\n\r\n");
+  Client::Response malformed = bad.Read();
+  EXPECT_EQ(malformed.status, 400);
+  EXPECT_TRUE(bad.ClosedWithin(2s));
+}
+
+// A quick answer leaves as one write: the SSE head waits for it, and the event and the body's
+// end go with it (one packet, one wake-up of the client, rather than three).
+TEST_F(DaemonTest, AQuickAnswerLeavesInOneWrite) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  for (int i = 0; i < 5; ++i) {
+    c.Send(Post(Call(std::to_string(i), {{"op", "echo"}}), Sid(sid)));
+    std::string first = c.ReadOnce();
+    EXPECT_TRUE(first.starts_with("HTTP/1.1 200 OK\r\n")) << first;
+    EXPECT_NE(first.find("data: "), std::string::npos) << first;
+    EXPECT_TRUE(first.ends_with("\r\n0\r\n\r\n")) << first;
+  }
+  // A slow one still gets its head within the cork delay (the client sees the stream open).
+  Client slow(port_);
+  slow.Send(Post(Call("\"s\"", {{"op", "sleep"}}), Sid(sid)));
+  EXPECT_EQ(slow.Read(/*head_only=*/true, 1s).status, 200);
+}
+
+// A reload that reorders or removes bearer tokens: a session stays its opener's, whatever
+// place its token has in the new list, and a removed token's sessions end.
+TEST_F(DaemonTest, AReloadKeepsSessionsWithTheirTokens) {
+  TempDir dir;
+  const std::string alice = "alice-token-0123456789";
+  const std::string bob = "bob-token-0123456789ab";
+  const std::string a = TokenFile(dir.path(), "a", alice);
+  const std::string b = TokenFile(dir.path(), "b", bob);
+  auto config = [](const std::vector<std::string>& files) {
+    json c = {{"listen", {{"port", 0}}},
+              {"auth", {{"bearerTokenFiles", files}}},
+              {"servers", {{"fake", {{"command", "fake"}}}}}};
+    return c.dump();
+  };
+  StartWith(config({a, b}));
+  auto as = [](const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; };
+  Client ca(port_);
+  ca.Send(Post(kInit, as(alice)));
+  std::string alices = Client::Header(ca.Read().head, "Mcp-Session-Id");
+  Client cb(port_);
+  cb.Send(Post(kInit, as(bob)));
+  std::string bobs = Client::Header(cb.Read().head, "Mcp-Session-Id");
+  ASSERT_EQ(alices.size(), 32u);
+  ASSERT_EQ(bobs.size(), 32u);
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = config({b, a});  // bob's token is now the first
+  }
+  daemon_->Reload();
+  ASSERT_TRUE(Eventually([&] { return Logged("\"event\":\"reloaded\""); }));
+  cb.Send(Post(Call("1", {{"op", "echo"}}), as(bob) + Sid(alices)));
+  EXPECT_EQ(cb.Read().status, 404);  // alice's session is not bob's
+  cb.Send(Post(Call("2", {{"op", "echo"}}), as(bob) + Sid(bobs)));
+  EXPECT_EQ(cb.Read().status, 200);
+  ca.Send(Post(Call("3", {{"op", "echo"}}), as(alice) + Sid(alices)));
+  EXPECT_EQ(ca.Read().status, 200);
+  {
+    std::lock_guard lock(log_mu_);
+    reload_text_ = config({b});  // alice's token revoked
+  }
+  daemon_->Reload();
+  EXPECT_TRUE(Eventually([&] { return Logged("its bearer token was removed"); }));
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(world_.mu);
+    return world_.ended == 1;
+  }));
+  cb.Send(Post(Call("4", {{"op", "echo"}}), as(bob) + Sid(bobs)));
+  EXPECT_EQ(cb.Read().status, 200);
+}
+
+// A client that half-closes while its request's stream is open still reads: the stream goes on
+// to its answer, and nothing is cancelled (only a closed connection cancels).
+TEST_F(DaemonTest, AHalfCloseDuringAStreamDoesNotCancelIt) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  Client h(port_);
+  h.Send(Post(Call("\"x\"", {{"op", "slow"}, {"v", 5}}), Sid(sid)));
+  ASSERT_EQ(h.Read(/*head_only=*/true).status, 200);
+  h.ShutdownWrite();
+  std::string events;
+  while (std::optional<std::string> chunk = h.NextChunk()) {
+    if (chunk->empty()) break;
+    events += *chunk;
+  }
+  std::vector<json> answer = Events(events);
+  ASSERT_EQ(answer.size(), 1u) << events;
+  EXPECT_EQ(answer[0]["result"]["v"], 5);
+  EXPECT_TRUE(h.ClosedWithin(2s));
+  std::lock_guard lock(world_.mu);
+  EXPECT_TRUE(world_.cancelled.empty());
 }
 
 TEST_F(DaemonTest, ShutdownEndsSessionsAndReturns) {
