@@ -275,7 +275,7 @@ class HttpSession final : public Session {
     DropUpstream();
     UpstreamIdentity want;
     want.authority = FormatAuthority(host_, request_.port);
-    want.rules = rules_.get();
+    want.rules = rules_;
     up_ = pool_.Take(want);
     if (up_) {
       up_->Activate(&upstream_handler_);
@@ -327,7 +327,7 @@ class HttpSession final : public Session {
     }
     UpstreamIdentity identity;
     identity.authority = FormatAuthority(host_, request_.port);
-    identity.rules = rules_.get();
+    identity.rules = rules_;
     identity.via_parent = outcome.via_parent;
     identity.parent_authorization = std::move(outcome.parent_authorization);
     identity.address = record_.address;

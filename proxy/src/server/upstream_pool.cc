@@ -71,8 +71,16 @@ void UpstreamPool::Put(std::unique_ptr<UpstreamConn> conn) {
 }
 
 std::unique_ptr<UpstreamConn> UpstreamPool::Take(const UpstreamIdentity& want) {
-  for (auto it = idle_.begin(); it != idle_.end(); ++it) {
-    if (!(*it)->identity().SameDestination(want)) continue;
+  for (auto it = idle_.begin(); it != idle_.end();) {
+    if ((*it)->identity().rules != want.rules) {
+      it = idle_.erase(it);
+      --total_;
+      continue;
+    }
+    if (!(*it)->identity().SameDestination(want)) {
+      ++it;
+      continue;
+    }
     std::unique_ptr<UpstreamConn> conn = std::move(*it);
     idle_.erase(it);
     --total_;

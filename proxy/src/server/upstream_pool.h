@@ -3,8 +3,8 @@
 // its requests (server/http_session.cc), so that keep-alive requests to the same origin skip the
 // dial. A kept connection is reused only by the client connection that opened it, only for the
 // same canonical authority (host:port, through the same parent or none) and only under the very
-// rules it was dialed and vetted under: after a rules update it is closed, never reused, so the
-// dialer's guard judges the destination again.
+// rules it was dialed and vetted under: after a rules update it is never reused (the next Take
+// closes it), so the dialer's guard judges the destination again.
 //
 // Usage protocol (loop thread only; one pool per client session):
 //   conn = std::make_unique<UpstreamConn>(loop, fd, identity)   after a dial
@@ -33,8 +33,10 @@ struct NetworkRules;
 
 // What an origin connection was opened for; reuse needs all of it equal.
 struct UpstreamIdentity {
-  std::string authority;                // canonical host:port (server/endpoint.h FormatAuthority)
-  const NetworkRules* rules = nullptr;  // the rules it was dialed and vetted under
+  std::string authority;  // canonical host:port (server/endpoint.h FormatAuthority)
+  // The rules it was dialed and vetted under; held, so that no later rules object can take
+  // their address and pass for them.
+  std::shared_ptr<const NetworkRules> rules;
   bool via_parent = false;
   std::string parent_authorization;
   std::string address;  // the address the dialer vetted and connected to, for the log
@@ -94,7 +96,8 @@ class UpstreamPool {
 
   // Keeps `conn` idle (or closes it at the limits). It must be fully drained both ways.
   void Put(std::unique_ptr<UpstreamConn> conn);
-  // An idle connection to the same destination under the same rules, or null. The caller
+  // An idle connection to the same destination under the same rules, or null; connections kept
+  // under other rules than `want`'s are closed on the way (rules only move forward). The caller
   // Activate()s it and sets its interest.
   [[nodiscard]] std::unique_ptr<UpstreamConn> Take(const UpstreamIdentity& want);
   [[nodiscard]] size_t size() const { return idle_.size(); }

@@ -243,6 +243,7 @@ TEST_F(HttpComponentTest, ARulesUpdateRetiresKeptConnections) {
   UpdateRules(narrower);
   EXPECT_EQ(NextConnection(client, OriginUrl("/b")), "none 403");
   EXPECT_EQ(origin_.accepted(), 1);
+  EXPECT_TRUE(origin_.WaitFinished(1));  // closed, not kept for rules that will not return
 }
 
 TEST_F(HttpComponentTest, KeptConnectionsAreClosedWhenIdle) {
