@@ -8,9 +8,6 @@
 namespace srt::proxy::mitm {
 namespace {
 
-// What an emptied output buffer keeps: four full records.
-constexpr size_t kKeptOutputBytes = size_t{64} * 1024;
-
 int OutputWrite(BIO* bio, const char* data, int len) {
   if (len <= 0) return 0;
   static_cast<TlsStream::Impl*>(BIO_get_data(bio))->output.append(data, static_cast<size_t>(len));
@@ -95,14 +92,10 @@ std::string_view TlsStream::output() const {
 void TlsStream::Consume(size_t n) {
   impl_->output_sent += std::min(n, impl_->output.size() - impl_->output_sent);
   if (impl_->output_sent < impl_->output.size()) return;
+  // Emptied: the capacity stays for the next records (a busy stream would otherwise grow it
+  // again, copy by copy, for every burst); Trim() frees it once the stream is idle.
   impl_->output_sent = 0;
-  // Emptied: the buffer is kept for the next records, unless a burst grew it past what an idle
-  // stream may hold.
-  if (impl_->output.capacity() > kKeptOutputBytes) {
-    std::string().swap(impl_->output);
-  } else {
-    impl_->output.clear();
-  }
+  impl_->output.clear();
 }
 
 void TlsStream::Trim() {
