@@ -166,7 +166,7 @@ Result<std::unique_ptr<TlsStream>> NewStream(SSL_CTX* ctx, bool client, std::str
   impl->ssl.reset(SSL_new(ctx));
   if (!impl->ssl) return OpensslError("SSL_new");
   BIO* in = BIO_new(BIO_s_mem());
-  BIO* out = BIO_new(BIO_s_mem());
+  BIO* out = NewOutputBio(*impl);
   if (in == nullptr || out == nullptr) {
     BIO_free(in);
     BIO_free(out);

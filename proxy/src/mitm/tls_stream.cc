@@ -1,10 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mitm/tls_stream.h"
 
+#include <algorithm>
+
 #include "mitm/tls_stream_impl.h"
 
 namespace srt::proxy::mitm {
 namespace {
+
+int OutputWrite(BIO* bio, const char* data, int len) {
+  if (len <= 0) return 0;
+  static_cast<TlsStream::Impl*>(BIO_get_data(bio))->output.append(data, static_cast<size_t>(len));
+  return len;
+}
+
+long OutputCtrl(BIO* bio, int cmd, long, void*) {  // NOLINT(google-runtime-int): OpenSSL's type
+  const auto* impl = static_cast<const TlsStream::Impl*>(BIO_get_data(bio));
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_CTRL_PENDING:
+    case BIO_CTRL_WPENDING:
+      return static_cast<long>(impl->output.size() -
+                               impl->output_sent);  // NOLINT(google-runtime-int)
+    default:
+      return 0;
+  }
+}
+
+const BIO_METHOD* OutputMethod() {
+  static const BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "srt tls output");
+    if (m != nullptr) {
+      BIO_meth_set_write(m, OutputWrite);
+      BIO_meth_set_ctrl(m, OutputCtrl);
+    }
+    return m;
+  }();
+  return method;
+}
 
 // What went wrong after an SSL_* call returned `rc`, as text.
 std::string Describe(SSL* ssl, int err, bool client) {
@@ -21,6 +55,15 @@ std::string Describe(SSL* ssl, int err, bool client) {
 
 }  // namespace
 
+BIO* NewOutputBio(TlsStream::Impl& impl) {
+  const BIO_METHOD* method = OutputMethod();
+  BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
+  if (bio == nullptr) return nullptr;
+  BIO_set_data(bio, &impl);
+  BIO_set_init(bio, 1);
+  return bio;
+}
+
 TlsStream::TlsStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TlsStream::~TlsStream() = default;
 
@@ -36,16 +79,31 @@ void TlsStream::FeedEof() {
 }
 
 size_t TlsStream::Drain(std::string& out) {
-  const size_t pending = BIO_ctrl_pending(impl_->out);
-  if (pending == 0) return 0;
-  const size_t old = out.size();
-  out.resize(old + pending);
-  const int n = BIO_read(impl_->out, out.data() + old, static_cast<int>(pending));
-  out.resize(old + static_cast<size_t>(n > 0 ? n : 0));
-  return out.size() - old;
+  const std::string_view pending = output();
+  out.append(pending);
+  Consume(pending.size());
+  return pending.size();
 }
 
-size_t TlsStream::pending_output() const { return BIO_ctrl_pending(impl_->out); }
+std::string_view TlsStream::output() const {
+  return std::string_view(impl_->output).substr(impl_->output_sent);
+}
+
+void TlsStream::Consume(size_t n) {
+  impl_->output_sent += std::min(n, impl_->output.size() - impl_->output_sent);
+  if (impl_->output_sent < impl_->output.size()) return;
+  // Emptied: the capacity stays for the next records (a busy stream would otherwise grow it
+  // again, copy by copy, for every burst); Trim() frees it once the stream is idle.
+  impl_->output_sent = 0;
+  impl_->output.clear();
+}
+
+void TlsStream::Trim() {
+  if (impl_->output_sent == 0 && impl_->output.empty()) std::string().swap(impl_->output);
+}
+
+size_t TlsStream::pending_output() const { return impl_->output.size() - impl_->output_sent; }
+size_t TlsStream::pending_input() const { return BIO_ctrl_pending(impl_->in); }
 
 TlsStream::Status TlsStream::Handshake() {
   if (!impl_->error.empty()) return Status::kError;

@@ -8,7 +8,8 @@
 //   stream = engine.NewServerStream(host) / NewClientStream(host)   (mitm/tls_engine.h)
 //   on socket input:  stream->Feed(bytes)   (EOF: FeedEof())
 //   then Handshake() until kOk, then Read(plain, max) / Write(plain)
-//   after each call:  stream->Drain(out) and send `out` to the socket
+//   after each call:  stream->Drain(out) and send `out` to the socket (or send output() and
+//                     Consume() what went)
 // kError is final: error() says why (OpenSSL's reason, and for a client stream the certificate
 // verification result, e.g. "certificate verify failed: unable to get local issuer certificate").
 // Memory: Feed() buffers what it is given (the owner bounds what it reads); Write() grows the
@@ -41,7 +42,15 @@ class TlsStream {
   void FeedEof();
   // Appends the ciphertext to send to the peer to `out`; returns how many bytes.
   size_t Drain(std::string& out);
+  // The same without a copy: the ciphertext waiting for the peer, valid until the next call on
+  // the stream; Consume(n) once n bytes of it are sent.
+  [[nodiscard]] std::string_view output() const;
+  void Consume(size_t n);
+  // Frees the output buffer when it is empty (an idle stream holds no burst's worth of it).
+  void Trim();
   [[nodiscard]] size_t pending_output() const;
+  // Ciphertext fed and not consumed by the TLS engine yet.
+  [[nodiscard]] size_t pending_input() const;
 
   Status Handshake();
   [[nodiscard]] bool handshake_done() const;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // server/http_session.cc: HTTP/1.x proxy requests on one client connection: CONNECT tunnels and
-// absolute-form requests forwarded with keep-alive on both sides (RFC 9112; the proxy keeps one
-// upstream connection per client connection and reuses it while requests go to the same host).
+// absolute-form requests forwarded with keep-alive on both sides (RFC 9112; the origin connections
+// a client connection used are kept in its own pool, server/upstream_pool.h, and reused for its
+// later requests to the same authority under the same rules).
 //
 // One exchange at a time: the request head is parsed and decided, the upstream dialed (or
 // reused), the head rewritten to origin form (absolute form to a parent proxy) and the body
@@ -21,6 +22,7 @@
 #include "inject/exchange.h"
 #include "server/responses.h"
 #include "server/session.h"
+#include "server/upstream_pool.h"
 #include "wire/ascii.h"
 
 namespace srt::proxy {
@@ -28,6 +30,8 @@ namespace {
 
 // The most a session buffers in either direction before it stops reading the other side.
 constexpr size_t kPumpBytes = size_t{256} * 1024;
+// One recv() from the origin.
+constexpr size_t kUpstreamReadBytes = size_t{64} * 1024;
 
 bool IsHopByHopForUpstream(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Proxy-Authorization") ||
@@ -60,7 +64,8 @@ std::string HostHeader(const Host& host, uint16_t port) {
 class HttpSession final : public Session {
  public:
   HttpSession(ProxyServer& server, UniqueFd client, std::string initial)
-      : Session(server, std::move(client), std::move(initial)) {
+      : Session(server, std::move(client), std::move(initial)),
+        pool_(loop_, server.idle_upstreams(), server.options().upstream_pool) {
     upstream_handler_.session = this;
   }
 
@@ -76,8 +81,9 @@ class HttpSession final : public Session {
     if (closing()) return ContinueClose();
     if ((events & EPOLLOUT) != 0 && !FlushClient()) return ClientGone();
     if ((events & EPOLLIN) != 0 && WantClientInput()) {
-      const size_t limit =
-          state_ == State::kHead ? http::Limits{}.max_head_bytes + 1 : in_.size() + kPumpBytes;
+      // Once the request is in, what follows can only be the next (pipelined) head.
+      const size_t limit = state_ == State::kHead || req_done_ ? http::Limits{}.max_head_bytes + 1
+                                                               : in_.size() + kPumpBytes;
       switch (ReadClient(limit)) {
         case ReadStatus::kData:
         case ReadStatus::kFull:
@@ -111,14 +117,16 @@ class HttpSession final : public Session {
   void OnUpstreamEvents(uint32_t events) {
     if ((events & EPOLLOUT) != 0 && !FlushUpstream()) return;
     if ((events & EPOLLIN) == 0) return;
-    char buf[16 * 1024];
-    const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
+    // Straight into the response buffer (no bounce through the stack).
+    const size_t old = resp_in_.size();
+    resp_in_.resize(old + kUpstreamReadBytes);
+    const ssize_t n = recv(up_->fd(), resp_in_.data() + old, kUpstreamReadBytes, 0);
+    resp_in_.resize(old + (n > 0 ? static_cast<size_t>(n) : 0));
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       return UpstreamFailed(std::string("reading from the destination: ") + ErrnoText(errno));
     }
     if (n == 0) return UpstreamEof();
-    resp_in_.append(buf, static_cast<size_t>(n));
     ProcessResponse();
   }
 
@@ -148,7 +156,10 @@ class HttpSession final : public Session {
   bool WantClientInput() const {
     if (state_ == State::kHead) return !client_eof_ && client_backlog() < kPumpBytes;
     if (state_ == State::kForwarding) {
-      return !req_done_ && !client_eof_ && up_out_.size() - up_sent_ < kPumpBytes;
+      // After the request, the client stays watched (a close is seen, and its interest does not
+      // flip at every exchange); a pipelined head waits in in_, bounded like any head.
+      if (req_done_) return !client_eof_ && in_.size() <= http::Limits{}.max_head_bytes;
+      return !client_eof_ && up_out_.size() - up_sent_ < kPumpBytes;
     }
     return false;
   }
@@ -160,34 +171,16 @@ class HttpSession final : public Session {
     if (!SetClientInterest(client)) return false;
     if (!up_) return true;
     uint32_t upstream = 0;
+    // EPOLLRDHUP too: the same mask as while it idles in the pool, so no epoll_ctl per exchange.
     if (state_ == State::kForwarding && !resp_done_ && client_backlog() < kPumpBytes) {
-      upstream |= EPOLLIN;
+      upstream |= EPOLLIN | EPOLLRDHUP;
     }
     if (up_sent_ < up_out_.size()) upstream |= EPOLLOUT;
-    return SetUpstreamInterest(upstream);
-  }
-
-  bool SetUpstreamInterest(uint32_t events) {
-    if (events == 0) {
-      if (up_registered_) loop_.Remove(up_.get());
-      up_registered_ = false;
-      return true;
-    }
-    if (!up_registered_) {
-      if (!loop_.Add(up_.get(), events, &upstream_handler_)) return false;
-      up_registered_ = true;
-    } else if (events != up_interest_ && !loop_.Modify(up_.get(), events)) {
-      return false;
-    }
-    up_interest_ = events;
-    return true;
+    return up_->SetInterest(upstream);
   }
 
   void DropUpstream() {
-    if (up_registered_) loop_.Remove(up_.get());
-    up_registered_ = false;
     up_.reset();
-    up_key_.clear();
     up_out_.clear();
     up_sent_ = 0;
   }
@@ -279,13 +272,16 @@ class HttpSession final : public Session {
       BeginDial(/*tunnel=*/true);
       return state_ == State::kDialing;
     }
-    const std::string key = FormatAuthority(host_, request_.port);
-    if (up_ && up_key_ == key) {
+    DropUpstream();
+    UpstreamIdentity want;
+    want.authority = FormatAuthority(host_, request_.port);
+    want.rules = rules_;
+    up_ = pool_.Take(want);
+    if (up_) {
+      up_->Activate(&upstream_handler_);
       reused_upstream_ = true;
       return BeginForwarding();
     }
-    DropUpstream();
-    up_key_ = key;
     reused_upstream_ = false;
     BeginDial(/*tunnel=*/false);
     return state_ == State::kDialing;
@@ -329,10 +325,14 @@ class HttpSession final : public Session {
       std::string to_client = http::FormatConnectEstablished() + outcome.leftover;
       return StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
     }
-    up_ = std::move(outcome.fd);
-    up_via_parent_ = outcome.via_parent;
-    up_parent_authorization_ = std::move(outcome.parent_authorization);
-    up_address_ = record_.address;
+    UpstreamIdentity identity;
+    identity.authority = FormatAuthority(host_, request_.port);
+    identity.rules = rules_;
+    identity.via_parent = outcome.via_parent;
+    identity.parent_authorization = std::move(outcome.parent_authorization);
+    identity.address = record_.address;
+    up_ = std::make_unique<UpstreamConn>(loop_, std::move(outcome.fd), std::move(identity));
+    up_->Activate(&upstream_handler_);
     if (!BeginForwarding()) return;
     if (!UpdateInterest()) return End();
   }
@@ -351,10 +351,11 @@ class HttpSession final : public Session {
     // To a parent, the absolute form of the authority the policy decided on, never the client's
     // spelling of it (case, a trailing dot, userinfo, a default port): the parent must not read
     // it another way.
+    const UpstreamIdentity& up = up_->identity();
     std::string head =
         request_.method + " " +
-        (up_via_parent_ ? "http://" + HostHeader(host_, request_.port) + request_.path
-                        : request_.path) +
+        (up.via_parent ? "http://" + HostHeader(host_, request_.port) + request_.path
+                       : request_.path) +
         (request_.version == http::Version::kHttp10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
     // The Host header names the origin the policy allowed, whatever the client wrote there
     // (a different Host would reach another virtual host of the same address).
@@ -365,16 +366,16 @@ class HttpSession final : public Session {
       // Header values are re-rendered, so a sentinel may have another length than its value.
       head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }
-    if (up_via_parent_ && !up_parent_authorization_.empty()) {
-      head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
+    if (up.via_parent && !up.parent_authorization.empty()) {
+      head += "Proxy-Authorization: " + up.parent_authorization + "\r\n";
     }
     head += "\r\n";
     in_.erase(0, head_bytes_);
     up_out_ += head;
     bytes_up_ = head.size();
     bytes_down_ = 0;
-    record_.address = up_address_;
-    record_.via_parent = up_via_parent_;
+    record_.address = up.address;
+    record_.via_parent = up.via_parent;
     exchange_start_ = std::chrono::steady_clock::now();
 
     req_framing_ = http::BodyFraming(request_);
@@ -456,7 +457,7 @@ class HttpSession final : public Session {
   bool FlushUpstream() {
     while (up_sent_ < up_out_.size()) {
       const ssize_t n =
-          send(up_.get(), up_out_.data() + up_sent_, up_out_.size() - up_sent_, MSG_NOSIGNAL);
+          send(up_->fd(), up_out_.data() + up_sent_, up_out_.size() - up_sent_, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) break;
         UpstreamFailed(std::string("writing to the destination: ") + ErrnoText(errno));
@@ -578,7 +579,13 @@ class HttpSession final : public Session {
                                !response_.ConnectionClose() && !until_close;
     const bool keep_client =
         req_done_ && !request_.ConnectionClose() && !until_close && !client_eof_;
-    if (!keep_upstream) DropUpstream();
+    if (keep_upstream) {
+      // Kept only for this client, for this authority and these rules (server/upstream_pool.h).
+      up_out_.clear();
+      up_sent_ = 0;
+      pool_.Put(std::move(up_));
+    }
+    DropUpstream();
     if (!keep_client) return SendAndClose("");
     state_ = State::kHead;
     ArmTimeout(kIdleTimeout);
@@ -588,8 +595,8 @@ class HttpSession final : public Session {
   void Upgrade() {
     // 101 Switching Protocols (WebSocket over plain HTTP): from here both sides speak another
     // protocol; relay bytes. The record covers the whole upgraded connection.
-    if (up_registered_) loop_.Remove(up_.get());
-    up_registered_ = false;
+    UniqueFd upstream = up_->Release();
+    up_.reset();
     std::string to_upstream = up_out_.substr(up_sent_) + in_;
     in_.clear();
     ConnectionRecord record = record_;
@@ -598,8 +605,8 @@ class HttpSession final : public Session {
     resp_in_.clear();
     up_out_.clear();
     up_sent_ = 0;
-    up_key_.clear();
-    StartTunnel(std::move(up_), std::move(to_upstream), to_client, std::move(record));
+    pool_.Clear();
+    StartTunnel(std::move(upstream), std::move(to_upstream), to_client, std::move(record));
   }
 
   // A kept-alive connection the destination closed (or reset) while it was idle, found out as
@@ -611,7 +618,6 @@ class HttpSession final : public Session {
       return false;
     }
     DropUpstream();
-    up_key_ = FormatAuthority(host_, request_.port);
     reused_upstream_ = false;
     head_bytes_ = 0;  // the head was already taken off in_; BeginForwarding re-renders it
     BeginDial(/*tunnel=*/false);
@@ -699,16 +705,11 @@ class HttpSession final : public Session {
   // Credential injection (StartInjection); empty when off.
   std::optional<inject::Exchange> inject_;
 
-  // The upstream connection, kept alive between exchanges to the same authority.
+  // The origin connection of the exchange; between exchanges it waits in pool_.
   UpstreamHandler upstream_handler_;
-  UniqueFd up_;
-  bool up_registered_ = false;
-  uint32_t up_interest_ = 0;
-  std::string up_key_;
+  UpstreamPool pool_;
+  std::unique_ptr<UpstreamConn> up_;
   bool reused_upstream_ = false;
-  bool up_via_parent_ = false;
-  std::string up_parent_authorization_;
-  std::string up_address_;
   std::string up_out_;
   size_t up_sent_ = 0;
 };

@@ -48,6 +48,7 @@
 #include "server/pipe_pool.h"
 #include "server/rules.h"
 #include "server/tunnel.h"
+#include "server/upstream_pool.h"
 #include "srt/result.h"
 
 namespace srt::proxy {
@@ -100,6 +101,10 @@ struct ProxyOptions {
   std::optional<TlsTermination> tls;
   // The request rewriter seam (proxy/exchange_rewriter.h); empty: none.
   RewriterFactory rewriter;
+  // Plain HTTP: the origin connections each client connection keeps for its next requests
+  // (server/upstream_pool.h): at most per_client each, max_total for the whole server, each
+  // closed after idle_timeout.
+  UpstreamPool::Limits upstream_pool;
 };
 
 // A slot of TlsTunnelRules::max_tunnels, held by a terminated tunnel from its CONNECT to its
@@ -158,6 +163,8 @@ class ProxyServer {
   // A terminated-tunnel slot, or null when the rules' max_tunnels are in use.
   [[nodiscard]] std::unique_ptr<TlsTunnelSlot> TakeTlsSlot(const NetworkRules& rules);
   [[nodiscard]] size_t tls_tunnels() const { return tls_tunnels_; }
+  // The idle origin connections of every plain-HTTP session's pool (UpstreamPool's `total`).
+  [[nodiscard]] size_t& idle_upstreams() { return idle_upstreams_; }
 
  private:
   class Listener;
@@ -173,6 +180,7 @@ class ProxyServer {
   // Shared by every tunnel (idle tunnels hold no pipes); outlives the sessions below.
   PipePool pipes_;
   DnsAnswers answers_;
+  size_t idle_upstreams_ = 0;  // outlives the sessions' pools
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<DnsStub> dns_;
   std::unordered_map<Session*, std::unique_ptr<Session>> sessions_;

@@ -23,14 +23,17 @@
 // matching on: a client cannot have certificates minted for names it does not connect to).
 //
 // Byte flow (all on the loop; TlsStream is a pure transformer over memory BIOs):
-//   client socket -> in_ -> client_tls_ -> req_in_ (plaintext) -> [HTTP] -> up_tls_ -> up_out_
-//   -> origin socket -> up_tls_ -> resp_in_ (plaintext) -> [HTTP] -> client_tls_ -> client socket
+//   client socket -> in_ -> client_tls_ -> req_in_ (plaintext) -> [HTTP] -> up_tls_ -> origin
+//   socket -> up_tls_ -> resp_in_ (plaintext) -> [HTTP] -> client_tls_ -> client socket
+// Ciphertext goes to each socket straight from its TlsStream's output (TlsStream::output), and
+// only what a socket did not take waits there (or, on the close paths, in the session's queue).
 // Each buffer stops its producer at kPumpBytes (or a head's limit), so memory per tunnel is
 // bounded whatever either peer does.
 #include "server/terminated_session.h"
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -51,6 +54,10 @@ namespace {
 
 constexpr size_t kPumpBytes = size_t{256} * 1024;
 constexpr size_t kReadChunk = size_t{16} * 1024;
+// One recv() of ciphertext: four full TLS records (16 KiB of plaintext each, plus framing), so a
+// busy stream takes one loop turn per 64 KiB rather than one per record (or less: a 16 KiB read
+// splits every record in two).
+constexpr size_t kCipherChunk = size_t{64} * 1024 + size_t{4} * 256;
 // TLS record type handshake(22) (RFC 8446 §5.1): what a ClientHello starts with.
 constexpr char kTlsHandshakeRecord = 0x16;
 
@@ -126,15 +133,25 @@ class TerminatedSession final : public Session {
     NoteTraffic();
     if ((events & EPOLLOUT) != 0 && !FlushUpstream()) return;
     if ((events & EPOLLIN) != 0) {
-      char buf[kReadChunk];
-      const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
-      if (n > 0) {
-        up_tls_->Feed({buf, static_cast<size_t>(n)});
-      } else if (n == 0) {
-        up_tls_->FeedEof();
-        up_eof_ = true;
-      } else if (errno != EAGAIN && errno != EINTR) {
-        return UpstreamFailed(std::string("reading from the origin: ") + ErrnoText(errno));
+      // Ciphertext while the client keeps up, but never more than one Step() decrypts
+      // (ciphertext is longer than its plaintext): bytes left in the TLS stream would wait for
+      // a socket event that may never come.
+      char buf[kCipherChunk];
+      const size_t room = kPumpBytes - std::min(resp_in_.size(), kPumpBytes);
+      while (ClientOwed() < kPumpBytes && up_tls_->pending_input() + sizeof buf <= room) {
+        const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
+        if (n > 0) {
+          up_tls_->Feed({buf, static_cast<size_t>(n)});
+          if (static_cast<size_t>(n) < sizeof buf) break;  // drained for now
+        } else if (n == 0) {
+          up_tls_->FeedEof();
+          up_eof_ = true;
+          break;
+        } else if (errno == EAGAIN || errno == EINTR) {
+          break;
+        } else {
+          return UpstreamFailed(std::string("reading from the origin: ") + ErrnoText(errno));
+        }
       }
     }
     Step();
@@ -190,7 +207,7 @@ class TerminatedSession final : public Session {
     }
     if (!FlushAll()) return;
     if ((client_eof_ || client_closed_) && phase_ == Phase::kOpen && ex_ == Exchange::kHead &&
-        req_in_.empty() && client_backlog() == 0) {
+        req_in_.empty() && ClientOwed() == 0) {
       return Finish();
     }
     Interest();
@@ -300,7 +317,7 @@ class TerminatedSession final : public Session {
     if (phase_ != Phase::kOpen || client_closed_) return false;
     switch (ex_) {
       case Exchange::kHead:
-        return client_backlog() < kPumpBytes;
+        return ClientOwed() < kPumpBytes;
       case Exchange::kForwarding:
         return !req_done_ && UpstreamBacklog() < kPumpBytes;
       case Exchange::kRelay:
@@ -363,7 +380,7 @@ class TerminatedSession final : public Session {
       }
       return true;
     }
-    if (client_backlog() >= kPumpBytes) return true;
+    if (ClientOwed() >= kPumpBytes) return true;
     switch (
         up_tls_->Read(resp_in_, kPumpBytes > resp_in_.size() ? kPumpBytes - resp_in_.size() : 0)) {
       case mitm::TlsStream::Status::kOk:
@@ -380,8 +397,7 @@ class TerminatedSession final : public Session {
   }
 
   size_t UpstreamBacklog() const {
-    return up_plain_.size() + (up_out_.size() - up_sent_) +
-           (up_tls_ ? up_tls_->pending_output() : 0);
+    return up_plain_.size() + (up_tls_ ? up_tls_->pending_output() : 0);
   }
 
   void DropUpstream() {
@@ -389,8 +405,6 @@ class TerminatedSession final : public Session {
     up_registered_ = false;
     up_.reset();
     up_tls_.reset();
-    up_out_.clear();
-    up_sent_ = 0;
     up_eof_ = false;
     up_closed_ = false;
     loop_.CancelTimer(up_timer_);
@@ -848,27 +862,43 @@ class TerminatedSession final : public Session {
 
   // --- Output and ends ----------------------------------------------------------------------
 
-  // Encrypts plaintext for the client. false if the session ended.
+  // Encrypts plaintext for the client; FlushAll() sends it. false if the session ended.
   bool WriteClient(std::string_view plain) {
     if (client_tls_->Write(plain) != mitm::TlsStream::Status::kOk) {
       ClientGone("client TLS: " + client_tls_->error());
       return false;
     }
-    return DrainClient();
-  }
-
-  bool DrainClient() {
-    std::string cipher;
-    client_tls_->Drain(cipher);
-    if (!cipher.empty()) QueueClient(cipher);
     return true;
   }
 
+  // Moves the client's pending ciphertext to the session's queue (before SendAndClose).
+  bool DrainClient() {
+    const std::string_view cipher = client_tls_->output();
+    QueueClient(cipher);
+    client_tls_->Consume(cipher.size());
+    return true;
+  }
+
+  // What the client is owed: queued bytes and ciphertext not sent yet.
+  size_t ClientOwed() const {
+    return client_backlog() + (client_tls_ ? client_tls_->pending_output() : 0);
+  }
+
   bool FlushAll() {
-    if (client_tls_) DrainClient();
     if (!FlushClient()) {
       ClientGone("client connection lost");
       return false;
+    }
+    // The queue first (a CONNECT's 200 before the handshake), then records in place.
+    while (client_tls_ && client_backlog() == 0 && client_tls_->pending_output() > 0) {
+      const std::string_view cipher = client_tls_->output();
+      const ssize_t n = send(client_.get(), cipher.data(), cipher.size(), MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) break;
+        ClientGone("client connection lost");
+        return false;
+      }
+      client_tls_->Consume(static_cast<size_t>(n));
     }
     return FlushUpstream();
   }
@@ -883,20 +913,15 @@ class TerminatedSession final : public Session {
       }
       up_plain_.clear();
     }
-    up_tls_->Drain(up_out_);
-    while (up_sent_ < up_out_.size()) {
-      const ssize_t n =
-          send(up_.get(), up_out_.data() + up_sent_, up_out_.size() - up_sent_, MSG_NOSIGNAL);
+    while (up_tls_->pending_output() > 0) {
+      const std::string_view cipher = up_tls_->output();
+      const ssize_t n = send(up_.get(), cipher.data(), cipher.size(), MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) break;
         UpstreamFailed(std::string("writing to the origin: ") + ErrnoText(errno));
         return false;
       }
-      up_sent_ += static_cast<size_t>(n);
-    }
-    if (up_sent_ == up_out_.size()) {
-      up_out_.clear();
-      up_sent_ = 0;
+      up_tls_->Consume(static_cast<size_t>(n));
     }
     return true;
   }
@@ -904,15 +929,20 @@ class TerminatedSession final : public Session {
   void Interest() {
     uint32_t client = 0;
     if (WantClientInput()) client |= EPOLLIN | EPOLLRDHUP;
-    if (client_backlog() > 0) client |= EPOLLOUT;
+    if (ClientOwed() > 0) client |= EPOLLOUT;
+    if (ex_ == Exchange::kHead) {
+      // Idle between requests: no buffer a burst grew stays behind.
+      if (client_tls_) client_tls_->Trim();
+      if (up_tls_) up_tls_->Trim();
+    }
     if (!SetClientInterest(client)) return End();
     if (!up_ || !up_tls_) return;
     uint32_t upstream = 0;
     // While idle the origin is still watched, so its close is noticed (and the socket freed).
     const bool read_up = !up_eof_ && (!up_tls_->handshake_done() || ex_ == Exchange::kHead ||
-                                      client_backlog() < kPumpBytes);
+                                      ClientOwed() < kPumpBytes);
     if (read_up) upstream |= EPOLLIN;
-    if (up_sent_ < up_out_.size()) upstream |= EPOLLOUT;
+    if (up_tls_->pending_output() > 0) upstream |= EPOLLOUT;
     if (!SetUpstreamInterest(upstream)) End();
   }
 
@@ -1058,8 +1088,6 @@ class TerminatedSession final : public Session {
   std::unique_ptr<mitm::TlsStream> up_tls_;
   std::string up_leftover_;
   std::string up_plain_;  // plaintext waiting for the origin's TLS
-  std::string up_out_;    // ciphertext for the origin's socket
-  size_t up_sent_ = 0;
   bool up_registered_ = false;
   uint32_t up_interest_ = 0;
   bool up_eof_ = false;

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace srt::proxy::testing {
 namespace {
@@ -468,6 +469,18 @@ void OriginServer::Serve(Stream& stream, int connection) {
       const linger reset{1, 0};
       (void)setsockopt(stream.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
       return;
+    } else if (path == "/close-header") {
+      // Says Connection: close but keeps the connection open: it must not be reused.
+      response =
+          "HTTP/1.1 200 OK\r\n" + common + "Connection: close\r\nContent-Length: 2\r\n\r\nok";
+    } else if (path == "/extra") {
+      // More bytes than the framing says: the connection's next bytes are not a response.
+      response = "HTTP/1.1 200 OK\r\n" + common + "Content-Length: 2\r\n\r\nokEXTRA";
+    } else if (path == "/then-stray") {
+      // Answers, then speaks unasked while the connection is idle (a 408 before an idle close).
+      if (!stream.SendAll("HTTP/1.1 200 OK\r\n" + common + "Content-Length: 2\r\n\r\nok")) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      response = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
     } else if (path == "/204") {
       response = "HTTP/1.1 204 No Content\r\n" + common + "\r\n";
     } else if (path == "/304") {

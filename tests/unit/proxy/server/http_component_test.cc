@@ -171,20 +171,118 @@ TEST_F(HttpComponentTest, RequestsToTwoHostsOnOneClientConnection) {
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->body, "hello /b");
   EXPECT_EQ(b->Header("X-Host"), "other.test:" + Port(origin2_.port()));
-  // Back to the first: one upstream connection is kept per client connection.
+  // Back to the first: the client connection's pool kept the connection to it.
   ASSERT_TRUE(client.SendAll(Get(OriginUrl("/c"))));
   std::optional<HttpMessage> c = ReadHttpResponse(client);
   ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(c->Header("X-Connection"), "2");
-  EXPECT_EQ(origin_.accepted(), 2);
+  EXPECT_EQ(c->Header("X-Connection"), "1");
+  EXPECT_EQ(origin_.accepted(), 1);
   EXPECT_EQ(origin2_.accepted(), 1);
-  // The upstream connection to origin 1 was closed when the client moved to origin 2.
-  EXPECT_TRUE(origin_.WaitFinished(1));
   std::vector<ConnectionRecord> records = records_.WaitFor(3);
   ASSERT_EQ(records.size(), 3u);
   ExpectRecord(records[0], OriginRecord(origin_.port()));
   ExpectRecord(records[1], OriginRecord(origin2_.port(), "other.test"));
   ExpectRecord(records[2], OriginRecord(origin_.port()));
+}
+
+// --- The pool of kept origin connections (server/upstream_pool.h) -----------------------------
+
+// The next request on `client` to origin_ `path`; returns its response's X-Connection.
+std::string NextConnection(Stream& client, const std::string& url) {
+  if (!client.SendAll("GET " + url + " HTTP/1.1\r\nHost: x\r\n" + std::string(kAuthHeader) +
+                      "\r\n")) {
+    return "send failed";
+  }
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  if (!r) return "no response: " + std::string(StatusName(client.status()));
+  return r->Header("X-Connection").value_or("none") + " " + std::to_string(r->status());
+}
+
+TEST_F(HttpComponentTest, AKeptConnectionIsNeverUsedForAnotherClient) {
+  Stream first = ConnectProxy();
+  EXPECT_EQ(NextConnection(first, OriginUrl("/a")), "1 200");
+  Stream second = ConnectProxy();
+  EXPECT_EQ(NextConnection(second, OriginUrl("/b")), "2 200");
+  EXPECT_EQ(NextConnection(first, OriginUrl("/c")), "1 200");
+  EXPECT_EQ(NextConnection(second, OriginUrl("/d")), "2 200");
+  EXPECT_EQ(origin_.accepted(), 2);
+}
+
+TEST_F(HttpComponentTest, AResponseSayingConnectionCloseIsNotReused) {
+  Stream client = ConnectProxy();
+  EXPECT_EQ(NextConnection(client, OriginUrl("/close-header")), "1 200");
+  EXPECT_TRUE(origin_.WaitFinished(1));  // the proxy closed it although the origin did not
+  EXPECT_EQ(NextConnection(client, OriginUrl("/after")), "2 200");
+}
+
+TEST_F(HttpComponentTest, BytesPastTheResponseFramingAreNeverTakenForTheNextResponse) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll(Get(OriginUrl("/extra"))));
+  std::optional<HttpMessage> r = ReadHttpResponse(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "ok");
+  EXPECT_TRUE(origin_.WaitFinished(1));
+  EXPECT_EQ(NextConnection(client, OriginUrl("/after")), "2 200");
+}
+
+TEST_F(HttpComponentTest, AnIdleOriginThatSpeaksUnaskedIsDropped) {
+  Stream client = ConnectProxy();
+  EXPECT_EQ(NextConnection(client, OriginUrl("/then-stray")), "1 200");
+  // The 408 it sends while idle closes the kept connection; it never reaches the client.
+  EXPECT_TRUE(origin_.WaitFinished(1));
+  EXPECT_EQ(NextConnection(client, OriginUrl("/after")), "2 200");
+}
+
+TEST_F(HttpComponentTest, ARulesUpdateRetiresKeptConnections) {
+  Stream client = ConnectProxy();
+  EXPECT_EQ(NextConnection(client, OriginUrl("/a")), "1 200");
+  // origin.test stays allowed, but its address (127.0.0.1) is no longer carved out: the kept
+  // connection, vetted under the old rules, must not carry the next request.
+  NetworkSettings narrower = DefaultNetwork();
+  std::erase(narrower.allowed_domains, "127.0.0.1:" + Port(origin_.port()));
+  UpdateRules(narrower);
+  EXPECT_EQ(NextConnection(client, OriginUrl("/b")), "none 403");
+  EXPECT_EQ(origin_.accepted(), 1);
+  EXPECT_TRUE(origin_.WaitFinished(1));  // closed, not kept for rules that will not return
+}
+
+TEST_F(HttpComponentTest, KeptConnectionsAreClosedWhenIdle) {
+  ProxyOptions options = DefaultOptions();
+  options.upstream_pool.idle_timeout = std::chrono::milliseconds(50);
+  StartProxy(DefaultNetwork(), std::move(options));
+  Stream client = ConnectProxy();
+  EXPECT_EQ(NextConnection(client, OriginUrl("/a")), "1 200");
+  EXPECT_TRUE(origin_.WaitFinished(1));  // while the client connection stays open
+  EXPECT_EQ(NextConnection(client, OriginUrl("/b")), "2 200");
+  EXPECT_EQ(ServerConnections(), 1u);
+}
+
+TEST_F(HttpComponentTest, ThePoolIsBoundedPerClient) {
+  ProxyOptions options = DefaultOptions();
+  options.upstream_pool.per_client = 1;
+  StartProxy(DefaultNetwork(), std::move(options));
+  Stream client = ConnectProxy();
+  const std::string other = "http://other.test:" + Port(origin2_.port());
+  EXPECT_EQ(NextConnection(client, OriginUrl("/a")), "1 200");
+  EXPECT_EQ(NextConnection(client, other + "/b"), "1 200");
+  // Keeping origin 2's connection pushed origin 1's out.
+  EXPECT_TRUE(origin_.WaitFinished(1));
+  EXPECT_EQ(NextConnection(client, OriginUrl("/c")), "2 200");
+  EXPECT_EQ(NextConnection(client, OriginUrl("/d")), "2 200");
+}
+
+TEST_F(HttpComponentTest, ThePoolIsBoundedInTotal) {
+  ProxyOptions options = DefaultOptions();
+  options.upstream_pool.max_total = 1;
+  StartProxy(DefaultNetwork(), std::move(options));
+  Stream first = ConnectProxy();
+  Stream second = ConnectProxy();
+  EXPECT_EQ(NextConnection(first, OriginUrl("/a")), "1 200");
+  EXPECT_EQ(NextConnection(second, OriginUrl("/b")), "2 200");
+  // The server already keeps one idle connection (the first client's): the second's is closed.
+  EXPECT_TRUE(origin_.WaitFinished(1));
+  EXPECT_EQ(NextConnection(second, OriginUrl("/c")), "3 200");
+  EXPECT_EQ(NextConnection(first, OriginUrl("/d")), "1 200");
 }
 
 TEST_F(HttpComponentTest, HeadAnd204And304HaveNoBodies) {
