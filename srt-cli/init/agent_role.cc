@@ -17,6 +17,7 @@
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
 #include <linux/fcntl.h>
+#include <linux/inotify.h>
 #include <linux/mman.h>
 #include <linux/mount.h>
 #include <linux/nsfs.h>
@@ -390,6 +391,234 @@ long MakeNetSocket(const wire::NetSocket& ns) {
   return fd;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The cover watcher. A cover (and bwrap's mount of a masked file) is a mount on a directory
+// entry, and when the host renames over or unlinks that entry (an editor's save, `sed -i`, a CLI
+// refreshing a token) the kernel detaches the mount in every other mount namespace: the sandbox
+// would see the host's new file. A child of the agent, in the sandbox's mount namespace and with
+// the capabilities the covers took, watches the directories that hold covered, masked and
+// not-yet-existing denied files (inotify: it sees the host's changes, the inodes are the same)
+// and puts the cover back on whatever new entry appears there. What it cannot cover again stops
+// the sandbox (SIGKILL to its PID 1), with a message naming the file.
+
+struct Watched {
+  const char* path;  // in the sandbox
+  OpKind kind;       // kCover or kMask
+  int dir_wd;        // the watch on its directory, or -1
+  int mask;          // kMask: a spare detached copy of bwrap's mount (SpareOf), or -errno
+  uint64_t mask_ino;
+  uint32_t mask_dev_major, mask_dev_minor;
+};
+
+constexpr uint32_t kWatchEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+constexpr uint32_t kNullMajor = 1, kNullMinor = 3;
+
+// Watches the directory of `w` (by path: inotify follows nothing with IN_DONT_FOLLOW).
+void WatchDirectoryOf(int inotify, Watched& w) {
+  char dir[kPathMax];
+  size_t len = strlen(w.path);
+  if (len >= kPathMax) return;
+  memcpy(dir, w.path, len + 1);
+  while (len > 0 && dir[len] != '/') --len;
+  dir[len == 0 ? 1 : len] = 0;
+  long wd = SRT_SYS(__NR_inotify_add_watch, inotify, dir, kWatchEvents);
+  w.dir_wd = Failed(wd) ? -1 : static_cast<int>(wd);
+}
+
+// A detached, read-only copy of the mount at `path` (a masked file), to put on a new entry:
+// a copy must be taken while the mount is attached (the kernel clones no detached mount). An
+// fd, or -errno (kept: the next re-cover then fails closed with it).
+long SpareOf(const char* path) {
+  long at = OpenNoSymlinks(path, 0);
+  if (Failed(at)) return at;
+  long tree = SRT_SYS(__NR_open_tree, at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  SRT_SYS(__NR_close, at);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, tree);
+    return r;
+  }
+  return tree;
+}
+
+// Puts the cover of `w` back if the entry at its path is not covered. 0, or -errno.
+long CoverOnce(Watched& w) {
+  long fd = OpenNoSymlinks(w.path, 0);
+  if (fd == -ENOENT) return 0;  // nothing there to show
+  if (Failed(fd)) return fd;
+  struct statx st {};
+  long r =
+      SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &st);
+  if (!Failed(r)) {
+    const bool covered = w.kind == OpKind::kCover
+                             ? (st.stx_mode & S_IFMT) == S_IFCHR &&
+                                   st.stx_rdev_major == kNullMajor &&
+                                   st.stx_rdev_minor == kNullMinor
+                             : st.stx_ino == w.mask_ino && st.stx_dev_major == w.mask_dev_major &&
+                                   st.stx_dev_minor == w.mask_dev_minor;
+    if (!covered && w.kind == OpKind::kCover) {
+      r = CoverWithNull(static_cast<int>(fd));
+    } else if (!covered) {
+      // The same masked copy again: a copy of the spare where the kernel clones a detached
+      // mount (Linux 6.15), else the spare itself, whose place a new copy then takes (checked
+      // to be the masked file: the host may have replaced it once more meanwhile).
+      long copy = w.mask < 0 ? w.mask
+                             : SRT_SYS(__NR_open_tree, w.mask, "",
+                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+      const int source = Failed(copy) ? w.mask : static_cast<int>(copy);
+      r = source < 0 ? source
+                     : SRT_SYS(__NR_move_mount, source, "", fd, "",
+                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+      if (!Failed(copy)) {
+        SRT_SYS(__NR_close, copy);
+      } else if (!Failed(r)) {
+        SRT_SYS(__NR_close, w.mask);
+        long spare = SpareOf(w.path);
+        struct statx sp {};
+        if (!Failed(spare) &&
+            (Failed(SRT_SYS(__NR_statx, spare, "", AT_EMPTY_PATH, STATX_INO, &sp)) ||
+             sp.stx_ino != w.mask_ino || sp.stx_dev_major != w.mask_dev_major ||
+             sp.stx_dev_minor != w.mask_dev_minor)) {
+          SRT_SYS(__NR_close, spare);
+          spare = -ESTALE;
+        }
+        w.mask = static_cast<int>(spare);
+      }
+    }
+  }
+  SRT_SYS(__NR_close, fd);
+  return r;
+}
+
+// CoverOnce until it holds. ENOENT from move_mount means the entry found was being replaced or
+// removed (the kernel marks it before it moves the new one in): looked up again, the name shows
+// the new entry - and the rename's or unlink's own event follows anyway.
+long EnsureCovered(Watched& w) {
+  long r = -ENOENT;
+  for (int attempt = 0; attempt < 64 && r == -ENOENT; ++attempt) r = CoverOnce(w);
+  return r == -ENOENT ? 0 : r;
+}
+
+// Stops the sandbox: a file it must not see could not be covered again.
+[[noreturn]] void FailClosed(int init_pidfd, const Watched& w, long err) {
+  constexpr int kSigkill = 9;
+  SRT_SYS(__NR_pidfd_send_signal, init_pidfd, kSigkill, 0, 0);
+  char scratch[32];
+  rt::WriteStr(2, "srt: ");
+  rt::WriteStr(2, w.kind == OpKind::kMask ? "masked file '" : "denied file '");
+  rt::WriteStr(2, w.path);
+  rt::WriteStr(2, "' was replaced on the host and could not be covered again (");
+  rt::WriteStr(2, rt::ErrnoName(static_cast<int>(-err), scratch));
+  rt::WriteStr(2, "): the sandbox was stopped\n");
+  rt::Exit(1);
+}
+
+// The watcher's life: set up, say so on `ready`, then serve until the sandbox's PID 1 is gone.
+[[noreturn]] void RunCoverWatcher(Watched* items, size_t count, int init_pidfd, int ready) {
+  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+  long inotify = SRT_SYS(__NR_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
+  for (size_t i = 0; i < count; ++i) {
+    Watched& w = items[i];
+    if (w.kind == OpKind::kMask) {
+      // bwrap's masked copy: a file of its tmpfs, already unlinked there. Anything else means
+      // the host replaced the file before now, and that is no copy to put back.
+      long fd = OpenNoSymlinks(w.path, 0);
+      struct statx st {};
+      long r = Failed(fd) ? fd
+                          : SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+                                    STATX_TYPE | STATX_INO | STATX_NLINK, &st);
+      if (!Failed(r) && st.stx_nlink != 0) r = -ESTALE;
+      if (!Failed(fd)) SRT_SYS(__NR_close, fd);
+      if (!Failed(r)) r = SpareOf(w.path);
+      if (Failed(r)) FailClosed(init_pidfd, w, r);
+      w.mask = static_cast<int>(r);
+      w.mask_ino = st.stx_ino;
+      w.mask_dev_major = st.stx_dev_major;
+      w.mask_dev_minor = st.stx_dev_minor;
+    }
+    if (!Failed(inotify)) WatchDirectoryOf(static_cast<int>(inotify), w);
+  }
+  // What the host changed between the covers and the watches.
+  for (size_t i = 0; i < count; ++i) {
+    long r = Failed(inotify) ? inotify : EnsureCovered(items[i]);
+    if (Failed(r)) FailClosed(init_pidfd, items[i], r);
+  }
+  SRT_SYS(__NR_write, ready, "1", 1);
+  SRT_SYS(__NR_close, ready);
+  alignas(8) static uint8_t buf[16384];
+  for (;;) {
+    PollFd p[2] = {{static_cast<int>(inotify), kPollIn, 0}, {init_pidfd, kPollIn, 0}};
+    long n = SRT_SYS(__NR_ppoll, p, 2, 0, 0, 0);
+    if (n == -EINTR) continue;
+    if (Failed(n) || p[1].revents) rt::Exit(0);  // the sandbox is gone
+    long got = SRT_SYS(__NR_read, inotify, buf, sizeof buf);
+    if (got == -EAGAIN || got == -EINTR) continue;
+    if (Failed(got)) rt::Exit(1);
+    // Each directory that changed: its files are looked at again (a name can be moved away
+    // and back in one batch, so the names in the events are not trusted to tell).
+    for (long at = 0; at + static_cast<long>(sizeof(inotify_event)) <= got;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+      at += static_cast<long>(sizeof(inotify_event) + e->len);
+      const bool overflow = (e->mask & IN_Q_OVERFLOW) != 0;
+      const bool lost = (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0;
+      for (size_t i = 0; i < count; ++i) {
+        Watched& w = items[i];
+        if (!overflow && w.dir_wd != e->wd) continue;
+        if (lost || overflow) {
+          // The directory itself was replaced: watch the one at its path now.
+          if (w.dir_wd >= 0 && !overflow) SRT_SYS(__NR_inotify_rm_watch, inotify, w.dir_wd);
+          WatchDirectoryOf(static_cast<int>(inotify), w);
+        }
+        long r = EnsureCovered(w);
+        if (Failed(r)) FailClosed(init_pidfd, w, r);
+      }
+    }
+  }
+}
+
+// Starts the watcher for the plan's covers and masks, if it has any; returns once it watches.
+// 0, or -errno.
+long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
+  size_t count = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind == OpKind::kCover || plan.ops[i].kind == OpKind::kMask) ++count;
+  }
+  if (count == 0) return 0;
+  long mem = SRT_SYS(__NR_mmap, 0, count * sizeof(Watched), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Failed(mem)) return mem;
+  auto* items = reinterpret_cast<Watched*>(mem);
+  size_t n = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    const AgentOp& op = plan.ops[i];
+    if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
+      items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0};
+    }
+  }
+  int pipe[2];
+  long r = SRT_SYS(__NR_pipe2, pipe, O_CLOEXEC);
+  if (Failed(r)) return r;
+  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
+    SRT_SYS(__NR_close, pipe[0]);
+    SRT_SYS(__NR_close, ctl);  // srt reads the agent's reports until the last holder is gone
+    RunCoverWatcher(items, count, init_pidfd, pipe[1]);
+  }
+  SRT_SYS(__NR_close, pipe[1]);
+  SRT_SYS(__NR_munmap, mem, count * sizeof(Watched));
+  char byte = 0;
+  long got = Failed(child) ? child : 0;
+  while (!Failed(child) && (got = SRT_SYS(__NR_read, pipe[0], &byte, 1)) == -EINTR) {
+  }
+  SRT_SYS(__NR_close, pipe[0]);
+  if (Failed(got)) return got;
+  return got == 1 ? 0 : -ECHILD;  // the watcher stopped the sandbox (and said why)
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -511,6 +740,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
+    if (op.kind == OpKind::kMask) continue;  // bwrap's; only watched (StartCoverWatcher)
     if (op.kind == OpKind::kCover) {
       long fd = OpenNoSymlinks(op.path, 0);
       if (fd == -ENOENT) continue;  // not in the sandbox (below a hidden directory, say)
@@ -535,6 +765,11 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
       return 1;
     }
   }
+  r = StartCoverWatcher(plan, ctl, init_pidfd);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageCover, r, "watch the covered files");
+    return 1;
+  }
   // The guard acts as the sandbox's user, inside the user namespace the command runs in (where
   // it drops every effective capability): PID 1's, which with --disable-userns is one bwrap
   // nests inside the namespace that owns the mounts. (Root stayed outside both so far, for the
@@ -555,7 +790,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
 // command's filter listener (srt relays it from PID 1) and serves it until the command and
 // everything it started are gone. Returns when there is nothing (more) to guard.
 int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blocked_count,
-          int init_pidfd, int host_proc, long self_pid) {
+          size_t mounted_count, int init_pidfd, int host_proc, long self_pid) {
   // Nothing in the sandbox may read the guard's memory or take its descriptors.
   SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
   int listener = -1;
@@ -589,6 +824,8 @@ int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blo
   }
   setup.config.blocked = blocked;
   setup.config.blocked_count = blocked_count;
+  setup.config.mounted = blocked + blocked_count;
+  setup.config.mounted_count = mounted_count;
   setup.config.allow_git_config = (plan.guard_flags & wire::kGuardAllowGitConfig) != 0;
   return RunGuard(setup);
 }
@@ -669,11 +906,18 @@ int RunAgent(int argc, char** argv) {
   // A protected path that exists gets a read-only mount; one that does not is the guard's to
   // keep from being created. Looked at on the host (inside a bind: in its source) while bwrap is
   // still setting the sandbox up.
+  // The ones that exist are refused by the guard's rules too, for the mount does not outlast the
+  // host's replacing the entry (they are listed after the missing ones, in `blocked`).
   size_t blocked_count = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind != OpKind::kProtect || !Missing(plan.ops[i].host_path, euid)) continue;
     skip[i] = true;
     blocked[blocked_count++] = plan.ops[i].path;
+  }
+  size_t mounted_count = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kProtect || skip[i]) continue;
+    blocked[blocked_count + mounted_count++] = plan.ops[i].path;
   }
 
   // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
@@ -709,8 +953,8 @@ int RunAgent(int argc, char** argv) {
       ReportFailure(ctl, -1, wire::kStageGuard, host_proc, "open /proc");
       rt::Exit(1);
     }
-    rt::Exit(Guard(ctl, plan, blocked, blocked_count, init_pidfd, static_cast<int>(host_proc),
-                   SRT_SYS(__NR_getpid)));
+    rt::Exit(Guard(ctl, plan, blocked, blocked_count, mounted_count, init_pidfd,
+                   static_cast<int>(host_proc), SRT_SYS(__NR_getpid)));
   }
   if (Failed(child)) {
     ReportFailure(ctl, -1, wire::kStageFork, child, "fork");

@@ -72,6 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* blocked[] = {"/w/.mcp.json", "/w/a/b/.env"};
   config.blocked = blocked;
   config.blocked_count = 2;
+  const char* mounted[] = {"/w/.bashrc", "/w/x/srt.json"};
+  config.mounted = mounted;
+  config.mounted_count = 2;
 
   BitsProbe p1(bits), p2(bits);
   const Verdict v = Judge(config, change, kind, dir.c_str(), name.c_str(), p1);
@@ -84,6 +87,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   if (IsDotGit(name) && known && !within("/tmp/srt-1")) Check(v != Verdict::kAllow);
   if (dir == "/w" && name == ".mcp.json") Check(v == Verdict::kProtectedPath);
+  if (within("/w/a/b/.env") && !name.empty() && name != "." && name != "..") {
+    Check(v == Verdict::kProtectedPath);
+  }
+  if (dir == "/w" && name == ".bashrc") Check(v == Verdict::kReadOnly);
   if (known && within("/tmp/srt-1") && dir.find("/w") != 0) {
     Check(v == Verdict::kAllow || v == Verdict::kProtectedPath);
   }
