@@ -402,12 +402,14 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 // the sandbox (SIGKILL to its PID 1), with a message naming the file.
 
 struct Watched {
-  const char* path;  // in the sandbox
-  OpKind kind;       // kCover or kMask
-  int dir_wd;        // the watch on its directory, or -1
-  int mask;          // kMask: a spare detached copy of bwrap's mount (SpareOf), or -errno
-  uint64_t mask_ino;
+  const char* path;   // in the sandbox
+  OpKind kind;        // kCover or kMask
+  int dir_wd;         // the watch on its directory, or -1
+  int mask;           // kMask: the mount of its private copy (PrivateCopyOf), -1 before
+  uint64_t mask_ino;  // bwrap's masked copy
   uint32_t mask_dev_major, mask_dev_minor;
+  uint64_t copy_ino;  // the private copy
+  uint32_t copy_dev_major, copy_dev_minor;
 };
 
 constexpr uint32_t kWatchEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
@@ -426,23 +428,67 @@ void WatchDirectoryOf(int inotify, Watched& w) {
   w.dir_wd = Failed(wd) ? -1 : static_cast<int>(wd);
 }
 
-// A detached, read-only copy of the mount at `path` (a masked file), to put on a new entry:
-// a copy must be taken while the mount is attached (the kernel clones no detached mount). An
-// fd, or -errno (kept: the next re-cover then fails closed with it).
-long SpareOf(const char* path) {
-  long at = OpenNoSymlinks(path, 0);
-  if (Failed(at)) return at;
-  long tree = SRT_SYS(__NR_open_tree, at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-  SRT_SYS(__NR_close, at);
-  if (Failed(tree)) return tree;
-  mount_attr attr{};
-  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID;
-  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+// The masked copy bwrap made, copied once more into a tmpfs of the watcher's own (detached: no
+// path leads to it), from which a read-only bind goes on a new entry. (bwrap's own copy cannot
+// be bound again: its file is unlinked, and the kernel mounts no unlinked file.) Returns the
+// tmpfs's mount fd (the copy is its file "m"), or -errno.
+constexpr size_t kMaxMaskedBytes = 64u << 20;
+long PrivateCopyOf(int masked) {  // `masked`: open for reading
+  struct statx st {};
+  long r = SRT_SYS(__NR_statx, masked, "", AT_EMPTY_PATH, STATX_SIZE, &st);
+  if (Failed(r)) return r;
+  if (st.stx_size > kMaxMaskedBytes) return -EFBIG;
+  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (Failed(fs)) return fs;
+  r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt = Failed(r) ? r
+                       : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
+                                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  SRT_SYS(__NR_close, fs);
+  if (Failed(mnt)) return mnt;
+  long in = SRT_SYS(__NR_fcntl, masked, F_DUPFD_CLOEXEC, 0);
+  long out = Failed(in) ? in
+                        : SRT_SYS(__NR_openat, mnt, "m",
+                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  r = out;
+  static char buf[65536];
+  while (!Failed(r)) {
+    long n = SRT_SYS(__NR_read, in, buf, sizeof buf);
+    if (n == -EINTR) continue;
+    if (n <= 0) {
+      r = n;
+      break;
+    }
+    for (long at = 0; at < n && !Failed(r);) {
+      long w = SRT_SYS(__NR_write, out, buf + at, static_cast<size_t>(n - at));
+      if (w == -EINTR) continue;
+      r = w;
+      if (!Failed(w)) at += w;
+    }
+  }
+  if (!Failed(in)) SRT_SYS(__NR_close, in);
+  if (!Failed(out)) SRT_SYS(__NR_close, out);
   if (Failed(r)) {
-    SRT_SYS(__NR_close, tree);
+    SRT_SYS(__NR_close, mnt);
     return r;
   }
-  return tree;
+  return mnt;
+}
+
+// Binds the private copy (PrivateCopyOf's mount `copy`) read-only onto `target`. 0 or -errno.
+long BindMaskedCopy(int copy, int target) {
+  long tree = SRT_SYS(__NR_open_tree, copy, "m", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  if (!Failed(r)) {
+    r = SRT_SYS(__NR_move_mount, tree, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
+  SRT_SYS(__NR_close, tree);
+  return r;
 }
 
 // Puts the cover of `w` back if the entry at its path is not covered. 0, or -errno.
@@ -454,40 +500,19 @@ long CoverOnce(Watched& w) {
   long r =
       SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &st);
   if (!Failed(r)) {
-    const bool covered = w.kind == OpKind::kCover
-                             ? (st.stx_mode & S_IFMT) == S_IFCHR &&
-                                   st.stx_rdev_major == kNullMajor &&
-                                   st.stx_rdev_minor == kNullMinor
-                             : st.stx_ino == w.mask_ino && st.stx_dev_major == w.mask_dev_major &&
-                                   st.stx_dev_minor == w.mask_dev_minor;
+    const bool covered =
+        w.kind == OpKind::kCover
+            ? (st.stx_mode & S_IFMT) == S_IFCHR && st.stx_rdev_major == kNullMajor &&
+                  st.stx_rdev_minor == kNullMinor
+            : (st.stx_ino == w.mask_ino && st.stx_dev_major == w.mask_dev_major &&
+               st.stx_dev_minor == w.mask_dev_minor) ||
+                  (st.stx_ino == w.copy_ino && st.stx_dev_major == w.copy_dev_major &&
+                   st.stx_dev_minor == w.copy_dev_minor);
     if (!covered && w.kind == OpKind::kCover) {
       r = CoverWithNull(static_cast<int>(fd));
     } else if (!covered) {
-      // The same masked copy again: a copy of the spare where the kernel clones a detached
-      // mount (Linux 6.15), else the spare itself, whose place a new copy then takes (checked
-      // to be the masked file: the host may have replaced it once more meanwhile).
-      long copy = w.mask < 0 ? w.mask
-                             : SRT_SYS(__NR_open_tree, w.mask, "",
-                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-      const int source = Failed(copy) ? w.mask : static_cast<int>(copy);
-      r = source < 0 ? source
-                     : SRT_SYS(__NR_move_mount, source, "", fd, "",
-                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-      if (!Failed(copy)) {
-        SRT_SYS(__NR_close, copy);
-      } else if (!Failed(r)) {
-        SRT_SYS(__NR_close, w.mask);
-        long spare = SpareOf(w.path);
-        struct statx sp {};
-        if (!Failed(spare) &&
-            (Failed(SRT_SYS(__NR_statx, spare, "", AT_EMPTY_PATH, STATX_INO, &sp)) ||
-             sp.stx_ino != w.mask_ino || sp.stx_dev_major != w.mask_dev_major ||
-             sp.stx_dev_minor != w.mask_dev_minor)) {
-          SRT_SYS(__NR_close, spare);
-          spare = -ESTALE;
-        }
-        w.mask = static_cast<int>(spare);
-      }
+      // The same masked content again.
+      r = w.mask < 0 ? w.mask : BindMaskedCopy(w.mask, static_cast<int>(fd));
     }
   }
   SRT_SYS(__NR_close, fd);
@@ -526,19 +551,28 @@ long EnsureCovered(Watched& w) {
     if (w.kind == OpKind::kMask) {
       // bwrap's masked copy: a file of its tmpfs, already unlinked there. Anything else means
       // the host replaced the file before now, and that is no copy to put back.
-      long fd = OpenNoSymlinks(w.path, 0);
+      open_how how{};
+      how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      long fd = SRT_SYS(__NR_openat2, AT_FDCWD, w.path, &how, sizeof how);
       struct statx st {};
       long r = Failed(fd) ? fd
                           : SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
                                     STATX_TYPE | STATX_INO | STATX_NLINK, &st);
       if (!Failed(r) && st.stx_nlink != 0) r = -ESTALE;
+      if (!Failed(r)) r = PrivateCopyOf(static_cast<int>(fd));
       if (!Failed(fd)) SRT_SYS(__NR_close, fd);
-      if (!Failed(r)) r = SpareOf(w.path);
       if (Failed(r)) FailClosed(init_pidfd, w, r);
       w.mask = static_cast<int>(r);
       w.mask_ino = st.stx_ino;
       w.mask_dev_major = st.stx_dev_major;
       w.mask_dev_minor = st.stx_dev_minor;
+      struct statx copy {};
+      r = SRT_SYS(__NR_statx, w.mask, "m", AT_SYMLINK_NOFOLLOW, STATX_INO, &copy);
+      if (Failed(r)) FailClosed(init_pidfd, w, r);
+      w.copy_ino = copy.stx_ino;
+      w.copy_dev_major = copy.stx_dev_major;
+      w.copy_dev_minor = copy.stx_dev_minor;
     }
     if (!Failed(inotify)) WatchDirectoryOf(static_cast<int>(inotify), w);
   }
@@ -596,7 +630,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
   for (size_t i = 0; i < plan.op_count; ++i) {
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
-      items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0};
+      items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0, 0, 0, 0};
     }
   }
   int pipe[2];
