@@ -528,22 +528,18 @@ long EnsureCovered(Watched& w) {
   return r == -ENOENT ? 0 : r;
 }
 
-// Stops the sandbox: a file it must not see could not be covered again.
-[[noreturn]] void FailClosed(int init_pidfd, const Watched& w, long err) {
+// Stops the sandbox: a file it must not see could not be covered again. srt reports it (the
+// error names the file) once the sandbox is gone.
+[[noreturn]] void FailClosed(int ctl, int init_pidfd, const Watched& w, long err) {
   constexpr int kSigkill = 9;
+  ReportFailure(ctl, -1, wire::kStageCover, err, w.path);
   SRT_SYS(__NR_pidfd_send_signal, init_pidfd, kSigkill, 0, 0);
-  char scratch[32];
-  rt::WriteStr(2, "srt: ");
-  rt::WriteStr(2, w.kind == OpKind::kMask ? "masked file '" : "denied file '");
-  rt::WriteStr(2, w.path);
-  rt::WriteStr(2, "' was replaced on the host and could not be covered again (");
-  rt::WriteStr(2, rt::ErrnoName(static_cast<int>(-err), scratch));
-  rt::WriteStr(2, "): the sandbox was stopped\n");
   rt::Exit(1);
 }
 
 // The watcher's life: set up, say so on `ready`, then serve until the sandbox's PID 1 is gone.
-[[noreturn]] void RunCoverWatcher(Watched* items, size_t count, int init_pidfd, int ready) {
+[[noreturn]] void RunCoverWatcher(Watched* items, size_t count, int ctl, int init_pidfd,
+                                  int ready) {
   SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
   long inotify = SRT_SYS(__NR_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
   for (size_t i = 0; i < count; ++i) {
@@ -562,14 +558,14 @@ long EnsureCovered(Watched& w) {
       if (!Failed(r) && st.stx_nlink != 0) r = -ESTALE;
       if (!Failed(r)) r = PrivateCopyOf(static_cast<int>(fd));
       if (!Failed(fd)) SRT_SYS(__NR_close, fd);
-      if (Failed(r)) FailClosed(init_pidfd, w, r);
+      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
       w.mask = static_cast<int>(r);
       w.mask_ino = st.stx_ino;
       w.mask_dev_major = st.stx_dev_major;
       w.mask_dev_minor = st.stx_dev_minor;
       struct statx copy {};
       r = SRT_SYS(__NR_statx, w.mask, "m", AT_SYMLINK_NOFOLLOW, STATX_INO, &copy);
-      if (Failed(r)) FailClosed(init_pidfd, w, r);
+      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
       w.copy_ino = copy.stx_ino;
       w.copy_dev_major = copy.stx_dev_major;
       w.copy_dev_minor = copy.stx_dev_minor;
@@ -579,7 +575,7 @@ long EnsureCovered(Watched& w) {
   // What the host changed between the covers and the watches.
   for (size_t i = 0; i < count; ++i) {
     long r = Failed(inotify) ? inotify : EnsureCovered(items[i]);
-    if (Failed(r)) FailClosed(init_pidfd, items[i], r);
+    if (Failed(r)) FailClosed(ctl, init_pidfd, items[i], r);
   }
   SRT_SYS(__NR_write, ready, "1", 1);
   SRT_SYS(__NR_close, ready);
@@ -608,7 +604,7 @@ long EnsureCovered(Watched& w) {
           WatchDirectoryOf(static_cast<int>(inotify), w);
         }
         long r = EnsureCovered(w);
-        if (Failed(r)) FailClosed(init_pidfd, w, r);
+        if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
       }
     }
   }
@@ -639,8 +635,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
     SRT_SYS(__NR_close, pipe[0]);
-    SRT_SYS(__NR_close, ctl);  // srt reads the agent's reports until the last holder is gone
-    RunCoverWatcher(items, count, init_pidfd, pipe[1]);
+    RunCoverWatcher(items, count, ctl, init_pidfd, pipe[1]);
   }
   SRT_SYS(__NR_close, pipe[1]);
   SRT_SYS(__NR_munmap, mem, count * sizeof(Watched));

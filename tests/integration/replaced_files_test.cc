@@ -97,6 +97,24 @@ TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostReplacesOrCreatesThem
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// A new entry the cover cannot go on (a directory where a denied file was): the sandbox is
+// stopped, and srt says which file.
+TEST_P(ReplacedFilesTest, ADeniedFileThatCannotBeCoveredAgainStopsTheSandbox) {
+  run().WriteFile("aws/credentials", "OLD-SECRET\n");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                        run().Path("aws/credentials") + R"("]}})";
+  RunResult r = RunAround(run(), s, Script("true", "echo still-running"), [&] {
+    ASSERT_EQ(::unlink(run().Path("aws/credentials").c_str()), 0);
+    run().MakeDir("aws/credentials");
+  });
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("srt-agent failed covering a denied file ('" +
+                       run().Path("aws/credentials") + "')"),
+            std::string::npos)
+      << r.err;
+}
+
 // Finding 2: a masked credential file the host rewrites by rename shows the masked copy still.
 TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostReplacesThem) {
   run().WriteFile("netrc", "machine h login me password REALSECRETREALSECRETREALSECRET1234\n");

@@ -608,6 +608,7 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
   ExitStatus status = CommandExitStatus();
   // Last: the sandbox's processes are all gone, so the cgroups can be emptied and removed.
   if (spec_.cgroups) status.oom_killed = RemoveCgroups();
+  if (agent_failure_) return std::move(*agent_failure_);
   return status;
 }
 
@@ -681,6 +682,8 @@ void Launch::ReadAgentReport() {
     agent_ctl_.reset();
   } else if (m->type == wire::kMsgGuardDenied) {
     Debug(GuardRefusal(*m));
+  } else if (m->type == wire::kMsgFailed) {
+    if (!agent_failure_) agent_failure_ = FailureFrom(*m, "srt-agent");
   } else if (m->type == wire::kMsgGuardDone) {
     Debug("the write guard handled " + std::to_string(IntAt(*m, 0)) + " calls and refused " +
           std::to_string(IntAt(*m, 1)));
