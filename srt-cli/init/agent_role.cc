@@ -9,8 +9,10 @@
 //     symlink is covered itself, so it cannot be swapped), and pin their parent directories;
 //  3. guard every write of the command (guard.h): a child of the agent, in the sandbox's user
 //     and mount namespaces, performs each call that creates or renames a name or opens for
-//     writing on the command's behalf, and refuses the protected paths that do not exist yet
-//     and git's metadata - without leaving anything on the host;
+//     writing on the command's behalf, and refuses the protected paths (also those whose
+//     read-only mount the host's rename detached) and git's metadata - without leaving
+//     anything on the host; and a watcher puts back the covers of denied and masked files that
+//     the host replaces while the sandbox runs;
 //  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
 //     srt itself was killed, because the agent outlives srt in its own session.
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
