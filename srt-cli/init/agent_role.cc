@@ -631,7 +631,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
       items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0, 0, 0, 0};
     }
   }
-  int pipe[2];
+  int pipe[2] = {-1, -1};
   long r = SRT_SYS(__NR_pipe2, pipe, O_CLOEXEC);
   if (Failed(r)) return r;
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
