@@ -437,7 +437,7 @@ void WatchDirectoryOf(int inotify, Watched& w) {
 constexpr size_t kMaxMaskedBytes = 64u << 20;
 long PrivateCopyOf(int masked) {  // `masked`: open for reading
   struct statx st {};
-  long r = SRT_SYS(__NR_statx, masked, "", AT_EMPTY_PATH, STATX_SIZE, &st);
+  long r = SRT_SYS(__NR_statx, masked, "", AT_EMPTY_PATH, STATX_SIZE | STATX_MODE, &st);
   if (Failed(r)) return r;
   if (st.stx_size > kMaxMaskedBytes) return -EFBIG;
   long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
@@ -453,7 +453,8 @@ long PrivateCopyOf(int masked) {  // `masked`: open for reading
   long out = Failed(in) ? in
                         : SRT_SYS(__NR_openat, mnt, "m",
                                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-  r = out;
+  // With the mode of bwrap's copy (a tool that checks a key file's mode sees no change).
+  r = Failed(out) ? out : SRT_SYS(__NR_fchmod, out, st.stx_mode & 0777);
   static char buf[65536];
   while (!Failed(r)) {
     long n = SRT_SYS(__NR_read, in, buf, sizeof buf);

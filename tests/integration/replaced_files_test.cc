@@ -122,17 +122,18 @@ TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostReplacesThem) {
       "allowPlaintextInject": true, "files": [{"path": ")J" +
                         run().Path("netrc") +
                         R"J(", "mode": "mask", "extract": "password (\\S+)"}]}})J";
-  RunResult r = RunAround(run(), s, Script("cat netrc", "cat netrc"), [&] {
-    ReplaceByRename(run(), "netrc",
-                    "machine h login me password ROTATED___ROTATED___ROTATED___1234\n");
-  });
+  RunResult r = RunAround(
+      run(), s, Script("cat netrc; stat -c %a netrc", "cat netrc; stat -c %a netrc"), [&] {
+        ReplaceByRename(run(), "netrc",
+                        "machine h login me password ROTATED___ROTATED___ROTATED___1234\n");
+      });
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("REALSECRET"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ROTATED"), std::string::npos) << r.out;
-  // The same masked line, twice.
-  const size_t line = r.out.find('\n');
-  ASSERT_NE(line, std::string::npos) << r.out;
-  EXPECT_EQ(r.out.substr(line + 1), r.out.substr(0, line + 1)) << r.out;
+  // The same masked line and mode, twice.
+  const size_t half = r.out.find('\n', r.out.find('\n') + 1);
+  ASSERT_NE(half, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(half + 1), r.out.substr(0, half + 1)) << r.out;
 }
 
 SRT_INSTANTIATE(ReplacedFilesTest);
