@@ -761,6 +761,8 @@ class Guard {
         return exists ? -EEXIST : -EROFS;
       case guard::Change::kMoveIn:
         return exists ? -EBUSY : -EROFS;  // a mount point cannot be renamed over
+      case guard::Change::kMoveOut:
+        return -EBUSY;  // nor renamed away
       case guard::Change::kLinkSource:
         return -EXDEV;  // a hard link never crosses mounts
       case guard::Change::kWrite:
@@ -1075,6 +1077,8 @@ long DoRename(Guard& g, Call& call, int olddirfd, const char* oldpath, int newdi
   struct statx src {
   }, dst{};
   r = StatxAt(from.parent.fd, from.name, 0, src);
+  if (Failed(r)) return r;
+  r = g.Judge(guard::Change::kMoveOut, KindOf(TypeOf(src)), from.parent.fd, from.name, op);
   if (Failed(r)) return r;
   r = g.Judge(guard::Change::kMoveIn, KindOf(TypeOf(src)), to.parent.fd, to.name, op);
   if (Failed(r)) return r;

@@ -56,6 +56,7 @@ enum class Change : uint8_t {
   kWrite,       // an existing file opened for writing, or truncated
   kLinkSource,  // an existing file given a second name elsewhere (its hard link could be written)
   kExecutable,  // an execute bit set on an existing file
+  kMoveOut,     // an existing entry renamed away from this name (only protected paths care)
 };
 // What a kCreate or kMoveIn puts at the name.
 enum class Kind : uint8_t { kFile, kDirectory, kSymlink, kOther };
@@ -176,6 +177,13 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
     }
     for (size_t i = 0; i < config.mounted_count; ++i) {
       const char* m = config.mounted[i];
+      // Moved away, the host's file would leave the place the rule names.
+      if (change == Change::kMoveOut) {
+        if (detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/false)) {
+          return Verdict::kReadOnly;
+        }
+        continue;
+      }
       if (detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/false)) return Verdict::kReadOnly;
       if (arrives && stands_for_tree &&
           detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/true)) {
@@ -183,6 +191,8 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
       }
     }
   }
+
+  if (change == Change::kMoveOut) return Verdict::kAllow;  // what arrives is judged where it does
 
   bool guarded = !known;
   for (size_t i = 0; known && i < config.git_root_count; ++i) {

@@ -62,7 +62,7 @@ TEST_P(ReplacedFilesTest, ProtectedFilesStayReadOnlyAfterTheHostReplacesThem) {
       P() + " append .bashrc; echo bashrc=$?; " + P() + " write release.key; echo key=$?; " + P() +
       " create .mcp.json; echo mcp=$?; " + P() + " write .git/hooks/pre-commit; echo hook=$?; " +
       "echo x > other; " + P() + " rename other .bashrc; echo rename=$?; " + P() +
-      " append other; echo other=$?";
+      " append other; echo other=$?; " + P() + " rename release.key moved; echo away=$?";
   RunResult r = RunAround(run(), s, Script(P() + " append .bashrc; echo first=$?", after), [&] {
     ReplaceByRename(run(), ".bashrc", "# host rc, edited\n");
     ReplaceByRename(run(), "release.key", "KEY2\n");
@@ -70,7 +70,8 @@ TEST_P(ReplacedFilesTest, ProtectedFilesStayReadOnlyAfterTheHostReplacesThem) {
     ASSERT_EQ(::unlink(run().Path(".mcp.json").c_str()), 0);
   });
   // As the read-only mounts answer before the host's edits; .mcp.json, gone, cannot be made.
-  EXPECT_EQ(r.out, "first=30\nbashrc=30\nkey=30\nmcp=30\nhook=30\nrename=16\nother=0\n") << r.err;
+  EXPECT_EQ(r.out, "first=30\nbashrc=30\nkey=30\nmcp=30\nhook=30\nrename=16\nother=0\naway=16\n")
+      << r.err;
   EXPECT_EQ(run().ReadFile(".bashrc"), "# host rc, edited\n");
   EXPECT_EQ(run().ReadFile("release.key"), "KEY2\n");
   EXPECT_FALSE(run().Exists(".mcp.json"));

@@ -93,6 +93,13 @@ TEST_F(GuardRulesTest, ProtectedPathsThatExistedAreRefusedByRuleToo) {
     EXPECT_EQ(J(c, Kind::kFile, "/w", "srt.json"), Verdict::kReadOnly);
     EXPECT_EQ(J(c, Kind::kFile, "/w/.vscode", "settings.json"), Verdict::kReadOnly);
   }
+  // Nor is it renamed away (the host's file would leave its place); its neighbours may be, and
+  // a .git or a hook is judged where it arrives, not where it leaves.
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w", ".bashrc"), Verdict::kReadOnly);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w", "README"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kDirectory, "/w", ".git"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w/.git/hooks", "pre-commit", FakeProbe({}, kGitDir)),
+            Verdict::kAllow);
   // A symlink or a tree moved in at an ancestor would stand for it; an empty directory cannot.
   EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w", ".vscode"), Verdict::kReadOnly);
   EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w", ".vscode"), Verdict::kReadOnly);
