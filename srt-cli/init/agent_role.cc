@@ -9,14 +9,17 @@
 //     symlink is covered itself, so it cannot be swapped), and pin their parent directories;
 //  3. guard every write of the command (guard.h): a child of the agent, in the sandbox's user
 //     and mount namespaces, performs each call that creates or renames a name or opens for
-//     writing on the command's behalf, and refuses the protected paths that do not exist yet
-//     and git's metadata - without leaving anything on the host;
+//     writing on the command's behalf, and refuses the protected paths (also those whose
+//     read-only mount the host's rename detached) and git's metadata - without leaving
+//     anything on the host; and a watcher puts back the covers of denied and masked files that
+//     the host replaces while the sandbox runs;
 //  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
 //     srt itself was killed, because the agent outlives srt in its own session.
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
 #include <linux/fcntl.h>
+#include <linux/inotify.h>
 #include <linux/mman.h>
 #include <linux/mount.h>
 #include <linux/nsfs.h>
@@ -390,6 +393,286 @@ long MakeNetSocket(const wire::NetSocket& ns) {
   return fd;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The cover watcher. A cover (and bwrap's mount of a masked file) is a mount on a directory
+// entry, and when the host renames over or unlinks that entry (an editor's save, `sed -i`, a CLI
+// refreshing a token) the kernel detaches the mount in every other mount namespace: the sandbox
+// would see the host's new file. A child of the agent, in the sandbox's mount namespace and with
+// the capabilities the covers took, watches the directories that hold covered, masked and
+// not-yet-existing denied files (inotify: it sees the host's changes, the inodes are the same)
+// and puts the cover back on whatever new entry appears there. What it cannot cover again stops
+// the sandbox (SIGKILL to its PID 1), with a message naming the file.
+
+struct Watched {
+  const char* path;   // in the sandbox
+  OpKind kind;        // kCover or kMask
+  int dir_wd;         // the watch on its directory, or -1
+  int mask;           // kMask: the mount of its private copy (PrivateCopyOf), -1 before
+  uint64_t mask_ino;  // bwrap's masked copy
+  uint32_t mask_dev_major, mask_dev_minor;
+  uint64_t copy_ino;  // the private copy
+  uint32_t copy_dev_major, copy_dev_minor;
+};
+
+constexpr uint32_t kWatchEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+constexpr uint32_t kNullMajor = 1, kNullMinor = 3;
+
+const char* BaseName(const char* path) {
+  const char* base = path;
+  for (const char* c = path; *c; ++c) {
+    if (*c == '/') base = c + 1;
+  }
+  return base;
+}
+bool StrEqual(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// Watches the directory of `w` (by path: inotify follows nothing with IN_DONT_FOLLOW).
+void WatchDirectoryOf(int inotify, Watched& w) {
+  char dir[kPathMax];
+  size_t len = strlen(w.path);
+  if (len >= kPathMax) return;
+  memcpy(dir, w.path, len + 1);
+  while (len > 0 && dir[len] != '/') --len;
+  dir[len == 0 ? 1 : len] = 0;
+  long wd = SRT_SYS(__NR_inotify_add_watch, inotify, dir, kWatchEvents);
+  w.dir_wd = Failed(wd) ? -1 : static_cast<int>(wd);
+}
+
+// The masked copy bwrap made, copied once more into a tmpfs of the watcher's own (detached: no
+// path leads to it), from which a read-only bind goes on a new entry. (bwrap's own copy cannot
+// be bound again: its file is unlinked, and the kernel mounts no unlinked file.) Returns the
+// tmpfs's mount fd (the copy is its file "m"), or -errno.
+constexpr size_t kMaxMaskedBytes = 64u << 20;
+long PrivateCopyOf(int masked) {  // `masked`: open for reading
+  struct statx st {};
+  long r = SRT_SYS(__NR_statx, masked, "", AT_EMPTY_PATH, STATX_SIZE | STATX_MODE, &st);
+  if (Failed(r)) return r;
+  if (st.stx_size > kMaxMaskedBytes) return -EFBIG;
+  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (Failed(fs)) return fs;
+  r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt = Failed(r) ? r
+                       : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
+                                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  SRT_SYS(__NR_close, fs);
+  if (Failed(mnt)) return mnt;
+  long in = SRT_SYS(__NR_fcntl, masked, F_DUPFD_CLOEXEC, 0);
+  long out = Failed(in) ? in
+                        : SRT_SYS(__NR_openat, mnt, "m",
+                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  // With the mode of bwrap's copy (a tool that checks a key file's mode sees no change).
+  r = Failed(out) ? out : SRT_SYS(__NR_fchmod, out, st.stx_mode & 0777);
+  static char buf[65536];
+  while (!Failed(r)) {
+    long n = SRT_SYS(__NR_read, in, buf, sizeof buf);
+    if (n == -EINTR) continue;
+    if (n <= 0) {
+      r = n;
+      break;
+    }
+    for (long at = 0; at < n && !Failed(r);) {
+      long w = SRT_SYS(__NR_write, out, buf + at, static_cast<size_t>(n - at));
+      if (w == -EINTR) continue;
+      r = w;
+      if (!Failed(w)) at += w;
+    }
+  }
+  if (!Failed(in)) SRT_SYS(__NR_close, in);
+  if (!Failed(out)) SRT_SYS(__NR_close, out);
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, mnt);
+    return r;
+  }
+  return mnt;
+}
+
+// Binds the private copy (PrivateCopyOf's mount `copy`) read-only onto `target`. 0 or -errno.
+long BindMaskedCopy(int copy, int target) {
+  long tree = SRT_SYS(__NR_open_tree, copy, "m", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  if (!Failed(r)) {
+    r = SRT_SYS(__NR_move_mount, tree, "", target, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
+  SRT_SYS(__NR_close, tree);
+  return r;
+}
+
+// Puts the cover of `w` back if the entry at its path is not covered. 0, or -errno.
+long CoverOnce(Watched& w) {
+  long fd = OpenNoSymlinks(w.path, 0);
+  if (fd == -ENOENT) return 0;  // nothing there to show
+  if (Failed(fd)) return fd;
+  struct statx st {};
+  long r =
+      SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &st);
+  if (!Failed(r)) {
+    const bool covered =
+        w.kind == OpKind::kCover
+            ? (st.stx_mode & S_IFMT) == S_IFCHR && st.stx_rdev_major == kNullMajor &&
+                  st.stx_rdev_minor == kNullMinor
+            : (st.stx_ino == w.mask_ino && st.stx_dev_major == w.mask_dev_major &&
+               st.stx_dev_minor == w.mask_dev_minor) ||
+                  (st.stx_ino == w.copy_ino && st.stx_dev_major == w.copy_dev_major &&
+                   st.stx_dev_minor == w.copy_dev_minor);
+    if (!covered && w.kind == OpKind::kCover) {
+      r = CoverWithNull(static_cast<int>(fd));
+    } else if (!covered) {
+      // The same masked content again.
+      r = w.mask < 0 ? w.mask : BindMaskedCopy(w.mask, static_cast<int>(fd));
+    }
+  }
+  SRT_SYS(__NR_close, fd);
+  return r;
+}
+
+// CoverOnce until it holds. ENOENT from move_mount means the entry found was being replaced or
+// removed (the kernel marks it before it moves the new one in): looked up again, the name shows
+// the new entry - and the rename's or unlink's own event follows anyway.
+long EnsureCovered(Watched& w) {
+  long r = -ENOENT;
+  for (int attempt = 0; attempt < 64 && r == -ENOENT; ++attempt) r = CoverOnce(w);
+  return r == -ENOENT ? 0 : r;
+}
+
+// Stops the sandbox: a file it must not see could not be covered again. srt reports it (the
+// error names the file) once the sandbox is gone.
+[[noreturn]] void FailClosed(int ctl, int init_pidfd, const Watched& w, long err) {
+  constexpr int kSigkill = 9;
+  ReportFailure(ctl, -1, wire::kStageCover, err, w.path);
+  SRT_SYS(__NR_pidfd_send_signal, init_pidfd, kSigkill, 0, 0);
+  rt::Exit(1);
+}
+
+// The watcher's life: set up, say so on `ready`, then serve until the sandbox's PID 1 is gone.
+[[noreturn]] void RunCoverWatcher(Watched* items, size_t count, int ctl, int init_pidfd,
+                                  int ready) {
+  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // The window between a host's rename and the new cover is the watcher's wake-up delay, on a
+  // busy machine mostly the scheduler's: a real-time priority shortens it where the caller may
+  // have one (root); elsewhere the call fails and nothing changes. The watcher sleeps in ppoll
+  // but for a few system calls per host-side change.
+  constexpr int kSchedFifo = 1;
+  const int priority = 1;
+  SRT_SYS(__NR_sched_setscheduler, 0, kSchedFifo, &priority);
+  long inotify = SRT_SYS(__NR_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
+  for (size_t i = 0; i < count; ++i) {
+    Watched& w = items[i];
+    if (w.kind == OpKind::kMask) {
+      // bwrap's masked copy: a file of its tmpfs, already unlinked there. Anything else means
+      // the host replaced the file before now, and that is no copy to put back.
+      open_how how{};
+      how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      long fd = SRT_SYS(__NR_openat2, AT_FDCWD, w.path, &how, sizeof how);
+      struct statx st {};
+      long r = Failed(fd) ? fd
+                          : SRT_SYS(__NR_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+                                    STATX_TYPE | STATX_INO | STATX_NLINK, &st);
+      if (!Failed(r) && st.stx_nlink != 0) r = -ESTALE;
+      if (!Failed(r)) r = PrivateCopyOf(static_cast<int>(fd));
+      if (!Failed(fd)) SRT_SYS(__NR_close, fd);
+      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      w.mask = static_cast<int>(r);
+      w.mask_ino = st.stx_ino;
+      w.mask_dev_major = st.stx_dev_major;
+      w.mask_dev_minor = st.stx_dev_minor;
+      struct statx copy {};
+      r = SRT_SYS(__NR_statx, w.mask, "m", AT_SYMLINK_NOFOLLOW, STATX_INO, &copy);
+      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      w.copy_ino = copy.stx_ino;
+      w.copy_dev_major = copy.stx_dev_major;
+      w.copy_dev_minor = copy.stx_dev_minor;
+    }
+    if (!Failed(inotify)) WatchDirectoryOf(static_cast<int>(inotify), w);
+  }
+  // What the host changed between the covers and the watches.
+  for (size_t i = 0; i < count; ++i) {
+    long r = Failed(inotify) ? inotify : EnsureCovered(items[i]);
+    if (Failed(r)) FailClosed(ctl, init_pidfd, items[i], r);
+  }
+  SRT_SYS(__NR_write, ready, "1", 1);
+  SRT_SYS(__NR_close, ready);
+  alignas(8) static uint8_t buf[16384];
+  for (;;) {
+    PollFd p[2] = {{static_cast<int>(inotify), kPollIn, 0}, {init_pidfd, kPollIn, 0}};
+    long n = SRT_SYS(__NR_ppoll, p, 2, 0, 0, 0);
+    if (n == -EINTR) continue;
+    if (Failed(n) || p[1].revents) rt::Exit(0);  // the sandbox is gone
+    long got = SRT_SYS(__NR_read, inotify, buf, sizeof buf);
+    if (got == -EAGAIN || got == -EINTR) continue;
+    if (Failed(got)) rt::Exit(1);
+    // Each entry an event names is looked at again, as it is now (a name can be moved away and
+    // back within one batch); an event on a directory itself, or a lost one, has every entry
+    // of that directory looked at. Work per event stays bounded by the entries of that name,
+    // whatever the command does in a watched directory of a write root.
+    for (long at = 0; at + static_cast<long>(sizeof(inotify_event)) <= got;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+      at += static_cast<long>(sizeof(inotify_event) + e->len);
+      const bool overflow = (e->mask & IN_Q_OVERFLOW) != 0;
+      const bool lost = (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0;
+      for (size_t i = 0; i < count; ++i) {
+        Watched& w = items[i];
+        if (!overflow && w.dir_wd != e->wd) continue;
+        if (!overflow && !lost && e->len > 0 && !StrEqual(BaseName(w.path), e->name)) continue;
+        if (lost || overflow) {
+          // The directory itself was replaced: watch the one at its path now.
+          if (w.dir_wd >= 0 && !overflow) SRT_SYS(__NR_inotify_rm_watch, inotify, w.dir_wd);
+          WatchDirectoryOf(static_cast<int>(inotify), w);
+        }
+        long r = EnsureCovered(w);
+        if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      }
+    }
+  }
+}
+
+// Starts the watcher for the plan's covers and masks, if it has any; returns once it watches.
+// 0, or -errno.
+long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
+  size_t count = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind == OpKind::kCover || plan.ops[i].kind == OpKind::kMask) ++count;
+  }
+  if (count == 0) return 0;
+  long mem = SRT_SYS(__NR_mmap, 0, count * sizeof(Watched), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Failed(mem)) return mem;
+  auto* items = reinterpret_cast<Watched*>(mem);
+  size_t n = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    const AgentOp& op = plan.ops[i];
+    if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
+      items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0, 0, 0, 0};
+    }
+  }
+  int pipe[2] = {-1, -1};
+  long r = SRT_SYS(__NR_pipe2, pipe, O_CLOEXEC);
+  if (Failed(r)) return r;
+  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
+    SRT_SYS(__NR_close, pipe[0]);
+    RunCoverWatcher(items, count, ctl, init_pidfd, pipe[1]);
+  }
+  SRT_SYS(__NR_close, pipe[1]);
+  SRT_SYS(__NR_munmap, mem, count * sizeof(Watched));
+  char byte = 0;
+  long got = Failed(child) ? child : 0;
+  while (!Failed(child) && (got = SRT_SYS(__NR_read, pipe[0], &byte, 1)) == -EINTR) {
+  }
+  SRT_SYS(__NR_close, pipe[0]);
+  if (Failed(got)) return got;
+  return got == 1 ? 0 : -ECHILD;  // the watcher stopped the sandbox (and said why)
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -511,6 +794,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
+    if (op.kind == OpKind::kMask) continue;  // bwrap's; only watched (StartCoverWatcher)
     if (op.kind == OpKind::kCover) {
       long fd = OpenNoSymlinks(op.path, 0);
       if (fd == -ENOENT) continue;  // not in the sandbox (below a hidden directory, say)
@@ -535,6 +819,11 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
       return 1;
     }
   }
+  r = StartCoverWatcher(plan, ctl, init_pidfd);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageCover, r, "watch the covered files");
+    return 1;
+  }
   // The guard acts as the sandbox's user, inside the user namespace the command runs in (where
   // it drops every effective capability): PID 1's, which with --disable-userns is one bwrap
   // nests inside the namespace that owns the mounts. (Root stayed outside both so far, for the
@@ -555,7 +844,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
 // command's filter listener (srt relays it from PID 1) and serves it until the command and
 // everything it started are gone. Returns when there is nothing (more) to guard.
 int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blocked_count,
-          int init_pidfd, int host_proc, long self_pid) {
+          size_t mounted_count, int init_pidfd, int host_proc, long self_pid) {
   // Nothing in the sandbox may read the guard's memory or take its descriptors.
   SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
   int listener = -1;
@@ -589,6 +878,8 @@ int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blo
   }
   setup.config.blocked = blocked;
   setup.config.blocked_count = blocked_count;
+  setup.config.mounted = blocked + blocked_count;
+  setup.config.mounted_count = mounted_count;
   setup.config.allow_git_config = (plan.guard_flags & wire::kGuardAllowGitConfig) != 0;
   return RunGuard(setup);
 }
@@ -669,11 +960,18 @@ int RunAgent(int argc, char** argv) {
   // A protected path that exists gets a read-only mount; one that does not is the guard's to
   // keep from being created. Looked at on the host (inside a bind: in its source) while bwrap is
   // still setting the sandbox up.
+  // The ones that exist are refused by the guard's rules too, for the mount does not outlast the
+  // host's replacing the entry (they are listed after the missing ones, in `blocked`).
   size_t blocked_count = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind != OpKind::kProtect || !Missing(plan.ops[i].host_path, euid)) continue;
     skip[i] = true;
     blocked[blocked_count++] = plan.ops[i].path;
+  }
+  size_t mounted_count = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kProtect || skip[i]) continue;
+    blocked[blocked_count + mounted_count++] = plan.ops[i].path;
   }
 
   // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
@@ -709,8 +1007,8 @@ int RunAgent(int argc, char** argv) {
       ReportFailure(ctl, -1, wire::kStageGuard, host_proc, "open /proc");
       rt::Exit(1);
     }
-    rt::Exit(Guard(ctl, plan, blocked, blocked_count, init_pidfd, static_cast<int>(host_proc),
-                   SRT_SYS(__NR_getpid)));
+    rt::Exit(Guard(ctl, plan, blocked, blocked_count, mounted_count, init_pidfd,
+                   static_cast<int>(host_proc), SRT_SYS(__NR_getpid)));
   }
   if (Failed(child)) {
     ReportFailure(ctl, -1, wire::kStageFork, child, "fork");

@@ -696,6 +696,10 @@ class Guard {
     guard::Verdict v = guard::Judge(s_.config, change, kind, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
     Report(op, where, name, v);
+    if (v == guard::Verdict::kReadOnly) {
+      struct statx st {};
+      return ReadOnlyErrno(change, StatxSeeing(dir, name, st) != -ENOENT);
+    }
     return -EPERM;
   }
   // The same for a file the guard holds no directory of (reached through a magic link, a
@@ -742,12 +746,32 @@ class Guard {
     guard::Verdict v = guard::Judge(s_.config, change, guard::Kind::kFile, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
     Report(op, where, name, v);
-    return -EPERM;
+    return v == guard::Verdict::kReadOnly ? ReadOnlyErrno(change, /*exists=*/true) : -EPERM;
   }
 
   Counts counts;
 
  private:
+  // What the kernel answers `change` of a path under its read-only mount (which the host may
+  // have detached meanwhile by replacing the entry): the guard gives the same answer.
+  static long ReadOnlyErrno(guard::Change change, bool exists) {
+    switch (change) {
+      case guard::Change::kCreate:
+      case guard::Change::kLinkIn:
+        return exists ? -EEXIST : -EROFS;
+      case guard::Change::kMoveIn:
+        return exists ? -EBUSY : -EROFS;  // a mount point cannot be renamed over
+      case guard::Change::kMoveOut:
+        return -EBUSY;  // nor renamed away
+      case guard::Change::kLinkSource:
+        return -EXDEV;  // a hard link never crosses mounts
+      case guard::Change::kWrite:
+      case guard::Change::kExecutable:
+        break;
+    }
+    return -EROFS;
+  }
+
   struct Identity {
     uint32_t dev_major, dev_minor;
     uint64_t ino;
@@ -1053,6 +1077,8 @@ long DoRename(Guard& g, Call& call, int olddirfd, const char* oldpath, int newdi
   struct statx src {
   }, dst{};
   r = StatxAt(from.parent.fd, from.name, 0, src);
+  if (Failed(r)) return r;
+  r = g.Judge(guard::Change::kMoveOut, KindOf(TypeOf(src)), from.parent.fd, from.name, op);
   if (Failed(r)) return r;
   r = g.Judge(guard::Change::kMoveIn, KindOf(TypeOf(src)), to.parent.fd, to.name, op);
   if (Failed(r)) return r;

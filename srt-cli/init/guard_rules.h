@@ -4,9 +4,16 @@
 // a Probe. Unit-tested from the hosted suite.
 //
 // What the rules protect, and why (docs/filesystem.md has the long form):
-//  - Protected paths that do not exist yet (mandatory denies, denyWrite, denyRead, the settings
-//    file): they cannot be created, and no symlink or moved-in directory may stand for one of
+//  - Protected paths that did not exist at start (mandatory denies, denyWrite, denyRead, the
+//    settings file): they cannot be created, nothing below them can be made or written (the host
+//    may create one of them later), and no symlink or moved-in directory may stand for one of
 //    their ancestors (it would make the path exist with the command's content).
+//  - Protected paths that existed at start: a read-only mount covers each, but a mount sits on
+//    a directory entry, and the kernel detaches it in every other mount namespace when the host
+//    renames over or unlinks that entry (an editor's save, `sed -i`, `git checkout`). So they
+//    are refused by rule as well: not written, replaced, linked, made executable or created
+//    again, and no symlink or moved-in directory stands for an ancestor. While the mount holds,
+//    the kernel would refuse the same calls; the guard answers with the errno it would give.
 //  - git, below the guard's roots (the write roots): no `.git` entry appears anywhere (a new
 //    repository, a gitfile or a symlink would make the host's git read a configuration the
 //    command wrote); no directory becomes a git directory (HEAD with objects and refs, or with
@@ -37,6 +44,8 @@ struct Config {
   size_t private_root_count = 0;
   const char* const* blocked = nullptr;  // protected paths that did not exist (absolute)
   size_t blocked_count = 0;
+  const char* const* mounted = nullptr;  // protected paths that existed: read-only mounts
+  size_t mounted_count = 0;
   bool allow_git_config = false;
 };
 
@@ -47,11 +56,14 @@ enum class Change : uint8_t {
   kWrite,       // an existing file opened for writing, or truncated
   kLinkSource,  // an existing file given a second name elsewhere (its hard link could be written)
   kExecutable,  // an execute bit set on an existing file
+  kMoveOut,     // an existing entry renamed away from this name (only protected paths care)
 };
 // What a kCreate or kMoveIn puts at the name.
 enum class Kind : uint8_t { kFile, kDirectory, kSymlink, kOther };
 
-enum class Verdict : uint8_t { kAllow, kProtectedPath, kNewRepository, kGitMetadata };
+// kReadOnly: a protected path that a read-only mount covered at start (the guard answers with
+// the errno that mount gives); kProtectedPath: one that did not exist then.
+enum class Verdict : uint8_t { kAllow, kProtectedPath, kNewRepository, kGitMetadata, kReadOnly };
 
 // Questions about the directory D where the change happens.
 class Probe {
@@ -147,21 +159,40 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
       change == Change::kCreate || change == Change::kLinkIn || change == Change::kMoveIn;
 
   if (known) {
+    // A symlink, or a directory that arrives with its contents, at an ancestor would make the
+    // protected path exist; an empty directory or a file cannot.
+    const bool stands_for_tree =
+        kind == Kind::kSymlink || (kind == Kind::kDirectory && change == Change::kMoveIn);
     for (size_t i = 0; i < config.blocked_count; ++i) {
       const char* b = config.blocked[i];
-      if (detail::JoinedIs(dir, dlen, name, nlen, b, /*ancestor=*/false)) {
+      // At the path, or below it (the host may have made it since).
+      if (detail::JoinedIs(dir, dlen, name, nlen, b, /*ancestor=*/false) ||
+          detail::Within(dir, dlen, b)) {
         return Verdict::kProtectedPath;
       }
-      // A symlink, or a directory that arrives with its contents, at an ancestor would make the
-      // protected path exist; an empty directory or a file cannot.
-      const bool stands_for_tree =
-          kind == Kind::kSymlink || (kind == Kind::kDirectory && change == Change::kMoveIn);
       if (arrives && stands_for_tree &&
           detail::JoinedIs(dir, dlen, name, nlen, b, /*ancestor=*/true)) {
         return Verdict::kProtectedPath;
       }
     }
+    for (size_t i = 0; i < config.mounted_count; ++i) {
+      const char* m = config.mounted[i];
+      // Moved away, the host's file would leave the place the rule names.
+      if (change == Change::kMoveOut) {
+        if (detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/false)) {
+          return Verdict::kReadOnly;
+        }
+        continue;
+      }
+      if (detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/false)) return Verdict::kReadOnly;
+      if (arrives && stands_for_tree &&
+          detail::JoinedIs(dir, dlen, name, nlen, m, /*ancestor=*/true)) {
+        return Verdict::kReadOnly;
+      }
+    }
   }
+
+  if (change == Change::kMoveOut) return Verdict::kAllow;  // what arrives is judged where it does
 
   bool guarded = !known;
   for (size_t i = 0; known && i < config.git_root_count; ++i) {
@@ -241,6 +272,8 @@ inline const char* VerdictName(Verdict v) {
       return "would make a new git repository";
     case Verdict::kGitMetadata:
       return "git metadata";
+    case Verdict::kReadOnly:
+      return "a read-only path";
   }
   return "?";
 }

@@ -49,7 +49,7 @@ inline bool IsReopenableDevice(const char* p) {
   return false;
 }
 
-enum class OpKind : uint8_t { kPin, kProtect, kCover };
+enum class OpKind : uint8_t { kPin, kProtect, kCover, kMask };
 struct AgentOp {
   OpKind kind;
   const char* path;       // in the sandbox
@@ -195,14 +195,16 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
       }
       case wire::kTagPin:
       case wire::kTagProtect:
-      case wire::kTagCover: {
+      case wire::kTagCover:
+      case wire::kTagMask: {
         const char* s;
         if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' || ops == kMaxOps) {
           return false;
         }
         const OpKind kind = tag == wire::kTagPin       ? OpKind::kPin
                             : tag == wire::kTagProtect ? OpKind::kProtect
-                                                       : OpKind::kCover;
+                            : tag == wire::kTagCover   ? OpKind::kCover
+                                                       : OpKind::kMask;
         if (plan.ops) plan.ops[ops] = AgentOp{kind, s, s};
         ++ops;
         host_path_allowed = tag == wire::kTagProtect;

@@ -54,7 +54,7 @@ bool IsDotGit(const std::string& n) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4) return 0;
-  const auto change = static_cast<Change>(data[0] % 6);
+  const auto change = static_cast<Change>(data[0] % 7);
   const auto kind = static_cast<Kind>(data[1] % 4);
   const uint16_t bits = static_cast<uint16_t>(data[2] | data[3] << 8);
   std::string rest(reinterpret_cast<const char*>(data + 4), size - 4);
@@ -72,6 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* blocked[] = {"/w/.mcp.json", "/w/a/b/.env"};
   config.blocked = blocked;
   config.blocked_count = 2;
+  const char* mounted[] = {"/w/.bashrc", "/w/x/srt.json"};
+  config.mounted = mounted;
+  config.mounted_count = 2;
 
   BitsProbe p1(bits), p2(bits);
   const Verdict v = Judge(config, change, kind, dir.c_str(), name.c_str(), p1);
@@ -84,6 +87,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   if (IsDotGit(name) && known && !within("/tmp/srt-1")) Check(v != Verdict::kAllow);
   if (dir == "/w" && name == ".mcp.json") Check(v == Verdict::kProtectedPath);
+  if (within("/w/a/b/.env") && !name.empty() && name != "." && name != "..") {
+    Check(v == Verdict::kProtectedPath);
+  }
+  if (dir == "/w" && name == ".bashrc") Check(v == Verdict::kReadOnly);
+  // What leaves a name is refused only for a protected path.
+  if (change == Change::kMoveOut) {
+    Check(v == Verdict::kAllow || v == Verdict::kReadOnly || v == Verdict::kProtectedPath);
+  }
   if (known && within("/tmp/srt-1") && dir.find("/w") != 0) {
     Check(v == Verdict::kAllow || v == Verdict::kProtectedPath);
   }

@@ -48,7 +48,13 @@ enum Tag : uint16_t {
   kTagCover = 31,  // string: put a read-only, nodev /dev/null over this file in the sandbox (a
                    // denied file: open fails with EACCES); nothing when the sandbox has no such
                    // file. srt-agent does these rather than bwrap, which re-reads the whole mount
-                   // table after every bind (a thousand denied files took seconds)
+                   // table after every bind (a thousand denied files took seconds). Also
+                   // sent for a denied file that does not exist yet: the agent covers it once
+                   // the host makes it (see kTagMask)
+  kTagMask = 32,   // string: a masked credential file bwrap bound (--ro-bind-data). The agent
+                   // watches the directories of kTagCover and kTagMask paths and puts the same
+                   // cover back when the host replaces or makes one of them (a host-side rename
+                   // detaches the sandbox's mount on the old entry)
 };
 
 // The write guard: every system call of the command that creates, renames or links a name (a

@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "base/strings.h"
 #include "base/system_text.h"
@@ -202,9 +203,9 @@ std::string GuardRefusal(const Message& m) {
     path = path.c_str();  // up to the NUL
   }
   static const char* const kWhy[] = {"allowed", "a protected path", "a new git repository",
-                                     "git metadata"};
+                                     "git metadata", "a read-only path"};
   return std::string("the write guard refused ") + GuardOpName(op) + " " + strings::Quote(path) +
-         ": " + (verdict < 4 ? kWhy[verdict] : "?");
+         ": " + (verdict < std::size(kWhy) ? kWhy[verdict] : "?");
 }
 
 Error FailureFrom(const Message& m, std::string_view who) {
@@ -442,8 +443,14 @@ Result<void> Launch::SpawnAgent() {
   for (const policy::MountRule& m : spec_.policy.mounts) {
     if (m.view == policy::View::kHiddenFile) covers.push_back(m.path);
   }
-  std::string plan =
-      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard, covers);
+  // ... and those that do not exist yet, once the host makes them; masked files (which bwrap
+  // binds) it watches, to mask them again if the host replaces them.
+  covers.insert(covers.end(), spec_.policy.missing_denied_files.begin(),
+                spec_.policy.missing_denied_files.end());
+  std::vector<std::string> masks;
+  for (const policy::MaskedFile& m : spec_.policy.masked_files) masks.push_back(m.path);
+  std::string plan = EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets,
+                                     spec_.guard, covers, masks);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
@@ -601,6 +608,7 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
   ExitStatus status = CommandExitStatus();
   // Last: the sandbox's processes are all gone, so the cgroups can be emptied and removed.
   if (spec_.cgroups) status.oom_killed = RemoveCgroups();
+  if (agent_failure_) return std::move(*agent_failure_);
   return status;
 }
 
@@ -674,6 +682,8 @@ void Launch::ReadAgentReport() {
     agent_ctl_.reset();
   } else if (m->type == wire::kMsgGuardDenied) {
     Debug(GuardRefusal(*m));
+  } else if (m->type == wire::kMsgFailed) {
+    if (!agent_failure_) agent_failure_ = FailureFrom(*m, "srt-agent");
   } else if (m->type == wire::kMsgGuardDone) {
     Debug("the write guard handled " + std::to_string(IntAt(*m, 0)) + " calls and refused " +
           std::to_string(IntAt(*m, 1)));

@@ -117,6 +117,9 @@ class Launch {
   UniqueFd agent_pidfd_;
   pid_t agent_pid_ = -1;
   int agent_status_ = -1;
+  // The agent's failure while the command ran (a file the host replaced could not be covered
+  // again; the agent then stopped the sandbox): Wait() returns it.
+  std::optional<Error> agent_failure_;
   std::string diagnostics_;
   bool init_reported_exit_ = false;
   int command_status_ = 0;

@@ -66,7 +66,8 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
 std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets, const GuardPlan& guard,
-                            const std::vector<std::string>& covers) {
+                            const std::vector<std::string>& covers,
+                            const std::vector<std::string>& masks) {
   std::string out = Header();
   RecordU32(out, wire::kTagProc, proc);
   if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
@@ -89,6 +90,7 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
   for (const std::string& r : guard.private_roots) RecordString(out, wire::kTagGuardPrivate, r);
   if (guard.flags != 0) RecordU32(out, wire::kTagGuardFlags, guard.flags);
   for (const std::string& path : covers) RecordString(out, wire::kTagCover, path);
+  for (const std::string& path : masks) RecordString(out, wire::kTagMask, path);
   for (const policy::Protection& p : protections) {
     const bool pin = p.kind == policy::ProtectKind::kPin;
     RecordString(out, pin ? wire::kTagPin : wire::kTagProtect, p.path);

@@ -47,6 +47,7 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
                             const GuardPlan& guard = {},
-                            const std::vector<std::string>& covers = {});
+                            const std::vector<std::string>& covers = {},
+                            const std::vector<std::string>& masks = {});
 
 }  // namespace srt::launch

@@ -124,6 +124,7 @@ class Resolver {
     for (const Resolved& d : credential_denies_) {
       if (!d.exists) {
         Note(d.origin + ": " + Quote(d.path) + " does not exist, nothing to hide");
+        policy_.missing_denied_files.push_back(d.path);
         continue;
       }
       rules_.push_back(ReadRule{d.path, false, d.origin, /*forced=*/true});
@@ -611,6 +612,7 @@ class Resolver {
     for (const Resolved& d : deny_reads) {
       if (!d.exists) {
         Note(d.origin + ": " + Quote(d.path) + " does not exist, nothing to hide");
+        policy_.missing_denied_files.push_back(d.path);
         continue;
       }
       if (d.path == "/") {

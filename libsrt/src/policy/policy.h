@@ -121,6 +121,9 @@ struct Policy {
   std::string resolv_conf;
   // Masked credential files, bound over with their fakes after every other mount.
   std::vector<MaskedFile> masked_files;
+  // Denied files (denyRead, credentials.files deny) that did not exist: covered once the host
+  // makes one while the sandbox runs.
+  std::vector<std::string> missing_denied_files;
   std::vector<std::string> notes;  // every decision, for --debug
   // What the user should hear about even without --debug: rules that were skipped.
   std::vector<std::string> warnings;

@@ -34,11 +34,14 @@ class GuardRulesTest : public ::testing::Test {
     config_.private_roots[config_.private_root_count++] = "/tmp/srt-1234";
     config_.blocked = blocked_;
     config_.blocked_count = 3;
+    config_.mounted = mounted_;
+    config_.mounted_count = 3;
   }
   Verdict J(Change c, Kind k, const char* dir, const char* name, FakeProbe probe = {{}}) {
     return Judge(config_, c, k, dir, name, probe);
   }
   const char* blocked_[3] = {"/w/.mcp.json", "/w/out/gen/x", "/w/.claude/commands"};
+  const char* mounted_[3] = {"/w/.bashrc", "/w/srt.json", "/w/.vscode/settings.json"};
   Config config_;
 };
 
@@ -70,6 +73,40 @@ TEST_F(GuardRulesTest, ProtectedPathsThatDoNotExistCannotBeMade) {
   EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w", ".mcp.json2"), Verdict::kAllow);
   EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w", "ou"), Verdict::kAllow);
   EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/out/gen", "xy"), Verdict::kAllow);
+}
+
+// A protected path made by the host after start (a directory the command could write into).
+TEST_F(GuardRulesTest, NothingBelowAMissingProtectedPathIsMadeOrWritten) {
+  for (Change c :
+       {Change::kCreate, Change::kLinkIn, Change::kMoveIn, Change::kWrite, Change::kExecutable}) {
+    EXPECT_EQ(J(c, Kind::kFile, "/w/.claude/commands", "evil.md"), Verdict::kProtectedPath);
+    EXPECT_EQ(J(c, Kind::kFile, "/w/.claude/commands/a/b", "c"), Verdict::kProtectedPath);
+  }
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.claude/commandsx", "evil.md"), Verdict::kAllow);
+}
+
+// A read-only mount covered them at start; the host's rename over the entry detaches it.
+TEST_F(GuardRulesTest, ProtectedPathsThatExistedAreRefusedByRuleToo) {
+  for (Change c : {Change::kCreate, Change::kLinkIn, Change::kMoveIn, Change::kWrite,
+                   Change::kLinkSource, Change::kExecutable}) {
+    EXPECT_EQ(J(c, Kind::kFile, "/w", ".bashrc"), Verdict::kReadOnly);
+    EXPECT_EQ(J(c, Kind::kFile, "/w", "srt.json"), Verdict::kReadOnly);
+    EXPECT_EQ(J(c, Kind::kFile, "/w/.vscode", "settings.json"), Verdict::kReadOnly);
+  }
+  // Nor is it renamed away (the host's file would leave its place); its neighbours may be, and
+  // a .git or a hook is judged where it arrives, not where it leaves.
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w", ".bashrc"), Verdict::kReadOnly);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w", "README"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kDirectory, "/w", ".git"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kMoveOut, Kind::kFile, "/w/.git/hooks", "pre-commit", FakeProbe({}, kGitDir)),
+            Verdict::kAllow);
+  // A symlink or a tree moved in at an ancestor would stand for it; an empty directory cannot.
+  EXPECT_EQ(J(Change::kCreate, Kind::kSymlink, "/w", ".vscode"), Verdict::kReadOnly);
+  EXPECT_EQ(J(Change::kMoveIn, Kind::kDirectory, "/w", ".vscode"), Verdict::kReadOnly);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/w", ".vscode"), Verdict::kAllow);
+  // Its neighbours are ordinary files.
+  EXPECT_EQ(J(Change::kWrite, Kind::kFile, "/w", ".bashrc.swp"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/w/.vscode", "tasks.json"), Verdict::kAllow);
 }
 
 TEST_F(GuardRulesTest, NoDotGitAnywhereInAGuardRoot) {

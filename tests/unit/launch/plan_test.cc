@@ -164,6 +164,17 @@ TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
   EXPECT_EQ(ops[1].kind, init::OpKind::kCover);
   EXPECT_STREQ(ops[1].path, "/home/u/.netrc");
   EXPECT_EQ(ops[2].kind, init::OpKind::kProtect);
+  // Masked files, for the agent to watch.
+  const std::string masked =
+      launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {}, {"/home/u/.netrc"});
+  init::AgentPlan with_mask;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(masked), masked.size(), with_mask));
+  ASSERT_EQ(with_mask.op_count, 1u);
+  std::vector<init::AgentOp> mask_ops(1);
+  with_mask.ops = mask_ops.data();
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(masked), masked.size(), with_mask));
+  EXPECT_EQ(mask_ops[0].kind, init::OpKind::kMask);
+  EXPECT_STREQ(mask_ops[0].path, "/home/u/.netrc");
   // A relative cover is malformed.
   const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"w/.env"});
   init::AgentPlan bad;

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// Protected, denied and masked files that the host replaces while a sandbox runs (an editor's
+// save, `sed -i`, `git checkout`, a CLI refreshing a token: a new file renamed over the old, or
+// the old one deleted and made again). srt's read-only mounts and covers sit on the old
+// directory entry, and the kernel detaches such a mount in every other mount namespace when the
+// host renames over or unlinks that entry: the protection must hold all the same.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "srt_fixture.h"
+
+namespace srt::it {
+namespace {
+
+using ReplacedFilesTest = SrtTest;
+
+// The command's script: it says it has started (a file `started` in the scratch root, a write
+// root for every test here), then waits for `go`, which the host makes once it has replaced its
+// files. `before` runs before the wait, `after` after it.
+std::string Script(const std::string& before, const std::string& after) {
+  return before + "; : > started; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; " +
+         "i=$((i+1)); done; " + after;
+}
+
+// Waits for the command's `started`, runs `host` (the host's edits), gives the agent a moment
+// to act on them, then lets the command go on.
+template <typename Fn>
+RunResult RunAround(Runner& run, const std::string& settings, const std::string& script, Fn host) {
+  pid_t pid = run.Start(settings, {"sh", "-c", script});
+  for (int i = 0; i < 1000 && !run.Exists("started"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(run.Exists("started"));
+  host();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  run.WriteFile("go", "");
+  return run.Finish(pid);
+}
+
+// What `sed -i` or an editor does: a new file, renamed over the old one.
+void ReplaceByRename(Runner& run, const std::string& rel, const std::string& content) {
+  run.WriteFile(rel + ".new", content);
+  ASSERT_EQ(std::rename(run.Path(rel + ".new").c_str(), run.Path(rel).c_str()), 0) << rel;
+}
+
+std::string P() { return ProbeBinary(); }
+
+// Finding 5 of the hostile review: the host's edit used to make a protected file writable.
+TEST_P(ReplacedFilesTest, ProtectedFilesStayReadOnlyAfterTheHostReplacesThem) {
+  run().WriteFile(".bashrc", "# host rc\n");
+  run().WriteFile("release.key", "KEY\n");
+  run().WriteFile(".mcp.json", "{}\n");
+  run().WriteFile(".git/hooks/pre-commit", "#!/bin/sh\n");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyWrite": ["release.key"]}})";
+  const std::string after =
+      P() + " append .bashrc; echo bashrc=$?; " + P() + " write release.key; echo key=$?; " + P() +
+      " create .mcp.json; echo mcp=$?; " + P() + " write .git/hooks/pre-commit; echo hook=$?; " +
+      "echo x > other; " + P() + " rename other .bashrc; echo rename=$?; " + P() +
+      " append other; echo other=$?; " + P() + " rename release.key moved; echo away=$?";
+  RunResult r = RunAround(run(), s, Script(P() + " append .bashrc; echo first=$?", after), [&] {
+    ReplaceByRename(run(), ".bashrc", "# host rc, edited\n");
+    ReplaceByRename(run(), "release.key", "KEY2\n");
+    ReplaceByRename(run(), ".git/hooks/pre-commit", "#!/bin/sh\n# new\n");
+    ASSERT_EQ(::unlink(run().Path(".mcp.json").c_str()), 0);
+  });
+  // As the read-only mounts answer before the host's edits; .mcp.json, gone, cannot be made.
+  EXPECT_EQ(r.out, "first=30\nbashrc=30\nkey=30\nmcp=30\nhook=30\nrename=16\nother=0\naway=16\n")
+      << r.err;
+  EXPECT_EQ(run().ReadFile(".bashrc"), "# host rc, edited\n");
+  EXPECT_EQ(run().ReadFile("release.key"), "KEY2\n");
+  EXPECT_FALSE(run().Exists(".mcp.json"));
+}
+
+// Finding 1: a denied file the host replaces, or a denied path it creates after start.
+TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostReplacesOrCreatesThem) {
+  run().WriteFile("aws/credentials", "OLD-SECRET\n");
+  run().WriteFile("aws/gone", "GONE-SECRET\n");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                        run().Path("aws/credentials") + R"(", ")" + run().Path("aws/config") +
+                        R"(", ")" + run().Path("aws/gone") + R"("]}})";
+  const std::string after = P() + " read aws/credentials; echo creds=$?; " + P() +
+                            " read aws/config; echo config=$?; " + P() +
+                            " read aws/gone; echo gone=$?";
+  RunResult r =
+      RunAround(run(), s, Script(P() + " read aws/credentials; echo first=$?", after), [&] {
+        ReplaceByRename(run(), "aws/credentials", "NEW-SECRET\n");
+        run().WriteFile("aws/config", "CONFIG-SECRET\n");
+        ASSERT_EQ(::unlink(run().Path("aws/gone").c_str()), 0);
+        run().WriteFile("aws/gone", "RECREATED-SECRET\n");
+      });
+  EXPECT_EQ(r.out, "first=13\ncreds=13\nconfig=13\ngone=13\n") << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A new entry the cover cannot go on (a directory where a denied file was): the sandbox is
+// stopped, and srt says which file.
+TEST_P(ReplacedFilesTest, ADeniedFileThatCannotBeCoveredAgainStopsTheSandbox) {
+  run().WriteFile("aws/credentials", "OLD-SECRET\n");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                        run().Path("aws/credentials") + R"("]}})";
+  RunResult r = RunAround(run(), s, Script("true", "echo still-running"), [&] {
+    ASSERT_EQ(::unlink(run().Path("aws/credentials").c_str()), 0);
+    run().MakeDir("aws/credentials");
+  });
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("srt-agent failed covering a denied file ('" +
+                       run().Path("aws/credentials") + "')"),
+            std::string::npos)
+      << r.err;
+}
+
+// Finding 2: a masked credential file the host rewrites by rename shows the masked copy still.
+TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostReplacesThem) {
+  run().WriteFile("netrc", "machine h login me password REALSECRETREALSECRETREALSECRET1234\n");
+  const std::string s = R"J({"filesystem": {"allowWrite": ["."]}, "credentials": {
+      "allowPlaintextInject": true, "files": [{"path": ")J" +
+                        run().Path("netrc") +
+                        R"J(", "mode": "mask", "extract": "password (\\S+)"}]}})J";
+  RunResult r = RunAround(
+      run(), s, Script("cat netrc; stat -c %a netrc", "cat netrc; stat -c %a netrc"), [&] {
+        ReplaceByRename(run(), "netrc",
+                        "machine h login me password ROTATED___ROTATED___ROTATED___1234\n");
+      });
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("REALSECRET"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ROTATED"), std::string::npos) << r.out;
+  // The same masked line and mode, twice.
+  const size_t half = r.out.find('\n', r.out.find('\n') + 1);
+  ASSERT_NE(half, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(half + 1), r.out.substr(0, half + 1)) << r.out;
+}
+
+SRT_INSTANTIATE(ReplacedFilesTest);
+
+}  // namespace
+}  // namespace srt::it
