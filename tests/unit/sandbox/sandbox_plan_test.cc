@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -184,6 +185,21 @@ TEST(SandboxPlanTest, AnExecutableASandboxCouldReplaceIsRefused) {
   EXPECT_EQ(vet(not_executable), "bwrap '/opt/bwrap' is not an executable file");
   ExecutableFact missing{"/opt/none", "/opt/none", ENOENT, false, false};
   EXPECT_EQ(vet(missing), "bwrap '/opt/none': No such file or directory");
+}
+
+TEST(SandboxPlanTest, AWarmSandboxsCommandKeepsSrtsVariables) {
+  const std::vector<std::string> base = {"PATH=/bin", "TMPDIR=/tmp", "TOKEN=real", "GONE=1"};
+  // What srt planned: TMPDIR changed, TOKEN masked, GONE removed, a proxy variable added.
+  const std::vector<std::string> planned = {"PATH=/bin", "TMPDIR=/tmp/srt-x", "TOKEN=sentinel",
+                                            "HTTPS_PROXY=http://127.0.0.1:9"};
+  const std::vector<std::string> given = {
+      "PATH=/usr/bin",           "TMPDIR=/mine", "TOKEN=leak", "GONE=back",
+      "HTTPS_PROXY=http://evil", "NEW=1",        "SECRET=2"};
+  std::vector<std::string> env = ExecEnvironment(given, base, planned, {"TOKEN", "SECRET"});
+  std::sort(env.begin(), env.end());
+  EXPECT_EQ(env,
+            (std::vector<std::string>{"HTTPS_PROXY=http://127.0.0.1:9", "NEW=1", "PATH=/usr/bin",
+                                      "TMPDIR=/tmp/srt-x", "TOKEN=sentinel"}));
 }
 
 }  // namespace
