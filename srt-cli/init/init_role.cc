@@ -20,7 +20,7 @@
 #include "ipc.h"
 #include "plan.h"
 #include "rt.h"
-#include "serve.h"
+#include "serve_role.h"
 
 namespace srt::init {
 

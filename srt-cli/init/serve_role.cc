@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// srt-init `init` in a warm sandbox: the command loop of PID 1 (see serve.h).
+// srt-init `init` in a warm sandbox: the command loop of PID 1 (see serve_role.h).
 //
 // Each command is a child of PID 1 forked on srt's kMsgExec, so it starts as a plain `srt` run's
 // command does, without a bwrap of its own: it leads a process group (or, with a terminal, a
@@ -8,6 +8,8 @@
 // reported by the id srt gave it, and what is left of its process group is killed then. PID 1
 // stays unfiltered and unsignalable from inside (a pid namespace's init gets only the signals it
 // handles), and non-dumpable, so no command can reach its descriptors or signal it.
+#include "serve_role.h"
+
 #include <asm/ioctls.h>
 #include <linux/errno.h>
 #include <linux/fcntl.h>
@@ -23,7 +25,6 @@
 #include "init_protocol/exec_plan.h"
 #include "ipc.h"
 #include "rt.h"
-#include "serve.h"
 
 namespace srt::init {
 
