@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -71,20 +72,34 @@ std::vector<std::vector<std::string>> Workload(int n) {
   return out;
 }
 
-// Seconds for the whole workload, each command wrapped by `prefix`.
-double Time(const std::vector<std::string>& prefix, const std::vector<std::vector<std::string>>& w,
+// Seconds for one command wrapped by `prefix`.
+double Time(const std::vector<std::string>& prefix, const std::vector<std::string>& cmd,
             const std::string& repo) {
   const double start = ClockSeconds(CLOCK_MONOTONIC);
-  for (const auto& cmd : w) {
-    std::vector<std::string> argv = prefix;
-    argv.insert(argv.end(), cmd.begin(), cmd.end());
-    int st = Run(argv, repo);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      Die("`" + argv[0] + " ... " + cmd[0] + "` failed: " + DescribeStatus(st));
-    }
-    if (StopRequested()) Die("stopped");
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  int st = Run(argv, repo);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    Die("`" + argv[0] + " ... " + cmd[0] + "` failed: " + DescribeStatus(st));
   }
+  if (StopRequested()) Die("stopped");
   return ClockSeconds(CLOCK_MONOTONIC) - start;
+}
+
+// Each command under every contender in turn (so that a change of the machine's load between
+// them touches all alike); the workload's total per contender, per round.
+std::vector<std::vector<double>> Interleaved(const std::vector<std::vector<std::string>>& prefixes,
+                                             const std::vector<std::vector<std::string>>& work,
+                                             const std::string& repo, int rounds) {
+  std::vector<std::vector<double>> totals(prefixes.size());
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<double> round(prefixes.size(), 0);
+    for (const auto& cmd : work) {
+      for (size_t c = 0; c < prefixes.size(); ++c) round[c] += Time(prefixes[c], cmd, repo);
+    }
+    for (size_t c = 0; c < prefixes.size(); ++c) totals[c].push_back(round[c]);
+  }
+  return totals;
 }
 
 void MakeRepo(const std::string& repo, int files) {
@@ -173,44 +188,40 @@ int main(int argc, char** argv) {
                                           "--"};
   const std::vector<std::string> srt = {o.srt, "-s", settings, "--"};
   const std::vector<std::string> attach = {o.srt, "--attach", socket, "--"};
-  struct Row {
-    const char* name;
-    std::vector<std::string> prefix;
-    std::vector<double> seconds;
-  };
-  std::vector<Row> rows = {{"bare", {}, {}},
-                           {"bwrap", bwrap, {}},
-                           {"srt (one sandbox each)", srt, {}},
-                           {"srt --serve + --attach", attach, {}}};
-  for (int r = 0; r < o.rounds; ++r) {
-    for (Row& row : rows) row.seconds.push_back(Time(row.prefix, work, repo));
-  }
+  const char* names[] = {"bare", "bwrap", "srt (one sandbox each)", "srt --serve + --attach"};
+  const auto totals = Interleaved({{}, bwrap, srt, attach}, work, repo, o.rounds);
   std::printf("\n%d commands (git status, ls, cat, python3 -c pass), %d files, median of %d:\n",
               o.commands, o.files, o.rounds);
-  const double bare = Median(rows[0].seconds);
-  for (const Row& row : rows) {
-    const double s = Median(row.seconds);
-    std::printf("  %-26s %7.2f s  %5.2fx bare\n", row.name, s, s / bare);
+  const double bare = Median(totals[0]);
+  for (size_t c = 0; c < totals.size(); ++c) {
+    const double s = Median(totals[c]);
+    std::printf("  %-26s %7.2f s  %5.2fx bare\n", names[c], s, s / bare);
   }
-  // Per command: `true` bare and attached.
+  // Per command: `true x` bare and attached, and `srt --version`: the attaching srt's own start
+  // (its loader and libraries), which every attached command pays before the warm sandbox is
+  // asked anything.
   const std::vector<std::vector<std::string>> trues(static_cast<size_t>(o.commands), {"true", "x"});
-  // `srt --version` is the attaching srt's own start (its loader and libraries), which every
-  // attached command pays before the warm sandbox is asked anything.
-  const std::vector<std::vector<std::string>> versions(static_cast<size_t>(o.commands),
-                                                       {"--version"});
-  std::vector<double> bare_true, attach_true, srt_start;
-  for (int r = 0; r < o.rounds; ++r) {
-    bare_true.push_back(Time({}, trues, repo));
-    attach_true.push_back(Time(attach, trues, repo));
-    srt_start.push_back(Time({o.srt}, versions, repo));
+  std::vector<std::vector<double>> per;
+  {
+    std::vector<double> round(3, 0);
+    per.assign(3, {});
+    for (int r = 0; r < o.rounds; ++r) {
+      std::fill(round.begin(), round.end(), 0);
+      for (const auto& cmd : trues) {
+        round[0] += Time({}, cmd, repo);
+        round[1] += Time(attach, cmd, repo);
+        round[2] += Time({o.srt}, {"--version"}, repo);
+      }
+      for (size_t c = 0; c < 3; ++c) per[c].push_back(round[c]);
+    }
   }
   auto ms = [&](const std::vector<double>& v) { return Median(v) / o.commands * 1000; };
-  std::printf("\nper command, `true x`: bare %.3f ms, attached %.3f ms: %.3f ms of overhead,\n"
-              "  of which %.3f ms is starting the attaching srt (`srt --version`: %.3f ms over bare)\n"
-              "  and %.3f ms the warm sandbox (socket, srt --serve, srt-init's fork)\n",
-              ms(bare_true), ms(attach_true), ms(attach_true) - ms(bare_true),
-              ms(srt_start) - ms(bare_true), ms(srt_start) - ms(bare_true),
-              ms(attach_true) - ms(srt_start));
+  std::printf(
+      "\nper command, `true x`: bare %.3f ms, attached %.3f ms: %.3f ms of overhead,\n"
+      "  of which %.3f ms is starting the attaching srt (`srt --version` over bare `true`)\n"
+      "  and %.3f ms the warm sandbox (socket, srt --serve, srt-init's fork and exec)\n",
+      ms(per[0]), ms(per[1]), ms(per[1]) - ms(per[0]), ms(per[2]) - ms(per[0]),
+      ms(per[1]) - ms(per[2]));
   std::printf("load average after: %s\n", LoadAverage().c_str());
   kill(serve, SIGTERM);
   int st = 0;

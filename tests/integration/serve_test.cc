@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "srt_fixture.h"
@@ -202,6 +204,30 @@ TEST_P(ServeTest, SigtermLeavesNoProcessAndNoSocket) {
   RunResult late = Attach({"true", "x"});
   EXPECT_EQ(late.exit_code, 125);
   EXPECT_NE(late.err.find("no srt --serve is running there"), std::string::npos) << late.err;
+}
+
+TEST_P(ServeTest, ACommandCannotSignalTheSandboxsInit) {
+  // PID 1 (srt-init, which forks every command) gets no signal it does not handle from inside
+  // its pid namespace: the warm sandbox serves on.
+  RunResult r = Attach({"sh", "-c", "kill -KILL 1; kill -TERM 1; kill -INT 1; echo sent"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "sent\n");
+  RunResult after = Attach({"echo", "still-serving"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "still-serving\n");
+}
+
+TEST_P(ServeTest, AnotherUsersSocketIsRefused) {
+  if (root()) GTEST_SKIP() << "needs a server of another uid than the test's (root)";
+  // This test runs as root, the server as nobody: root could connect (it passes the socket's
+  // mode), and both ends refuse it by uid.
+  const std::string err = run().Path("root-attach.err");
+  const std::string cmd = std::string(SrtBinary()) + " --attach " + socket_ + " true x 2> " + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 125);
+  EXPECT_NE(run().ReadFile("root-attach.err").find("not by you; refusing"), std::string::npos)
+      << run().ReadFile("root-attach.err");
 }
 
 TEST_P(ServeTest, TheSocketIsPrivate) {
