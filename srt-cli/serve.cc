@@ -150,12 +150,12 @@ class Server {
     uint64_t one = 1;
     (void)!write(stop_.get(), &one, sizeof one);
     if (acceptor_.joinable()) acceptor_.join();
-    std::list<std::thread> sessions;
+    std::list<SessionThread> sessions;
     {
       std::lock_guard<std::mutex> lock(mu_);
       sessions.swap(sessions_);
     }
-    for (std::thread& t : sessions) t.join();
+    for (SessionThread& s : sessions) s.thread.join();
   }
 
  private:
@@ -180,6 +180,16 @@ class Server {
         continue;
       }
       std::lock_guard<std::mutex> lock(mu_);
+      // The threads of commands that are over are joined here, so that a long-lived server
+      // holds no more of them than run at once.
+      for (auto it = sessions_.begin(); it != sessions_.end();) {
+        if (it->done) {
+          it->thread.join();
+          it = sessions_.erase(it);
+        } else {
+          ++it;
+        }
+      }
       if (active_ >= kMaxSessions) {
         (void)SendFrame(conn.get(), {kAttachError,
                                      {},
@@ -188,10 +198,12 @@ class Server {
         continue;
       }
       ++active_;
-      sessions_.emplace_back([this, c = std::move(conn)]() mutable {
+      SessionThread& slot = sessions_.emplace_back();
+      slot.thread = std::thread([this, &slot, c = std::move(conn)]() mutable {
         Session(std::move(c));
         std::lock_guard<std::mutex> l(mu_);
         --active_;
+        slot.done = true;
       });
     }
   }
@@ -259,7 +271,11 @@ class Server {
   UniqueFd stop_;
   std::thread acceptor_;
   std::mutex mu_;
-  std::list<std::thread> sessions_;
+  struct SessionThread {
+    std::thread thread;
+    bool done = false;  // under mu_
+  };
+  std::list<SessionThread> sessions_;  // std::list: a slot stays put while its thread runs
   size_t active_ = 0;
 };
 
