@@ -215,8 +215,8 @@ Options:
       --timeout DUR    SIGTERM the command after DUR (e.g. 30s, 5m, 1h30m), SIGKILL 5 s later
       --serve SOCKET   keep one warm sandbox up (until SIGTERM) and run in it each command
                        that `srt --attach SOCKET` sends; SOCKET is made 0600, in a directory
-                       no other user may write to. Its commands share /tmp and see each
-                       other's processes (see srt(1))
+                       no other user may write to. Its commands share /tmp, the network
+                       and one pid namespace (see srt(1))
       --attach SOCKET  run the command in the warm sandbox of `srt --serve SOCKET`, with this
                        srt's stdio, environment and working directory; exit status and
                        signals as a plain run's

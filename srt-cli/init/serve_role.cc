@@ -4,8 +4,10 @@
 // Each command is a child of PID 1 forked on srt's kMsgExec, so it starts as a plain `srt` run's
 // command does, without a bwrap of its own: it leads a process group (or, with a terminal, a
 // session) of its own, gets the three descriptors srt passed as 0-2 and nothing else of PID 1's,
-// sets no_new_privs and loads the sandbox's seccomp filters last, then execs. Its exit is
-// reported by the id srt gave it, and what is left of its process group is killed then. PID 1
+// sets no_new_privs, enters a Landlock domain of its own (so that it can neither read another
+// command's descriptors through /proc nor signal it) and loads the sandbox's seccomp filters
+// last, then execs. Its exit is reported by the id srt gave it, and what is left of its process
+// group is killed then. PID 1
 // stays unfiltered and unsignalable from inside (a pid namespace's init gets only the signals it
 // handles), and non-dumpable, so no command can reach its descriptors or signal it.
 #include "serve_role.h"
@@ -74,6 +76,29 @@ void SendExecInts(int ctl, uint32_t type, uint32_t id, int32_t a, int32_t b = 0)
   SendMessage(ctl, type, v, sizeof v);
 }
 
+// A Landlock domain of the command's own (it and its children), which restricts no file or
+// port: the kernel then refuses it ptrace access to every process outside it - another
+// command's /proc/PID/fd (its stdio), environ and mem - and (LANDLOCK_SCOPE_SIGNAL) signals to
+// them, and abstract Unix sockets outside it. Landlock ABI 6 (Linux 6.12) or later; without it
+// the commands of a warm sandbox can reach each other (docs/serve.md). Returns 0 or -errno.
+long IsolateFromOtherCommands() {
+  constexpr int kCreateRulesetVersion = 1;
+  constexpr long kScopeAbi = 6;
+  constexpr uint64_t kScopeAbstractUnixSocket = 1, kScopeSignal = 2;
+  long abi = SRT_SYS(__NR_landlock_create_ruleset, 0, 0, kCreateRulesetVersion);
+  if (Failed(abi) || abi < kScopeAbi) return 0;
+  struct {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+  } attr{0, 0, kScopeAbstractUnixSocket | kScopeSignal};
+  long ruleset = SRT_SYS(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (Failed(ruleset)) return ruleset;
+  long r = SRT_SYS(__NR_landlock_restrict_self, ruleset, 0);
+  SRT_SYS(__NR_close, ruleset);
+  return r;
+}
+
 // The command's side of the fork. Never returns.
 [[noreturn]] void RunExecChild(const InitPlan& init_plan, const wire::ExecPlan& plan,
                                const int stdio[3], int tty, int status_fd, int guard_sock,
@@ -128,6 +153,8 @@ void SendExecInts(int ctl, uint32_t type, uint32_t id, int32_t a, int32_t b = 0)
   }
   r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
+  r = IsolateFromOtherCommands();
+  if (Failed(r)) fail(wire::kStageIsolate, r);
   // Seccomp last before execve, as for a plain run's command.
   sock_fprog prog{static_cast<unsigned short>(deny_len / sizeof(sock_filter)),
                   reinterpret_cast<sock_filter*>(const_cast<uint8_t*>(filter))};

@@ -117,7 +117,8 @@ TEST_P(ServeTest, ThePolicyHoldsForAttachedCommands) {
 }
 
 TEST_P(ServeTest, ExitStatusesFollowSrtsConventions) {
-  EXPECT_EQ(Attach(Probe({"kill-self", "TERM"})).exit_code, 128 + SIGTERM);
+  RunResult killed = Attach(Probe({"kill-self", "TERM"}));
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM) << killed.err;
   RunResult r = Attach({"no-such-command-srt", "x"});
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_NE(r.err.find("no-such-command-srt: command not found"), std::string::npos) << r.err;
@@ -215,6 +216,34 @@ TEST_P(ServeTest, ACommandCannotSignalTheSandboxsInit) {
   RunResult after = Attach({"echo", "still-serving"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(after.out, "still-serving\n");
+}
+
+// Each command is in a Landlock domain of its own (Linux 6.12+): another command can neither
+// read its descriptors (its stdio) or environment through /proc nor signal it; the sandbox's
+// /proc (hidepid=invisible) does not even show it.
+TEST_P(ServeTest, ACommandCannotReachAnothersStdioOrSignalIt) {
+  RunResult abi = run().Host(
+      {"python3", "-c", "import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))"});
+  if (abi.exit_code != 0 || std::atoi(abi.out.c_str()) < 6) {
+    GTEST_SKIP() << "Landlock ABI 6 (LANDLOCK_SCOPE_SIGNAL) is missing here";
+  }
+  run().WriteFile("a.sh", "echo $$ > a.pid\nexec sleep 30\n");
+  const std::string script = std::string(SrtBinary()) + " --attach " + socket_ +
+                             " sh a.sh > /dev/null 2>&1 &\n"
+                             "while [ ! -s a.pid ]; do sleep 0.02; done\n";
+  ASSERT_EQ(run().Host({"sh", "-c", script}).exit_code, 0);
+  std::string pid = run().ReadFile("a.pid");
+  while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+  EXPECT_EQ(Attach(Probe({"read", "/proc/" + pid + "/environ"})).exit_code, ENOENT);
+  RunResult fd = Attach({"sh", "-c", "ls /proc/" + pid + "/fd/ 2>/dev/null; echo ls=$?"});
+  EXPECT_NE(fd.out.find("ls=2"), std::string::npos) << fd.out;
+  RunResult kill = Attach({"sh", "-c", "kill -TERM " + pid + " 2>/dev/null; echo kill=$?"});
+  EXPECT_EQ(kill.out, "kill=1\n");
+  EXPECT_NE(Attach({"test", "-d", "/proc/" + pid}).exit_code, 0);
+  // ... while a command still sees its own processes.
+  RunResult own =
+      Attach({"sh", "-c", "sleep 5 & test -r /proc/$!/environ && echo own-ok; kill $!"});
+  EXPECT_EQ(own.out, "own-ok\n") << own.err;
 }
 
 TEST_P(ServeTest, AnotherUsersSocketIsRefused) {

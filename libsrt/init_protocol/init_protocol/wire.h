@@ -171,6 +171,7 @@ enum Stage : int32_t {
   kStageProcCover = 17,
   kStageCover = 18,
   kStageCwd = 19,
+  kStageIsolate = 20,  // a warm sandbox's command's Landlock domain (serve_role.cc)
 };
 
 // A warm sandbox runs at most this many commands at once (and holds as many terminals).

@@ -60,6 +60,8 @@ const char* ExecStageName(int32_t stage) {
       return "setting up the write guard";
     case wire::kStageNofile:
       return "restoring the open-file limit";
+    case wire::kStageIsolate:
+      return "isolating the command from the others (Landlock)";
     default:
       return "set-up";
   }
