@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>  // RENAME_NOREPLACE
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -340,25 +341,38 @@ Result<std::unique_ptr<ServeSocket>> ServeSocket::Create(const std::string& path
   }
   s->listen_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!s->listen_) return SysError("socket");
+  // Bound and listening under a name of its own first, then renamed into place: a client that
+  // finds the socket can connect at once (no ECONNREFUSED between bind and listen).
+  const std::string temporary = "." + name + "." + std::to_string(getpid());
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  const std::string via = "/proc/self/fd/" + std::to_string(s->dir_.get()) + "/" + name;
+  const std::string via = "/proc/self/fd/" + std::to_string(s->dir_.get()) + "/" + temporary;
   if (via.size() >= sizeof a.sun_path) {
     return MakeError(Errc::kInvalidArgument, what + ": the name is too long for a socket");
   }
   std::memcpy(a.sun_path, via.c_str(), via.size() + 1);
+  (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);  // one a killed srt of this pid left
   // 0600 from birth: no moment in which another user could connect.
   const mode_t old = umask(0177);
   const int bound = bind(s->listen_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
   const int bind_errno = errno;
   umask(old);
   if (bound != 0) return SysError(what + ": bind", bind_errno);
-  if (fstatat(s->dir_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return SysError(what + ": stat");
+  if (listen(s->listen_.get(), 64) != 0 ||
+      fstatat(s->dir_.get(), temporary.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const Error e = SysError(what + ": listen");
+    (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
+    return e;
+  }
+  // RENAME_NOREPLACE: a name someone made since the check above is not replaced.
+  if (syscall(SYS_renameat2, s->dir_.get(), temporary.c_str(), s->dir_.get(), name.c_str(),
+              RENAME_NOREPLACE) != 0) {
+    const Error e = SysError(what + ": rename the socket into place");
+    (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
+    return e;
   }
   s->dev_ = st.st_dev;
   s->ino_ = st.st_ino;
-  if (listen(s->listen_.get(), 64) != 0) return SysError(what + ": listen");
   return s;
 }
 
