@@ -360,14 +360,14 @@ Result<std::unique_ptr<ServeSocket>> ServeSocket::Create(const std::string& path
   if (bound != 0) return SysError(what + ": bind", bind_errno);
   if (listen(s->listen_.get(), 64) != 0 ||
       fstatat(s->dir_.get(), temporary.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    const Error e = SysError(what + ": listen");
+    Error e = SysError(what + ": listen");
     (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
     return e;
   }
   // RENAME_NOREPLACE: a name someone made since the check above is not replaced.
   if (syscall(SYS_renameat2, s->dir_.get(), temporary.c_str(), s->dir_.get(), name.c_str(),
               RENAME_NOREPLACE) != 0) {
-    const Error e = SysError(what + ": rename the socket into place");
+    Error e = SysError(what + ": rename the socket into place");
     (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
     return e;
   }
