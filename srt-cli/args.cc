@@ -116,6 +116,13 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
     } else if (name == "--pids") {
       SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
       SRT_ASSIGN_OR_RETURN(o.pids, ParsePids(name, v));
+    } else if (name == "--serve" || name == "--attach") {
+      SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
+      if (v.empty()) return Usage("option " + strings::Quote(name) + " needs a socket path");
+      if (o.serve_socket || o.attach_socket) {
+        return Usage("--serve and --attach are given once, and not together");
+      }
+      (name == "--serve" ? o.serve_socket : o.attach_socket) = std::move(v);
     } else if (name == "--timeout") {
       SRT_ASSIGN_OR_RETURN(std::string v, value(name, inline_value));
       Result<std::chrono::milliseconds> d = ParseGoDuration(v);
@@ -129,6 +136,34 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (o.log_fd && o.log_file) return Usage("--log-fd and --log-file cannot be used together");
+  if (o.serve_socket) {
+    if (shell_command || !rest.empty()) {
+      return Usage("--serve runs no command of its own; run each with 'srt --attach " +
+                   *o.serve_socket + " COMMAND'");
+    }
+    if (!o.pass_fds.empty() || o.timeout) {
+      return Usage("--pass-fd and --timeout are for one command, not for --serve");
+    }
+    return o;
+  }
+  if (o.attach_socket) {
+    // The policy, limits and logs are the serving srt's.
+    const char* serve_only = o.settings_path       ? "--settings"
+                             : o.control_fd        ? "--control-fd"
+                             : o.log_fd            ? "--log-fd"
+                             : o.log_file          ? "--log-file"
+                             : o.memory_bytes      ? "--memory"
+                             : o.cpu_millis        ? "--cpus"
+                             : o.pids              ? "--pids"
+                             : !o.pass_fds.empty() ? "--pass-fd"
+                             : o.timeout           ? "--timeout"
+                                                   : nullptr;
+    if (serve_only) {
+      return Usage(std::string(serve_only) +
+                   " cannot be used with --attach: the command runs under the settings, limits "
+                   "and log of 'srt --serve'; give it there");
+    }
+  }
   if (shell_command) {
     if (shell_command->empty()) return Usage("-c needs a non-empty command");
     o.argv = {"bash", "-c", *shell_command};
@@ -150,6 +185,8 @@ std::string HelpText() {
   return R"(Usage: srt [OPTIONS] COMMAND [ARG...]
        srt [OPTIONS] "SHELL COMMAND"
        srt [OPTIONS] -c "SHELL COMMAND" [ARG0 [ARG...]]
+       srt [OPTIONS] --serve SOCKET
+       srt --attach SOCKET [-c] COMMAND [ARG...]
 
 Run a command in a sandbox: it may write only where the settings allow, cannot read what they
 hide, cannot open Unix sockets, and reaches the network only through srt's allowlist proxy.
@@ -176,6 +213,13 @@ Options:
       --cpus N         limit its CPU time to N CPUs (e.g. 2, 0.5)
       --pids N         limit its processes and threads to N (at least 16)
       --timeout DUR    SIGTERM the command after DUR (e.g. 30s, 5m, 1h30m), SIGKILL 5 s later
+      --serve SOCKET   keep one warm sandbox up (until SIGTERM) and run in it each command
+                       that `srt --attach SOCKET` sends; SOCKET is made 0600, in a directory
+                       no other user may write to. Its commands share /tmp, the network
+                       and one pid namespace (see srt(1))
+      --attach SOCKET  run the command in the warm sandbox of `srt --serve SOCKET`, with this
+                       srt's stdio, environment and working directory; exit status and
+                       signals as a plain run's
   -V, --version        print the version
   -h, --help           print this help
   --                   end of options

@@ -29,6 +29,10 @@ struct CliOptions {
   std::optional<uint32_t> pids;                      // --pids N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   std::string timeout_text;                          // as given, for srt's messages
+  // --serve SOCKET: a warm sandbox serving `srt --attach SOCKET` until SIGTERM (argv empty).
+  std::optional<std::string> serve_socket;
+  // --attach SOCKET: run argv in the warm sandbox that `srt --serve SOCKET` keeps.
+  std::optional<std::string> attach_socket;
 };
 
 // The smallest --memory and --pids srt takes: below them bwrap and srt-init cannot start.

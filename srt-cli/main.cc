@@ -25,6 +25,7 @@
 #include "command_timeout.h"
 #include "control_channel.h"
 #include "denial_notices.h"
+#include "serve.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
 #include "srt/settings.h"
@@ -122,6 +123,7 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const bool debug = cli.debug || DebugFromEnvironment();
+  if (cli.attach_socket) return srt::cli::Attach(*cli.attach_socket, cli.argv, debug, Print);
 
   srt::SandboxOptions options;
   const std::string settings_path = cli.settings_path.value_or(srt::DefaultSettingsPath());
@@ -141,6 +143,7 @@ int Run(int argc, char** argv) {
     options.settings.filesystem.deny_write.push_back(srt::PathEntry{p, /*literal=*/true});
   }
   options.argv = std::move(cli.argv);
+  options.serve = cli.serve_socket.has_value();
   const std::string command = options.argv.empty() ? std::string() : options.argv[0];
   options.warn = [](std::string_view w) { Print("srt: warning: " + std::string(w)); };
   options.inherit_fds = cli.pass_fds;
@@ -208,6 +211,14 @@ int Run(int argc, char** argv) {
   int sfd = signalfd(-1, &relayed, SFD_CLOEXEC);
   if (sfd < 0) return Fail(std::string("signalfd: ") + srt::ErrnoText(errno));
 
+  // --serve: the socket first, so that a path srt refuses costs no sandbox.
+  std::unique_ptr<srt::cli::ServeSocket> serve_socket;
+  if (cli.serve_socket) {
+    srt::Result<std::unique_ptr<srt::cli::ServeSocket>> made =
+        srt::cli::ServeSocket::Create(*cli.serve_socket);
+    if (!made) return Fail(made.error().message());
+    serve_socket = std::move(made).value();
+  }
   srt::Result<srt::Sandbox> sandbox = srt::Sandbox::Start(std::move(options));
   if (!sandbox) return Fail(sandbox.error().message());
   srt::cli::ControlChannel control;
@@ -217,6 +228,12 @@ int Run(int argc, char** argv) {
       (void)sandbox->Wait();
       return Fail("--control-fd: " + ok.error().message());
     }
+  }
+  if (serve_socket) {
+    srt::Result<srt::ExitStatus> served = srt::cli::Serve(*serve_socket, *sandbox, sfd, Print);
+    control.Stop();
+    if (!served) return Fail(served.error().message());
+    return control.failed() ? srt::kExitSetupFailure : 0;
   }
   srt::cli::CommandTimeout timeout;
   if (cli.timeout) {

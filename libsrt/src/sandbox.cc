@@ -241,9 +241,22 @@ std::string TrustBundleParent(const facade::HostFacts& facts) {
 
 std::string_view Version() { return SRT_VERSION; }
 
+// What a warm sandbox's Exec() needs of its start: the environments (ExecEnvironment) and the
+// working directory its commands get by default.
+struct Sandbox::ServeContext {
+  std::vector<std::string> base_env;
+  std::vector<std::string> planned_env;
+  std::vector<std::string> pinned;
+  std::string cwd;
+};
+
 Sandbox::Sandbox(std::unique_ptr<net::SandboxNetwork> network,
-                 std::unique_ptr<launch::Launch> launch, std::vector<std::string> writable)
-    : network_(std::move(network)), launch_(std::move(launch)), writable_(std::move(writable)) {}
+                 std::unique_ptr<launch::Launch> launch, std::vector<std::string> writable,
+                 std::unique_ptr<ServeContext> serve)
+    : network_(std::move(network)),
+      launch_(std::move(launch)),
+      writable_(std::move(writable)),
+      serve_(std::move(serve)) {}
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 Sandbox::~Sandbox() = default;
@@ -252,8 +265,21 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   auto debug = [&](std::string_view line) {
     if (options.debug) options.debug(line);
   };
-  if (options.argv.empty() || options.argv[0].empty()) {
+  if (options.serve && !options.argv.empty()) {
+    return MakeError(Errc::kInvalidArgument,
+                     "a warm sandbox (serve) runs its commands with Exec(), not argv");
+  }
+  if (!options.serve && (options.argv.empty() || options.argv[0].empty())) {
     return MakeError(Errc::kInvalidArgument, "no command to run");
+  }
+  // A warm sandbox's PID 1 gets /dev/null for its standard descriptors (never a terminal), and
+  // no descriptor of the caller's: each command brings its own.
+  UniqueFd serve_null;
+  if (options.serve) {
+    serve_null.reset(open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!serve_null) return SysError("open /dev/null");
+    options.stdin_fd = options.stdout_fd = options.stderr_fd = serve_null.get();
+    options.inherit_fds.clear();
   }
   for (int fd : options.inherit_fds) {
     if (fd < 3) {
@@ -398,7 +424,17 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     facade::SetEnv(plan.environment, name, value);
   }
 
+  std::unique_ptr<ServeContext> serve;
+  if (options.serve) {
+    serve = std::make_unique<ServeContext>();
+    serve->base_env = options.env ? *options.env : facts.environment;
+    serve->planned_env = plan.environment;
+    for (const CredentialEnvVar& v : creds.env_vars) serve->pinned.push_back(v.name);
+    serve->cwd = facts.cwd;
+    plan.guard.flags |= wire::kGuardServe;
+  }
   launch::LaunchSpec spec;
+  spec.serve = options.serve;
   const bool guard = !plan.guard.calls.empty();
   spec.guard = std::move(plan.guard);
   spec.policy = std::move(policy);
@@ -433,7 +469,45 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   };
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Launch> launch,
                        launch::Launch::Start(std::move(spec)));
-  return Sandbox(std::move(network), std::move(launch), std::move(writable));
+  return Sandbox(std::move(network), std::move(launch), std::move(writable), std::move(serve));
+}
+
+Result<Execution> Sandbox::Exec(ExecOptions options) {
+  if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
+  if (!serve_) return MakeError(Errc::kInvalidArgument, "Exec() needs a warm sandbox (serve)");
+  launch::ExecSpec spec;
+  spec.argv = std::move(options.argv);
+  spec.env = options.env ? facade::ExecEnvironment(*options.env, serve_->base_env,
+                                                   serve_->planned_env, serve_->pinned)
+                         : serve_->planned_env;
+  spec.cwd = options.cwd ? *options.cwd : serve_->cwd;
+  spec.stdin_fd = options.stdin_fd;
+  spec.stdout_fd = options.stdout_fd;
+  spec.stderr_fd = options.stderr_fd;
+  SRT_ASSIGN_OR_RETURN(std::unique_ptr<launch::Execution> exec, launch_->Exec(std::move(spec)));
+  return Execution(std::move(exec));
+}
+
+Result<void> Sandbox::Stop() {
+  if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
+  return launch_->Stop();
+}
+
+Execution::Execution(std::unique_ptr<launch::Execution> exec) : exec_(std::move(exec)) {}
+Execution::Execution(Execution&&) noexcept = default;
+Execution& Execution::operator=(Execution&&) noexcept = default;
+Execution::~Execution() = default;
+
+Result<void> Execution::Signal(int signal) {
+  if (!exec_) return MakeError(Errc::kInvalidArgument, "the command has ended");
+  return exec_->Signal(signal);
+}
+
+int Execution::done_fd() const { return exec_ ? exec_->done_fd() : -1; }
+
+Result<ExitStatus> Execution::Wait() {
+  if (!exec_) return MakeError(Errc::kInvalidArgument, "the command has ended");
+  return exec_->Wait();
 }
 
 Result<void> Sandbox::Signal(int signal) {

@@ -2,7 +2,9 @@
 #include "sandbox_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "base/path.h"
@@ -142,6 +144,33 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
     }
   }
   return plan;
+}
+
+std::vector<std::string> ExecEnvironment(const std::vector<std::string>& given,
+                                         const std::vector<std::string>& base,
+                                         const std::vector<std::string>& planned,
+                                         const std::vector<std::string>& pinned) {
+  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  // NAME -> the sandbox's entry ("" when it has none).
+  std::map<std::string, std::string> sandbox_has;
+  for (const std::string& e : planned) sandbox_has[name_of(e)] = e;
+  std::set<std::string> base_entries(base.begin(), base.end());
+  std::set<std::string> srt_owned(pinned.begin(), pinned.end());
+  for (const std::string& e : planned) {
+    if (!base_entries.count(e)) srt_owned.insert(name_of(e));  // set or changed by srt
+  }
+  for (const std::string& e : base) {
+    if (!sandbox_has.count(name_of(e))) srt_owned.insert(name_of(e));  // removed by srt
+  }
+  std::vector<std::string> out;
+  for (const std::string& e : given) {
+    if (!srt_owned.count(name_of(e))) out.push_back(e);
+  }
+  for (const std::string& name : srt_owned) {
+    auto it = sandbox_has.find(name);
+    if (it != sandbox_has.end()) out.push_back(it->second);
+  }
+  return out;
 }
 
 }  // namespace srt::facade

@@ -90,6 +90,14 @@ struct SandboxPlan {
 inline constexpr size_t kMaxListedSafeDirectories = 8;
 void AddGitSafeDirectories(std::vector<std::string>& environment,
                            const std::vector<std::string>& directories);
+// A warm sandbox's command's environment: `given` (its caller's), with every variable srt set,
+// changed or removed when it planned the sandbox's (`base` -> `planned`: the proxy's, TMPDIR,
+// masked credentials) and every name in `pinned` (credentials.envVars) as `planned` has it
+// (or absent when it has none).
+[[nodiscard]] std::vector<std::string> ExecEnvironment(const std::vector<std::string>& given,
+                                                       const std::vector<std::string>& base,
+                                                       const std::vector<std::string>& planned,
+                                                       const std::vector<std::string>& pinned);
 
 // Sets NAME=value in `environment`, replacing every earlier NAME=.
 void SetEnv(std::vector<std::string>& environment, const std::string& name,

@@ -10,7 +10,7 @@ _srt_reply() { mapfile -t COMPREPLY < <(compgen "$@"); }
 _srt() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
   local opts='-c -s --settings -d --debug --pass-fd --log-file --log-fd --control-fd --memory --cpus
-              --pids --timeout -V --version -h --help --'
+              --pids --timeout --serve --attach -V --version -h --help --'
   # --opt=value: bash splits at '=' (COMP_WORDBREAKS), so the option is two words back.
   if [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
     prev=${COMP_WORDS[COMP_CWORD-2]}
@@ -19,7 +19,7 @@ _srt() {
   fi
   COMPREPLY=()
   case $prev in
-    -s | --settings | --log-file)
+    -s | --settings | --log-file | --serve | --attach)
       compopt -o filenames 2>/dev/null
       _srt_reply -f -- "$cur"
       return
@@ -48,7 +48,7 @@ _srt() {
     case $word in
       --) ((i++)); break ;;
       -c) return ;;  # the rest are the shell command's $0, $1, ...
-      -s | --settings | --log-file | --pass-fd | --log-fd | --control-fd | --memory | --cpus | --pids | --timeout)
+      -s | --settings | --log-file | --pass-fd | --log-fd | --control-fd | --memory | --cpus | --pids | --timeout | --serve | --attach)
         ((i += 2)); continue ;;
       -s?* | -c?* | --*=* | -*) ((i++)); continue ;;
       =) ((i++)); continue ;;

@@ -868,6 +868,8 @@ int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blo
   setup.ctl = ctl;
   setup.host_proc = host_proc;
   setup.self_pid = self_pid;
+  setup.serve = (plan.guard_flags & wire::kGuardServe) != 0;
+  setup.init_pidfd = init_pidfd;
   setup.calls = plan.guard_calls;
   setup.call_count = plan.guard_call_count;
   for (size_t i = 0; i < plan.guard_root_count; ++i) {

@@ -1366,21 +1366,75 @@ int RunGuard(const GuardSetup& setup) {
     return 1;
   }
   SetEffective(0);
-  Guard guard(setup);
+  // The listener the current notification came from: a warm sandbox has one per command.
+  GuardSetup current = setup;
+  Guard guard(current);
+  constexpr size_t kMaxListeners = wire::kMaxExecs;
+  int listeners[kMaxListeners];
+  size_t count = 0;
+  listeners[count++] = setup.listener;
+  bool more = setup.serve;
   for (;;) {
-    rt::PollFd p{setup.listener, rt::kPollIn, 0};
-    long n = SRT_SYS(__NR_ppoll, &p, 1, 0, 0, 0);
+    if (count == 0 && !more) break;
+    rt::PollFd p[kMaxListeners + 2];
+    for (size_t i = 0; i < count; ++i) p[i] = {listeners[i], rt::kPollIn, 0};
+    size_t np = count;
+    if (more) {
+      p[np++] = {setup.ctl, rt::kPollIn, 0};
+      p[np++] = {setup.init_pidfd, rt::kPollIn, 0};
+    }
+    long n = SRT_SYS(__NR_ppoll, p, np, 0, 0, 0);
     // Reap the children that answered FIFO opens.
     while (SRT_SYS(__NR_wait4, -1, 0, WNOHANG, 0) > 0) {
     }
     if (n == -EINTR) continue;
     if (Failed(n)) break;
-    if (!(p.revents & rt::kPollIn)) break;  // POLLHUP: no process is left under the filter
+    const size_t polled = count;  // p[polled], p[polled + 1]: srt's socket, PID 1
+    // One notification of the first listener that has one; hung-up listeners go.
+    int ready = -1;
+    for (size_t i = 0; i < count;) {
+      if (p[i].revents & rt::kPollIn) {
+        if (ready < 0) ready = listeners[i];
+        ++i;
+      } else if (p[i].revents) {  // POLLHUP: no process is left under this filter
+        if (listeners[i] != setup.listener) SRT_SYS(__NR_close, listeners[i]);
+        listeners[i] = listeners[count - 1];
+        p[i] = p[count - 1];
+        --count;
+      } else {
+        ++i;
+      }
+    }
+    if (more && p[polled + 1].revents) more = false;  // the sandbox has ended
+    if (more && p[polled].revents) {
+      uint8_t msg[wire::kMaxMessageBytes];
+      int fd = -1;
+      long got = ReceiveMessage(setup.ctl, msg, sizeof msg, &fd);
+      if (got <= 0) {
+        more = false;
+      } else if (TypeOf(msg, static_cast<size_t>(got)) == wire::kMsgGuardListener && fd >= 0 &&
+                 count < kMaxListeners) {
+        listeners[count++] = fd;
+        fd = -1;
+      }
+      // Past kMaxListeners the command's guarded calls fail (ENOSYS) once its listener closes.
+      if (fd >= 0) SRT_SYS(__NR_close, fd);
+    }
+    if (ready < 0) continue;
+    current.listener = ready;
     memset(req_buf, 0, sizeof req_buf);
     auto* req = reinterpret_cast<seccomp_notif*>(req_buf);
-    long r = SRT_SYS(__NR_ioctl, setup.listener, SECCOMP_IOCTL_NOTIF_RECV, req);
+    long r = SRT_SYS(__NR_ioctl, current.listener, SECCOMP_IOCTL_NOTIF_RECV, req);
     if (r == -EINTR || r == -ENOENT) continue;  // the caller died before we got to it
-    if (Failed(r)) break;
+    if (Failed(r)) {
+      for (size_t i = 0; i < count; ++i) {
+        if (listeners[i] != ready) continue;
+        if (ready != setup.listener) SRT_SYS(__NR_close, ready);
+        listeners[i] = listeners[--count];
+        break;
+      }
+      continue;
+    }
     ++guard.counts.handled;
     uint32_t op = 0;
     for (size_t i = 0; i < setup.call_count; ++i) {
@@ -1390,7 +1444,7 @@ int RunGuard(const GuardSetup& setup) {
         break;
       }
     }
-    Call call(setup, *req);
+    Call call(current, *req);
     int inject = -1;
     bool cloexec = false;
     // A command in a user namespace of its own (allowNestedUserNamespaces): some files check
@@ -1400,7 +1454,7 @@ int RunGuard(const GuardSetup& setup) {
       long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
       if (child == 0) {
         SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        GuardSetup mine = setup;
+        GuardSetup mine = current;
         mine.self_pid = SRT_SYS(__NR_getpid);  // the child reads its own descriptors' paths
         Guard child_guard(mine);
         Call child_call(mine, *req);
@@ -1413,7 +1467,7 @@ int RunGuard(const GuardSetup& setup) {
       }
       SRT_SYS(__NR_close, userns);
       if (Failed(child)) {
-        Answer(setup, req->id, child, -1, false);
+        Answer(current, req->id, child, -1, false);
         continue;
       }
       // One call at a time, as for every other: judging two at once (`HEAD` and `refs` made
@@ -1424,7 +1478,7 @@ int RunGuard(const GuardSetup& setup) {
       continue;
     }
     long result = op ? Serve(guard, call, req->id, op, &inject, &cloexec) : -ENOSYS;
-    Answer(setup, req->id, result, inject, cloexec);
+    Answer(current, req->id, result, inject, cloexec);
   }
   SendInts(setup.ctl, wire::kMsgGuardDone, guard.counts.handled, guard.counts.refused);
   return 0;

@@ -31,12 +31,17 @@ struct GuardSetup {
   int ctl = -1;        // srt's control socket: refusals are reported there
   int host_proc = -1;  // O_PATH of the host's /proc (the pids in notifications are the host's)
   long self_pid = 0;   // this process, in the host's pid namespace
+  // A warm sandbox (wire::kGuardServe): more listeners come over `ctl` (kMsgGuardListener), one
+  // per command, until the sandbox's PID 1 (init_pidfd) is gone.
+  bool serve = false;
+  int init_pidfd = -1;
   const wire::GuardCall* calls = nullptr;
   size_t call_count = 0;
   guard::Config config;
 };
 
-// Serves notifications until every process under the filter is gone, then reports the counts
+// Serves notifications until every process under the filter (the filters, in a warm sandbox)
+// is gone, then reports the counts
 // (kMsgGuardDone). Returns 0, or 1 if the listener could not be used at all.
 int RunGuard(const GuardSetup& setup);
 

@@ -20,6 +20,7 @@
 #include "ipc.h"
 #include "plan.h"
 #include "rt.h"
+#include "serve_role.h"
 
 namespace srt::init {
 
@@ -53,6 +54,8 @@ const char* FindEnv(char** envp, const char* name) {
   }
   return nullptr;
 }
+
+}  // namespace
 
 // execve() with execvp(3)'s search rules: PATH (default /usr/local/bin:/usr/bin:/bin) for names
 // without a slash, EACCES remembered over ENOENT, and ENOEXEC files run by /bin/sh. Returns the
@@ -118,6 +121,8 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
   }
   return saw_eacces ? EACCES : ENOENT;
 }
+
+namespace {
 
 // The command's side of the fork. Never returns. g_filter holds the deny filter (`deny_len`
 // bytes) and then the write guard's (`guard_len`, 0 for none), whose listener goes to PID 1
@@ -318,6 +323,10 @@ int RunInit(int argc, char** argv, char** envp) {
       static_cast<size_t>(filter_len) >= sizeof g_filter || deny_len <= 0 || deny_len % 8 != 0 ||
       deny_len > filter_len) {
     Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
+  }
+  if (plan.serve) {
+    return RunServe(ctl, static_cast<int>(sfd), plan, g_filter, static_cast<size_t>(deny_len),
+                    static_cast<size_t>(filter_len - deny_len));
   }
 
   int status_pipe[2] = {-1, -1};

@@ -131,4 +131,37 @@ long ReceiveMessage(int sock, void* buf, size_t cap, int* fd) {
   return r;
 }
 
+long ReceiveMessageFds(int sock, void* buf, size_t cap, int* fds, size_t max_fds, size_t* count) {
+  constexpr size_t kMaxFds = 4;
+  constexpr unsigned kMsgCtrunc = 0x8;
+  *count = 0;
+  if (max_fds > kMaxFds) max_fds = kMaxFds;
+  IoVec iov{buf, cap};
+  alignas(CmsgHdr) uint8_t control[sizeof(CmsgHdr) + kMaxFds * sizeof(int)] = {};
+  MsgHdr msg{};
+  msg.iov = &iov;
+  msg.iovlen = 1;
+  msg.control = control;
+  msg.controllen = sizeof(CmsgHdr) + max_fds * sizeof(int);
+  long r;
+  do {
+    r = SRT_SYS(__NR_recvmsg, sock, &msg, kMsgCmsgCloexec);
+  } while (r == -EINTR);
+  if (r < 0) return r;
+  auto* c = reinterpret_cast<CmsgHdr*>(control);
+  size_t n = 0;
+  if (msg.controllen >= sizeof(CmsgHdr) && c->level == kSolSocket && c->type == kScmRights &&
+      c->len >= sizeof(CmsgHdr)) {
+    n = (c->len - sizeof(CmsgHdr)) / sizeof(int);
+    if (n > max_fds) n = max_fds;
+    memcpy(fds, control + sizeof(CmsgHdr), n * sizeof(int));
+  }
+  if (msg.flags & kMsgCtrunc) {
+    for (size_t i = 0; i < n; ++i) SRT_SYS(__NR_close, fds[i]);
+    return -EPROTO;
+  }
+  *count = n;
+  return r;
+}
+
 }  // namespace srt::init

@@ -22,6 +22,10 @@ void ReportFailure(int sock, int stderr_fd, wire::Stage stage, long neg_errno, c
 // Receives one message into buf (<= kMaxMessageBytes). Returns its length, 0 on EOF, or -errno.
 // A descriptor passed with it (SCM_RIGHTS, received CLOEXEC) goes to *fd, else *fd is -1.
 long ReceiveMessage(int sock, void* buf, size_t cap, int* fd = nullptr);
+// The same with up to `max_fds` (<= 4) descriptors, received CLOEXEC into fds[0..*count). A
+// message that carried more (the kernel cut them off) is refused with -EPROTO, its descriptors
+// closed.
+long ReceiveMessageFds(int sock, void* buf, size_t cap, int* fds, size_t max_fds, size_t* count);
 
 inline int32_t IntAt(const uint8_t* buf, size_t len, size_t index) {
   size_t at = 4 + index * 4;

@@ -30,6 +30,7 @@ struct InitPlan {
   };
   Reopen reopens[kMaxKeepFds + 3] = {};  // kTagReopen
   size_t reopen_count = 0;
+  bool serve = false;  // kTagServe: a warm sandbox, no argv
 };
 
 // The open flags a kTagReopen may carry: O_ACCMODE, O_APPEND, O_NONBLOCK (nothing that
@@ -90,8 +91,13 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   plan.set_nofile = false;  // pass 2 reads the same records again
   plan.terminal = 0;
   plan.reopen_count = 0;
+  plan.serve = false;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
+      case wire::kTagServe:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v != 1 || plan.serve) return false;
+        plan.serve = true;
+        break;
       case wire::kTagStderrFd:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > 0x7fffffff) return false;
         plan.stderr_fd = static_cast<int>(v);
@@ -142,7 +148,9 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
         return false;
     }
   }
-  if (r.error() || args == 0 || plan.stderr_fd < 0) return false;
+  // A warm sandbox gets its commands later, each with its own terminal.
+  if (r.error() || (args == 0) != plan.serve || plan.stderr_fd < 0) return false;
+  if (plan.serve && plan.terminal) return false;
   if (plan.argv) plan.argv[args] = nullptr;
   plan.argc = args;
   return true;
@@ -236,7 +244,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
       }
       case wire::kTagGuardFlags:
         if (!wire::PlanReader::AsU32(payload, len, v) ||
-            (v & ~uint32_t{wire::kGuardAllowGitConfig})) {
+            (v & ~uint32_t{wire::kGuardAllowGitConfig | wire::kGuardServe})) {
           return false;
         }
         plan.guard_flags = v;

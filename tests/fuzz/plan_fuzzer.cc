@@ -3,11 +3,11 @@
 // as srt-init drives them: pass 1 validates and counts into a plan, pass 2 fills arrays sized
 // from pass 1, reusing the same plan. Both decoders see every input.
 // Properties checked (a violation traps): pass 2 accepts what pass 1 accepted and agrees with
-// it; argc >= 1, argv[argc] is null, and every argv string and agent path starts inside the input
-// and is NUL-terminated inside it, in record order; agent paths are absolute; counts stay within
-// kMaxArgs/kMaxOps/kMaxKeepFds; a reopened device is one of the harmless few, with no flag that
-// creates or truncates; an accepted plan re-encoded by launch/plan_writer decodes to the same
-// plan.
+// it; argc >= 1 (0 exactly for a warm sandbox's, kTagServe), argv[argc] is null, and every argv
+// string and agent path starts inside the input and is NUL-terminated inside it, in record order;
+// agent paths are absolute; counts stay within kMaxArgs/kMaxOps/kMaxKeepFds; a reopened device is
+// one of the harmless few, with no flag that creates or truncates; an accepted plan re-encoded by
+// launch/plan_writer decodes to the same plan.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,7 +43,7 @@ bool DecodeInitTwoPass(const uint8_t* data, size_t size, InitPlan& plan,
                        std::vector<const char*>& argv) {
   if (!srt::init::DecodeInitPlan(data, size, plan)) return false;
   const InitPlan first = plan;
-  Check(plan.argc >= 1 && plan.argc <= srt::init::kMaxArgs);
+  Check((plan.argc >= 1) != plan.serve && plan.argc <= srt::init::kMaxArgs);
   Check(plan.stderr_fd >= 0 && plan.keep_count <= srt::init::kMaxKeepFds);
   argv.assign(plan.argc + 1, reinterpret_cast<const char*>(&first));  // poison: not in the input
   plan.argv = argv.data();
@@ -77,6 +77,7 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   spec.keep_fds.assign(plan.keep_fds, plan.keep_fds + plan.keep_count);
   spec.argv.assign(argv.begin(), argv.end() - 1);
   spec.terminal = plan.terminal;
+  spec.serve = plan.serve;
   Check(plan.terminal <= 7 && plan.reopen_count <= srt::init::kMaxKeepFds + 3);
   for (size_t i = 0; i < plan.reopen_count; ++i) {
     const InitPlan::Reopen& r = plan.reopens[i];
@@ -91,7 +92,8 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   Check(round.argc == plan.argc && round.stderr_fd == plan.stderr_fd &&
         round.keep_count == plan.keep_count);
   Check(std::memcmp(round.keep_fds, plan.keep_fds, plan.keep_count * sizeof(int)) == 0);
-  Check(round.terminal == plan.terminal && round.reopen_count == plan.reopen_count);
+  Check(round.terminal == plan.terminal && round.reopen_count == plan.reopen_count &&
+        round.serve == plan.serve);
   for (size_t i = 0; i < plan.reopen_count; ++i) {
     Check(round.reopens[i].fd == plan.reopens[i].fd &&
           round.reopens[i].flags == plan.reopens[i].flags &&

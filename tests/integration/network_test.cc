@@ -1081,6 +1081,43 @@ TEST_P(NetworkTest, ControlFdThatCannotBeReadStopsSrtBeforeTheCommand) {
   EXPECT_FALSE(run().Exists("ran"));
 }
 
+// srt --serve: every attached command goes through the one proxy, the network lists hold for
+// each, and an update on the serve's --control-fd applies to the commands attached after it.
+TEST_P(NetworkTest, AWarmSandboxsCommandsShareItsProxyAndItsControlFd) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  run().MakeDir("run");
+  const std::string socket = run().Path("run/srt.sock");
+  pid_t serve = run().StartWithFds(
+      DefaultSettings().dump(), {"--control-fd", "50", "--serve", socket}, {{50, read_end.get()}});
+  read_end.reset();
+  ASSERT_TRUE(Eventually([&] { return run().Exists("run/srt.sock"); }, std::chrono::seconds(10)))
+      << run().Finish(serve).err;
+  auto attach = [&](const std::string& script) {
+    return run().SrtRaw({"--attach", socket, "-c", script});
+  };
+  RunResult allowed = attach(kCurl + Origin("/warm"));
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_EQ(allowed.out, "origin: GET /warm\n") << allowed.err;
+  RunResult denied = attach(std::string("curl -s --max-time 5 -o /dev/null -w '%{http_code}' ") +
+                            "http://blocked.test:" + std::to_string(port()) + "/");
+  EXPECT_EQ(denied.out, "403") << denied.err;
+  json update = NetworkSettings({Carve(port())});  // origin.test is no longer allowed
+  const std::string line = update.dump() + "\n";
+  ASSERT_EQ(write(write_end.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  RunResult after = attach(
+      "i=0; until [ \"$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' " + Origin("/after") +
+      ")\" = 403 ]; do i=$((i+1)); [ $i -gt 100 ] && { echo still-allowed; exit 4; }; "
+      "sleep 0.05; done; echo denied-after-update");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "denied-after-update\n") << after.err;
+  kill(serve, SIGTERM);
+  RunResult r = run().Finish(serve);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(run().Exists("run/srt.sock"));
+}
+
 TEST_P(NetworkTest, ControlFdAtEofKeepsTheStartingConfig) {
   int p[2];
   ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);

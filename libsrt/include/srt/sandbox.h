@@ -37,7 +37,8 @@ namespace srt {
 
 namespace launch {
 class Launch;
-}
+class Execution;
+}  // namespace launch
 namespace net {
 class SandboxNetwork;
 }
@@ -173,6 +174,51 @@ struct SandboxOptions {
   // is <own cgroup>/srt/<id>-<random> (v2: when the caller's cgroup delegates the controllers,
   // else <cgroup2 root>/srt/...; v1: in each controller's hierarchy); `id` may be empty.
   std::optional<ResourceLimits> limits;
+
+  // --- A warm sandbox ---------------------------------------------------------------------------
+  // Start() runs no command (argv must be empty; the standard descriptors and inherit_fds are
+  // not used) but keeps the sandbox up for Exec(), each command under the same policy and
+  // proxy, until Stop(). Its commands share everything a sandbox has: the same /tmp (and
+  // private TMPDIR) and writable files, one pid namespace (they can see and signal each other's
+  // processes), one network namespace and proxy, one cgroup (limits are for all of them).
+  bool serve = false;
+};
+
+// One command of a warm sandbox (SandboxOptions::serve), as the SandboxOptions fields of the
+// same names say, each its own.
+struct ExecOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in the command's PATH
+  // Its whole environment (default: the one the sandbox was started with). srt's own variables
+  // (the proxy's, TMPDIR, ...) and those credentials.envVars names are the sandbox's, whatever
+  // is given here.
+  std::optional<std::vector<std::string>> env;
+  std::optional<std::string> cwd;  // absolute, in the sandbox; default: the sandbox's
+  int stdin_fd = 0;
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+};
+
+// A running command of a warm sandbox; its Sandbox must outlive it. Destroying it before Wait()
+// kills the command.
+class Execution {
+ public:
+  Execution(Execution&&) noexcept;
+  Execution& operator=(Execution&&) noexcept;
+  ~Execution();
+  // Delivers `signal` to the command's process group; SIGWINCH resizes the command's terminal
+  // (from the caller's) when it has one.
+  [[nodiscard]] Result<void> Signal(int signal);
+  // A descriptor that becomes readable once the command has ended (for poll).
+  int done_fd() const;
+  // Blocks until the command has ended and all it wrote is passed on; what is left of its
+  // process group is killed then (what it started in another group runs on until Stop()).
+  // Ctrl-Z on a command's terminal does not stop it: nobody could continue it.
+  [[nodiscard]] Result<ExitStatus> Wait();
+
+ private:
+  friend class Sandbox;
+  explicit Execution(std::unique_ptr<launch::Execution> exec);
+  std::unique_ptr<launch::Execution> exec_;
 };
 
 class Sandbox {
@@ -199,14 +245,23 @@ class Sandbox {
   // Thread-safe. Fails if `network` is invalid.
   [[nodiscard]] Result<void> UpdateNetwork(const NetworkSettings& network);
 
+  // A warm sandbox: runs one more command, without a bubblewrap of its own (about a fork and
+  // an exec). Thread-safe; its commands make progress only while a thread is inside Wait(),
+  // which returns once Stop() (or a SIGINT, SIGTERM, SIGHUP or SIGQUIT read from its
+  // `forward_signals_fd`) has ended the sandbox and everything in it.
+  [[nodiscard]] Result<Execution> Exec(ExecOptions options);
+  [[nodiscard]] Result<void> Stop();
+
  private:
+  struct ServeContext;
   Sandbox(std::unique_ptr<net::SandboxNetwork> network, std::unique_ptr<launch::Launch> launch,
-          std::vector<std::string> writable);
+          std::vector<std::string> writable, std::unique_ptr<ServeContext> serve = nullptr);
   // Declared first so that it is destroyed last: the proxy outlives the command.
   std::unique_ptr<net::SandboxNetwork> network_;
   std::unique_ptr<launch::Launch> launch_;
   // Where the command can write (a mitmProxy socket named by an update must not be there).
   std::vector<std::string> writable_;
+  std::unique_ptr<ServeContext> serve_;
 };
 
 // Start() + Wait().

@@ -28,6 +28,11 @@ enum Tag : uint16_t {
                      // /dev/null, zero, full, random, urandom), opened in the sandbox, as fd
   kTagTerminal = 6,  // u32: bit n set = standard descriptor n gets the sandbox's own terminal
                      // (a pty init opens in the sandbox's /dev/pts; its master goes to srt)
+  kTagServe = 8,     // u32 1: a warm sandbox (srt --serve): no kTagArg; init runs the commands
+                     // srt sends (kMsgExec) until kMsgStop
+  // exec plan (kMsgExec): kTagArg, kTagReopen, kTagTerminal as above, and
+  kTagEnv = 9,   // string "NAME=value", repeated: the command's whole environment
+  kTagCwd = 10,  // string, absolute: the command's working directory in the sandbox
   // agent plan
   kTagProc = 21,       // u32 ProcMode: what the agent does to the sandbox's /proc
   kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)
@@ -96,6 +101,8 @@ inline constexpr uint32_t kGuardCallBytes = 12;
 inline constexpr size_t kMaxGuardCalls = 128;
 enum GuardFlags : uint32_t {
   kGuardAllowGitConfig = 1,  // allowGitConfig: config and config.worktree stay writable
+  kGuardServe =
+      2,  // a warm sandbox: each command's listener comes (kMsgGuardListener) as it starts
 };
 
 enum MessageType : uint32_t {
@@ -109,12 +116,24 @@ enum MessageType : uint32_t {
   kMsgTerminal = 7,    // + SCM_RIGHTS: the master of the sandbox's terminal (kTagTerminal),
                        // sent right after kMsgHello, before the command exists
   kMsgStopped = 8,     // i32 signal: the command was stopped (by its terminal: Ctrl-Z)
+  kMsgServing = 9,     // (kTagServe) the warm sandbox is ready for kMsgExec
+  // A warm sandbox's commands, each named by the u32 id srt gave it in kMsgExec:
+  kMsgExecTerminal = 40,  // u32 id + SCM_RIGHTS: the master of its terminal (kMsgExecTerminalOpen)
+  kMsgExecStarted = 41,   // u32 id, i32 pid in the sandbox
+  kMsgExecRefused = 42,   // u32 id, i32 stage (0: execve), i32 errno: it never ran
+  kMsgExecExited = 43,    // u32 id, i32 wait status
   // srt -> init
   // + SCM_RIGHTS: the seccomp filters (a sealed memfd: the deny filter's i32 bytes, then the
   // write guard's, which is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing
   // follows); start the command
   kMsgGo = 10,
   kMsgSignal = 11,  // i32 signal to deliver to the command
+  // (kTagServe) u32 id + SCM_RIGHTS: a sealed memfd with the exec plan (kTagArg, kTagEnv,
+  // kTagCwd, kTagReopen, kTagTerminal), then its stdin, stdout and stderr: run it
+  kMsgExec = 12,
+  kMsgExecSignal = 13,        // u32 id, i32 signal: to that command's process group
+  kMsgExecTerminalOpen = 14,  // u32 id: open a terminal for the command to come with this id
+  kMsgStop = 15,              // end the warm sandbox: kill everything, exit
   // srt -> agent
   kMsgSandbox = 30,        // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
   kMsgGuardListener = 31,  // + SCM_RIGHTS: the write guard's listener (kMsgGuard, relayed)
@@ -157,7 +176,12 @@ enum Stage : int32_t {
   kStageTerminal = 16,
   kStageProcCover = 17,
   kStageCover = 18,
+  kStageCwd = 19,
+  kStageIsolate = 20,  // a warm sandbox's command's Landlock domain (serve_role.cc)
 };
+
+// A warm sandbox runs at most this many commands at once (and holds as many terminals).
+inline constexpr uint32_t kMaxExecs = 256;
 
 inline constexpr size_t kMaxMessageBytes = 4096;
 inline constexpr uint32_t kMaxGuardReports = 256;

@@ -317,6 +317,7 @@ Result<void> Launch::SpawnBwrap() {
   InitPlanSpec plan_spec{
       stderr_target,    keep, spec_.argv, spec_.command_nofile, relay_->terminal_slots(),
       relay_->reopens()};
+  plan_spec.serve = spec_.serve;
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout;
   layout.args_fd = args_target;
@@ -552,6 +553,10 @@ Result<void> Launch::AwaitStart() {
         case wire::kMsgStarted:
           Debug("command started (pid " + std::to_string(IntAt(m, 0)) + " in the sandbox)");
           return Ok();
+        case wire::kMsgServing:
+          if (!spec_.serve) break;
+          Debug("the warm sandbox is ready for commands");
+          return Ok();
         case wire::kMsgGuard:
           // The command's write-guard listener: on to the agent, which serves it.
           if (!m.fd) return MakeError(Errc::kProtocol, "srt-init sent no guard listener");
@@ -582,12 +587,15 @@ Result<void> Launch::AwaitStart() {
         default:
           return MakeError(Errc::kProtocol, "srt-init sent an unexpected message at start");
       }
+      return MakeError(Errc::kProtocol, "srt-init sent an unexpected message at start");
     }
     if (ev[1]) return BwrapFailure();
   }
 }
 
 Result<void> Launch::Signal(int signal) {
+  // A warm sandbox has no command of its own: a signal for it ends it.
+  if (spec_.serve) return signal == SIGCONT || signal == SIGWINCH ? Ok() : Stop();
   // Another thread may be inside Wait(), which closes ctl_ when srt-init is done.
   std::lock_guard<std::mutex> lock(ctl_mu_);
   if (finished_ || !ctl_) return Ok();
@@ -651,6 +659,9 @@ Result<void> Launch::RelayUntilSandboxEnds(int forward_signals_fd) {
 // Returns true once srt-init has closed its end (ctl_ is then closed too).
 Result<bool> Launch::ReadInitReport() {
   SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+  if (spec_.serve && m.type != 0 && HandleExecReport(m.type, m.payload, std::move(m.fd))) {
+    return false;
+  }
   if (m.type == wire::kMsgExited) {
     init_reported_exit_ = true;
     command_status_ = IntAt(m, 0);
@@ -667,8 +678,11 @@ Result<bool> Launch::ReadInitReport() {
   } else if (m.type == wire::kMsgFailed) {
     Debug(FailureFrom(m, "srt-init").message());
   } else if (m.type == 0) {
-    std::lock_guard<std::mutex> lock(ctl_mu_);
-    ctl_.reset();
+    {
+      std::lock_guard<std::mutex> lock(ctl_mu_);
+      ctl_.reset();
+    }
+    if (spec_.serve) EndExecs();
     return true;
   }
   return false;
@@ -696,6 +710,15 @@ void Launch::RelayCallerSignal(int forward_signals_fd) {
   signalfd_siginfo info;
   if (read(forward_signals_fd, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) return;
   int sig = static_cast<int>(info.ssi_signo);
+  if (spec_.serve) {
+    // A warm sandbox's own signals end it; its commands get theirs through Execution::Signal.
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+      if (!relayed_signal_) relayed_signal_ = sig;
+      Debug("signal " + std::to_string(sig) + ": ending the warm sandbox");
+      (void)Stop();
+    }
+    return;
+  }
   if (sig == SIGWINCH && relay_->terminal_slots()) {
     relay_->Resize();  // the kernel tells the command's foreground job
     return;
@@ -753,6 +776,7 @@ void Launch::Abort() {
   ReapAgent();     // it removes the TMPDIR once the sandbox's PID 1 is gone
   relay_.reset();  // the sandbox is gone: its pumps end, the caller's terminal is restored
   finished_ = true;
+  if (spec_.serve) EndExecs();
   if (spec_.cgroups) (void)spec_.cgroups->Destroy();
 }
 

@@ -5,8 +5,10 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,8 +69,45 @@ struct LaunchSpec {
   std::unique_ptr<cgroup::Cgroups> cgroups;
   uint64_t tmpfs_bytes = 0;  // ResourceLimits::tmpfs_bytes
   std::string bwrap_path;    // absolute, checked
-  std::string init_path;     // absolute, checked
+  // A warm sandbox: srt-init runs no command of its own (argv is empty) but each Exec()'s, until
+  // Stop() (or a SIGINT, SIGTERM, SIGHUP or SIGQUIT read from Wait()'s signalfd).
+  bool serve = false;
+  std::string init_path;  // absolute, checked
   std::function<void(std::string_view)> debug;
+};
+
+// One command of a warm sandbox (Launch::Exec).
+struct ExecSpec {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string cwd;  // absolute, in the sandbox
+  int stdin_fd = 0;
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+};
+
+class Launch;
+struct ExecState;
+
+// A running command of a warm sandbox. Its Launch must outlive it.
+class Execution {
+ public:
+  ~Execution();
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+  // Delivers `signal` to the command's process group (SIGWINCH resizes its terminal instead).
+  [[nodiscard]] Result<void> Signal(int signal);
+  // Readable (an eventfd) once the command has ended: Wait() then returns at once.
+  int done_fd() const;
+  // Blocks until the command has ended (or the warm sandbox did) and its output is passed on.
+  [[nodiscard]] Result<ExitStatus> Wait();
+
+ private:
+  friend class Launch;
+  Execution(Launch* launch, std::shared_ptr<ExecState> state);
+  Launch* launch_;
+  std::shared_ptr<ExecState> state_;
+  bool waited_ = false;
 };
 
 class Launch {
@@ -82,7 +121,21 @@ class Launch {
   [[nodiscard]] Result<void> Signal(int signal);
   [[nodiscard]] Result<ExitStatus> Wait(int forward_signals_fd);
 
+  // A warm sandbox (LaunchSpec::serve): runs one more command. Thread-safe; the commands make
+  // progress only while some thread is inside Wait().
+  [[nodiscard]] Result<std::unique_ptr<Execution>> Exec(ExecSpec spec);
+  // Ends a warm sandbox: srt-init kills every process in it; Wait() then returns.
+  [[nodiscard]] Result<void> Stop();
+
  private:
+  friend class Execution;
+  // serve.cc: a warm sandbox's messages from srt-init, and its end.
+  bool HandleExecReport(uint32_t type, const std::vector<uint8_t>& payload, UniqueFd fd);
+  void EndExecs();
+  Result<void> SendToInit(uint32_t type, const std::vector<int32_t>& values,
+                          const std::vector<int>& fds);
+  Result<void> PassGuardListener(UniqueFd listener);
+
   explicit Launch(LaunchSpec spec) : spec_(std::move(spec)) {}
   Result<void> SpawnBwrap();
   Result<void> SpawnAgent();
@@ -128,6 +181,11 @@ class Launch {
   SeccompPrograms filters_;
   std::unique_ptr<StdioRelay> relay_;
   bool finished_ = false;
+  // A warm sandbox's commands, by id (serve.cc).
+  std::mutex exec_mu_;
+  std::map<uint32_t, std::shared_ptr<ExecState>> execs_;
+  uint32_t next_exec_id_ = 1;
+  bool serve_ended_ = false;
 };
 
 }  // namespace srt::launch

@@ -59,7 +59,25 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
     p += '\0';
     Record(out, wire::kTagReopen, p);
   }
+  if (spec.serve) RecordU32(out, wire::kTagServe, 1);
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
+  return out;
+}
+
+std::string EncodeExecPlan(const ExecPlanSpec& spec) {
+  std::string out = Header();
+  for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
+  for (const std::string& e : spec.env) RecordString(out, wire::kTagEnv, e);
+  RecordString(out, wire::kTagCwd, spec.cwd);
+  if (spec.terminal) RecordU32(out, wire::kTagTerminal, spec.terminal);
+  for (const InitPlanSpec::Reopen& r : spec.reopens) {
+    std::string p;
+    PutU32(p, static_cast<uint32_t>(r.fd));
+    PutU32(p, static_cast<uint32_t>(r.flags));
+    p += r.path;
+    p += '\0';
+    Record(out, wire::kTagReopen, p);
+  }
   return out;
 }
 

@@ -27,9 +27,21 @@ struct InitPlanSpec {
     std::string path;  // a device of the sandbox's /dev
   };
   std::vector<Reopen> reopens;  // wire::kTagReopen
+  bool serve = false;           // wire::kTagServe: a warm sandbox (argv empty)
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);
+
+// One command of a warm sandbox (init_protocol/exec_plan.h).
+struct ExecPlanSpec {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "NAME=value"
+  std::string cwd;               // absolute, in the sandbox
+  uint32_t terminal = 0;
+  std::vector<InitPlanSpec::Reopen> reopens;  // descriptors 0-2 only
+};
+
+std::string EncodeExecPlan(const ExecPlanSpec& spec);
 
 // The agent's write guard (init_protocol/wire.h GuardOp); no calls: no guard.
 struct GuardPlan {

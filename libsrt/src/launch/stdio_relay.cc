@@ -235,7 +235,10 @@ void StdioRelay::StartPump(Pump& pump) {
 
 Result<void> StdioRelay::Started() {
   command_ends_.clear();
-  for (auto& pump : pumps_) StartPump(*pump);
+  for (auto& pump : pumps_) {
+    // A warm sandbox's command gets its terminal (AttachTerminal, which starts its pumps) first.
+    if (!pump->thread.joinable()) StartPump(*pump);
+  }
   return Ok();
 }
 

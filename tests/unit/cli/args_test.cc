@@ -117,5 +117,33 @@ TEST(ArgsTest, ResourceLimitsAndTimeout) {
             "--timeout needs a duration above 0, e.g. 30s or 5m (see 'srt --help')");
 }
 
+TEST(ArgsTest, ServeTakesASocketAndNoCommand) {
+  CliOptions o = Parse({"-s", "settings.json", "--serve", "/run/user/1/srt.sock"});
+  EXPECT_EQ(o.serve_socket, "/run/user/1/srt.sock");
+  EXPECT_TRUE(o.argv.empty());
+  EXPECT_EQ(o.settings_path, "settings.json");
+  EXPECT_NE(ErrorOf({"--serve", "s", "ls", "-l"}).find("--serve runs no command of its own"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--serve", "s", "--timeout", "5s"}).find("not for --serve"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--serve", "s", "--attach", "t", "ls", "x"}).find("not together"),
+            std::string::npos);
+}
+
+TEST(ArgsTest, AttachRunsACommandAsAPlainRunWould) {
+  CliOptions o = Parse({"--attach", "s", "ls", "-la"});
+  EXPECT_EQ(o.attach_socket, "s");
+  EXPECT_EQ(o.argv, (Argv{"ls", "-la"}));
+  EXPECT_EQ(Parse({"--attach=s", "-c", "echo $1", "zero", "one"}).argv,
+            (Argv{"bash", "-c", "echo $1", "zero", "one"}));
+  EXPECT_EQ(Parse({"--attach", "s", "make test"}).argv, (Argv{"bash", "-c", "make test"}));
+  // The policy, limits and logs are the serving srt's.
+  EXPECT_NE(ErrorOf({"--attach", "s", "-s", "x.json", "ls", "y"}).find("--settings cannot be used"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--attach", "s", "--memory", "1G", "ls", "y"}).find("--memory cannot"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"--attach", "s"}).find("no command given"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace srt::cli

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -231,6 +232,21 @@ TEST(SandboxPlanTest, MoreThanEightSafeDirectoriesBecomeOneWildcard) {
             "GIT_CONFIG_KEY_0=safe.directory\nGIT_CONFIG_VALUE_0=*\nGIT_CONFIG_COUNT=1\n");
   dirs.pop_back();
   EXPECT_NE(GitEnv({}, dirs).find("GIT_CONFIG_COUNT=16\n"), std::string::npos);
+}
+
+TEST(SandboxPlanTest, AWarmSandboxsCommandKeepsSrtsVariables) {
+  const std::vector<std::string> base = {"PATH=/bin", "TMPDIR=/tmp", "TOKEN=real", "GONE=1"};
+  // What srt planned: TMPDIR changed, TOKEN masked, GONE removed, a proxy variable added.
+  const std::vector<std::string> planned = {"PATH=/bin", "TMPDIR=/tmp/srt-x", "TOKEN=sentinel",
+                                            "HTTPS_PROXY=http://127.0.0.1:9"};
+  const std::vector<std::string> given = {
+      "PATH=/usr/bin",           "TMPDIR=/mine", "TOKEN=leak", "GONE=back",
+      "HTTPS_PROXY=http://evil", "NEW=1",        "SECRET=2"};
+  std::vector<std::string> env = ExecEnvironment(given, base, planned, {"TOKEN", "SECRET"});
+  std::sort(env.begin(), env.end());
+  EXPECT_EQ(env,
+            (std::vector<std::string>{"HTTPS_PROXY=http://127.0.0.1:9", "NEW=1", "PATH=/usr/bin",
+                                      "TMPDIR=/tmp/srt-x", "TOKEN=sentinel"}));
 }
 
 }  // namespace

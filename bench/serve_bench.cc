@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+// srt-serve-bench: many short commands in one repository, bare, under bare bwrap, under `srt`
+// (one sandbox each) and under `srt --serve` + `srt --attach` (one warm sandbox for all), and
+// the per-command overhead of an attached command over a bare one.
+//
+// The workload is the issue's: a git repository of --files files (default 10000) and --commands
+// commands (default 200) cycling through `git status`, `ls`, `cat FILE` and `python3 -c pass`,
+// run one after another from a small driver, each with stdout and stderr to /dev/null. Not a
+// test: it prints figures and never judges them (bench/README.md records them with the load).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+
+extern char** environ;
+
+namespace srt::bench {
+namespace {
+
+struct Options {
+  int files = 10000;
+  int commands = 200;
+  int rounds = 3;
+  std::string srt;
+  std::string bwrap;
+  std::string workdir = "/tmp";
+};
+
+constexpr char kUsage[] =
+    "Usage: srt-serve-bench [--files N] [--commands N] [--rounds N] [--srt PATH] [--bwrap PATH]\n"
+    "                       [--workdir DIR]\n"
+    "Times N short commands (git status, ls, cat, python3 -c pass) in a repository of --files\n"
+    "files: bare, under bare bwrap, one `srt` each, and attached to one `srt --serve`; then the\n"
+    "per-command overhead of `srt --attach true` over a bare `true`. The median of --rounds.\n";
+
+// Runs argv in `cwd` with stdout/stderr to /dev/null; returns the wait status.
+int Run(const std::vector<std::string>& argv, const std::string& cwd) {
+  std::vector<char*> c;
+  for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+  c.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  pid_t pid;
+  int err = posix_spawnp(&pid, c[0], &fa, nullptr, c.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) Die("spawn " + argv[0] + ": " + std::string(strerror(err)));
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0) {
+  }
+  return st;
+}
+
+std::vector<std::vector<std::string>> Workload(int n) {
+  const std::vector<std::vector<std::string>> kinds = {
+      {"git", "status", "--short"}, {"ls", "-1"}, {"cat", "d0/f0.txt"}, {"python3", "-c", "pass"}};
+  std::vector<std::vector<std::string>> out;
+  for (int i = 0; i < n; ++i) out.push_back(kinds[static_cast<size_t>(i) % kinds.size()]);
+  return out;
+}
+
+// Seconds for one command wrapped by `prefix`.
+double Time(const std::vector<std::string>& prefix, const std::vector<std::string>& cmd,
+            const std::string& repo) {
+  const double start = ClockSeconds(CLOCK_MONOTONIC);
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  int st = Run(argv, repo);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    Die("`" + argv[0] + " ... " + cmd[0] + "` failed: " + DescribeStatus(st));
+  }
+  if (StopRequested()) Die("stopped");
+  return ClockSeconds(CLOCK_MONOTONIC) - start;
+}
+
+// Each command under every contender in turn (so that a change of the machine's load between
+// them touches all alike); the workload's total per contender, per round.
+std::vector<std::vector<double>> Interleaved(const std::vector<std::vector<std::string>>& prefixes,
+                                             const std::vector<std::vector<std::string>>& work,
+                                             const std::string& repo, int rounds) {
+  std::vector<std::vector<double>> totals(prefixes.size());
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<double> round(prefixes.size(), 0);
+    for (const auto& cmd : work) {
+      for (size_t c = 0; c < prefixes.size(); ++c) round[c] += Time(prefixes[c], cmd, repo);
+    }
+    for (size_t c = 0; c < prefixes.size(); ++c) totals[c].push_back(round[c]);
+  }
+  return totals;
+}
+
+void MakeRepo(const std::string& repo, int files) {
+  for (int i = 0; i < files; ++i) {
+    WriteFile(repo + "/d" + std::to_string(i / 100) + "/f" + std::to_string(i % 100) + ".txt",
+              "file " + std::to_string(i) + "\n");
+  }
+  for (const std::vector<std::string>& c :
+       {std::vector<std::string>{"git", "init", "-q"},
+        {"git", "add", "-A"},
+        {"git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"}}) {
+    if (Run(c, repo) != 0) Die("git setup failed in " + repo);
+  }
+}
+
+}  // namespace
+}  // namespace srt::bench
+
+int main(int argc, char** argv) {
+  using namespace srt::bench;
+  SetProgramName("srt-serve-bench");
+  CatchStopSignals();
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help") PrintUsageAndExit(kUsage);
+    if (a == "--files") {
+      o.files = ParseCount(a, OptionValue(argc, argv, i), 1, 200000);
+    } else if (a == "--commands") {
+      o.commands = ParseCount(a, OptionValue(argc, argv, i), 4, 100000);
+    } else if (a == "--rounds") {
+      o.rounds = ParseCount(a, OptionValue(argc, argv, i), 1, 100);
+    } else if (a == "--srt") {
+      o.srt = OptionValue(argc, argv, i);
+    } else if (a == "--bwrap") {
+      o.bwrap = OptionValue(argc, argv, i);
+    } else if (a == "--workdir") {
+      o.workdir = OptionValue(argc, argv, i);
+    } else {
+      DieUnknownOption(a);
+    }
+  }
+  if (o.srt.empty()) o.srt = SelfDir() + "/srt";
+  if (o.bwrap.empty()) o.bwrap = FindInPath("bwrap");
+  if (!IsExecutableFile(o.srt)) Die("no srt at " + o.srt + " (--srt)");
+  if (o.bwrap.empty()) Die("no bwrap in PATH (--bwrap)");
+
+  const std::string scratch = CreateScratch(o.workdir, "srt-serve-bench");
+  // The socket's directory must be the user's alone; the scratch directory is (mkdtemp, 0700).
+  const std::string repo = scratch + "/repo";
+  const std::string settings = scratch + "/settings.json";
+  const std::string socket = scratch + "/serve.sock";
+  WriteFile(settings, R"({"filesystem": {"allowWrite": ["./repo"]}})");
+  std::printf("load average before: %s\n", LoadAverage().c_str());
+  std::printf("making a repository of %d files...\n", o.files);
+  std::fflush(stdout);
+  MakeRepo(repo, o.files);
+  const auto work = Workload(o.commands);
+
+  // Start the warm sandbox.
+  std::vector<char*> serve_argv;
+  std::vector<std::string> serve_args = {o.srt, "-s", settings, "--serve", socket};
+  for (std::string& s : serve_args) serve_argv.push_back(s.data());
+  serve_argv.push_back(nullptr);
+  pid_t serve = -1;
+  if (posix_spawn(&serve, o.srt.c_str(), nullptr, nullptr, serve_argv.data(), environ) != 0) {
+    Die("spawn srt --serve");
+  }
+  for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i) usleep(10000);
+  if (access(socket.c_str(), F_OK) != 0) Die("srt --serve made no socket");
+
+  const std::vector<std::string> bwrap = {o.bwrap,
+                                          "--ro-bind",
+                                          "/",
+                                          "/",
+                                          "--dev",
+                                          "/dev",
+                                          "--proc",
+                                          "/proc",
+                                          "--bind",
+                                          repo,
+                                          repo,
+                                          "--unshare-all",
+                                          "--die-with-parent",
+                                          "--new-session",
+                                          "--"};
+  const std::vector<std::string> srt = {o.srt, "-s", settings, "--"};
+  const std::vector<std::string> attach = {o.srt, "--attach", socket, "--"};
+  const char* names[] = {"bare", "bwrap", "srt (one sandbox each)", "srt --serve + --attach"};
+  const auto totals = Interleaved({{}, bwrap, srt, attach}, work, repo, o.rounds);
+  std::printf("\n%d commands (git status, ls, cat, python3 -c pass), %d files, median of %d:\n",
+              o.commands, o.files, o.rounds);
+  const double bare = Median(totals[0]);
+  for (size_t c = 0; c < totals.size(); ++c) {
+    const double s = Median(totals[c]);
+    std::printf("  %-26s %7.2f s  %5.2fx bare\n", names[c], s, s / bare);
+  }
+  // Per command: `true x` bare and attached, and `srt --version`: the attaching srt's own start
+  // (its loader and libraries), which every attached command pays before the warm sandbox is
+  // asked anything.
+  const std::vector<std::vector<std::string>> trues(static_cast<size_t>(o.commands), {"true", "x"});
+  std::vector<std::vector<double>> per;
+  {
+    std::vector<double> round(3, 0);
+    per.assign(3, {});
+    for (int r = 0; r < o.rounds; ++r) {
+      std::fill(round.begin(), round.end(), 0);
+      for (const auto& cmd : trues) {
+        round[0] += Time({}, cmd, repo);
+        round[1] += Time(attach, cmd, repo);
+        round[2] += Time({o.srt}, {"--version"}, repo);
+      }
+      for (size_t c = 0; c < 3; ++c) per[c].push_back(round[c]);
+    }
+  }
+  auto ms = [&](const std::vector<double>& v) { return Median(v) / o.commands * 1000; };
+  std::printf(
+      "\nper command, `true x`: bare %.3f ms, attached %.3f ms: %.3f ms of overhead,\n"
+      "  of which %.3f ms is starting the attaching srt (`srt --version` over bare `true`)\n"
+      "  and %.3f ms the warm sandbox (socket, srt --serve, srt-init's fork and exec)\n",
+      ms(per[0]), ms(per[1]), ms(per[1]) - ms(per[0]), ms(per[2]) - ms(per[0]),
+      ms(per[1]) - ms(per[2]));
+  std::printf("load average after: %s\n", LoadAverage().c_str());
+  kill(serve, SIGTERM);
+  int st = 0;
+  waitpid(serve, &st, 0);
+  if (access(socket.c_str(), F_OK) == 0) Die("srt --serve left its socket behind");
+  RemoveScratch();
+  return 0;
+}

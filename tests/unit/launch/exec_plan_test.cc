@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// A warm sandbox's exec plans (init_protocol/exec_plan.h) and its init plan's kTagServe: what
+// libsrt writes, decoded by the code srt-init and srt --serve run.
+#include "init_protocol/exec_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "launch/plan_writer.h"
+#include "plan.h"
+
+namespace srt {
+namespace {
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+struct Decoded {
+  wire::ExecPlan plan;
+  std::vector<const char*> argv, envp;
+};
+
+bool Decode(const std::string& bytes, Decoded& d) {
+  if (!wire::DecodeExecPlan(Bytes(bytes), bytes.size(), d.plan)) return false;
+  d.argv.resize(d.plan.argc + 1);
+  d.envp.resize(d.plan.envc + 1);
+  d.plan.argv = d.argv.data();
+  d.plan.envp = d.envp.data();
+  return wire::DecodeExecPlan(Bytes(bytes), bytes.size(), d.plan);
+}
+
+TEST(ExecPlanTest, RoundTrips) {
+  launch::ExecPlanSpec spec{{"sh", "-c", ""}, {"A=1", "B="}, "/w/d", 0b101, {}};
+  spec.reopens.push_back({1, 01, "/dev/null"});
+  Decoded d;
+  ASSERT_TRUE(Decode(launch::EncodeExecPlan(spec), d));
+  ASSERT_EQ(d.plan.argc, 3u);
+  EXPECT_STREQ(d.argv[0], "sh");
+  EXPECT_STREQ(d.argv[2], "");
+  EXPECT_EQ(d.argv[3], nullptr);
+  ASSERT_EQ(d.plan.envc, 2u);
+  EXPECT_STREQ(d.envp[1], "B=");
+  EXPECT_EQ(d.envp[2], nullptr);
+  EXPECT_STREQ(d.plan.cwd, "/w/d");
+  EXPECT_EQ(d.plan.terminal, 0b101u);
+  ASSERT_EQ(d.plan.reopen_count, 1u);
+  EXPECT_EQ(d.plan.reopens[0].fd, 1);
+}
+
+TEST(ExecPlanTest, RefusesWhatSrtInitMustNotRun) {
+  auto refused = [](launch::ExecPlanSpec spec) {
+    Decoded d;
+    return !Decode(launch::EncodeExecPlan(spec), d);
+  };
+  EXPECT_TRUE(refused({{}, {}, "/w", 0, {}})) << "no argv";
+  EXPECT_TRUE(refused({{""}, {}, "/w", 0, {}})) << "an empty command name";
+  EXPECT_TRUE(refused({{"true"}, {}, "", 0, {}})) << "no working directory";
+  EXPECT_TRUE(refused({{"true"}, {}, "rel", 0, {}})) << "a relative one";
+  EXPECT_TRUE(refused({{"true"}, {"NOEQUALS"}, "/w", 0, {}}));
+  EXPECT_TRUE(refused({{"true"}, {"=x"}, "/w", 0, {}}));
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 8, {}})) << "a terminal beyond 0-2";
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 0, {{3, 0, "/dev/null"}}})) << "a device above 2";
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 0, {{0, 0, "/etc/passwd"}}})) << "not a device";
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 0, {{0, 0100, "/dev/null"}}})) << "O_CREAT";
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 1, {{0, 0, "/dev/null"}}})) << "terminal and device";
+  EXPECT_TRUE(refused({{"true"}, {}, "/w", 0, {{0, 0, "/dev/null"}, {0, 0, "/dev/zero"}}}));
+}
+
+TEST(ExecPlanTest, RefusesTruncatedAndForeignRecords) {
+  std::string good = launch::EncodeExecPlan({{"true"}, {}, "/w", 0, {}});
+  Decoded d;
+  ASSERT_TRUE(Decode(good, d));
+  for (size_t cut = 0; cut < good.size(); ++cut) {
+    Decoded t;
+    EXPECT_FALSE(Decode(good.substr(0, cut), t)) << cut;
+  }
+  // An init plan's record (kTagStderrFd) has no place here.
+  std::string foreign = good;
+  foreign += std::string("\x02\x00\x00\x00\x04\x00\x00\x00\x02\x00\x00\x00", 12);
+  EXPECT_FALSE(Decode(foreign, d));
+}
+
+TEST(ExecPlanTest, AServingInitPlanHasNoCommand) {
+  launch::InitPlanSpec spec{8, {}, {}};
+  spec.serve = true;
+  std::string bytes = launch::EncodeInitPlan(spec);
+  init::InitPlan plan;
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_TRUE(plan.serve);
+  EXPECT_EQ(plan.argc, 0u);
+  // Without kTagServe an empty argv is refused, and with it an argv is.
+  launch::InitPlanSpec plain{8, {}, {}};
+  bytes = launch::EncodeInitPlan(plain);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  launch::InitPlanSpec both{8, {}, {"true"}};
+  both.serve = true;
+  bytes = launch::EncodeInitPlan(both);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+}
+
+}  // namespace
+}  // namespace srt
