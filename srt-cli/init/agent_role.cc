@@ -12,7 +12,9 @@
 //     writing on the command's behalf, and refuses the protected paths that do not exist yet
 //     and git's metadata - without leaving anything on the host;
 //  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
-//     srt itself was killed, because the agent outlives srt in its own session.
+//     srt itself was killed, because the agent outlives srt in its own session. The removal and
+//     the teardown of the sandbox's mounts are the last things done, by a child the agent leaves
+//     behind as it exits, so that srt does not wait for them (HandOverTeardown).
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
@@ -551,6 +553,61 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   return 0;
 }
 
+// Opens the mount namespace of the sandbox whose PID 1 `init_pidfd` is, or returns -1 (then the
+// last of the sandbox's processes to exit tears it down, as without this).
+long HoldMountNamespace(int init_pidfd) {
+  long pid = PidOfPidfd(init_pidfd);
+  long ns = Failed(pid) ? pid : OpenNs(pid, "mnt");
+  if (Failed(ns)) return -1;
+  // Read before the namespace was opened: if PID 1 is still alive, the pid was not reused.
+  if (!Alive(init_pidfd)) {
+    SRT_SYS(__NR_close, ns);
+    return -1;
+  }
+  return ns;
+}
+
+// Called once the sandbox and the guard are gone, with nothing left for the host but to drop
+// the sandbox's mount namespace (`mntns`, or -1) and remove the TMPDIR's empty directory on the
+// host (`tmp_name` in `tmp_parent`, or -1): each costs an RCU grace period in the kernel (the
+// namespace's mounts, and the TMPDIR's tmpfs detached from that directory), several ms on a
+// busy machine. Both are handed to a child that does them once the agent has exited, in that
+// order (the directory is no mount point any more by then), so that srt reaps the agent and
+// reports the command's status without waiting for either. The child runs nothing of the
+// sandbox's and holds nothing of srt's; it ignores every signal but SIGKILL (which leaves only
+// the empty directory, as killing the agent always did). Returns false if there is no such
+// child: the caller then does both itself.
+bool HandOverTeardown(long mntns, int tmp_parent, const char* tmp_name) {
+  if (mntns < 0) return false;
+  int lifeline[2] = {-1, -1};
+  long r = SRT_SYS(__NR_pipe2, lifeline, O_CLOEXEC);
+  // SIGCHLD: whoever inherits the child (init, or a subreaper) reaps it as any other.
+  long child = Failed(r) ? r : SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
+    SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // srt's socket above all: srt must not wait for this child.
+    int keep[3] = {static_cast<int>(mntns), lifeline[0], tmp_parent};
+    rt::CloseAllExcept(0, keep, 3);
+    char byte = 0;
+    while (SRT_SYS(__NR_read, lifeline[0], &byte, 1) == -EINTR) {
+    }
+    SRT_SYS(__NR_close, mntns);  // the last reference: the mounts are torn down here
+    if (tmp_parent >= 0) SRT_SYS(__NR_unlinkat, tmp_parent, tmp_name, AT_REMOVEDIR);
+    rt::Exit(0);
+  }
+  if (Failed(child)) {
+    if (!Failed(r)) {
+      SRT_SYS(__NR_close, lifeline[0]);
+      SRT_SYS(__NR_close, lifeline[1]);
+    }
+    return false;
+  }
+  // The write end closes as the agent exits.
+  SRT_SYS(__NR_close, lifeline[0]);
+  SRT_SYS(__NR_close, mntns);
+  return true;
+}
+
 // The guard's child, once JoinAndApply has put it in the sandbox's namespaces: waits for the
 // command's filter listener (srt relays it from PID 1) and serves it until the command and
 // everything it started are gone. Returns when there is nothing (more) to guard.
@@ -700,6 +757,10 @@ int RunAgent(int argc, char** argv) {
   // The host's /proc, for the guard (the pids it is told are the host's): opened before the
   // child joins the sandbox's mount namespace, where /proc is the sandbox's.
   long host_proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  // A reference to the sandbox's mount namespace, so that neither its PID 1 nor the guard is the
+  // last to leave it: tearing its mounts down (an RCU grace period, several ms on a busy machine)
+  // is then left to HandOverTeardown's child, after srt has the command's status.
+  long mntns = HoldMountNamespace(init_pidfd);
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
     if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) rt::Exit(1);
@@ -736,7 +797,12 @@ int RunAgent(int argc, char** argv) {
   int status = 0;
   while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
   }
-  remove_tmpdir();
+  if (HandOverTeardown(mntns, tmp_parent, tmp_name)) {
+    if (tmp_parent >= 0) SRT_SYS(__NR_close, tmp_parent);
+  } else {
+    if (mntns >= 0) SRT_SYS(__NR_close, mntns);
+    remove_tmpdir();
+  }
   return 0;
 }
 
