@@ -12,9 +12,9 @@
 //     writing on the command's behalf, and refuses the protected paths that do not exist yet
 //     and git's metadata - without leaving anything on the host;
 //  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
-//     srt itself was killed, because the agent outlives srt in its own session. The removal and
-//     the teardown of the sandbox's mounts are the last things done, by a child the agent leaves
-//     behind as it exits, so that srt does not wait for them (HandOverTeardown).
+//     srt itself was killed, because the agent outlives srt in its own session. The teardown
+//     of the sandbox's mounts is left to a child the agent leaves behind as it exits, so that
+//     srt does not wait for it (HandOverTeardown).
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
@@ -567,17 +567,15 @@ long HoldMountNamespace(int init_pidfd) {
   return ns;
 }
 
-// Called once the sandbox and the guard are gone, with nothing left for the host but to drop
-// the sandbox's mount namespace (`mntns`, or -1) and remove the TMPDIR's empty directory on the
-// host (`tmp_name` in `tmp_parent`, or -1): each costs an RCU grace period in the kernel (the
-// namespace's mounts, and the TMPDIR's tmpfs detached from that directory), several ms on a
-// busy machine. Both are handed to a child that does them once the agent has exited, in that
-// order (the directory is no mount point any more by then), so that srt reaps the agent and
-// reports the command's status without waiting for either. The child runs nothing of the
-// sandbox's and holds nothing of srt's; it ignores every signal but SIGKILL (which leaves only
-// the empty directory, as killing the agent always did). Returns false if there is no such
-// child: the caller then does both itself.
-bool HandOverTeardown(long mntns, int tmp_parent, const char* tmp_name) {
+// Called once the sandbox and the guard are gone and the TMPDIR removed, with nothing left for
+// the host but to drop the sandbox's mount namespace (`mntns`, or -1): the kernel then tears its
+// mounts down, one by one after an RCU grace period, several ms with a hundred write roots. That
+// is handed to a child that drops the namespace once the agent has exited, so that srt reaps
+// the agent and reports the command's status without waiting for it. The child runs nothing of
+// the sandbox's and holds nothing of srt's; it ignores every signal but SIGKILL, which ends it
+// the same way. Nothing can enter the namespace meanwhile: no process is left in it. Returns
+// false if there is no such child: the caller then drops the namespace itself.
+bool HandOverTeardown(long mntns) {
   if (mntns < 0) return false;
   int lifeline[2] = {-1, -1};
   long r = SRT_SYS(__NR_pipe2, lifeline, O_CLOEXEC);
@@ -586,14 +584,12 @@ bool HandOverTeardown(long mntns, int tmp_parent, const char* tmp_name) {
   if (child == 0) {
     SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
     // srt's socket above all: srt must not wait for this child.
-    int keep[3] = {static_cast<int>(mntns), lifeline[0], tmp_parent};
-    rt::CloseAllExcept(0, keep, 3);
+    int keep[2] = {static_cast<int>(mntns), lifeline[0]};
+    rt::CloseAllExcept(0, keep, 2);
     char byte = 0;
     while (SRT_SYS(__NR_read, lifeline[0], &byte, 1) == -EINTR) {
     }
-    SRT_SYS(__NR_close, mntns);  // the last reference: the mounts are torn down here
-    if (tmp_parent >= 0) SRT_SYS(__NR_unlinkat, tmp_parent, tmp_name, AT_REMOVEDIR);
-    rt::Exit(0);
+    rt::Exit(0);  // drops the last reference: the mounts are torn down here
   }
   if (Failed(child)) {
     if (!Failed(r)) {
@@ -797,12 +793,10 @@ int RunAgent(int argc, char** argv) {
   int status = 0;
   while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
   }
-  if (HandOverTeardown(mntns, tmp_parent, tmp_name)) {
-    if (tmp_parent >= 0) SRT_SYS(__NR_close, tmp_parent);
-  } else {
-    if (mntns >= 0) SRT_SYS(__NR_close, mntns);
-    remove_tmpdir();
-  }
+  // Before srt hears that the agent is done: the TMPDIR's tmpfs is detached from the directory
+  // in the namespace still held here (one RCU grace period), the directory removed.
+  remove_tmpdir();
+  if (!HandOverTeardown(mntns) && mntns >= 0) SRT_SYS(__NR_close, mntns);
   return 0;
 }
 

@@ -203,18 +203,20 @@ TEST_P(ProcessTest, BackgroundProcessesEndWithTheCommand) {
   EXPECT_TRUE(ProcessesMatching(marker + " 600").empty());
 }
 
-// The kernel's teardown of the sandbox's mounts, and the removal of the TMPDIR's directory
-// (which detaches its tmpfs), each wait for an RCU grace period: several ms on a busy machine,
-// which srt used to wait for before it exited. srt-agent now leaves both to a child that does
-// them once the agent is gone. Whatever outlives srt must be that child alone, reparented to
-// the nearest subreaper (this test), and once it has exited by itself nothing is left: no
-// TMPDIR. Before, srt waited for both and no process was left over to reparent.
+// The kernel's teardown of the sandbox's mounts (one by one after an RCU grace period: several
+// ms with a hundred write roots) is not on srt's exit path: srt-agent hands the last reference to
+// the namespace to a child that drops it once the agent is gone, and srt returns without waiting
+// for that. Whatever outlives srt must be that child alone: the TMPDIR is gone when srt returns,
+// and the child, reparented to the nearest subreaper (this test), exits by itself. Before, srt
+// waited for the teardown and no process was left over to reparent.
 TEST_P(ProcessTest, TheMountTeardownIsLeftToAChildThatOutlivesSrtAlone) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
   RunResult r = run().Srt(kWriteCwd, {"sh", "-c", ": > \"$TMPDIR/x\"; echo \"$TMPDIR\""});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::string tmpdir = r.out.substr(0, r.out.find('\n'));
   ASSERT_EQ(tmpdir.rfind("/tmp/srt-", 0), 0u) << r.out;
+  struct stat st {};
+  EXPECT_NE(lstat(tmpdir.c_str(), &st), 0) << tmpdir << " outlived srt";
   std::vector<int> statuses;
   EXPECT_TRUE(Eventually([&] {
     int status = 0;
@@ -227,8 +229,6 @@ TEST_P(ProcessTest, TheMountTeardownIsLeftToAChildThatOutlivesSrtAlone) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
   ASSERT_EQ(statuses.size(), 1u);
   EXPECT_TRUE(WIFEXITED(statuses[0]) && WEXITSTATUS(statuses[0]) == 0) << statuses[0];
-  struct stat st {};
-  EXPECT_NE(lstat(tmpdir.c_str(), &st), 0) << tmpdir << " outlived the sandbox";
 }
 
 // The sandbox's /proc is its own, but some of a procfs is the whole host's: the sysctls
