@@ -85,34 +85,20 @@ bool UnderManagedTree(std::string_view p) {
 
 // One walk for all: resolution lists the same directories for each `**` pattern and again for
 // the mandatory denies under each write root. With a glob in the settings, every listing is kept
-// (sorted by name) for the length of one resolution, and "what is NAME in a directory already
-// listed" is answered from it instead of another lstat. Held by the resolution alone; the
-// listings are bounded by the glob and walk limits.
+// for the length of one resolution and handed out again instead of listing the directory anew.
+// Only listings: an lstat is still made for every name asked about, since a directory that can
+// be listed need not be searchable (mode r--: the listing shows names lstat cannot reach).
+// Held by the resolution alone; the listings are bounded by the glob and walk limits.
 class ListingCache final : public FsView {
  public:
   explicit ListingCache(const FsView& fs) : fs_(fs) {}
 
-  FileType TypeOf(const std::string& p) const override {
-    const std::string_view name = path::Basename(p);
-    if (!name.empty() && name != "." && name != "..") {
-      if (auto it = listings_.find(std::string(path::Parent(p))); it != listings_.end()) {
-        const std::vector<DirEntry>& entries = it->second;
-        auto at = std::lower_bound(
-            entries.begin(), entries.end(), name,
-            [](const DirEntry& e, std::string_view n) { return std::string_view(e.name) < n; });
-        return at != entries.end() && at->name == name ? at->type : FileType::kMissing;
-      }
-    }
-    return fs_.TypeOf(p);
-  }
+  FileType TypeOf(const std::string& p) const override { return fs_.TypeOf(p); }
   Result<std::string> ReadLink(const std::string& p) const override { return fs_.ReadLink(p); }
   Result<std::vector<DirEntry>> List(const std::string& dir) const override {
     if (auto it = listings_.find(dir); it != listings_.end()) return it->second;
     Result<std::vector<DirEntry>> listed = fs_.List(dir);
-    if (!listed) return listed;
-    std::sort(listed->begin(), listed->end(),
-              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-    listings_.emplace(dir, *listed);
+    if (listed) listings_.emplace(dir, *listed);
     return listed;
   }
   Result<FileId> IdOf(const std::string& p) const override { return fs_.IdOf(p); }
