@@ -69,6 +69,7 @@ struct Options {
   std::string workdir = "/var/tmp";
   bool no_upstream = false;
   bool network = false;
+  bool empty_policy = false;     // --policy empty
   std::string command = "true";  // the shell command every contender runs
 };
 
@@ -91,6 +92,8 @@ constexpr std::string_view kUsage =
     "  --workdir DIR    where the scratch project is created (default /var/tmp; srt hides /tmp)\n"
     "  --network        allowedDomains [example.com]: srt runs its proxy (target <= 1.5x);\n"
     "                   adds \"srt, no network\" with the filesystem-only settings\n"
+    "  --policy NAME    developer (default: allowWrite [.], denyRead [~/.ssh, ~/.aws, **/.env],\n"
+    "                   denyWrite [./secrets.env, ./docs]) or empty (no filesystem rules)\n"
     "  --command SH     run this shell command instead of `true` (a workload: file creation\n"
     "                   for the write guard, output for the relay), in the scratch project\n";
 
@@ -126,6 +129,12 @@ Options ParseOptions(int argc, char** argv) {
       o.workdir = value();
     } else if (a == "--network") {
       o.network = true;
+    } else if (a == "--policy") {
+      const std::string name = value();
+      if (name != "empty" && name != "developer") {
+        srt::bench::Die("--policy: 'empty' or 'developer', not '" + name + "'");
+      }
+      o.empty_policy = name == "empty";
     } else if (a == "--command") {
       o.command = value();
     } else {
@@ -168,7 +177,7 @@ struct Scratch {
   std::string settings_no_network;  // --network only: settings without the allowed domain
 };
 
-Scratch MakeScratch(const std::string& workdir, bool network) {
+Scratch MakeScratch(const std::string& workdir, bool network, bool empty_policy) {
   const std::string tmpl = srt::bench::CreateScratch(workdir, "srt-bench");
   std::atexit(srt::bench::RemoveScratch);
   Scratch s{tmpl, tmpl + "/project", tmpl + "/home", tmpl + "/settings.json"};
@@ -191,18 +200,21 @@ Scratch MakeScratch(const std::string& workdir, bool network) {
   WriteFile(p + "/tests/test_main.c", "int main(void) { return 0; }\n");
   WriteFile(p + "/docs/design.md", "# design\n");
   WriteFile(p + "/secrets.env", "API_TOKEN=not-a-real-token\n");
+  WriteFile(p + "/.env", "DATABASE_URL=postgres://not-real\n");
+  WriteFile(p + "/src/.env", "DEBUG=1\n");
   WriteFile(s.home + "/.ssh/id_ed25519", "not a real key\n");
   WriteFile(s.home + "/.ssh/known_hosts", "example.com ssh-ed25519 AAAA\n");
   WriteFile(s.home + "/.aws/credentials", "[default]\naws_access_key_id = NOTAREALKEY\n");
   // Upstream refuses a settings file without "network"; empty lists mean "no network" for both.
-  auto settings = [](std::string_view allowed) {
-    return "{\n"
-           "  \"network\": {\"allowedDomains\": [" +
-           std::string(allowed) +
-           "], \"deniedDomains\": []},\n"
+  auto settings = [empty_policy](std::string_view allowed) {
+    const std::string net = "  \"network\": {\"allowedDomains\": [" + std::string(allowed) +
+                            "], \"deniedDomains\": []}";
+    if (empty_policy) return "{\n" + net + "\n}\n";
+    return "{\n" + net +
+           ",\n"
            "  \"filesystem\": {\n"
            "    \"allowWrite\": [\".\"],\n"
-           "    \"denyRead\": [\"~/.ssh\", \"~/.aws\"],\n"
+           "    \"denyRead\": [\"~/.ssh\", \"~/.aws\", \"**/.env\"],\n"
            "    \"denyWrite\": [\"./secrets.env\", \"./docs\"]\n"
            "  }\n"
            "}\n";
@@ -509,7 +521,7 @@ int main(int argc, char** argv) {
     upstream_note = "skipped (--no-upstream)";
   }
 
-  Scratch scratch = MakeScratch(opt.workdir, opt.network);
+  Scratch scratch = MakeScratch(opt.workdir, opt.network, opt.empty_policy);
   const double target_ratio = opt.network ? kTargetRatioNetwork : kTargetRatio;
   if (chdir(scratch.project.c_str()) != 0) Die(Errno("chdir '" + scratch.project + "'"));
   std::vector<std::string> env;
@@ -634,8 +646,10 @@ int main(int argc, char** argv) {
   std::printf(
       "  scratch   %s: project/ (git tree, sources, docs), home/ (.ssh, .aws), settings.json\n",
       scratch.root.c_str());
-  std::printf(
-      "  policy    allowWrite [.], denyRead [~/.ssh, ~/.aws], denyWrite [./secrets.env, ./docs]\n");
+  std::printf("  policy    %s\n",
+              opt.empty_policy ? "empty (no filesystem rules)"
+                               : "allowWrite [.], denyRead [~/.ssh, ~/.aws, **/.env], denyWrite "
+                                 "[./secrets.env, ./docs]");
   if (opt.network) {
     std::printf(
         "  network   allowedDomains [example.com]: srt starts its proxy thread and srt-init makes\n"

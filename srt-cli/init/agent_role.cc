@@ -14,7 +14,9 @@
 //     anything on the host; and a watcher puts back the covers of denied and masked files that
 //     the host replaces while the sandbox runs;
 //  4. make the private TMPDIR and remove it from the host once the sandbox is gone - also when
-//     srt itself was killed, because the agent outlives srt in its own session.
+//     srt itself was killed, because the agent outlives srt in its own session. The teardown
+//     of the sandbox's mounts is left to a child the agent leaves behind as it exits, so that
+//     srt does not wait for it (HandOverTeardown).
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
@@ -840,6 +842,57 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   return 0;
 }
 
+// Opens the mount namespace of the sandbox whose PID 1 `init_pidfd` is, or returns -1 (then the
+// last of the sandbox's processes to exit tears it down, as without this).
+long HoldMountNamespace(int init_pidfd) {
+  long pid = PidOfPidfd(init_pidfd);
+  long ns = Failed(pid) ? pid : OpenNs(pid, "mnt");
+  if (Failed(ns)) return -1;
+  // Read before the namespace was opened: if PID 1 is still alive, the pid was not reused.
+  if (!Alive(init_pidfd)) {
+    SRT_SYS(__NR_close, ns);
+    return -1;
+  }
+  return ns;
+}
+
+// Called once the sandbox and the guard are gone and the TMPDIR removed, with nothing left for
+// the host but to drop the sandbox's mount namespace (`mntns`, or -1): the kernel then tears its
+// mounts down, one by one after an RCU grace period, several ms with a hundred write roots. That
+// is handed to a child that drops the namespace once the agent has exited, so that srt reaps
+// the agent and reports the command's status without waiting for it. The child runs nothing of
+// the sandbox's and holds nothing of srt's; it ignores every signal but SIGKILL, which ends it
+// the same way. Nothing can enter the namespace meanwhile: no process is left in it. Returns
+// false if there is no such child: the caller then drops the namespace itself.
+bool HandOverTeardown(long mntns) {
+  if (mntns < 0) return false;
+  int lifeline[2] = {-1, -1};
+  long r = SRT_SYS(__NR_pipe2, lifeline, O_CLOEXEC);
+  // SIGCHLD: whoever inherits the child (init, or a subreaper) reaps it as any other.
+  long child = Failed(r) ? r : SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
+    SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // srt's socket above all: srt must not wait for this child.
+    int keep[2] = {static_cast<int>(mntns), lifeline[0]};
+    rt::CloseAllExcept(0, keep, 2);
+    char byte = 0;
+    while (SRT_SYS(__NR_read, lifeline[0], &byte, 1) == -EINTR) {
+    }
+    rt::Exit(0);  // drops the last reference: the mounts are torn down here
+  }
+  if (Failed(child)) {
+    if (!Failed(r)) {
+      SRT_SYS(__NR_close, lifeline[0]);
+      SRT_SYS(__NR_close, lifeline[1]);
+    }
+    return false;
+  }
+  // The write end closes as the agent exits.
+  SRT_SYS(__NR_close, lifeline[0]);
+  SRT_SYS(__NR_close, mntns);
+  return true;
+}
+
 // The guard's child, once JoinAndApply has put it in the sandbox's namespaces: waits for the
 // command's filter listener (srt relays it from PID 1) and serves it until the command and
 // everything it started are gone. Returns when there is nothing (more) to guard.
@@ -1000,6 +1053,10 @@ int RunAgent(int argc, char** argv) {
   // The host's /proc, for the guard (the pids it is told are the host's): opened before the
   // child joins the sandbox's mount namespace, where /proc is the sandbox's.
   long host_proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  // A reference to the sandbox's mount namespace, so that neither its PID 1 nor the guard is the
+  // last to leave it: tearing its mounts down (an RCU grace period, several ms on a busy machine)
+  // is then left to HandOverTeardown's child, after srt has the command's status.
+  long mntns = HoldMountNamespace(init_pidfd);
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
     if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) rt::Exit(1);
@@ -1036,7 +1093,10 @@ int RunAgent(int argc, char** argv) {
   int status = 0;
   while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
   }
+  // Before srt hears that the agent is done: the TMPDIR's tmpfs is detached from the directory
+  // in the namespace still held here (one RCU grace period), the directory removed.
   remove_tmpdir();
+  if (!HandOverTeardown(mntns) && mntns >= 0) SRT_SYS(__NR_close, mntns);
   return 0;
 }
 

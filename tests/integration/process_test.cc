@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -232,6 +234,34 @@ TEST_P(ProcessTest, BackgroundProcessesEndWithTheCommand) {
   RunResult r = run().Srt("{}", {"sh", "bg.sh"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(ProcessesMatching(marker + " 600").empty());
+}
+
+// The kernel's teardown of the sandbox's mounts (one by one after an RCU grace period: several
+// ms with a hundred write roots) is not on srt's exit path: srt-agent hands the last reference to
+// the namespace to a child that drops it once the agent is gone, and srt returns without waiting
+// for that. Whatever outlives srt must be that child alone: the TMPDIR is gone when srt returns,
+// and the child, reparented to the nearest subreaper (this test), exits by itself. Before, srt
+// waited for the teardown and no process was left over to reparent.
+TEST_P(ProcessTest, TheMountTeardownIsLeftToAChildThatOutlivesSrtAlone) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+  RunResult r = run().Srt(kWriteCwd, {"sh", "-c", ": > \"$TMPDIR/x\"; echo \"$TMPDIR\""});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string tmpdir = r.out.substr(0, r.out.find('\n'));
+  ASSERT_EQ(tmpdir.rfind("/tmp/srt-", 0), 0u) << r.out;
+  struct stat st {};
+  EXPECT_NE(lstat(tmpdir.c_str(), &st), 0) << tmpdir << " outlived srt";
+  std::vector<int> statuses;
+  EXPECT_TRUE(Eventually([&] {
+    int status = 0;
+    if (waitpid(-1, &status, WNOHANG) > 0) statuses.push_back(status);
+    return !statuses.empty();
+  }));
+  // Nothing else is left to reparent.
+  EXPECT_FALSE(Eventually([&] { return waitpid(-1, nullptr, WNOHANG) > 0; },
+                          std::chrono::milliseconds(300)));
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+  ASSERT_EQ(statuses.size(), 1u);
+  EXPECT_TRUE(WIFEXITED(statuses[0]) && WEXITSTATUS(statuses[0]) == 0) << statuses[0];
 }
 
 // The sandbox's /proc is its own, but some of a procfs is the whole host's: the sysctls

@@ -2,8 +2,9 @@
 // Bounded discovery of mandatory write denies under a write root.
 #include "policy/mandatory_deny.h"
 
+#include <array>
 #include <deque>
-#include <map>
+#include <iterator>
 
 #include "base/path.h"
 #include "base/strings.h"
@@ -13,6 +14,17 @@ namespace srt::policy {
 namespace {
 
 constexpr size_t kMaxGitFileBytes = 4096;
+
+// The names a directory's listing is searched for: the protected ones, .claude and .git.
+constexpr auto kWatched = [] {
+  std::array<std::string_view, std::size(kProtectedFiles) + std::size(kProtectedDirs) + 2> all{};
+  size_t n = 0;
+  for (std::string_view name : kProtectedFiles) all[n++] = name;
+  for (std::string_view name : kProtectedDirs) all[n++] = name;
+  all[n++] = ".claude";
+  all[n++] = ".git";
+  return all;
+}();
 
 class Scanner {
  public:
@@ -40,11 +52,21 @@ class Scanner {
       if (entries_ > options_.max_entries) {
         return TooLarge(std::to_string(options_.max_entries) + " entries");
       }
-      std::map<std::string_view, FileType> by_name;
-      for (const DirEntry& e : *listed) by_name.emplace(e.name, e.type);
+      // Only dot-names matter here: one pass over the listing picks them out (no index of every
+      // name, which cost more than the listing itself in a tree of thousands of directories).
+      std::array<FileType, kWatched.size()> watched;
+      watched.fill(FileType::kMissing);
+      for (const DirEntry& e : *listed) {
+        if (e.name.empty() || e.name[0] != '.') continue;
+        for (size_t i = 0; i < kWatched.size(); ++i) {
+          if (e.name == kWatched[i]) watched[i] = e.type;
+        }
+      }
       auto type_of = [&](std::string_view name) {
-        auto it = by_name.find(name);
-        return it == by_name.end() ? FileType::kMissing : it->second;
+        for (size_t i = 0; i < kWatched.size(); ++i) {
+          if (kWatched[i] == name) return watched[i];
+        }
+        return FileType::kMissing;
       };
       const bool at_root = level == 0;
 

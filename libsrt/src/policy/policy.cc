@@ -83,6 +83,44 @@ bool UnderManagedTree(std::string_view p) {
   return path::IsWithin(p, "/dev") || path::IsWithin(p, "/proc");
 }
 
+// One walk for all: resolution lists the same directories for each `**` pattern and again for
+// the mandatory denies under each write root. With a glob in the settings, every listing is kept
+// for the length of one resolution and handed out again instead of listing the directory anew.
+// Only listings: an lstat is still made for every name asked about, since a directory that can
+// be listed need not be searchable (mode r--: the listing shows names lstat cannot reach).
+// Held by the resolution alone; the listings are bounded by the glob and walk limits.
+class ListingCache final : public FsView {
+ public:
+  explicit ListingCache(const FsView& fs) : fs_(fs) {}
+
+  FileType TypeOf(const std::string& p) const override { return fs_.TypeOf(p); }
+  Result<std::string> ReadLink(const std::string& p) const override { return fs_.ReadLink(p); }
+  Result<std::vector<DirEntry>> List(const std::string& dir) const override {
+    if (auto it = listings_.find(dir); it != listings_.end()) return it->second;
+    Result<std::vector<DirEntry>> listed = fs_.List(dir);
+    if (listed) listings_.emplace(dir, *listed);
+    return listed;
+  }
+  Result<FileId> IdOf(const std::string& p) const override { return fs_.IdOf(p); }
+  Result<std::string> ReadSmallFile(const std::string& p, size_t max_bytes) const override {
+    return fs_.ReadSmallFile(p, max_bytes);
+  }
+  bool IsPlaceholder(const std::string& p) const override { return fs_.IsPlaceholder(p); }
+
+ private:
+  const FsView& fs_;
+  mutable std::unordered_map<std::string, std::vector<DirEntry>> listings_;
+};
+
+bool HasGlob(const FilesystemSettings& fss) {
+  for (const auto* list : {&fss.allow_write, &fss.deny_write, &fss.deny_read, &fss.allow_read}) {
+    for (const PathEntry& e : *list) {
+      if (!e.literal && HasGlobMeta(e.path)) return true;
+    }
+  }
+  return false;
+}
+
 class Resolver {
  public:
   Resolver(const Settings& settings, const Environment& env, const FsView& fs)
@@ -1027,7 +1065,9 @@ class Resolver {
 }  // namespace
 
 Result<Policy> ResolvePolicy(const Settings& settings, const Environment& env, const FsView& fs) {
-  return Resolver(settings, env, fs).Run();
+  if (!HasGlob(settings.filesystem)) return Resolver(settings, env, fs).Run();
+  const ListingCache cached(fs);
+  return Resolver(settings, env, cached).Run();
 }
 
 }  // namespace srt::policy

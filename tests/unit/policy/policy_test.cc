@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "base/path.h"
 #include "fake_fs_view.h"
 
@@ -207,6 +209,27 @@ TEST(PolicyTest, MandatoryDeniesUnderTheWriteRoot) {
       EXPECT_EQ(x.exists, x.path.starts_with("/w/.git/")) << x.path;
     }
   }
+}
+
+// `**` denies and the mandatory-deny walk of a write root cover the same directories: one
+// walk serves them all, each directory listed once (before, once per pattern and once more for
+// the mandatory denies), with the same result as separate walks.
+TEST(PolicyTest, GlobDeniesAndTheMandatoryWalkListEachDirectoryOnce) {
+  FakeFsView fs = Host();
+  fs.Add("/w/src/deep/.env.local", kFile);
+  Settings s = WithFs(
+      {.deny_read = Paths({"**/.env", "**/.env.local", "**/*.pem"}), .allow_write = Paths({"."})});
+  s.mandatory_deny_search_depth = 5;
+  Policy p = Resolve(s, fs);
+  std::map<std::string, int> lists;
+  for (const std::string& d : fs.ListCalls()) ++lists[d];
+  for (const auto& [dir, n] : lists) EXPECT_EQ(n, 1) << dir << " listed " << n << " times";
+  EXPECT_EQ(lists.count("/w/src/deep"), 1u);
+  std::vector<std::string> hidden;
+  for (const MountRule& m : p.mounts) {
+    if (m.view == View::kHiddenFile) hidden.push_back(m.path);
+  }
+  EXPECT_THAT(hidden, testing::IsSupersetOf({"/w/.env", "/w/src/.env", "/w/src/deep/.env.local"}));
 }
 
 TEST(PolicyTest, AllowGitConfigLeavesTheConfigWritable) {

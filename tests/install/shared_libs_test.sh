@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# srt starts once per sandboxed command: it loads no shared library that SRT_STATIC_LIBS links
+# from its static archive (re2, which would bring the shared libstdc++ too, c-ares, libnl,
+# libseccomp). Usage: shared_libs_test.sh PATH-TO-SRT
+set -euo pipefail
+srt=$1
+needed=$(readelf -d "$srt" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+echo "$srt needs: $(echo $needed)"
+bad=$(echo "$needed" | grep -E '^lib(stdc\+\+|re2|cares|nl-|seccomp)' || true)
+if [[ -n $bad ]]; then
+  echo "FAIL: srt loads $(echo $bad) at every start; link them from their static archives" >&2
+  exit 1
+fi
+echo "1 passed, 0 failed"
