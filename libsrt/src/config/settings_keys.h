@@ -44,7 +44,6 @@ inline constexpr SpecialKey kNetworkSpecialKeys[] = {
     {"allowMachLookup", KeyAction::kNoEffectOnLinux, {}},
     {"mitmProxy", KeyAction::kUnsupported, {}},
     {"filterRequest", KeyAction::kUnsupported, {}},
-    {"stripResponseHeaders", KeyAction::kUnsupported, {}},
     {"allowPlaintextHeaderSet", KeyAction::kUnsupported, {}},
     {"ambiguousRequestTarget", KeyAction::kUnsupported, {}},
 };
@@ -70,6 +69,7 @@ inline constexpr std::string_view kNetworkKeys[] = {"allowedDomains",
                                                     "parentProxy",
                                                     "refuseOpaqueTunnels",
                                                     "requireHostMatch",
+                                                    "stripResponseHeaders",
                                                     "transparentCapture",
                                                     "dnsServers",
                                                     "tlsTerminate"};
