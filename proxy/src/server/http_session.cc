@@ -363,6 +363,7 @@ class HttpSession final : public Session {
   // Asks the decider about request_ (allowed by the lists); the answer comes to Decided().
   bool AskDecider(bool has_body) {
     state_ = State::kDeciding;
+    edits_.reset();
     CancelTimeout();
     if (!SetClientInterest(client_backlog() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u)) {
       End();
@@ -597,8 +598,9 @@ class HttpSession final : public Session {
       // Header values are re-rendered, so a sentinel may have another length than its value.
       head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }
+    // edits_ stays until the next request is decided: a retry on a fresh upstream connection
+    // re-renders this head and must carry the same edits.
     head += EditedFields();
-    edits_.reset();
     if (up_via_parent_ && !up_parent_authorization_.empty()) {
       head += "Proxy-Authorization: " + up_parent_authorization_ + "\r\n";
     }
