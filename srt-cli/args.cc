@@ -187,6 +187,7 @@ std::string HelpText() {
        srt [OPTIONS] -c "SHELL COMMAND" [ARG0 [ARG...]]
        srt [OPTIONS] --serve SOCKET
        srt --attach SOCKET [-c] COMMAND [ARG...]
+       srt proxy --decider-fd FD --listen-fd FD [OPTIONS]
 
 Run a command in a sandbox: it may write only where the settings allow, cannot read what they
 hide, cannot open Unix sockets, and reaches the network only through srt's allowlist proxy.
@@ -223,6 +224,10 @@ Options:
   -V, --version        print the version
   -h, --help           print this help
   --                   end of options
+
+Subcommands:
+  proxy                the proxy alone, every request decided by an external decider
+                       ('srt proxy --help'); a command named proxy needs -c
 
 The limits use a cgroup of the sandbox's own (cgroup v2 with the controller delegated to srt's
 cgroup, or writable by srt; or the controller's v1 hierarchy); where the host cannot enforce one,

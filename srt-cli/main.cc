@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // `srt`: the command-line front end of libsrt. The only place in srt that prints to stderr,
 // exits, and catches exceptions.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,6 +29,8 @@
 #include "command_timeout.h"
 #include "control_channel.h"
 #include "denial_notices.h"
+#include "proxy/proxy_only.h"
+#include "proxy_args.h"
 #include "serve.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
@@ -93,6 +99,142 @@ bool FileExists(const std::string& path) {
   return access(path.c_str(), F_OK) == 0 || errno != ENOENT;
 }
 
+// `srt proxy`: exit 2 for bad arguments, 1 if it could not start, 0 once it stopped.
+constexpr int kProxyExitUsage = 2;
+constexpr int kProxyExitStartFailed = 1;
+
+// An inherited descriptor the caller named: it must be open; made CLOEXEC (nothing srt starts
+// inherits it).
+srt::Result<srt::UniqueFd> TakeFd(int fd, const std::string& flag) {
+  if (fd < 3 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+    return srt::MakeError(srt::Errc::kInvalidArgument,
+                          flag + " " + std::to_string(fd) +
+                              " is not an open descriptor above 2 (0-2 are stdin, stdout and "
+                              "stderr)");
+  }
+  return srt::UniqueFd(fd);
+}
+
+// Binds --listen's loopback address (port 0: any) and says where.
+srt::Result<srt::UniqueFd> Listen(const std::string& host, uint16_t port, std::string& where) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) {
+    return srt::MakeError(srt::Errc::kInvalidArgument, "--listen: cannot resolve " + host);
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, &freeaddrinfo);
+  srt::UniqueFd fd(socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return srt::SysError("socket");
+  const int one = 1;
+  (void)setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd.get(), found->ai_addr, found->ai_addrlen) != 0) return srt::SysError("bind " + host);
+  if (listen(fd.get(), 4096) != 0) return srt::SysError("listen");
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  (void)getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len);
+  char text[INET6_ADDRSTRLEN] = {};
+  uint16_t bound_port = 0;
+  if (bound.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&bound);
+    inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+    bound_port = ntohs(a->sin6_port);
+  } else {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&bound);
+    inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+    bound_port = ntohs(a->sin_port);
+  }
+  where = std::string(text) + ":" + std::to_string(bound_port);
+  return fd;
+}
+
+int RunProxy(const std::vector<std::string_view>& args) {
+  srt::Result<srt::cli::ProxyCliOptions> parsed = srt::cli::ParseProxyArgs(args);
+  if (!parsed) {
+    Print(parsed.error().message());
+    return kProxyExitUsage;
+  }
+  srt::cli::ProxyCliOptions& cli = *parsed;
+  if (cli.action == srt::cli::ProxyCliOptions::Action::kHelp) {
+    std::string help = srt::cli::ProxyHelpText();
+    (void)!write(STDOUT_FILENO, help.data(), help.size());
+    return 0;
+  }
+  if (cli.action == srt::cli::ProxyCliOptions::Action::kVersion) {
+    std::string version = "srt-proxy " + std::string(srt::Version()) + "\n";
+    (void)!write(STDOUT_FILENO, version.data(), version.size());
+    return 0;
+  }
+  if (!cli.warning.empty()) Print(cli.warning);
+  auto usage = [](const srt::Error& e) {
+    Print("srt proxy: " + e.message());
+    return kProxyExitUsage;
+  };
+  srt::proxy::ProxyOnlyOptions o;
+  if (cli.ca_fd) {
+    // Not yet: without TLS termination every CONNECT is refused, which is what a proxy without
+    // --ca-fd does; a CA given and not used would look like termination that is not there.
+    return usage(srt::MakeError(srt::Errc::kInvalidArgument,
+                                "--ca-fd: TLS termination is not supported by this srt proxy "
+                                "yet; leave it out (every CONNECT is then refused)"));
+  }
+  int decider_in = cli.decider_fd ? *cli.decider_fd : *cli.decider_in;
+  int decider_out = cli.decider_fd ? *cli.decider_fd : *cli.decider_out;
+  srt::Result<srt::UniqueFd> in =
+      TakeFd(decider_in, cli.decider_fd ? "--decider-fd" : "--decider-in");
+  if (!in) return usage(in.error());
+  o.decider_in = std::move(*in);
+  if (decider_out == decider_in) {
+    o.decider_out = srt::UniqueFd(fcntl(o.decider_in.get(), F_DUPFD_CLOEXEC, 3));
+    if (!o.decider_out) return usage(srt::SysError("dup the decider descriptor"));
+  } else {
+    srt::Result<srt::UniqueFd> out = TakeFd(decider_out, "--decider-out");
+    if (!out) return usage(out.error());
+    o.decider_out = std::move(*out);
+  }
+  if (cli.lifeline_fd) {
+    srt::Result<srt::UniqueFd> lifeline = TakeFd(*cli.lifeline_fd, "--lifeline-fd");
+    if (!lifeline) return usage(lifeline.error());
+    o.lifeline = std::move(*lifeline);
+  }
+  if (cli.listen_fd) {
+    srt::Result<srt::UniqueFd> listener = TakeFd(*cli.listen_fd, "--listen-fd");
+    if (!listener) return usage(listener.error());
+    o.listener = std::move(*listener);
+    o.listening_on = "fd " + std::to_string(*cli.listen_fd);
+  } else {
+    srt::Result<srt::UniqueFd> listener = Listen(*cli.listen_host, cli.listen_port, o.listening_on);
+    if (!listener) {
+      Print("srt proxy: stopped (start failed: " + listener.error().message() + ")");
+      return kProxyExitStartFailed;
+    }
+    o.listener = std::move(*listener);
+  }
+  sigset_t stop_set;
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGTERM);
+  sigaddset(&stop_set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
+  // Writes to a gone client or decider fail with EPIPE instead of killing srt.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, nullptr);
+  o.stop_signals = srt::UniqueFd(signalfd(-1, &stop_set, SFD_CLOEXEC | SFD_NONBLOCK));
+  o.strip_response_headers = cli.strip_response_headers;
+  o.plaintext_header_set = cli.plaintext_header_set;
+  o.debug = cli.debug || DebugFromEnvironment();
+  o.log = [](const std::string& line) { Print(line); };
+  srt::Result<std::string> stopped = srt::proxy::RunProxyOnly(std::move(o));
+  if (!stopped) {
+    Print("srt proxy: stopped (start failed: " + stopped.error().message() + ")");
+    return kProxyExitStartFailed;
+  }
+  Print("srt proxy: stopped (" + *stopped + ")");
+  return stopped->starts_with("start failed") ? kProxyExitStartFailed : 0;
+}
+
 int Run(int argc, char** argv) {
   // Before anything secret is read: srt holds what the sandbox must never see (masked
   // credentials' real values, a CA key, the proxy's per-run credentials). Non-dumpable, a crash
@@ -109,6 +251,10 @@ int Run(int argc, char** argv) {
     }
   }
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  // `srt proxy ...` is always the subcommand (a command named proxy needs -c).
+  if (!args.empty() && args[0] == "proxy") {
+    return RunProxy(std::vector<std::string_view>(args.begin() + 1, args.end()));
+  }
   srt::Result<srt::cli::CliOptions> parsed = srt::cli::ParseArgs(args);
   if (!parsed) return Fail(parsed.error().message());
   srt::cli::CliOptions& cli = *parsed;

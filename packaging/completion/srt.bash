@@ -7,8 +7,35 @@
 # COMPREPLY from compgen's lines (no word splitting or globbing of the names it found).
 _srt_reply() { mapfile -t COMPREPLY < <(compgen "$@"); }
 
+# `srt proxy ...`: the proxy subcommand's options; descriptors for the ones that take one.
+_srt_proxy() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+  local opts='--listen-fd --listen --listen-any-interface --decider-fd --decider-in --decider-out
+              --lifeline-fd --ca-fd --strip-response-header --plaintext-header-set -d --debug
+              --version -h --help'
+  COMPREPLY=()
+  case $prev in
+    --listen-fd | --decider-fd | --decider-in | --decider-out | --lifeline-fd | --ca-fd)
+      local fds=() fd
+      for fd in "/proc/$$/fd/"*; do
+        fd=${fd##*/}
+        ((fd > 2)) && fds+=("$fd")
+      done
+      _srt_reply -W "${fds[*]}" -- "$cur"
+      return
+      ;;
+    --listen) _srt_reply -W '127.0.0.1:0 [::1]:0 localhost:0' -- "$cur"; return ;;
+    --strip-response-header) return ;;
+  esac
+  _srt_reply -W "$opts" -- "$cur"
+}
+
 _srt() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+  if ((COMP_CWORD >= 2)) && [[ ${COMP_WORDS[1]} == proxy ]]; then
+    _srt_proxy
+    return
+  fi
   local opts='-c -s --settings -d --debug --pass-fd --log-file --log-fd --control-fd --memory --cpus
               --pids --timeout --serve --attach -V --version -h --help --'
   # --opt=value: bash splits at '=' (COMP_WORDBREAKS), so the option is two words back.
@@ -71,6 +98,8 @@ _srt() {
     _srt_reply -W "$opts" -- "$cur"
   else
     _srt_reply -c -- "$cur"
+    # The first word may also be the proxy subcommand.
+    ((COMP_CWORD == 1)) && [[ proxy == "$cur"* ]] && COMPREPLY+=(proxy)
   fi
 }
 complete -F _srt srt

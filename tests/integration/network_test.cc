@@ -831,6 +831,44 @@ TEST_P(NetworkTest, DeniedNameGetsSocksRep2) {
   EXPECT_EQ(One({{"protocol", "socks5"}, {"host", "denied.test"}})["reason"], kNotAllowed);
 }
 
+// --- Request filtering (network.refuseOpaqueTunnels, requireHostMatch) -------------------
+
+TEST_P(NetworkTest, RefuseOpaqueTunnelsRefusesConnectAndSocks5) {
+  json settings = DefaultSettings();
+  settings["network"]["refuseOpaqueTunnels"] = true;
+  RunResult r = Sh(kCurl + std::string("-p -o /dev/null -w '%{http_connect}\\n' ") +
+                       Origin("/tunnel") + "; echo rc=$?; " + kCurl + "-x \"$FTP_PROXY\" " +
+                       Origin("/socks") + "; echo rc=$?; " + kCurl + Origin("/plain"),
+                   settings);
+  // CONNECT: 403 (curl 56: the proxy refused the tunnel); SOCKS5: REP 1 (curl 97); plain HTTP
+  // is still served.
+  EXPECT_EQ(r.out, "403\nrc=56\nrc=97\norigin: GET /plain\n") << r.err;
+  EXPECT_EQ(One({{"protocol", "connect"}, {"host", "origin.test"}})["reason"],
+            "this proxy does not tunnel CONNECTs it cannot inspect (refuseOpaqueTunnels)");
+  EXPECT_EQ(One({{"protocol", "socks5"}, {"host", "origin.test"}})["reason"],
+            "refuseOpaqueTunnels");
+  for (const std::string& head : g_net->origin().requests()) {
+    EXPECT_FALSE(Contains(head, "/tunnel") || Contains(head, "/socks")) << head;
+  }
+}
+
+TEST_P(NetworkTest, RequireHostMatchClosesATunnelWhoseHostNamesAnotherHost) {
+  json settings = DefaultSettings();
+  settings["network"]["requireHostMatch"] = true;
+  // Through a CONNECT tunnel to the allowed origin, a request for another virtual host (as a
+  // front end shared by many names would serve it): the tunnel is closed before it reaches the
+  // origin. The same request naming the origin goes through.
+  RunResult r = Sh(kCurl + std::string("-p -H 'Host: denied.test' ") + Origin("/fronted") +
+                       "; echo rc=$?; " + kCurl + "-p " + Origin("/matching"),
+                   settings);
+  EXPECT_EQ(r.out, "rc=56\norigin: GET /matching\n") << r.err;  // 56: reset by the proxy
+  EXPECT_EQ(One({{"protocol", "connect"}, {"decision", "deny"}})["reason"],
+            "Host header does not match the request target (requireHostMatch)");
+  for (const std::string& head : g_net->origin().requests()) {
+    EXPECT_FALSE(Contains(head, "/fronted")) << head;
+  }
+}
+
 // --- Names and addresses that lead nowhere -----------------------------------------------
 
 TEST_P(NetworkTest, DeniedNameDoesNotResolve) {

@@ -55,6 +55,17 @@ for program in srt srt-poller; do
   echo "completion_test: all ${#options[@]} options of $program --help complete"
 done
 
+# `srt proxy`: every option of `srt proxy --help` completes after the subcommand, and the
+# subcommand itself completes as the first word.
+mapfile -t proxy_options < <("$bin/srt" proxy --help | grep -oE '^ +(-[a-z], )?--[a-z-]+' | grep -oE -- '--?[a-z-]+')
+((${#proxy_options[@]} >= 10)) || fail "srt proxy --help lists only: ${proxy_options[*]}"
+for o in "${proxy_options[@]}"; do
+  expect "$o" _srt srt proxy "-"
+  expect "$o" _srt srt proxy --listen-fd 3 "$o"
+done
+expect proxy _srt srt pro
+echo "completion_test: all ${#proxy_options[@]} options of srt proxy --help complete"
+
 # Option values.
 cd "$scratch"
 mkdir project && touch project/policy.json other.txt

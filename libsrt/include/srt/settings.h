@@ -71,6 +71,14 @@ struct NetworkSettings {
   std::optional<ParentProxySettings> parent_proxy;
   std::optional<TlsTerminateSettings> tls_terminate;
   std::optional<MitmProxySettings> mitm_proxy;  // never together with tls_terminate
+  // A tunnel whose first bytes name another host than its target (a TLS ClientHello's SNI, an
+  // HTTP request's Host) is refused: opaque CONNECT and SOCKS5 tunnels too, not only terminated
+  // ones and plain HTTP, where it is always on.
+  bool require_host_match = false;
+  // CONNECT tunnels srt does not terminate, and every SOCKS5 tunnel, are refused.
+  bool refuse_opaque_tunnels = false;
+  // Response header names dropped on plain HTTP and terminated tunnels, as written.
+  std::vector<std::string> strip_response_headers;
   // srt's own keys (upstream has neither):
   // Programs that ignore the proxy variables are still served: every address the sandbox
   // connects to lands on srt's proxy, and names resolve through srt's DNS stub.

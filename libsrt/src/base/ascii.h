@@ -57,6 +57,40 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// An HTTP field name as network.stripResponseHeaders matches it (upstream's rule): lower case,
+// with '_' and '.' read as '-'.
+inline std::string FoldHeaderName(std::string_view name) {
+  std::string out = ToLower(name);
+  for (char& c : out) {
+    if (c == '_' || c == '.') c = '-';
+  }
+  return out;
+}
+// RFC 9110 §5.6.2: tchar, the characters of a token (methods, field names, codings).
+inline constexpr bool IsTchar(uint8_t c) {
+  switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+      return true;
+    default:
+      return IsDigit(c) || IsAlpha(c);
+  }
+}
+inline constexpr bool IsTchar(char c) { return IsTchar(static_cast<uint8_t>(c)); }
+
 // A TCP/UDP port in decimal, 1-65535. The settings grammar (upstream's /^[1-9][0-9]{0,4}$/)
 // refuses leading zeros; the environment's (NO_PROXY) and a DNS server's "host:053" accept them.
 enum class LeadingZeros { kRefused, kAccepted };

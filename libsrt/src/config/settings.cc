@@ -531,15 +531,12 @@ class Decoder {
         SRT_ASSIGN_OR_RETURN(net.socks_proxy_port, Port(value));
       } else if (key == "parentProxy") {
         SRT_ASSIGN_OR_RETURN(net.parent_proxy, ParentProxy(value));
-      } else if (key == "refuseOpaqueTunnels" || key == "requireHostMatch") {
-        // Upstream's request filtering, which srt does not do yet: false is what srt does, and
-        // true must not be read and then not done.
-        SRT_ASSIGN_OR_RETURN(const bool on, Bool(value));
-        if (on) {
-          return Fail(
-              "true is not supported by this srt yet; remove it or set it to false (ignoring it "
-              "would weaken the sandbox)");
-        }
+      } else if (key == "refuseOpaqueTunnels") {
+        SRT_ASSIGN_OR_RETURN(net.refuse_opaque_tunnels, Bool(value));
+      } else if (key == "requireHostMatch") {
+        SRT_ASSIGN_OR_RETURN(net.require_host_match, Bool(value));
+      } else if (key == "stripResponseHeaders") {
+        SRT_ASSIGN_OR_RETURN(net.strip_response_headers, HeaderNames(value));
       } else if (key == "transparentCapture") {
         SRT_ASSIGN_OR_RETURN(net.transparent_capture, Bool(value));
       } else if (key == "dnsServers") {
@@ -770,6 +767,36 @@ class Decoder {
       return Fail(parsed.error().message());
     }
     return url;
+  }
+
+  // network.stripResponseHeaders: HTTP field names (RFC 9110 §5.1 tokens). The framing fields
+  // are refused: without them the client could not tell where a response ends.
+  Result<std::vector<std::string>> HeaderNames(const Json& j) {
+    if (!j.is_array()) {
+      return Expected("an array of header names", j);
+    }
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      PathScope scope(*this, i);
+      if (!j[i].is_string()) {
+        return Expected("a header name string", j[i]);
+      }
+      const std::string& name = j[i].get_ref<const std::string&>();
+      if (name.empty()) {
+        return Fail("expected a non-empty string, got an empty string");
+      }
+      if (!std::all_of(name.begin(), name.end(), [](char c) { return ascii::IsTchar(c); })) {
+        return Fail(strings::Quote(name) + " is not an HTTP header name");
+      }
+      const std::string folded = ascii::FoldHeaderName(name);
+      if (folded == "content-length" || folded == "transfer-encoding") {
+        return Fail(strings::Quote(name) +
+                    " frames the response and cannot be stripped (the client could not tell "
+                    "where the response ends)");
+      }
+      out.push_back(name);
+    }
+    return out;
   }
 
   // network.dnsServers: "ip", "ip:port", "[v6]" or "[v6]:port".

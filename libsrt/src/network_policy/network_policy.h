@@ -80,6 +80,14 @@ struct NetworkPolicy {
   std::optional<uint16_t> socks_proxy_port;
   std::optional<TlsTerminatePolicy> tls_terminate;
   std::optional<MitmProxyPolicy> mitm_proxy;
+  // network.requireHostMatch: opaque tunnels (CONNECT, SOCKS5) are peeked too, and refused when
+  // their first bytes name another host (plain HTTP and terminated tunnels always are).
+  bool require_host_match = false;
+  // network.refuseOpaqueTunnels: CONNECT tunnels that are not terminated, and all of SOCKS5.
+  bool refuse_opaque_tunnels = false;
+  // network.stripResponseHeaders, folded (FoldHeaderName): dropped from responses on plain HTTP
+  // and terminated tunnels.
+  std::vector<std::string> strip_response_headers;
   bool operator==(const NetworkPolicy&) const = default;
 };
 

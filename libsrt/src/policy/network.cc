@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/ascii.h"
 #include "base/strings.h"
 
 namespace srt::policy {
@@ -86,6 +87,11 @@ Result<NetworkPolicy> ResolveNetworkPolicy(const NetworkSettings& network,
     out.dns_servers.push_back(*server);
   }
   out.transparent_capture = network.transparent_capture;
+  out.require_host_match = network.require_host_match;
+  out.refuse_opaque_tunnels = network.refuse_opaque_tunnels;
+  for (const std::string& name : network.strip_response_headers) {
+    out.strip_response_headers.push_back(ascii::FoldHeaderName(name));
+  }
   out.http_proxy_port = network.http_proxy_port;
   out.socks_proxy_port = network.socks_proxy_port;
   if (network.tls_terminate) {

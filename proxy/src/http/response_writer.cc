@@ -103,4 +103,25 @@ std::string_view StatusPhrase(int status) {
   }
 }
 
+std::string WithoutFields(std::string_view head,
+                          const std::function<bool(std::string_view)>& drop) {
+  std::string out;
+  out.reserve(head.size());
+  size_t start = 0;
+  bool first = true;
+  while (start < head.size()) {
+    size_t end = head.find("\r\n", start);
+    end = end == std::string_view::npos ? head.size() : end + 2;
+    const std::string_view line = head.substr(start, end - start);
+    start = end;
+    if (!first) {
+      const size_t colon = line.find(':');
+      if (colon != std::string_view::npos && colon > 0 && drop(line.substr(0, colon))) continue;
+    }
+    first = false;
+    out += line;
+  }
+  return out;
+}
+
 }  // namespace srt::proxy::http

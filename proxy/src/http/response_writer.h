@@ -4,6 +4,7 @@
 // could read two ways.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,5 +29,11 @@ namespace srt::proxy::http {
 // The standard reason phrase of a status srt's proxy or srt-mcp sends ("Bad Request" for 400,
 // ...); "Error" for one neither sends.
 [[nodiscard]] std::string_view StatusPhrase(int status);
+
+// `head` (a whole head the parser accepted: CRLF lines, no obs-fold, ending in an empty line)
+// without the field lines whose name `drop` says yes to; the start line and the rest as they
+// were (network.stripResponseHeaders).
+[[nodiscard]] std::string WithoutFields(std::string_view head,
+                                        const std::function<bool(std::string_view)>& drop);
 
 }  // namespace srt::proxy::http

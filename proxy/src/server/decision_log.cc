@@ -159,7 +159,9 @@ std::string FormatDestination(const ConnectionRecord& r) {
 
 std::string FormatRecordText(const ConnectionRecord& r) {
   std::string out = r.allowed ? "allow " : "deny ";
-  out += ProtocolName(r.protocol);
+  const bool socks_tunnel_refused =
+      r.protocol == Protocol::kSocks5 && !r.allowed && r.reason == kRefuseOpaqueTunnelsReason;
+  out += socks_tunnel_refused ? std::string_view("socks-tunnel") : ProtocolName(r.protocol);
   out += " " + Authority(r);
   if (r.protocol == Protocol::kHttps) {
     out += " " + LogSafe(r.method) + " " + LogSafe(r.path);

@@ -65,6 +65,10 @@ struct ConnectionRecord {
   int status = 0;
 };
 
+// The reason of a SOCKS5 tunnel refused by network.refuseOpaqueTunnels; its text form is
+// upstream's violation line, "deny socks-tunnel host:port (refuseOpaqueTunnels)".
+inline constexpr std::string_view kRefuseOpaqueTunnelsReason = "refuseOpaqueTunnels";
+
 // Where records go; called on the proxy's loop thread, must not block for long.
 using RecordSink = std::function<void(const ConnectionRecord&)>;
 

@@ -16,10 +16,14 @@
 #include <optional>
 
 #include "base/system_text.h"
+#include "decider/protocol.h"
+#include "http/base64.h"
 #include "http/chunked_decoder.h"
 #include "http/head_parser.h"
 #include "http/response_writer.h"
 #include "inject/exchange.h"
+#include "server/decider_link.h"
+#include "server/host_match.h"
 #include "server/responses.h"
 #include "server/session.h"
 #include "server/upstream_pool.h"
@@ -69,7 +73,10 @@ class HttpSession final : public Session {
     upstream_handler_.session = this;
   }
 
-  ~HttpSession() override { DropUpstream(); }
+  ~HttpSession() override {
+    if (ask_id_ != 0 && server_.options().decider) server_.options().decider->Cancel(ask_id_);
+    DropUpstream();
+  }
 
   void Start() override {
     ArmTimeout(server_.options().handshake_timeout);
@@ -81,9 +88,11 @@ class HttpSession final : public Session {
     if (closing()) return ContinueClose();
     if ((events & EPOLLOUT) != 0 && !FlushClient()) return ClientGone();
     if ((events & EPOLLIN) != 0 && WantClientInput()) {
-      // Once the request is in, what follows can only be the next (pipelined) head.
+      // Once the request is in, what follows can only be the next (pipelined) head; while a
+      // body is read for the decider, at most the part it asked for.
       const size_t limit = state_ == State::kHead || req_done_ ? http::Limits{}.max_head_bytes + 1
-                                                               : in_.size() + kPumpBytes;
+                           : state_ == State::kBody           ? head_bytes_ + body_want_
+                                                              : in_.size() + kPumpBytes;
       switch (ReadClient(limit)) {
         case ReadStatus::kData:
         case ReadStatus::kFull:
@@ -98,6 +107,7 @@ class HttpSession final : public Session {
             client_eof_ = true;
             break;
           }
+          if (state_ == State::kBody) return Abort();  // the body the decider asked for, cut
           if (!req_done_) return FailExchange("client closed the connection mid-request");
           client_eof_ = true;
           break;
@@ -105,6 +115,7 @@ class HttpSession final : public Session {
           return ClientGone();
       }
       if (state_ == State::kHead) return ProcessHeads();
+      if (state_ == State::kBody) return CheckBody();
       if (state_ == State::kForwarding) {
         if (!PumpRequestBody()) return;
         if (!FlushUpstream()) return;
@@ -137,7 +148,7 @@ class HttpSession final : public Session {
 
  protected:
   void LogInFlight() override {
-    if (dial_ != 0) {
+    if (state_ == State::kDeciding || state_ == State::kBody || dial_ != 0) {
       record_.end = "shutdown";
       Record(record_);
     } else if (state_ == State::kForwarding) {
@@ -146,7 +157,8 @@ class HttpSession final : public Session {
   }
 
  private:
-  enum class State { kHead, kDialing, kForwarding };
+  // kDeciding: the decider is asked (`srt proxy`); kBody: it asked for the body, being read.
+  enum class State { kHead, kDeciding, kBody, kDialing, kForwarding };
 
   struct UpstreamHandler final : Handler {
     HttpSession* session = nullptr;
@@ -155,6 +167,7 @@ class HttpSession final : public Session {
 
   bool WantClientInput() const {
     if (state_ == State::kHead) return !client_eof_ && client_backlog() < kPumpBytes;
+    if (state_ == State::kBody) return !client_eof_ && in_.size() < head_bytes_ + body_want_;
     if (state_ == State::kForwarding) {
       // After the request, the client stays watched (a close is seen, and its interest does not
       // flip at every exchange); a pipelined head waits in in_, bounded like any head.
@@ -248,16 +261,54 @@ class HttpSession final : public Session {
     if (!decision.allowed) {
       record_.reason = decision.reason;
       Record(record_);
+      if (server_.options().decider) {
+        return Refuse(403, "host_not_allowed", kBlockedBody, has_body || connect);
+      }
       if (connect) {
         SendAndClose(HttpBlocked(true, decision.reason));
         return false;
       }
       return RefuseKeepingAlive(HttpBlocked(false, decision.reason), has_body);
     }
+    if (!connect && server_.options().require_host_match) {
+      // network.requireHostMatch (and `srt proxy`): the Host a client wrote must name the origin
+      // it asked for. Without it the Host is rewritten to the origin's own name (BeginForwarding),
+      // so another virtual host of a shared front end is not reached either way; this makes the
+      // client hear about it.
+      if (std::optional<std::string> why = HostMismatch()) {
+        record_.reason = *why;
+        Record(record_);
+        if (server_.options().decider) return Refuse(421, "misdirected", *why, has_body);
+        return RefuseKeepingAlive(HttpRefusedInTunnel(421, *why, false), has_body);
+      }
+    }
+    if (!connect && server_.options().decider) {
+      // The echo of TRACE/TRACK would hand back what an allow added (upstream refuses them too).
+      if (request_.method == "TRACE" || request_.method == "TRACK") {
+        record_.reason = "method refused";
+        Record(record_);
+        return Refuse(405, "method_refused", "TRACE and TRACK are refused", has_body);
+      }
+      record_.allowed = true;
+      return AskDecider(has_body);
+    }
     record_.allowed = true;
     if (connect) {
+      const bool terminates = server_.Terminates(*rules_, host_, request_.port);
+      if (server_.options().refuse_opaque_tunnels && !terminates) {
+        record_.allowed = false;
+        record_.reason =
+            "this proxy does not tunnel CONNECTs it cannot inspect (refuseOpaqueTunnels)";
+        Record(record_);
+        if (server_.options().decider) {
+          return Refuse(403, "opaque_tunnel",
+                        "this proxy does not tunnel CONNECTs it cannot inspect", true);
+        }
+        SendAndClose(HttpOpaqueTunnelRefused());
+        return false;
+      }
       in_.erase(0, head_bytes_);
-      if (server_.Terminates(*rules_, host_, request_.port)) {
+      if (terminates) {
         // network.tlsTerminate: the slot is taken before the first bytes are seen (as upstream),
         // so at the cap a CONNECT that would not carry TLS is refused too.
         tls_slot_ = server_.TakeTlsSlot(*rules_);
@@ -272,6 +323,12 @@ class HttpSession final : public Session {
       BeginDial(/*tunnel=*/true);
       return state_ == State::kDialing;
     }
+    return Forward();
+  }
+
+  // An allowed plain-HTTP request: over a kept upstream connection or a new one. false if the
+  // session ended.
+  bool Forward() {
     DropUpstream();
     UpstreamIdentity want;
     want.authority = FormatAuthority(host_, request_.port);
@@ -285,6 +342,177 @@ class HttpSession final : public Session {
     reused_upstream_ = false;
     BeginDial(/*tunnel=*/false);
     return state_ == State::kDialing;
+  }
+
+  // --- `srt proxy`: the decider ------------------------------------------------------------
+
+  // A refusal of the proxy's own with X-Deny-Reason: kept alive unless `close`. false if the
+  // session ended.
+  bool Refuse(int status, std::string_view mark, std::string_view body, bool close) {
+    const std::string response = HttpDenied(status, mark, body, close);
+    if (close || request_.ConnectionClose()) {
+      SendAndClose(response);
+      return false;
+    }
+    return RefuseKeepingAlive(response, false);
+  }
+
+  // Asks the decider about request_ (allowed by the lists); the answer comes to Decided().
+  bool AskDecider(bool has_body) {
+    state_ = State::kDeciding;
+    edits_.reset();
+    CancelTimeout();
+    if (!SetClientInterest(client_backlog() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u)) {
+      End();
+      return false;
+    }
+    decider::Request r;
+    r.method = request_.method;
+    r.host = host_.text;
+    r.port = request_.port;
+    const size_t q = request_.path.find('?');
+    r.path = request_.path.substr(0, q);
+    if (q != std::string::npos) r.query = request_.path.substr(q + 1);
+    for (const http::Header& h : request_.headers) {
+      if (ascii::EqualsIgnoreCase(h.name, "Host")) {
+        r.host_header = h.value;
+        continue;
+      }
+      if (IsHopByHopForUpstream(h.name)) continue;
+      r.headers.emplace_back(ascii::ToLower(h.name), h.value);
+    }
+    ask_id_ = server_.options().decider->Ask(
+        std::move(r), [this, has_body, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
+          if (!live.expired()) Decided(std::move(o), has_body);
+        });
+    return true;
+  }
+
+  void Decided(DeciderLink::Outcome outcome, bool has_body) {
+    using Kind = DeciderLink::Outcome::Kind;
+    const bool keep_id =
+        outcome.kind == Kind::kVerdict && outcome.verdict.action == decider::Action::kNeedBody;
+    if (!keep_id) ask_id_ = 0;
+    const bool reading = state_ == State::kBody;
+    auto refuse = [&](int status, std::string_view mark, const std::string& why) {
+      record_.allowed = false;
+      record_.reason = why;
+      Record(record_);
+      state_ = State::kHead;
+      if (Refuse(status, mark, why, has_body || reading)) ProcessHeads();
+    };
+    if (outcome.kind == Kind::kUnavailable)
+      return refuse(503, "decider_unavailable", outcome.reason);
+    if (outcome.kind == Kind::kBadRequest) return refuse(400, "bad_request", outcome.reason);
+    decider::Verdict& v = outcome.verdict;
+    switch (v.action) {
+      case decider::Action::kDeny:
+        return refuse(v.status, "decider",
+                      v.reason.empty() ? "request denied by the decider" : v.reason);
+      case decider::Action::kNeedBody:
+        return StartBody(v.max);
+      case decider::Action::kAllow:
+        break;
+    }
+    if ((!v.set_headers.empty() || !v.cred.empty()) && !server_.options().plaintext_header_set) {
+      return refuse(403, "plaintext_header_set", std::string(kPlaintextHeaderSetBody));
+    }
+    edits_ = std::move(v);
+    state_ = State::kHead;
+    if (Forward() && state_ != State::kDialing && !UpdateInterest()) End();
+  }
+
+  // need_body: the body (at most `max` bytes of it) is read, then shown to the decider.
+  void StartBody(uint32_t max) {
+    const http::Framing framing = http::BodyFraming(request_);
+    if (framing.kind == http::Framing::Kind::kChunked) {
+      server_.options().decider->Cancel(ask_id_);
+      ask_id_ = 0;
+      return Decided({DeciderLink::Outcome::Kind::kUnavailable,
+                      {},
+                      "request decider: a chunked request body is not shown to the decider"},
+                     true);
+    }
+    body_length_ = framing.kind == http::Framing::Kind::kContentLength ? framing.length : 0;
+    body_want_ = static_cast<size_t>(std::min<uint64_t>(body_length_, max));
+    state_ = State::kBody;
+    ArmTimeout(kIdleTimeout);
+    CheckBody();
+  }
+
+  void CheckBody() {
+    if (in_.size() < head_bytes_ + body_want_) {
+      if (!UpdateInterest()) End();
+      return;
+    }
+    state_ = State::kDeciding;
+    CancelTimeout();
+    if (!SetClientInterest(0)) return End();
+    server_.options().decider->SendBody(
+        ask_id_, std::string_view(in_).substr(head_bytes_, body_want_), body_length_ > body_want_,
+        [this, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
+          if (live.expired()) return;
+          if (o.kind == DeciderLink::Outcome::Kind::kVerdict &&
+              o.verdict.action == decider::Action::kNeedBody) {
+            o = {DeciderLink::Outcome::Kind::kUnavailable,
+                 {},
+                 "request decider: a second need_body"};
+          }
+          Decided(std::move(o), true);
+        });
+  }
+
+  // Whether an allow's edits drop the client's field `name`: removed, set anew, or (a credential)
+  // one of the credential fields.
+  bool EditsDrop(std::string_view name) const {
+    if (!edits_) return false;
+    const std::string folded = ascii::FoldHeaderName(name);
+    for (const std::string& r : edits_->remove_headers) {
+      if (ascii::FoldHeaderName(r) == folded) return true;
+    }
+    for (const auto& [set, values] : edits_->set_headers) {
+      if (ascii::FoldHeaderName(set) == folded) return true;
+    }
+    if (!edits_->cred.empty()) {
+      for (std::string_view c : decider::kCredentialHeaders) {
+        if (c == folded) return true;
+      }
+    }
+    return false;
+  }
+
+  // The fields an allow adds: its setHeaders, then its credential (Bearer, or for class "github"
+  // to github.com, Basic x-access-token:<value> as git's transport expects).
+  std::string EditedFields() const {
+    if (!edits_) return "";
+    std::string out;
+    for (const auto& [name, values] : edits_->set_headers) {
+      for (const std::string& v : values) out += name + ": " + v + "\r\n";
+    }
+    if (!edits_->cred.empty()) {
+      if (edits_->cred == "github" && host_.text == "github.com") {
+        out += "authorization: Basic " +
+               http::EncodeBase64("x-access-token:" + edits_->credential) + "\r\n";
+      } else {
+        out += "authorization: Bearer " + edits_->credential + "\r\n";
+      }
+    }
+    return out;
+  }
+
+  // Why the absolute-form request's Host fields do not name its target (one field, naming the
+  // same host and port, the port left out only for 80); nullopt if they do or there is none.
+  std::optional<std::string> HostMismatch() const {
+    const http::Header* host = nullptr;
+    for (const http::Header& h : request_.headers) {
+      if (!ascii::EqualsIgnoreCase(h.name, "Host")) continue;
+      if (host != nullptr) return "more than one Host header";
+      host = &h;
+    }
+    if (host == nullptr || HostHeaderNames(host->value, host_, request_.port, 80)) {
+      return std::nullopt;
+    }
+    return "Host header does not match the request target";
   }
 
   // Answers a refused request and keeps the connection for the next one, unless the request
@@ -316,6 +544,11 @@ class HttpSession final : public Session {
     NoteDial(record_, outcome);
     if (!outcome.ok()) {
       Record(record_);
+      if (server_.options().decider && outcome.failure == DialFailure::kBlocked) {
+        (void)Refuse(403, "address_not_allowed",
+                     "Connection to " + host_.text + " blocked: " + outcome.error, true);
+        return;
+      }
       return SendAndClose(outcome.failure == DialFailure::kBlocked
                               ? HttpResolvedBlocked(tunnel, host_.text, outcome.error)
                               : HttpBadGateway(tunnel));
@@ -323,7 +556,8 @@ class HttpSession final : public Session {
     if (tunnel && tls_slot_) return HandOverToTermination(std::move(outcome));
     if (tunnel) {
       std::string to_client = http::FormatConnectEstablished() + outcome.leftover;
-      return StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
+      return StartOpaqueTunnel(std::move(outcome.fd), to_client, std::move(record_), host_,
+                               request_.port);
     }
     UpstreamIdentity identity;
     identity.authority = FormatAuthority(host_, request_.port);
@@ -362,10 +596,13 @@ class HttpSession final : public Session {
     head += "Host: " + HostHeader(host_, request_.port) + "\r\n";
     StartInjection();
     for (const http::Header& h : request_.headers) {
-      if (IsHopByHopForUpstream(h.name)) continue;
+      if (IsHopByHopForUpstream(h.name) || EditsDrop(h.name)) continue;
       // Header values are re-rendered, so a sentinel may have another length than its value.
       head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }
+    // edits_ stays until the next request is decided: a retry on a fresh upstream connection
+    // re-renders this head and must carry the same edits.
+    head += EditedFields();
     if (up.via_parent && !up.parent_authorization.empty()) {
       head += "Proxy-Authorization: " + up.parent_authorization + "\r\n";
     }
@@ -490,13 +727,18 @@ class HttpSession final : public Session {
       }
       resp_resume_ = 0;
       if (head.status == ParseStatus::kError) return UpstreamFailed("bad response: " + head.error);
+      std::string out;
       if (inject_) {
-        std::string out;
         inject_->ResponseHead(std::string_view(resp_in_).substr(0, head.consumed), out);
-        QueueClient(out);
       } else {
-        QueueClient(std::string_view(resp_in_).substr(0, head.consumed));
+        out.assign(resp_in_, 0, head.consumed);
       }
+      if (!server_.options().strip_response_headers.empty()) {
+        out = http::WithoutFields(out, [this](std::string_view name) {
+          return server_.options().StripsResponseHeader(name);
+        });
+      }
+      QueueClient(out);
       resp_in_.erase(0, head.consumed);
       bytes_down_ += head.consumed;
       resp_forwarded_ = true;
@@ -677,6 +919,15 @@ class HttpSession final : public Session {
 
   State state_ = State::kHead;
   size_t resume_ = 0;
+  // `srt proxy`: the request the decider is asked about (0: none), the body it asked for, and
+  // the allow's header edits for the request about to be forwarded.
+  uint64_t ask_id_ = 0;
+  // The decider link may answer after this session ended (a queued "unavailable"): its
+  // callbacks hold this weakly and do nothing once it is gone.
+  std::shared_ptr<int> live_ = std::make_shared<int>(0);
+  uint64_t body_length_ = 0;
+  size_t body_want_ = 0;
+  std::optional<decider::Verdict> edits_;
   std::unique_ptr<TlsTunnelSlot> tls_slot_;  // a CONNECT to be TLS-terminated
   bool client_eof_ = false;
 

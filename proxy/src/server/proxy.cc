@@ -65,6 +65,9 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
     // rewriter of its own.
     if (!options.rewriter) options.rewriter = CredentialRewriterFactory(options.injector);
   }
+  options.require_host_match = policy.require_host_match;
+  options.refuse_opaque_tunnels = policy.refuse_opaque_tunnels;
+  options.strip_response_headers = policy.strip_response_headers;
   if (config.on_event) {
     options.on_record = [sink = std::move(config.on_event),
                          id = config.sandbox_id](const ConnectionRecord& r) {

@@ -13,6 +13,7 @@
 #include "filter/domain_matcher.h"
 #include "server/dialer.h"
 #include "server/session.h"
+#include "wire/ascii.h"
 
 namespace srt::proxy {
 namespace {
@@ -130,6 +131,13 @@ Result<void> ProxyServer::AddDnsSocket(UniqueFd socket, bool tcp) {
 void ProxyServer::UpdateRules(std::shared_ptr<const NetworkRules> rules) {
   loop_.AssertInLoopThread();
   if (rules) rules_ = std::move(rules);
+}
+
+bool ProxyOptions::StripsResponseHeader(std::string_view name) const {
+  if (strip_response_headers.empty()) return false;
+  const std::string folded = ascii::FoldHeaderName(name);
+  return std::find(strip_response_headers.begin(), strip_response_headers.end(), folded) !=
+         strip_response_headers.end();
 }
 
 bool ProxyServer::Authorized(std::string_view user, std::string_view password) const {

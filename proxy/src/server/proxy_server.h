@@ -54,6 +54,7 @@
 namespace srt::proxy {
 
 class DnsStub;
+class DeciderLink;
 class Dialer;
 class Session;
 namespace mitm {
@@ -105,6 +106,25 @@ struct ProxyOptions {
   // (server/upstream_pool.h): at most per_client each, max_total for the whole server, each
   // closed after idle_timeout.
   UpstreamPool::Limits upstream_pool;
+  // network.requireHostMatch: an opaque tunnel's first bytes are peeked (server/host_match.h,
+  // within handshake_timeout) and must not name another host. Plain HTTP and terminated
+  // tunnels check Host (and SNI) whatever this says.
+  bool require_host_match = false;
+  // network.refuseOpaqueTunnels: a CONNECT that is not TLS-terminated (or carries no TLS) and
+  // every SOCKS5 tunnel are refused.
+  bool refuse_opaque_tunnels = false;
+  // network.stripResponseHeaders, folded (ascii::FoldHeaderName): dropped from responses on
+  // plain HTTP and terminated tunnels.
+  std::vector<std::string> strip_response_headers;
+  // `srt proxy`: every plain-HTTP request is decided by this decider (server/decider_link.h)
+  // before it is forwarded, and the proxy's own refusals say why in X-Deny-Reason. Not owned;
+  // outlives the server. Null: none.
+  DeciderLink* decider = nullptr;
+  // With a decider: an allow that sets headers (or places a credential) is honoured on plain
+  // HTTP too (cleartext); else such a request is refused 403.
+  bool plaintext_header_set = false;
+  // True if `name` (a response field name) is one of strip_response_headers.
+  [[nodiscard]] bool StripsResponseHeader(std::string_view name) const;
 };
 
 // A slot of TlsTunnelRules::max_tunnels, held by a terminated tunnel from its CONNECT to its

@@ -36,6 +36,21 @@ std::string HttpRefusedInTunnel(int status, std::string_view reason, bool close)
                               std::string(reason) + "\n");
 }
 
+std::string HttpOpaqueTunnelRefused() {
+  return http::FormatResponse(
+      403, http::StatusPhrase(403),
+      {{"Content-Type", "text/plain"}, {"X-Proxy-Error", "blocked-by-sandbox-runtime"}},
+      "this proxy does not tunnel CONNECTs it cannot inspect");
+}
+
+std::string HttpDenied(int status, std::string_view mark, std::string_view body, bool close) {
+  std::vector<std::pair<std::string, std::string>> headers = {{"Content-Type", "text/plain"},
+                                                              {"X-Deny-Reason", std::string(mark)}};
+  if (close) headers.emplace_back("Connection", "close");
+  return http::FormatResponse(status, http::StatusPhrase(status), headers,
+                              std::string(body) + "\n");
+}
+
 std::string HttpProxyAuthRequired() {
   return http::FormatResponse(407, http::StatusPhrase(407),
                               {{"Proxy-Authenticate", "Basic realm=\"srt\""}}, "");

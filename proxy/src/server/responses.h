@@ -28,6 +28,19 @@ inline constexpr std::string_view kBlockedBody = "Connection blocked by network 
 // X-Proxy-Error: blocked-by-sandbox-runtime, body "<reason>\n" (upstream's respondDenied);
 // `close` adds Connection: close.
 [[nodiscard]] std::string HttpRefusedInTunnel(int status, std::string_view reason, bool close);
+// A CONNECT refused by network.refuseOpaqueTunnels (upstream's bytes): 403 Forbidden,
+// text/plain, X-Proxy-Error: blocked-by-sandbox-runtime, body "this proxy does not tunnel
+// CONNECTs it cannot inspect".
+[[nodiscard]] std::string HttpOpaqueTunnelRefused();
+// `srt proxy`'s refusals: "<status> <standard phrase>", text/plain, X-Deny-Reason: <mark>
+// (host_not_allowed, decider, decider_unavailable, bad_request, misdirected, ...), body
+// "<body>\n"; `close` adds Connection: close.
+[[nodiscard]] std::string HttpDenied(int status, std::string_view mark, std::string_view body,
+                                     bool close);
+// The body of a plain-HTTP allow that sets headers while plaintext header sets are off.
+inline constexpr std::string_view kPlaintextHeaderSetBody =
+    "the allow decision sets headers, and headers are not set on plain-HTTP requests unless "
+    "plaintext header sets are enabled; nothing was forwarded";
 // 407 with Proxy-Authenticate: Basic realm="srt" and an empty body.
 [[nodiscard]] std::string HttpProxyAuthRequired();
 // A failed dial: CONNECT gets exactly "HTTP/1.1 502 Bad Gateway\r\n\r\n", plain HTTP a

@@ -200,6 +200,24 @@ void Session::HandOverToTermination(DialOutcome outcome, std::string_view to_cli
   next.Start();
 }
 
+void Session::StartOpaqueTunnel(UniqueFd upstream, const std::string& to_client,
+                                ConnectionRecord record, const Host& host, uint16_t port) {
+  if (!server_.options().require_host_match) {
+    return StartTunnel(std::move(upstream), std::move(in_), to_client, std::move(record));
+  }
+  std::string out = TakeClientBacklog() + to_client;  // before the client leaves
+  PeekedTunnel tunnel{ReleaseClient(),
+                      std::move(in_),
+                      std::move(out),
+                      std::move(upstream),
+                      std::move(record),
+                      host,
+                      port};
+  Session& next = server_.Adopt(MakePeekSession(server_, std::move(tunnel)));
+  End();  // destroys *this: nothing of it is used below
+  next.Start();
+}
+
 void Session::StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,
                           ConnectionRecord record) {
   CancelTimeout();

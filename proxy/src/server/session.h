@@ -75,6 +75,13 @@ class Session : public Handler {
   // gets bytes, duration and end, and is logged when the tunnel ends. Ends the session then.
   void StartTunnel(UniqueFd upstream, std::string to_upstream, const std::string& to_client,
                    ConnectionRecord record);
+  // An opaque tunnel (an allowed, dialed CONNECT or SOCKS5 request that is not terminated):
+  // StartTunnel(upstream, in_, to_client, record) at once, or, under network.requireHostMatch,
+  // once the client's first bytes name no other host than `host` (server/host_match.h): a
+  // hand-over to a session that sends `to_client`, reads those bytes (bounded by
+  // kMaxTunnelPeekBytes and the handshake timeout) and then relays or closes. Ends this session.
+  void StartOpaqueTunnel(UniqueFd upstream, const std::string& to_client, ConnectionRecord record,
+                         const Host& host, uint16_t port);
   // network.tlsTerminate: hands the client, the dialed origin and what was read so far to a
   // TLS-terminating session (terminated_session.h), which takes over; this session ends.
   // `to_client`: what the client gets first (a CONNECT's 200, a SOCKS reply), after anything
@@ -132,6 +139,17 @@ class Session : public Handler {
 // 127.0.0.1:`host_port`.
 [[nodiscard]] std::unique_ptr<Session> MakeForwardSession(ProxyServer& server, UniqueFd client,
                                                           uint16_t host_port);
+// An opaque tunnel waiting for its client's first bytes (Session::StartOpaqueTunnel).
+struct PeekedTunnel {
+  UniqueFd client;
+  std::string client_in;    // bytes the client sent after its request
+  std::string client_out;   // for the client first: its backlog, then the CONNECT/SOCKS reply
+  UniqueFd upstream;        // dialed
+  ConnectionRecord record;  // the request's (decision, address)
+  Host host;                // canonical target
+  uint16_t port = 0;
+};
+[[nodiscard]] std::unique_ptr<Session> MakePeekSession(ProxyServer& server, PeekedTunnel tunnel);
 [[nodiscard]] std::unique_ptr<Session> MakeCaptureSession(ProxyServer& server, UniqueFd client,
                                                           Endpoint destination);
 

@@ -158,6 +158,12 @@ class Socks5Session final : public Session {
       Record(record_);
       return SendAndClose(AsText(socks5::Reply(socks5::kReplyCommandNotSupported)));
     }
+    if (server_.options().refuse_opaque_tunnels) {
+      // Every SOCKS5 tunnel is opaque to the proxy (upstream: REP 1, general failure).
+      record_.reason = std::string(kRefuseOpaqueTunnelsReason);
+      Record(record_);
+      return SendAndClose(AsText(socks5::Reply(socks5::kReplyGeneralFailure)));
+    }
     Result<Host> host = request.address ? Result<Host>(HostFromAddress(*request.address))
                                         : CanonicalizeHost(request.host);
     if (!host) {
@@ -209,7 +215,7 @@ class Socks5Session final : public Session {
                                    std::move(rules_), std::move(tls_slot_));
     }
     to_client += outcome.leftover;
-    StartTunnel(std::move(outcome.fd), std::move(in_), to_client, std::move(record_));
+    StartOpaqueTunnel(std::move(outcome.fd), to_client, std::move(record_), host_, port_);
   }
 
   // REP 2, or on port 22 what ssh shows the user.

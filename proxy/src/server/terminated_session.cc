@@ -224,10 +224,19 @@ class TerminatedSession final : public Session {
       return true;
     }
     if (in_[0] != kTlsHandshakeRecord) {
-      // Not TLS: an opaque tunnel, as without termination; the slot is free again.
+      // Not TLS: an opaque tunnel, as without termination; the slot is free again. Refused
+      // under network.refuseOpaqueTunnels (upstream closes it too: the 200 is out already).
       slot_.reset();
+      if (server_.options().refuse_opaque_tunnels) {
+        tunnel_record_.allowed = false;
+        tunnel_record_.reason =
+            "tunnel carries no TLS and cannot be inspected (refuseOpaqueTunnels)";
+        Record(tunnel_record_);
+        Abort();
+        return false;
+      }
       UniqueFd up = std::move(up_);
-      StartTunnel(std::move(up), std::move(in_), up_leftover_, std::move(tunnel_record_));
+      StartOpaqueTunnel(std::move(up), up_leftover_, std::move(tunnel_record_), host_, port_);
       return false;
     }
     const auto* bytes = reinterpret_cast<const uint8_t*>(in_.data());
@@ -702,6 +711,11 @@ class TerminatedSession final : public Session {
       // Every head, interim and 101 ones included, whole (reason phrase, names, the fields the
       // rewriter may not touch): no masked credential's real value reaches the client in it.
       bytes = server_.Scrub(bytes);
+      if (!server_.options().strip_response_headers.empty()) {
+        bytes = http::WithoutFields(bytes, [this](std::string_view name) {
+          return server_.options().StripsResponseHeader(name);
+        });
+      }
       resp_in_.erase(0, head.consumed);
       bytes_down_ += bytes.size();
       if (!WriteClient(bytes)) return false;

@@ -16,39 +16,17 @@ namespace srt::proxy::ascii {
 // The character classes every module shares live in base/ascii.h; this namespace adds the
 // wire grammars' own.
 using srt::ascii::EqualsIgnoreCase;
+using srt::ascii::FoldHeaderName;
 using srt::ascii::HexValue;
 using srt::ascii::IsAlpha;
 using srt::ascii::IsDigit;
 using srt::ascii::IsHexDigit;
+using srt::ascii::IsTchar;
 using srt::ascii::LeadingZeros;
 using srt::ascii::ParsePort;
 using srt::ascii::ToLower;
 using srt::strings::QuoteForMessage;
 
-// RFC 9110 §5.6.2: tchar, the characters of a token (methods, field names, codings).
-inline constexpr bool IsTchar(uint8_t c) {
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return IsDigit(c) || IsAlpha(c);
-  }
-}
-inline constexpr bool IsTchar(char c) { return IsTchar(static_cast<uint8_t>(c)); }
 inline bool IsToken(std::string_view s) {
   if (s.empty()) {
     return false;

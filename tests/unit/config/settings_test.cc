@@ -467,8 +467,6 @@ TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
            {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
            {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
            {R"({"network": {"filterRequest": "x"}})", "/network/filterRequest"},
-           {R"({"network": {"stripResponseHeaders": ["Set-Cookie"]}})",
-            "/network/stripResponseHeaders"},
            {R"({"network": {"allowPlaintextHeaderSet": true}})",
             "/network/allowPlaintextHeaderSet"},
            {R"({"network": {"ambiguousRequestTarget": "refuse"}})",
@@ -476,15 +474,30 @@ TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
        }) {
     EXPECT_EQ(ErrorOf(text), "settings.json: " + pointer + ": " + kUnsupported) << text;
   }
-  // Upstream's request-filtering switches: false is what srt does; true would be read and
-  // then not done, a sandbox weaker than the file says.
-  for (const char* key : {"refuseOpaqueTunnels", "requireHostMatch"}) {
-    const std::string text = std::string(R"({"network": {")") + key + R"(": true}})";
-    EXPECT_EQ(ErrorOf(text), std::string("settings.json: /network/") + key +
-                                 ": true is not supported by this srt yet; remove it or set it "
-                                 "to false (ignoring it would weaken the sandbox)")
-        << text;
-    EXPECT_EQ(Parse(std::string(R"({"network": {")") + key + R"(": false}})").settings, Settings{});
+}
+
+TEST(SettingsTest, RequestFilteringKeys) {
+  LoadedSettings s = Parse(R"({"network": {"requireHostMatch": true, "refuseOpaqueTunnels": true,
+      "stripResponseHeaders": ["Set-Cookie", "x_internal.token"]}})");
+  EXPECT_TRUE(s.settings.network.require_host_match);
+  EXPECT_TRUE(s.settings.network.refuse_opaque_tunnels);
+  EXPECT_EQ(s.settings.network.strip_response_headers,
+            (std::vector<std::string>{"Set-Cookie", "x_internal.token"}));
+  EXPECT_EQ(Parse(R"({"network": {"requireHostMatch": false}})").settings, Settings{});
+  for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"network": {"stripResponseHeaders": "Set-Cookie"}})",
+            "/network/stripResponseHeaders: expected an array of header names, got a string"},
+           {R"({"network": {"stripResponseHeaders": [""]}})",
+            "/network/stripResponseHeaders/0: expected a non-empty string, got an empty string"},
+           {R"({"network": {"stripResponseHeaders": ["a", 1]}})",
+            "/network/stripResponseHeaders/1: expected a header name string, got a number"},
+           {R"({"network": {"stripResponseHeaders": ["Set Cookie"]}})",
+            "/network/stripResponseHeaders/0: 'Set Cookie' is not an HTTP header name"},
+           {R"({"network": {"stripResponseHeaders": ["content_length"]}})",
+            "/network/stripResponseHeaders/0: 'content_length' frames the response and cannot be "
+            "stripped (the client could not tell where the response ends)"},
+       }) {
+    EXPECT_EQ(ErrorOf(text), "settings.json: " + error) << text;
   }
 }
 

@@ -226,6 +226,7 @@ class TlsTerminationTest : public ProxyComponentTest {
     options.tls = std::move(tls);
     options.rewriter = std::move(rewriter);
     options.injector = std::move(injector);
+    if (tweak_options_) tweak_options_(options);
     StartProxy(Terminating(max_tunnels, handshake, std::move(exclude)), std::move(options));
   }
 
@@ -249,6 +250,8 @@ class TlsTerminationTest : public ProxyComponentTest {
     return out;
   }
 
+  // Changes the options StartTerminating starts with (request filtering).
+  std::function<void(ProxyOptions&)> tweak_options_;
   std::string dir_;
   std::string origin_ca_;
   std::string bundle_;
@@ -400,6 +403,31 @@ TEST_F(TlsTerminationTest, ExcludedHostsAndNonTlsBytesStayOpaque) {
   ASSERT_TRUE(OpenTunnel(client, "echo.test:" + Port(echo_.port())));
   ASSERT_TRUE(client.SendAll("plain bytes"));
   EXPECT_EQ(client.ReadExactly(11), "plain bytes");
+}
+
+TEST_F(TlsTerminationTest, RefuseOpaqueTunnelsClosesATerminatedTunnelWithoutTls) {
+  tweak_options_ = [](ProxyOptions& o) { o.refuse_opaque_tunnels = true; };
+  StartTerminating();
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(OpenTunnel(client, "echo.test:" + Port(echo_.port())));
+  ASSERT_TRUE(client.SendAll("plain bytes"));
+  EXPECT_TRUE(client.WaitClosed());
+  EXPECT_EQ(client.buffer(), "");
+  ExpectOnlyRecord(
+      {.protocol = Protocol::kConnect,
+       .host = "echo.test",
+       .port = echo_.port(),
+       .allowed = false,
+       .reason = "tunnel carries no TLS and cannot be inspected (refuseOpaqueTunnels)"});
+}
+
+TEST_F(TlsTerminationTest, StripResponseHeadersDropsFoldedNamesFromTerminatedResponses) {
+  tweak_options_ = [](ProxyOptions& o) { o.strip_response_headers = {"x-host"}; };
+  StartTerminating();
+  ProcessResult r = Curl({"-D", "-", "--suppress-connect-headers", Url(tls_origin_.port(), "/h")});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_EQ(r.out.find("X-Host"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hello /h"), std::string::npos) << r.out;
 }
 
 TEST_F(TlsTerminationTest, MaxTunnelsIsHonouredAndTheHandshakeIsBounded) {
