@@ -275,6 +275,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : env_plan.warnings) options.warn(w);
   }
   std::vector<CredentialSecret> secrets = std::move(env_plan.secrets);
+  std::vector<AwsKeyPair> aws_pairs = std::move(env_plan.aws_pairs);
   std::vector<std::string> masked_contents;
   for (const policy::MaskedFile& f : policy.masked_files) {
     const CredentialFile& entry = creds.files[f.entry];
@@ -342,6 +343,10 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   net::NetworkOptions network_options{id, init, std::move(options.on_connection), options.debug};
   network_options.credentials = std::move(secrets);
   network_options.inject_plaintext = creds.allow_plaintext_inject;
+  network_options.aws_pairs = std::move(aws_pairs);
+  network_options.sigv4 = {creds.sigv4.streaming == SigV4Policy::kPassthrough,
+                           creds.sigv4.presigned == SigV4Policy::kPassthrough,
+                           creds.sigv4.sigv4a == SigV4Policy::kPassthrough};
   network_options.trust_bundle = std::move(trust_bundle);
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<net::SandboxNetwork> network,
                        net::SandboxNetwork::Start(policy.network, std::move(network_options)));

@@ -66,7 +66,11 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
     options.inject_plaintext = config.inject_plaintext;
     // Terminated TLS tunnels inject through the rewriter seam, unless the embedder brought a
     // rewriter of its own.
-    if (!options.rewriter) options.rewriter = CredentialRewriterFactory(options.injector);
+    if (!options.rewriter) {
+      options.rewriter = CredentialRewriterFactory(
+          options.injector, std::make_shared<const SigV4Resigner>(
+                                SigV4Resigner{std::move(config.aws_pairs), config.sigv4}));
+    }
   }
   if (config.on_event) {
     options.on_record = [sink = std::move(config.on_event),
