@@ -587,6 +587,14 @@ class TerminatedSession final : public Session {
     req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
                 (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
     rewrite_req_body_ = rewriter_->RewritesBodies();
+    // A client that waits for 100 Continue before its body would wait for the origin, which
+    // gets the head only after the body: the proxy answers it (as Node's server does for
+    // upstream's proxy). The origin may send its own 100 later; a client skips interim heads.
+    if (const http::Header* expect = request_.Find("Expect");
+        !req_done_ && expect != nullptr && request_.version == http::Version::kHttp11 &&
+        ascii::EqualsIgnoreCase(expect->value, "100-continue")) {
+      if (!WriteClient("HTTP/1.1 100 Continue\r\n\r\n")) return false;
+    }
     exchange_start_ = std::chrono::steady_clock::now();
     bytes_up_ = 0;
     bytes_down_ = 0;
