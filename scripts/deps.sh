@@ -9,7 +9,8 @@
 #   scripts/deps.sh test    - also what the test suite and CI need (GoogleTest, clang for
 #                             ASan+UBSan, clang-format and clang-tidy,
 #                             Node.js for the MCP test; dnsmasq, curl, Python, OpenSSH and
-#                             iproute2 (network namespaces) for the network tests; ripgrep, to
+#                             iproute2 (network namespaces) for the network tests, botocore
+#                             for the SigV4 re-signing test; ripgrep, to
 #                             test that the toolbox's grep never runs it; gpg and gpg-agent to
 #                             sign the apt recipe's test suite; groff, man-db and zsh for the
 #                             man page and completion tests, and what `package` needs, for CI's
@@ -22,7 +23,7 @@ if [[ "${1:-build}" == package || "${1:-build}" == test ]]; then
 fi
 if [[ "${1:-build}" == test ]]; then
   want+=(groff-base man-db zsh libgtest-dev libgmock-dev clang libclang-rt-14-dev clang-format clang-tidy git openssl
-         dnsmasq-base curl python3 python3-yaml openssh-client openssh-server iproute2 ripgrep gpg gpg-agent)
+         dnsmasq-base curl python3 python3-yaml python3-botocore openssh-client openssh-server iproute2 ripgrep gpg gpg-agent)
   command -v node >/dev/null && command -v npm >/dev/null || want+=(nodejs npm)
 fi
 missing=()

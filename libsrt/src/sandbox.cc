@@ -335,6 +335,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& w : env_plan.warnings) options.warn(w);
   }
   std::vector<CredentialSecret> secrets = std::move(env_plan.secrets);
+  std::vector<AwsKeyPair> aws_pairs = std::move(env_plan.aws_pairs);
   // After the credentials, so that the count continues what the command would otherwise see.
   facade::AddGitSafeDirectories(plan.environment, options.settings.git.safe_directories);
   std::vector<std::string> masked_contents;
@@ -406,6 +407,10 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   net::NetworkOptions network_options{id, init, std::move(options.on_connection), options.debug};
   network_options.credentials = std::move(secrets);
   network_options.inject_plaintext = creds.allow_plaintext_inject;
+  network_options.aws_pairs = std::move(aws_pairs);
+  network_options.sigv4 = {creds.sigv4.streaming == SigV4Policy::kPassthrough,
+                           creds.sigv4.presigned == SigV4Policy::kPassthrough,
+                           creds.sigv4.sigv4a == SigV4Policy::kPassthrough};
   network_options.trust_bundle = std::move(trust_bundle);
   if (const std::optional<std::string>& jar = options.settings.java_agent_jar_path) {
     // As upstream: a jar that is not there is skipped (a JVM told to load a missing agent does

@@ -1364,6 +1364,183 @@ TEST_P(TlsTerminateTest, AMaskedTokenIsInjectedOverTerminatedTls) {
       << log_text;
 }
 
+// An HTTPS origin that checks AWS SigV4 with the real key pair, computed here with hmac and
+// hashlib (not srt's code): 200 "verified METHOD PATH" or 403 "bad signature". The pair comes
+// in a file it deletes once read, so the sandbox finds it nowhere.
+constexpr char kAwsOriginPy[] = R"(import hashlib, hmac, http.server, os, ssl, sys, urllib.parse
+port, cert, key, pair_file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+with open(pair_file) as f:
+    akid, secret, token = f.read().split("\n")[:3]
+os.unlink(pair_file)
+def enc(s):
+    return urllib.parse.quote(s, safe="-_.~")
+def canonical_query(query):
+    pairs = []
+    for part in query.split("&"):
+        if part:
+            k, _, v = part.partition("=")
+            pairs.append((enc(urllib.parse.unquote(k)), enc(urllib.parse.unquote(v))))
+    return "&".join(k + "=" + v for k, v in sorted(pairs))
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def check(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        auth = self.headers.get("Authorization", "")
+        fields = dict(p.strip().split("=", 1) for p in auth.split(" ", 1)[1].split(","))
+        cred = fields["Credential"].split("/")
+        signed = fields["SignedHeaders"].split(";")
+        path, _, query = self.path.partition("?")
+        lines = [self.command, path, canonical_query(query)]
+        for h in signed:
+            lines.append(h + ":" + ",".join(" ".join(v.split()) for v in self.headers.get_all(h, [])))
+        body_hash = hashlib.sha256(body).hexdigest()
+        payload = self.headers.get("X-Amz-Content-SHA256", body_hash)
+        creq = "\n".join(lines) + "\n\n" + ";".join(signed) + "\n" + payload
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", self.headers["X-Amz-Date"], "/".join(cred[1:]),
+                             hashlib.sha256(creq.encode()).hexdigest()])
+        k = ("AWS4" + secret).encode()
+        for part in cred[1:]:
+            k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+        sig = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+        return (cred[0] == akid and hmac.compare_digest(sig, fields["Signature"]) and
+                self.headers.get("X-Amz-Security-Token") == token and
+                "x-amz-security-token" in signed and payload in ("UNSIGNED-PAYLOAD", body_hash))
+    def answer(self):
+        try:
+            ok = self.check()
+        except Exception as e:
+            ok = False
+        body = (("verified " + self.command + " " + self.path.split("?")[0]) if ok
+                else "bad signature").encode() + b"\n"
+        self.send_response(200 if ok else 403)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_PUT = do_POST = answer
+    def log_message(self, *args):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
+)";
+
+// The sandboxed client: botocore signs with the (masked) keys in its environment, urllib sends
+// through srt's proxy. One line per request: name, status, the origin's (or srt's) answer.
+constexpr char kAwsClientPy[] = R"(import os, sys, types, urllib.error, urllib.request
+from botocore.auth import SigV4Auth, S3SigV4Auth, S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+base = sys.argv[1]
+creds = Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"],
+                    os.environ["AWS_SESSION_TOKEN"])
+def send(name, req):
+    r = urllib.request.Request(req.url, data=req.body or None, method=req.method,
+                               headers=dict(req.headers.items()))
+    try:
+        with urllib.request.urlopen(r, timeout=20) as resp:
+            print(name, resp.status, resp.read().decode().strip())
+    except urllib.error.HTTPError as e:
+        print(name, e.code, e.read().decode().strip().replace("\n", " "))
+def s3(method, path, data=None, sign_payload=True):
+    req = AWSRequest(method, base + path, data=data)
+    req.context["client_config"] = types.SimpleNamespace(s3={"payload_signing_enabled": sign_payload})
+    S3SigV4Auth(creds, "s3", "us-east-1").add_auth(req)
+    return req
+# The body's hash is signed, in no header: srt holds the body to hash it.
+req = AWSRequest("POST", base + "/", data=b"Action=GetCallerIdentity&Version=2011-06-15",
+                 headers={"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"})
+SigV4Auth(creds, "sts", "us-east-1").add_auth(req)
+send("sts", req)
+send("s3-put", s3("PUT", "/bucket/key.txt", b"an object's bytes"))
+send("s3-get", s3("GET", "/bucket/key.txt?list-type=2&prefix=a%20b", sign_payload=False))
+req = AWSRequest("GET", base + "/bucket/key.txt")
+S3SigV4QueryAuth(creds, "s3", "us-east-1", expires=60).add_auth(req)
+send("presigned", req)
+req = s3("PUT", "/bucket/big", b"0;chunk-signature=00\r\n\r\n")
+req.headers.replace_header("X-Amz-Content-SHA256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD")
+send("streaming", req)
+)";
+
+// A botocore client in the sandbox signs with the masked AWS keys; srt re-signs each request
+// with the real pair (and session token) over the terminated TLS connection, and an origin that
+// checks SigV4 with the real secret accepts them: a signed body hash, a hex
+// x-amz-content-sha256, UNSIGNED-PAYLOAD. Presigned and streaming requests are refused 403 with
+// the reason under the default credentials.sigv4. The sandbox never sees a real value.
+TEST_P(TlsTerminateTest, AwsRequestsAreResignedWithTheMaskedPair) {
+  ToolResult boto = RunTool({python_, "-c", "import botocore"});
+  if (boto.status != 0) {
+    if (srt::testing::MustWork()) FAIL() << "python3-botocore missing: " << boto.output;
+    GTEST_SKIP() << "python3-botocore missing";
+  }
+  const std::string akid = "AKIA" + RandomToken().substr(4, 16);
+  const std::string secret = RandomToken();
+  const std::string token = "IQoJb3JpZ2luX2VjE" + RandomToken() + RandomToken();
+  run().WriteFile("tls/aws-pair", akid + "\n" + secret + "\n" + token + "\n");
+  run().WriteFile("aws_origin.py", kAwsOriginPy);
+  run().WriteFile("aws_client.py", kAwsClientPy);
+  const std::string dir = run().Path("tls");
+  const uint16_t port = FreeTcpPort();
+  daemons_.push_back(std::make_unique<Daemon>(
+      std::vector<std::string>{python_, run().Path("aws_origin.py"), std::to_string(port),
+                               dir + "/origin-cert.pem", dir + "/origin-key.pem",
+                               dir + "/aws-pair"},
+      dir));
+  ASSERT_TRUE(WaitForTcp(port, std::chrono::seconds(10))) << daemons_.back()->log();
+  json s = NetworkSettings({"origin.test", Carve(port)});
+  s["network"]["tlsTerminate"] = Trusting();
+  s["credentials"] = {{"envVars",
+                       {{{"name", "AWS_ACCESS_KEY_ID"}, {"mode", "mask"}},
+                        {{"name", "AWS_SECRET_ACCESS_KEY"}, {"mode", "mask"}},
+                        {{"name", "AWS_SESSION_TOKEN"}, {"mode", "mask"}}}}};
+  const std::string log = run().Path("aws.jsonl");
+  RunResult r =
+      run().SrtRaw({"-s", run().SettingsFile(s.dump()), "--log-file", log, "-c",
+                    python_ + " aws_client.py https://origin.test:" + std::to_string(port) +
+                        "; env; cat /proc/*/environ; cat ./* tls/* 2>/dev/null; true"},
+                   "", std::chrono::seconds(60),
+                   {"AWS_ACCESS_KEY_ID=" + akid, "AWS_SECRET_ACCESS_KEY=" + secret,
+                    "AWS_SESSION_TOKEN=" + token});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "sts 200 verified POST /\n")) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "s3-put 200 verified PUT /bucket/key.txt\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "s3-get 200 verified GET /bucket/key.txt\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "presigned 403 ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "Set credentials.sigv4.presigned to \"passthrough\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "streaming 403 ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "Set credentials.sigv4.streaming to \"passthrough\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "AWS_ACCESS_KEY_ID=fake_value_")) << r.out;
+  for (const std::string& real : {akid, secret, token}) {
+    EXPECT_FALSE(Contains(r.out, real)) << r.out;
+    EXPECT_FALSE(Contains(run().ReadFile("aws.jsonl"), real));
+  }
+  // The decision log: each refusal with its reason, the re-signing by the pair's name.
+  std::vector<json> records;
+  std::istringstream lines(run().ReadFile("aws.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) records.push_back(json::parse(line));
+  }
+  auto find = [&](const std::string& method, int status) {
+    for (const json& rec : records) {
+      if (rec.value("protocol", "") == "https" && rec.value("method", "") == method &&
+          rec.value("status", 0) == status) {
+        return rec;
+      }
+    }
+    return json::object();
+  };
+  json rec = find("GET", 403);
+  EXPECT_EQ(rec.value("decision", ""), "deny") << rec.dump();
+  EXPECT_TRUE(Contains(rec.value("reason", ""), "AWS SigV4 presigned request")) << rec.dump();
+  rec = find("PUT", 403);
+  EXPECT_TRUE(Contains(rec.value("reason", ""), "AWS SigV4 streaming request")) << rec.dump();
+  rec = find("POST", 200);
+  EXPECT_TRUE(Contains(
+      rec.dump(), R"({"injected":1,"kept":0,"masked":0,"name":"sigv4 env AWS_ACCESS_KEY_ID"})"))
+      << rec.dump();
+}
+
 TEST_P(TlsTerminateTest, NodeAndGitTrustSrtsCa) {
   // A bare repository served by the origin over git's dumb HTTP protocol.
   const std::string www = run().Path("tls/www");

@@ -141,12 +141,33 @@ struct CredentialFile {
   bool operator==(const CredentialFile&) const = default;
 };
 
+// credentials.awsPairs[]: masked envVars that together are one AWS key pair, for SigV4
+// re-signing. AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN need no entry.
+struct AwsPairSettings {
+  std::string access_key_id_var;
+  std::string secret_access_key_var;
+  std::optional<std::string> session_token_var;
+  bool operator==(const AwsPairSettings&) const = default;
+};
+
+// credentials.sigv4: a SigV4 request over a masked pair that cannot be re-signed is refused
+// (kDeny, the default) or forwarded as signed (kPassthrough; the origin then refuses it).
+enum class SigV4Policy { kDeny, kPassthrough };
+struct SigV4Settings {
+  SigV4Policy streaming = SigV4Policy::kDeny;  // x-amz-content-sha256: STREAMING-*
+  SigV4Policy presigned = SigV4Policy::kDeny;  // X-Amz-Signature in the query
+  SigV4Policy sigv4a = SigV4Policy::kDeny;     // AWS4-ECDSA-P256-SHA256
+  bool operator==(const SigV4Settings&) const = default;
+};
+
 struct CredentialSettings {
   std::vector<CredentialEnvVar> env_vars;
   std::vector<CredentialFile> files;
   // Inject masked values into plain-HTTP requests too (not recommended: the real value then
   // crosses the network in clear). Without it, masking needs network.tlsTerminate.
   bool allow_plaintext_inject = false;
+  std::vector<AwsPairSettings> aws_pairs;
+  SigV4Settings sigv4;
   bool operator==(const CredentialSettings&) const = default;
 };
 

@@ -35,10 +35,10 @@
 namespace srt {
 namespace {
 
+using config::kAwsPairKeys;
 using config::kCredentialEnvVarKeys;
 using config::kCredentialFileKeys;
 using config::kCredentialsKeys;
-using config::kCredentialsSpecialKeys;
 using config::KeyAction;
 using config::kFilesystemKeys;
 using config::kGitKeys;
@@ -47,6 +47,7 @@ using config::kNetworkKeys;
 using config::kNetworkSpecialKeys;
 using config::kParentProxyKeys;
 using config::kSchemaKey;
+using config::kSigV4Keys;
 using config::kTlsTerminateKeys;
 using config::kTopLevelKeys;
 using config::kTopLevelSpecialKeys;
@@ -848,9 +849,74 @@ class Decoder {
         }
       } else if (key == "allowPlaintextInject") {
         SRT_ASSIGN_OR_RETURN(out.allow_plaintext_inject, Bool(value));
+      } else if (key == "awsPairs") {
+        if (!value.is_array()) return Expected("an array of AWS key pair entries", value);
+        if (value.size() > kMaxCredentialEntries) return TooManyEntries();
+        for (size_t i = 0; i < value.size(); ++i) {
+          PathScope entry_scope(*this, i);
+          SRT_ASSIGN_OR_RETURN(AwsPairSettings p, AwsPair(value[i]));
+          out.aws_pairs.push_back(std::move(p));
+        }
+      } else if (key == "sigv4") {
+        SRT_ASSIGN_OR_RETURN(out.sigv4, SigV4(value));
       } else {
-        SRT_RETURN_IF_ERROR(
-            OtherKey(kCredentialsSpecialKeys, kCredentialsKeys, Unknown::kFail, key));
+        SRT_RETURN_IF_ERROR(OtherKey({}, kCredentialsKeys, Unknown::kFail, key));
+      }
+    }
+    return out;
+  }
+
+  // {accessKeyIdVar, secretAccessKeyVar, sessionTokenVar?} (strict).
+  Result<AwsPairSettings> AwsPair(const Json& j) {
+    if (!j.is_object()) {
+      return Expected("an object {\"accessKeyIdVar\", \"secretAccessKeyVar\", ...}", j);
+    }
+    AwsPairSettings p;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      std::string* slot = key == "accessKeyIdVar"       ? &p.access_key_id_var
+                          : key == "secretAccessKeyVar" ? &p.secret_access_key_var
+                          : key == "sessionTokenVar"    ? &p.session_token_var.emplace()
+                                                        : nullptr;
+      if (slot == nullptr) {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kAwsPairKeys, Unknown::kFail, key));
+        continue;
+      }
+      if (!value.is_string()) return Expected("an environment variable name", value);
+      *slot = value.get<std::string>();
+      if (!IsEnvName(*slot)) {
+        return Fail(JsonQuote(*slot) +
+                    " is not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
+      }
+    }
+    if (p.access_key_id_var.empty()) return Fail("an awsPairs entry needs \"accessKeyIdVar\"");
+    if (p.secret_access_key_var.empty()) {
+      return Fail("an awsPairs entry needs \"secretAccessKeyVar\"");
+    }
+    return p;
+  }
+
+  // {streaming?, presigned?, sigv4a?: "deny" | "passthrough"} (strict).
+  Result<SigV4Settings> SigV4(const Json& j) {
+    if (!j.is_object()) return Expected("an object {\"streaming\", \"presigned\", \"sigv4a\"}", j);
+    SigV4Settings out;
+    for (const auto& [key, value] : j.items()) {
+      PathScope scope(*this, key);
+      SigV4Policy* slot = key == "streaming"   ? &out.streaming
+                          : key == "presigned" ? &out.presigned
+                          : key == "sigv4a"    ? &out.sigv4a
+                                               : nullptr;
+      if (slot == nullptr) {
+        SRT_RETURN_IF_ERROR(OtherKey({}, kSigV4Keys, Unknown::kFail, key));
+        continue;
+      }
+      const std::string text = value.is_string() ? value.get<std::string>() : "";
+      if (text == "deny") {
+        *slot = SigV4Policy::kDeny;
+      } else if (text == "passthrough") {
+        *slot = SigV4Policy::kPassthrough;
+      } else {
+        return Fail("expected \"deny\" or \"passthrough\", got " + Shown(value));
       }
     }
     return out;
@@ -1060,6 +1126,44 @@ class Decoder {
     }
     for (size_t i = 0; i < c.files.size(); ++i) {
       SRT_RETURN_IF_ERROR(check(c.files[i].mask, c.files[i].mode, "files", i));
+    }
+    // awsPairs name whole-value masked envVars, each variable in one slot: the re-signer's
+    // trigger is the exact sentinel of the key id, and it signs with the entire real secret.
+    std::vector<std::string> seen;
+    for (size_t i = 0; i < c.aws_pairs.size(); ++i) {
+      const AwsPairSettings& pair = c.aws_pairs[i];
+      std::vector<std::pair<std::string_view, std::string>> slots = {
+          {"accessKeyIdVar", pair.access_key_id_var},
+          {"secretAccessKeyVar", pair.secret_access_key_var}};
+      if (pair.session_token_var) slots.emplace_back("sessionTokenVar", *pair.session_token_var);
+      for (const auto& slot : slots) {
+        const std::string_view field = slot.first;
+        const std::string& name = slot.second;
+        PathScope a(*this, "credentials");
+        PathScope b(*this, "awsPairs");
+        PathScope e(*this, i);
+        PathScope f(*this, std::string(field));
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+          return Fail(JsonQuote(name) +
+                      " appears in more than one awsPairs slot (within or across pairs) \u2014 "
+                      "each variable can fill exactly one slot.");
+        }
+        seen.push_back(name);
+        const auto entry = std::find_if(c.env_vars.begin(), c.env_vars.end(),
+                                        [&](const CredentialEnvVar& v) { return v.name == name; });
+        if (entry == c.env_vars.end() || entry->mode != CredentialMode::kMask) {
+          return Fail(JsonQuote(name) +
+                      " does not reference a credentials.envVars entry with mode \"mask\" "
+                      "\u2014 an AWS pair links already-masked variables; add the entry "
+                      "(masking is the opt-in for SigV4 re-signing).");
+        }
+        if (entry->mask.extract || entry->mask.decode_jwt) {
+          return Fail(JsonQuote(name) +
+                      " uses extract/decode, but an AWS pair member must be masked whole-value: "
+                      "the SigV4 trigger is an exact match of the fake access key id, and the "
+                      "signer needs the entire real value.");
+        }
+      }
     }
     if (has_masked && !MaskTransportAvailable(s)) {
       PathScope scope(*this, "credentials");

@@ -81,12 +81,11 @@ inline constexpr std::string_view kTlsTerminateKeys[] = {"caCertPath",     "caKe
                                                          "maxTunnels",     "handshakeTimeoutMs"};
 
 // `credentials` and its entries (upstream: strict objects, so unknown keys are errors).
-inline constexpr std::string_view kCredentialsKeys[] = {"envVars", "files", "allowPlaintextInject"};
-// Upstream's SigV4 re-signing, which srt does not do yet.
-inline constexpr SpecialKey kCredentialsSpecialKeys[] = {
-    {"awsPairs", KeyAction::kUnsupported, {}},
-    {"sigv4", KeyAction::kUnsupported, {}},
-};
+inline constexpr std::string_view kCredentialsKeys[] = {"envVars", "files", "allowPlaintextInject",
+                                                        "awsPairs", "sigv4"};
+inline constexpr std::string_view kAwsPairKeys[] = {"accessKeyIdVar", "secretAccessKeyVar",
+                                                    "sessionTokenVar"};
+inline constexpr std::string_view kSigV4Keys[] = {"streaming", "presigned", "sigv4a"};
 inline constexpr std::string_view kCredentialEnvVarKeys[] = {
     "name", "mode", "extract", "onExtractNoMatch", "decode", "maskClaims", "injectHosts"};
 inline constexpr std::string_view kCredentialFileKeys[] = {

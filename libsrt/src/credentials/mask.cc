@@ -360,11 +360,68 @@ Result<Masked> MaskValue(std::string_view name, std::string_view real,
   return m;
 }
 
+namespace {
+
+constexpr std::string_view kAwsKeyIdVar = "AWS_ACCESS_KEY_ID";
+constexpr std::string_view kAwsSecretVar = "AWS_SECRET_ACCESS_KEY";
+constexpr std::string_view kAwsTokenVar = "AWS_SESSION_TOKEN";
+
+std::vector<AwsKeyPair> AwsPairs(const std::vector<AwsPairSettings>& explicit_pairs,
+                                 const std::vector<std::pair<std::string, CredentialSecret>>& whole,
+                                 std::vector<std::string>& warnings) {
+  std::vector<AwsPairSettings> specs = explicit_pairs;
+  const bool conventional_named =
+      std::any_of(specs.begin(), specs.end(), [](const AwsPairSettings& p) {
+        for (std::string_view n : {kAwsKeyIdVar, kAwsSecretVar, kAwsTokenVar}) {
+          if (p.access_key_id_var == n || p.secret_access_key_var == n ||
+              p.session_token_var == n) {
+            return true;
+          }
+        }
+        return false;
+      });
+  if (!conventional_named) {
+    specs.push_back(
+        {std::string(kAwsKeyIdVar), std::string(kAwsSecretVar), std::string(kAwsTokenVar)});
+  }
+  auto masked = [&](const std::string& name) -> const CredentialSecret* {
+    for (const auto& [n, secret] : whole) {
+      if (n == name) return &secret;
+    }
+    return nullptr;
+  };
+  std::vector<AwsKeyPair> out;
+  for (const AwsPairSettings& spec : specs) {
+    const CredentialSecret* key_id = masked(spec.access_key_id_var);
+    const CredentialSecret* secret = masked(spec.secret_access_key_var);
+    if (key_id == nullptr || secret == nullptr) {
+      if (secret != nullptr) {
+        warnings.push_back("credentials: " + spec.secret_access_key_var + " is masked but " +
+                           spec.access_key_id_var +
+                           " is not, so no AWS key pair was made: SigV4 requests are signed "
+                           "with the masked placeholder secret and srt's proxy cannot re-sign "
+                           "them (they fail at the origin). Mask both variables (whole value) "
+                           "to have them re-signed.");
+      }
+      continue;
+    }
+    const CredentialSecret* token =
+        spec.session_token_var ? masked(*spec.session_token_var) : nullptr;
+    out.push_back({key_id->name, key_id->sentinel, key_id->real, secret->real,
+                   token != nullptr ? token->real : std::string(), key_id->inject_hosts});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<EnvironmentPlan> PlanEnvironment(const CredentialSettings& credentials,
                                         const std::vector<std::string>& allowed,
                                         std::vector<std::string> environment,
                                         const RandomSource& random) {
   EnvironmentPlan plan;
+  // Whole-value masked variables: name -> their secret (for awsPairs).
+  std::vector<std::pair<std::string, CredentialSecret>> whole;
   auto find = [&](const std::string& name) {
     return std::find_if(environment.begin(), environment.end(), [&](const std::string& e) {
       return e.size() > name.size() && e[name.size()] == '=' && e.starts_with(name);
@@ -394,6 +451,9 @@ Result<EnvironmentPlan> PlanEnvironment(const CredentialSettings& credentials,
           return e.size() > v.name.size() && e[v.name.size()] == '=' && e.starts_with(v.name);
         });
         environment.push_back(v.name + "=" + m.fake);
+        if (!v.mask.extract && !v.mask.decode_jwt && m.secrets.size() == 1) {
+          whole.emplace_back(v.name, m.secrets[0]);
+        }
         for (CredentialSecret& s : m.secrets) plan.secrets.push_back(std::move(s));
         plan.notes.push_back("credentials: env " + v.name + " masked");
         break;
@@ -414,6 +474,7 @@ Result<EnvironmentPlan> PlanEnvironment(const CredentialSettings& credentials,
                                                  " masked values; srt's proxy scans for at most "
                                                  "that many");
   }
+  plan.aws_pairs = AwsPairs(credentials.aws_pairs, whole, plan.warnings);
   plan.environment = std::move(environment);
   return plan;
 }

@@ -64,9 +64,15 @@ struct Masked {
 
 // The command's environment with credentials.envVars applied: denied variables removed, masked
 // ones replaced by their fakes (a variable the environment lacks is skipped).
+// Masked AWS key pairs (credentials.awsPairs, and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+// AWS_SESSION_TOKEN when no awsPairs entry names any of them) for SigV4 re-signing: a pair is
+// made when its key id and secret variables were both masked whole-value; its session token
+// joins when that variable was masked too. A masked secret without a masked key id is a warning
+// (its requests cannot be re-signed).
 struct EnvironmentPlan {
   std::vector<std::string> environment;
   std::vector<CredentialSecret> secrets;
+  std::vector<AwsKeyPair> aws_pairs;
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // for --debug: what was done to which name (no values)
 };

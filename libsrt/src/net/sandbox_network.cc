@@ -51,6 +51,8 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
   config.rewriter = std::move(self->options_.rewriter);
   config.credentials = std::move(self->options_.credentials);
   config.inject_plaintext = self->options_.inject_plaintext;
+  config.aws_pairs = std::move(self->options_.aws_pairs);
+  config.sigv4 = self->options_.sigv4;
   if (self->options_.on_connection) {
     config.on_event = [sink = self->options_.on_connection](const proxy::ProxyEvent& e) {
       sink(ConnectionEvent{e.json, e.text, e.allowed, e.destination, e.reason});

@@ -41,6 +41,9 @@ struct NetworkOptions {
   // Masked credentials for the proxy to inject (proxy::ProxyConfig::credentials).
   std::vector<CredentialSecret> credentials;
   bool inject_plaintext = false;
+  // Masked AWS key pairs and credentials.sigv4 (proxy::ProxyConfig::aws_pairs, ::sigv4).
+  std::vector<AwsKeyPair> aws_pairs;
+  SigV4Passthrough sigv4;
   // network.tlsTerminate: where the sandbox reads srt's CA (made by the facade, bound into the
   // sandbox); filled when the proxy has made the CA. Required with tls_terminate.
   std::unique_ptr<TrustBundleFile> trust_bundle;

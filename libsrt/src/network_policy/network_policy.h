@@ -47,6 +47,28 @@ struct CredentialSecret {
   bool operator==(const CredentialSecret&) const = default;
 };
 
+// A masked AWS key pair (credentials.awsPairs, or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+// AWS_SESSION_TOKEN): a request to `inject_hosts` signed with SigV4 over the sentinel key id is
+// re-signed with the real pair. Lives only in srt's memory, like CredentialSecret.
+struct AwsKeyPair {
+  std::string name;  // for the decision log: "env AWS_ACCESS_KEY_ID"
+  std::string access_key_id_sentinel;
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;                // "" : none
+  std::vector<DomainPattern> inject_hosts;  // the key id's, ports dropped
+  bool operator==(const AwsKeyPair&) const = default;
+};
+
+// credentials.sigv4: what becomes of a SigV4 request over a masked pair that the proxy cannot
+// re-sign. false: refused (403, the default); true: forwarded as signed (the origin refuses it).
+struct SigV4Passthrough {
+  bool streaming = false;
+  bool presigned = false;
+  bool sigv4a = false;
+  bool operator==(const SigV4Passthrough&) const = default;
+};
+
 // network.tlsTerminate: which CONNECT tunnels the proxy terminates, with which CA, and its
 // bounds. The files are named, not read: the proxy opens them itself (srt's process).
 struct TlsTerminatePolicy {

@@ -28,6 +28,12 @@
 //     it looks for) and returns it with a later piece; what it holds is its memory to bound. An
 //     HTTP/1.0 request body is forwarded verbatim (it cannot be chunked), and an origin that
 //     refuses chunked requests (411) refuses rewritten ones.
+//   - A rewriter whose head depends on the body (a signature over its hash) asks for it to be
+//     held: HoldsRequestBody() > 0. The proxy then reads the whole body first (decoded, through
+//     OnRequestBody when RewritesBodies(); more than HoldsRequestBody() bytes refuse the request
+//     403 with HeldBodyTooLarge()), sets the head's framing to Content-Length, calls
+//     OnRequestBodyHeld with the head and the body as they go out, and sends both. A request
+//     without a body gets OnRequestBodyHeld(head, "") at once.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +79,19 @@ class ExchangeRewriter {
   // requests, nor the client chunked responses); the proxy checks the total and fails the
   // exchange if it differs.
   [[nodiscard]] virtual bool KeepsBodyLengths() const { return false; }
+  // Hold the request body before the head goes out, at most this many bytes (0: stream it).
+  // Asked once per request, after OnRequestHead.
+  [[nodiscard]] virtual uint64_t HoldsRequestBody() const { return 0; }
+  // The held body is in: may change the head as OnRequestHead may; an error refuses the request.
+  [[nodiscard]] virtual Result<void> OnRequestBodyHeld(RequestHead& head, std::string_view body) {
+    (void)head;
+    (void)body;
+    return {};
+  }
+  // Why a held body over the limit is refused.
+  [[nodiscard]] virtual std::string HeldBodyTooLarge() const {
+    return "the request body is larger than the proxy holds";
+  }
   // A piece of the decoded request / response body; returns the bytes to send in its place.
   virtual std::string OnRequestBody(std::string_view piece, bool last) {
     (void)last;

@@ -62,6 +62,11 @@ struct ProxyConfig {
   // calls the same injector (proxy/src/inject/injector.h).
   std::vector<CredentialSecret> credentials;
   bool inject_plaintext = false;
+  // Masked AWS key pairs: a request on a TLS-terminated tunnel signed with SigV4 over a pair's
+  // sentinel key id is re-signed with the real pair (proxy/src/inject/sigv4_plan.h); the
+  // shapes it cannot re-sign are refused unless `sigv4` lets them pass.
+  std::vector<AwsKeyPair> aws_pairs;
+  SigV4Passthrough sigv4;
   // Requests on TLS-terminated tunnels pass through what this makes (proxy/exchange_rewriter.h).
   // Empty: none.
   RewriterFactory rewriter;

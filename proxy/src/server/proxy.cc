@@ -63,7 +63,11 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
     options.inject_plaintext = config.inject_plaintext;
     // Terminated TLS tunnels inject through the rewriter seam, unless the embedder brought a
     // rewriter of its own.
-    if (!options.rewriter) options.rewriter = CredentialRewriterFactory(options.injector);
+    if (!options.rewriter) {
+      options.rewriter = CredentialRewriterFactory(
+          options.injector, std::make_shared<const SigV4Resigner>(
+                                SigV4Resigner{std::move(config.aws_pairs), config.sigv4}));
+    }
   }
   options.require_host_match = policy.require_host_match;
   options.refuse_opaque_tunnels = policy.refuse_opaque_tunnels;

@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -70,10 +71,42 @@ bool SafeFieldValue(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
+// The request bodies every session holds for its rewriter (exchange_rewriter.h), together: a
+// sandbox that opens many tunnels cannot make srt hold max_tunnels times one body's limit.
+constexpr uint64_t kMaxHeldBytesTotal = uint64_t{256} << 20;
+std::atomic<uint64_t> g_held_bytes{0};
+
+// One session's share of g_held_bytes, given back when it is done or gone.
+class HeldBytes {
+ public:
+  HeldBytes() = default;
+  HeldBytes(const HeldBytes&) = delete;
+  HeldBytes& operator=(const HeldBytes&) = delete;
+  ~HeldBytes() { Release(); }
+  // false (nothing taken) when the total would pass kMaxHeldBytesTotal.
+  bool Take(uint64_t n) {
+    uint64_t now = g_held_bytes.load();
+    do {
+      if (n > kMaxHeldBytesTotal - now) return false;
+    } while (!g_held_bytes.compare_exchange_weak(now, now + n));
+    taken_ += n;
+    return true;
+  }
+  void Release() {
+    g_held_bytes -= taken_;
+    taken_ = 0;
+  }
+
+ private:
+  uint64_t taken_ = 0;
+};
+
 bool IsFraming(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Content-Length") ||
          ascii::EqualsIgnoreCase(name, "Transfer-Encoding");
 }
+
+bool IsHost(std::string_view name) { return ascii::EqualsIgnoreCase(name, "Host"); }
 
 bool IsFramingOrHost(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Host") || ascii::EqualsIgnoreCase(name, "Content-Length") ||
@@ -177,7 +210,8 @@ class TerminatedSession final : public Session {
 
  private:
   enum class Phase { kSniff, kHandshake, kOpen };
-  enum class Exchange { kHead, kForwarding, kRelay };
+  // kHolding: a rewriter's request body being read before its head goes out.
+  enum class Exchange { kHead, kHolding, kForwarding, kRelay };
 
   struct UpstreamHandler final : Handler {
     TerminatedSession* session = nullptr;
@@ -306,7 +340,7 @@ class TerminatedSession final : public Session {
         return true;
       case mitm::TlsStream::Status::kClosed:
         client_closed_ = true;
-        if (ex_ == Exchange::kForwarding && !req_done_) {
+        if ((ex_ == Exchange::kForwarding || ex_ == Exchange::kHolding) && !req_done_) {
           FailExchange("client closed the connection mid-request");
           return false;
         }
@@ -327,6 +361,8 @@ class TerminatedSession final : public Session {
     switch (ex_) {
       case Exchange::kHead:
         return ClientOwed() < kPumpBytes;
+      case Exchange::kHolding:
+        return !req_done_;
       case Exchange::kForwarding:
         return !req_done_ && UpstreamBacklog() < kPumpBytes;
       case Exchange::kRelay:
@@ -377,7 +413,7 @@ class TerminatedSession final : public Session {
           return true;
       }
     }
-    if (ex_ == Exchange::kHead) {
+    if (ex_ == Exchange::kHead || ex_ == Exchange::kHolding) {
       // Between exchanges the origin has nothing to say. Bytes it sends anyway (a 408 before
       // an idle close, say) would be taken for the next request's answer: the connection is
       // dropped instead, as is one it closed.
@@ -467,6 +503,7 @@ class TerminatedSession final : public Session {
       head_bytes_ = head.consumed;
       if (!HandleRequest()) return false;
     }
+    if (ex_ == Exchange::kHolding) return PumpHeldBody();
     if (ex_ == Exchange::kForwarding) return PumpRequestBody();
     if (ex_ == Exchange::kRelay && !req_in_.empty()) {
       up_plain_ += req_in_;
@@ -511,16 +548,11 @@ class TerminatedSession final : public Session {
       if (Result<void> r = rewriter->OnRequestHead(head); !r) {
         return Deny(403, r.error().message(), close);
       }
-      // Host and framing stay the client's (exchange_rewriter.h).
-      std::vector<HeaderField> kept;
-      for (HeaderField& f : head.headers) {
-        if (!IsFramingOrHost(f.name)) kept.push_back(std::move(f));
+      KeepHostAndFraming(head);
+      if (rewriter->HoldsRequestBody() > 0) {
+        rewriter_ = std::move(rewriter);
+        return Hold(std::move(head));
       }
-      head.headers.clear();
-      for (const http::Header& h : request_.headers) {
-        if (IsFramingOrHost(h.name)) head.headers.push_back({h.name, h.value});
-      }
-      head.headers.insert(head.headers.end(), kept.begin(), kept.end());
     }
     // A body to rewrite goes out re-framed as chunked (HTTP/1.1 only: 1.0 has no chunked).
     const http::Framing framing = http::BodyFraming(request_);
@@ -539,6 +571,120 @@ class TerminatedSession final : public Session {
     }
     rewriter_ = std::move(rewriter);
     return Forward(head);
+  }
+
+  // Host and framing stay the client's (exchange_rewriter.h).
+  void KeepHostAndFraming(RequestHead& head) const {
+    std::vector<HeaderField> kept;
+    for (HeaderField& f : head.headers) {
+      if (!IsFramingOrHost(f.name)) kept.push_back(std::move(f));
+    }
+    head.headers.clear();
+    for (const http::Header& h : request_.headers) {
+      if (IsFramingOrHost(h.name)) head.headers.push_back({h.name, h.value});
+    }
+    head.headers.insert(head.headers.end(), kept.begin(), kept.end());
+  }
+
+  // The rewriter wants the whole body before the head goes out (exchange_rewriter.h): it is
+  // read and decoded here, bounded by the rewriter's limit, then forwarded with a
+  // Content-Length.
+  bool Hold(RequestHead head) {
+    held_head_ = std::move(head);
+    held_body_.clear();
+    req_in_.erase(0, head_bytes_);
+    head_bytes_ = 0;
+    req_framing_ = http::BodyFraming(request_);
+    req_left_ = req_framing_.length;
+    req_chunked_.emplace();
+    req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
+                (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
+    rewrite_req_body_ = rewriter_->RewritesBodies();
+    // A client that waits for 100 Continue before its body would wait for the origin, which
+    // gets the head only after the body: the proxy answers it (as Node's server does for
+    // upstream's proxy). The origin may send its own 100 later; a client skips interim heads.
+    if (const http::Header* expect = request_.Find("Expect");
+        !req_done_ && expect != nullptr && request_.version == http::Version::kHttp11 &&
+        ascii::EqualsIgnoreCase(expect->value, "100-continue")) {
+      if (!WriteClient("HTTP/1.1 100 Continue\r\n\r\n")) return false;
+    }
+    exchange_start_ = std::chrono::steady_clock::now();
+    bytes_up_ = 0;
+    bytes_down_ = 0;
+    ex_ = Exchange::kHolding;
+    ArmTimeout(kIdleTimeout);
+    return PumpHeldBody();
+  }
+
+  bool PumpHeldBody() {
+    if (!req_done_ && !req_in_.empty()) {
+      size_t take = 0;
+      std::string data;
+      if (req_framing_.kind == http::Framing::Kind::kContentLength) {
+        take = static_cast<size_t>(std::min<uint64_t>(req_left_, req_in_.size()));
+        req_left_ -= take;
+        req_done_ = req_left_ == 0;
+        data.assign(req_in_, 0, take);
+      } else {
+        http::ChunkedDecoder::Step step = req_chunked_->Feed(req_in_, &data);
+        if (step.status == ParseStatus::kError) {
+          ex_ = Exchange::kHead;
+          return Deny(400, "bad chunked request body: " + req_chunked_->error(), true);
+        }
+        take = step.consumed;
+        req_done_ = step.status == ParseStatus::kDone;
+      }
+      req_in_.erase(0, take);
+      bytes_up_ += take;
+      const std::string piece =
+          rewrite_req_body_ ? rewriter_->OnRequestBody(data, req_done_) : data;
+      if (held_body_.size() + piece.size() > rewriter_->HoldsRequestBody()) {
+        DropHeldBody();
+        ex_ = Exchange::kHead;
+        return Deny(403, rewriter_->HeldBodyTooLarge(), /*close=*/true);
+      }
+      if (!held_bytes_.Take(piece.size())) {
+        DropHeldBody();
+        ex_ = Exchange::kHead;
+        return Deny(503, "srt's proxy holds too many request bodies at once; try again later",
+                    /*close=*/true);
+      }
+      held_body_ += piece;
+    }
+    if (!req_done_) return true;
+    if (req_framing_.kind != http::Framing::Kind::kNone) {
+      std::erase_if(held_head_.headers, [](const HeaderField& f) { return IsFraming(f.name); });
+      held_head_.headers.push_back({"Content-Length", std::to_string(held_body_.size())});
+    }
+    const bool close = req_framing_.kind != http::Framing::Kind::kNone;
+    if (Result<void> r = rewriter_->OnRequestBodyHeld(held_head_, held_body_); !r) {
+      ex_ = Exchange::kHead;
+      return Deny(403, r.error().message(), close);
+    }
+    // Host stays the client's, the framing the one just set.
+    std::vector<HeaderField> out;
+    for (const http::Header& h : request_.headers) {
+      if (IsHost(h.name)) out.push_back({h.name, h.value});
+    }
+    for (HeaderField& f : held_head_.headers) {
+      if (!IsHost(f.name)) out.push_back(std::move(f));
+    }
+    if (req_framing_.kind != http::Framing::Kind::kNone) {
+      std::erase_if(out, [](const HeaderField& f) { return IsFraming(f.name); });
+      out.push_back({"Content-Length", std::to_string(held_body_.size())});
+    }
+    held_head_.headers = std::move(out);
+    rewrite_req_body_ = false;
+    req_keep_length_ = false;
+    body_held_ = true;
+    ex_ = Exchange::kHead;
+    return Forward(held_head_);
+  }
+
+  void DropHeldBody() {
+    held_body_.clear();
+    held_body_.shrink_to_fit();
+    held_bytes_.Release();
   }
 
   // The Host header names the CONNECT target (server/host_match.h); 443 may go unsaid.
@@ -569,6 +715,14 @@ class TerminatedSession final : public Session {
     req_chunked_.emplace();
     req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
                 (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
+    if (body_held_) {
+      // Read whole before the head (Hold): it goes out now, in one piece.
+      body_held_ = false;
+      up_plain_ += held_body_;
+      bytes_up_ += held_body_.size();
+      DropHeldBody();
+      req_done_ = true;
+    }
     resp_in_.clear();
     resp_resume_ = 0;
     resp_head_done_ = false;
@@ -954,7 +1108,7 @@ class TerminatedSession final : public Session {
     uint32_t upstream = 0;
     // While idle the origin is still watched, so its close is noticed (and the socket freed).
     const bool read_up = !up_eof_ && (!up_tls_->handshake_done() || ex_ == Exchange::kHead ||
-                                      ClientOwed() < kPumpBytes);
+                                      ex_ == Exchange::kHolding || ClientOwed() < kPumpBytes);
     if (read_up) upstream |= EPOLLIN;
     if (up_tls_->pending_output() > 0) upstream |= EPOLLOUT;
     if (!SetUpstreamInterest(upstream)) End();
@@ -982,7 +1136,8 @@ class TerminatedSession final : public Session {
       (void)RefuseForwarded(502, error);
       return;
     }
-    if (ex_ != Exchange::kHead) return FailExchange(error);
+    // A kept-alive origin connection that goes while a body is held is dialed again.
+    if (ex_ != Exchange::kHead && ex_ != Exchange::kHolding) return FailExchange(error);
     Step();
   }
 
@@ -1072,6 +1227,11 @@ class TerminatedSession final : public Session {
   std::string last_head_;
   ConnectionRecord record_;
   std::unique_ptr<ExchangeRewriter> rewriter_;
+  // kHolding: the request's head as the rewriter left it, and its body so far (decoded).
+  RequestHead held_head_;
+  std::string held_body_;
+  bool body_held_ = false;          // Forward sends held_body_ (read whole) instead of pumping
+  HeldBytes held_bytes_;            // held_body_'s share of the process's budget
   bool rewrite_req_body_ = false;   // re-framed as chunked through the rewriter
   bool rewrite_resp_body_ = false;  // likewise
   // Through a rewriter that keeps lengths: the Content-Length kept, and what it still allows.

@@ -93,12 +93,21 @@ TEST(SettingsSchemaTest, EveryObjectHasTheDecodersKeys) {
             ParserKeys(config::kParentProxyKeys, std::span<const config::SpecialKey>{}));
   const json& creds = s["properties"]["credentials"];
   EXPECT_EQ(SchemaKeys(creds),
-            ParserKeys(config::kCredentialsKeys, config::kCredentialsSpecialKeys));
+            ParserKeys(config::kCredentialsKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(creds["properties"]["awsPairs"]["items"]),
+            ParserKeys(config::kAwsPairKeys, std::span<const config::SpecialKey>{}));
+  EXPECT_EQ(SchemaKeys(creds["properties"]["sigv4"]),
+            ParserKeys(config::kSigV4Keys, std::span<const config::SpecialKey>{}));
+  for (const std::string_view key : config::kSigV4Keys) {
+    EXPECT_EQ(creds["properties"]["sigv4"]["properties"][std::string(key)]["enum"],
+              json::array({"deny", "passthrough"}));
+  }
   EXPECT_EQ(SchemaKeys(s["$defs"]["credentialEnvVar"]),
             ParserKeys(config::kCredentialEnvVarKeys, std::span<const config::SpecialKey>{}));
   EXPECT_EQ(SchemaKeys(s["$defs"]["credentialFile"]),
             ParserKeys(config::kCredentialFileKeys, std::span<const config::SpecialKey>{}));
-  for (const json* o : {&creds, &s["$defs"]["credentialEnvVar"], &s["$defs"]["credentialFile"]}) {
+  for (const json* o : {&creds, &s["$defs"]["credentialEnvVar"], &s["$defs"]["credentialFile"],
+                        &creds["properties"]["awsPairs"]["items"], &creds["properties"]["sigv4"]}) {
     EXPECT_EQ((*o)["additionalProperties"], false);
   }
   EXPECT_EQ(SchemaKeys(net["properties"]["tlsTerminate"]),

@@ -464,8 +464,6 @@ TEST(SettingsTest, MitmProxyIsReadAndExcludesTlsTerminate) {
 
 TEST(SettingsTest, UnsupportedSecurityFeaturesAreRejected) {
   for (const auto& [text, pointer] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"credentials": {"awsPairs": []}})", "/credentials/awsPairs"},
-           {R"({"credentials": {"sigv4": {}}})", "/credentials/sigv4"},
            {R"({"network": {"filterRequest": "x"}})", "/network/filterRequest"},
            {R"({"network": {"allowPlaintextHeaderSet": true}})",
             "/network/allowPlaintextHeaderSet"},
@@ -813,6 +811,80 @@ TEST(SettingsTest, CredentialsAreDecoded) {
   EXPECT_TRUE(c.files[1].mask.mask_duplicates);
   EXPECT_TRUE(c.allow_plaintext_inject);
   EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(SettingsTest, AwsPairsAndSigV4AreDecoded) {
+  LoadedSettings s = Parse(R"J({
+    "network": {"allowedDomains": ["*.amazonaws.com"], "tlsTerminate": {}},
+    "credentials": {
+      "envVars": [
+        {"name": "MY_KEY_ID", "mode": "mask"},
+        {"name": "MY_SECRET", "mode": "mask"},
+        {"name": "MY_TOKEN", "mode": "mask"}
+      ],
+      "awsPairs": [{"accessKeyIdVar": "MY_KEY_ID", "secretAccessKeyVar": "MY_SECRET",
+                    "sessionTokenVar": "MY_TOKEN"}],
+      "sigv4": {"presigned": "passthrough", "streaming": "deny"}
+    }
+  })J");
+  const CredentialSettings& c = s.settings.credentials;
+  ASSERT_EQ(c.aws_pairs.size(), 1u);
+  EXPECT_EQ(c.aws_pairs[0], (AwsPairSettings{"MY_KEY_ID", "MY_SECRET", "MY_TOKEN"}));
+  EXPECT_EQ(c.sigv4,
+            (SigV4Settings{SigV4Policy::kDeny, SigV4Policy::kPassthrough, SigV4Policy::kDeny}));
+  EXPECT_EQ(Parse(R"({"credentials": {"sigv4": {}}})").settings.credentials.sigv4, SigV4Settings{});
+}
+
+TEST(SettingsTest, AwsPairErrorsNameTheirPath) {
+  const std::string p = "settings.json: /credentials";
+  auto doc = [&](std::string_view credentials) {
+    return R"J({"network": {"allowedDomains": ["*.amazonaws.com"], "tlsTerminate": {}},
+               "credentials": {"envVars": [{"name": "K", "mode": "mask"},
+                                           {"name": "S", "mode": "mask"},
+                                           {"name": "D", "mode": "deny"},
+                                           {"name": "E", "mode": "mask", "extract": "x=(.*)"}], )J" +
+           std::string(credentials) + "}}";
+  };
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "S"}])")),
+            "<ok>");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "K"}])")),
+            p + "/awsPairs/0/secretAccessKeyVar: \"K\" appears in more than one awsPairs slot "
+                "(within or across pairs) \u2014 each variable can fill exactly one slot.");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "S"},
+                                      {"accessKeyIdVar": "S", "secretAccessKeyVar": "X"}])")),
+            p + "/awsPairs/1/accessKeyIdVar: \"S\" appears in more than one awsPairs slot "
+                "(within or across pairs) \u2014 each variable can fill exactly one slot.");
+  for (const char* name : {"D", "NOPE"}) {
+    EXPECT_EQ(
+        ErrorOf(doc(std::string(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": ")") +
+                    name + "\"}]")),
+        p + "/awsPairs/0/secretAccessKeyVar: \"" + name +
+            "\" does not reference a credentials.envVars entry with mode \"mask\" \u2014 an "
+            "AWS pair links already-masked variables; add the entry (masking is the opt-in "
+            "for SigV4 re-signing).");
+  }
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "S",
+                                       "sessionTokenVar": "E"}])")),
+            p + "/awsPairs/0/sessionTokenVar: \"E\" uses extract/decode, but an AWS pair member "
+                "must be masked whole-value: the SigV4 trigger is an exact match of the fake "
+                "access key id, and the signer needs the entire real value.");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K"}])")),
+            p + "/awsPairs/0: an awsPairs entry needs \"secretAccessKeyVar\"");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "S",
+                                       "region": "x"}])")),
+            p + "/awsPairs/0/region: unknown key; the keys here are accessKeyIdVar, "
+                "secretAccessKeyVar, sessionTokenVar. Ignoring it could leave the sandbox weaker "
+                "than this file says");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": [{"accessKeyIdVar": "1K", "secretAccessKeyVar": "S"}])")),
+            p + "/awsPairs/0/accessKeyIdVar: \"1K\" is not an environment variable name "
+                "(expected [A-Za-z_][A-Za-z0-9_]*)");
+  EXPECT_EQ(ErrorOf(doc(R"("awsPairs": {})")),
+            p + "/awsPairs: expected an array of AWS key pair entries, got an object");
+  EXPECT_EQ(ErrorOf(doc(R"("sigv4": {"presigned": "allow"})")),
+            p + "/sigv4/presigned: expected \"deny\" or \"passthrough\", got \"allow\"");
+  EXPECT_EQ(ErrorOf(doc(R"("sigv4": {"chunked": "deny"})")),
+            p + "/sigv4/chunked: unknown key; the keys here are streaming, presigned, sigv4a. "
+                "Ignoring it could leave the sandbox weaker than this file says");
 }
 
 TEST(SettingsTest, CredentialErrorsNameTheirPath) {

@@ -183,5 +183,62 @@ TEST(MaskTest, EnvironmentPlan) {
   EXPECT_FALSE(plan->secrets[0].inject_hosts[0].port.has_value());
 }
 
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN pair by themselves when masked
+// whole-value; other names need an awsPairs entry; a masked secret without its key id warns.
+TEST(MaskTest, AwsPairs) {
+  CredentialSettings c;
+  c.env_vars = {{"AWS_ACCESS_KEY_ID", CredentialMode::kMask, {}},
+                {"AWS_SECRET_ACCESS_KEY", CredentialMode::kMask, {}},
+                {"AWS_SESSION_TOKEN", CredentialMode::kMask, {}},
+                {"CI_ID", CredentialMode::kMask, {}},
+                {"CI_SECRET", CredentialMode::kMask, {}},
+                {"LONE_SECRET", CredentialMode::kMask, {}}};
+  c.aws_pairs = {{"CI_ID", "CI_SECRET", std::nullopt}, {"NOT_SET", "LONE_SECRET", std::nullopt}};
+  Result<EnvironmentPlan> plan = PlanEnvironment(
+      c, {"*.amazonaws.com"},
+      {"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+       "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SESSION_TOKEN=tok",
+       "CI_ID=AKIACI", "CI_SECRET=cisecret", "LONE_SECRET=s"},
+      Counter());
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->aws_pairs.size(), 2u);
+  const AwsKeyPair& ci = plan->aws_pairs[0];
+  EXPECT_EQ(ci.name, "env CI_ID");
+  EXPECT_EQ(ci.access_key_id, "AKIACI");
+  EXPECT_EQ(ci.secret_access_key, "cisecret");
+  EXPECT_EQ(ci.session_token, "");
+  EXPECT_TRUE(ci.access_key_id_sentinel.starts_with("fake_value_"));
+  const AwsKeyPair& aws = plan->aws_pairs[1];
+  EXPECT_EQ(aws.name, "env AWS_ACCESS_KEY_ID");
+  EXPECT_EQ(aws.access_key_id, "AKIAIOSFODNN7EXAMPLE");
+  EXPECT_EQ(aws.secret_access_key, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
+  EXPECT_EQ(aws.session_token, "tok");
+  ASSERT_EQ(aws.inject_hosts.size(), 1u);
+  EXPECT_EQ(aws.inject_hosts[0].host, "amazonaws.com");
+  // The sandbox's key id is the pair's sentinel.
+  EXPECT_NE(std::find(plan->environment.begin(), plan->environment.end(),
+                      "AWS_ACCESS_KEY_ID=" + aws.access_key_id_sentinel),
+            plan->environment.end());
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_TRUE(plan->warnings[0].starts_with(
+      "credentials: LONE_SECRET is masked but NOT_SET is not, so no AWS key pair was made"))
+      << plan->warnings[0];
+}
+
+// An awsPairs entry that names a conventional variable replaces the automatic pairing.
+TEST(MaskTest, AwsPairsNamingAConventionalVariableReplaceTheAutomaticPair) {
+  CredentialSettings c;
+  c.env_vars = {{"AWS_ACCESS_KEY_ID", CredentialMode::kMask, {}},
+                {"AWS_SECRET_ACCESS_KEY", CredentialMode::kMask, {}},
+                {"OTHER_SECRET", CredentialMode::kMask, {}}};
+  c.aws_pairs = {{"AWS_ACCESS_KEY_ID", "OTHER_SECRET", std::nullopt}};
+  Result<EnvironmentPlan> plan = PlanEnvironment(
+      c, {"*.amazonaws.com"},
+      {"AWS_ACCESS_KEY_ID=AKIA", "AWS_SECRET_ACCESS_KEY=one", "OTHER_SECRET=two"}, Counter());
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->aws_pairs.size(), 1u);
+  EXPECT_EQ(plan->aws_pairs[0].secret_access_key, "two");
+}
+
 }  // namespace
 }  // namespace srt::credentials

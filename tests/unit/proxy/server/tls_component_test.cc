@@ -588,5 +588,73 @@ TEST_F(TlsTerminationTest, TheRewriterSeamSeesEveryRequestAndResponseHead) {
   EXPECT_NE(refused.out.find("refused by the rewriter\n"), std::string::npos);
 }
 
+// Holds the request body (at most 32 bytes) and signs it into the head, as the SigV4 re-signer
+// does with a body's hash; swaps a sentinel in the body on the way.
+class HoldBody final : public ExchangeRewriter {
+ public:
+  Result<void> OnRequestHead(RequestHead&) override { return Ok(); }
+  void OnResponseHead(ResponseHead&) override {}
+  bool RewritesBodies() const override { return true; }
+  uint64_t HoldsRequestBody() const override { return 32; }
+  Result<void> OnRequestBodyHeld(RequestHead& head, std::string_view body) override {
+    if (body == "refuse") return MakeError(Errc::kDenied, "refused with the body in");
+    std::string length;
+    for (const HeaderField& f : head.headers) {
+      if (f.name == "Content-Length") length = f.value;
+    }
+    head.headers.push_back({"X-Held", std::string(body) + " length=" + length});
+    return Ok();
+  }
+  std::string HeldBodyTooLarge() const override { return "held body over 32 bytes"; }
+  std::string OnRequestBody(std::string_view piece, bool) override {
+    std::string out(piece);
+    if (size_t at = out.find("SENTINEL"); at != std::string::npos) out.replace(at, 8, "SECRET");
+    return out;
+  }
+};
+
+// A rewriter that holds the body gets it whole (decoded, through OnRequestBody) before the head
+// goes out, and the body goes with a Content-Length; a request without a body is finished at
+// once; past the limit the request is refused 403 with the rewriter's reason and not sent.
+TEST_F(TlsTerminationTest, ARewriterCanHoldTheRequestBodyBeforeTheHead) {
+  StartTerminating(256, std::chrono::seconds(10), {},
+                   [](const RequestHead&) { return std::make_unique<HoldBody>(); });
+  ProcessResult chunked = Curl({"-H", "Transfer-Encoding: chunked", "--data-binary",
+                                "a=SENTINEL&b=1", Url(tls_origin_.port(), "/echo")});
+  ASSERT_EQ(chunked.exit_code, 0) << chunked.Describe();
+  ProcessResult get = Curl({Url(tls_origin_.port(), "/get")});
+  ASSERT_EQ(get.exit_code, 0) << get.Describe();
+  // A client that waits for 100 Continue gets it from the proxy (curl's max-time, 30 s, would
+  // end the wait first otherwise).
+  ProcessResult expect = Curl({"-H", "Expect: 100-continue", "--expect100-timeout", "60",
+                               "--data-binary", "c=SENTINEL", Url(tls_origin_.port(), "/echo")});
+  ASSERT_EQ(expect.exit_code, 0) << expect.Describe();
+  EXPECT_EQ(expect.out, "c=SECRET");
+  std::vector<std::string> heads = tls_origin_.heads();
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_NE(heads[0].find("\r\nContent-Length: 12\r\n"), std::string::npos) << heads[0];
+  EXPECT_EQ(heads[0].find("Transfer-Encoding"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nX-Held: a=SECRET&b=1 length=12\r\n"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[1].find("\r\nX-Held:  length=\r\n"), std::string::npos) << heads[1];
+  EXPECT_EQ(heads[1].find("Content-Length"), std::string::npos) << heads[1];
+  ASSERT_EQ(tls_origin_.bodies().size(), 3u);
+  EXPECT_EQ(tls_origin_.bodies()[0], "a=SECRET&b=1");
+
+  ProcessResult large = Curl({"-D", "-", "--suppress-connect-headers", "--data-binary",
+                              std::string(40, 'x'), Url(tls_origin_.port(), "/echo")});
+  EXPECT_TRUE(large.out.starts_with("HTTP/1.1 403 Forbidden\r\n")) << large.Describe();
+  EXPECT_NE(large.out.find("held body over 32 bytes"), std::string::npos) << large.out;
+  ProcessResult refused = Curl({"-D", "-", "--suppress-connect-headers", "--data-binary", "refuse",
+                                Url(tls_origin_.port(), "/echo")});
+  EXPECT_TRUE(refused.out.starts_with("HTTP/1.1 403 Forbidden\r\n")) << refused.Describe();
+  EXPECT_NE(refused.out.find("refused with the body in"), std::string::npos) << refused.out;
+  EXPECT_EQ(tls_origin_.heads().size(), 3u);
+  bool logged = false;
+  for (const ConnectionRecord& r : HttpsRecords(5)) {
+    logged = logged || (r.status == 403 && r.reason == "held body over 32 bytes");
+  }
+  EXPECT_TRUE(logged);
+}
+
 }  // namespace
 }  // namespace srt::proxy::testing
