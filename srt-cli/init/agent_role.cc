@@ -154,10 +154,11 @@ long BindOntoItself(int target, bool read_only) {
   return r;
 }
 
-// Mounts a copy of the sandbox's /dev/null, read-only and nodev (so open fails with EACCES, as
-// it does for bwrap's --ro-bind /dev/null), on the file `target`.
-long CoverWithNull(int target) {
-  long tree = SRT_SYS(__NR_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+// A clone of the mount at `path` (relative to `dirfd`), read-only, nodev, nosuid and noexec,
+// moved onto the file `target` (a descriptor, so nothing is looked up by name there). 0 or
+// -errno.
+long BindReadOnly(int dirfd, const char* path, int target) {
+  long tree = SRT_SYS(__NR_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (Failed(tree)) return tree;
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
@@ -169,6 +170,10 @@ long CoverWithNull(int target) {
   SRT_SYS(__NR_close, tree);
   return r;
 }
+
+// Mounts a copy of the sandbox's /dev/null, read-only and nodev (so open fails with EACCES, as
+// it does for bwrap's --ro-bind /dev/null), on the file `target`.
+long CoverWithNull(int target) { return BindReadOnly(AT_FDCWD, "/dev/null", target); }
 
 // Mounts a fresh tmpfs (mode 0700, owned by the caller) on `path` inside the sandbox, creating
 // the directory first where the sandbox does not see the one made on the host (a hidden /tmp).
@@ -494,19 +499,7 @@ long PrivateCopyOf(int masked) {  // `masked`: open for reading
 }
 
 // Binds the private copy (PrivateCopyOf's mount `copy`) read-only onto `target`. 0 or -errno.
-long BindMaskedCopy(int copy, int target) {
-  long tree = SRT_SYS(__NR_open_tree, copy, "m", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (Failed(tree)) return tree;
-  mount_attr attr{};
-  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
-  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
-  if (!Failed(r)) {
-    r = SRT_SYS(__NR_move_mount, tree, "", target, "",
-                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-  }
-  SRT_SYS(__NR_close, tree);
-  return r;
-}
+long BindMaskedCopy(int copy, int target) { return BindReadOnly(copy, "m", target); }
 
 // Puts the cover of `w` back if the entry at its path is not covered. 0, or -errno.
 long CoverOnce(Watched& w) {
