@@ -34,7 +34,10 @@ TEST(ExecPlanTest, RoundTrips) {
   launch::ExecPlanSpec spec{{"sh", "-c", ""}, {"A=1", "B="}, "/w/d", 0b101, {}};
   spec.reopens.push_back({1, 01, "/dev/null"});
   Decoded d;
-  ASSERT_TRUE(Decode(launch::EncodeExecPlan(spec), d));
+  // The decoded plan points into these bytes (as srt-init's does into its buffer): they must
+  // outlive every look at it.
+  const std::string bytes = launch::EncodeExecPlan(spec);
+  ASSERT_TRUE(Decode(bytes, d));
   ASSERT_EQ(d.plan.argc, 3u);
   EXPECT_STREQ(d.argv[0], "sh");
   EXPECT_STREQ(d.argv[2], "");
