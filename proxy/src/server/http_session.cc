@@ -91,8 +91,8 @@ class HttpSession final : public Session {
       // Once the request is in, what follows can only be the next (pipelined) head; while a
       // body is read for the decider, at most the part it asked for.
       const size_t limit = state_ == State::kHead || req_done_ ? http::Limits{}.max_head_bytes + 1
-                           : state_ == State::kBody           ? head_bytes_ + body_want_
-                                                              : in_.size() + kPumpBytes;
+                           : state_ == State::kBody            ? head_bytes_ + body_want_
+                                                               : in_.size() + kPumpBytes;
       switch (ReadClient(limit)) {
         case ReadStatus::kData:
         case ReadStatus::kFull:
