@@ -121,36 +121,41 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
   std::vector<AgentOp> ops;
   if (!DecodeAgentTwoPass(data, size, plan, ops)) return;
   std::vector<srt::policy::Protection> protections;
-  std::vector<std::string> covers;
+  std::vector<std::string> covers, masks;
   for (size_t i = 0; i < ops.size(); ++i) {
     Check(ops[i].kind == OpKind::kPin || ops[i].kind == OpKind::kProtect ||
-          ops[i].kind == OpKind::kCover);
+          ops[i].kind == OpKind::kCover || ops[i].kind == OpKind::kMask);
     Check(InsideInput(ops[i].path, data, size) && ops[i].path[0] == '/');
     Check(i == 0 || ops[i - 1].path + std::strlen(ops[i - 1].path) < ops[i].path);
     if (ops[i].kind == OpKind::kCover) {
       covers.emplace_back(ops[i].path);
       continue;
     }
+    if (ops[i].kind == OpKind::kMask) {
+      masks.emplace_back(ops[i].path);
+      continue;
+    }
     protections.push_back({ops[i].kind == OpKind::kPin ? srt::policy::ProtectKind::kPin
                                                        : srt::policy::ProtectKind::kProtect,
                            ops[i].path, true, ""});
   }
-  // The encoder writes the covers first: compare each kind in its own order.
+  // The encoder writes covers and masks apart from the rest: compare each group in its order.
   const std::string again = srt::launch::EncodeAgentPlan(plan.proc, plan.tmpdir ? plan.tmpdir : "",
-                                                         protections, {}, {}, covers);
+                                                         protections, {}, {}, covers, masks);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
   Check(round.proc == plan.proc && round_ops.size() == ops.size());
-  auto by_kind = [](const std::vector<AgentOp>& v, bool cover) {
+  // Group 0: pins and protections; 1: covers; 2: masks.
+  auto group = [](OpKind k) { return k == OpKind::kCover ? 1 : k == OpKind::kMask ? 2 : 0; };
+  auto by_group = [&](const std::vector<AgentOp>& v, int g) {
     std::vector<std::pair<OpKind, std::string>> out;
     for (const AgentOp& op : v) {
-      if ((op.kind == OpKind::kCover) == cover) out.emplace_back(op.kind, op.path);
+      if (group(op.kind) == g) out.emplace_back(op.kind, op.path);
     }
     return out;
   };
-  Check(by_kind(round_ops, true) == by_kind(ops, true));
-  Check(by_kind(round_ops, false) == by_kind(ops, false));
+  for (int g = 0; g < 3; ++g) Check(by_group(round_ops, g) == by_group(ops, g));
 }
 
 }  // namespace
