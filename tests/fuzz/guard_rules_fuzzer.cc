@@ -85,7 +85,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return dir == root || (dir.size() > root.size() && dir.compare(0, root.size(), root) == 0 &&
                            dir[root.size()] == '/');
   };
-  if (IsDotGit(name) && known && !within("/tmp/srt-1")) Check(v != Verdict::kAllow);
+  // Moving a `.git` away plants nothing (where it lands is judged as its own change).
+  if (IsDotGit(name) && known && !within("/tmp/srt-1") && change != Change::kMoveOut) {
+    Check(v != Verdict::kAllow);
+  }
   if (dir == "/w" && name == ".mcp.json") Check(v == Verdict::kProtectedPath);
   if (within("/w/a/b/.env") && !name.empty() && name != "." && name != "..") {
     Check(v == Verdict::kProtectedPath);
