@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "init_protocol/exec_plan.h"
 #include "init_protocol/wire.h"
 
 namespace srt::init {
@@ -33,22 +34,10 @@ struct InitPlan {
   bool serve = false;  // kTagServe: a warm sandbox, no argv
 };
 
-// The open flags a kTagReopen may carry: O_ACCMODE, O_APPEND, O_NONBLOCK (nothing that
-// creates or truncates).
-inline constexpr uint32_t kReopenFlags = 03 | 02000 | 04000;
-
-// The devices a kTagReopen may name: those bwrap binds into the sandbox's /dev that grant
-// nothing when opened again.
-inline bool IsReopenableDevice(const char* p) {
-  static const char* const kDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                         "/dev/urandom"};
-  for (const char* d : kDevices) {
-    size_t i = 0;
-    while (d[i] && d[i] == p[i]) ++i;
-    if (!d[i] && !p[i]) return true;
-  }
-  return false;
-}
+// What a kTagReopen may carry and name: one rule for a sandbox's command and a warm sandbox's
+// (init_protocol/exec_plan.h).
+inline constexpr uint32_t kReopenFlags = wire::kExecReopenFlags;
+inline bool IsReopenableDevice(const char* p) { return wire::IsExecReopenDevice(p); }
 
 enum class OpKind : uint8_t { kPin, kProtect, kCover, kMask };
 struct AgentOp {
