@@ -30,6 +30,19 @@ void RecordString(std::string& out, uint16_t tag, std::string_view s) {
   Record(out, tag, p);
 }
 
+// One record per descriptor srt-init reopens, in both plans (a command's and a warm
+// sandbox's): one encoding, so that the two cannot drift apart.
+void RecordReopens(std::string& out, const std::vector<InitPlanSpec::Reopen>& reopens) {
+  for (const InitPlanSpec::Reopen& r : reopens) {
+    std::string p;
+    PutU32(p, static_cast<uint32_t>(r.fd));
+    PutU32(p, static_cast<uint32_t>(r.flags));
+    p += r.path;
+    p += '\0';
+    Record(out, wire::kTagReopen, p);
+  }
+}
+
 std::string Header() {
   std::string out;
   PutU32(out, wire::kPlanMagic);
@@ -51,14 +64,7 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
     Record(out, wire::kTagNofile, p);
   }
   if (spec.terminal) RecordU32(out, wire::kTagTerminal, spec.terminal);
-  for (const InitPlanSpec::Reopen& r : spec.reopens) {
-    std::string p;
-    PutU32(p, static_cast<uint32_t>(r.fd));
-    PutU32(p, static_cast<uint32_t>(r.flags));
-    p += r.path;
-    p += '\0';
-    Record(out, wire::kTagReopen, p);
-  }
+  RecordReopens(out, spec.reopens);
   if (spec.serve) RecordU32(out, wire::kTagServe, 1);
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
   return out;
@@ -70,14 +76,7 @@ std::string EncodeExecPlan(const ExecPlanSpec& spec) {
   for (const std::string& e : spec.env) RecordString(out, wire::kTagEnv, e);
   RecordString(out, wire::kTagCwd, spec.cwd);
   if (spec.terminal) RecordU32(out, wire::kTagTerminal, spec.terminal);
-  for (const InitPlanSpec::Reopen& r : spec.reopens) {
-    std::string p;
-    PutU32(p, static_cast<uint32_t>(r.fd));
-    PutU32(p, static_cast<uint32_t>(r.flags));
-    p += r.path;
-    p += '\0';
-    Record(out, wire::kTagReopen, p);
-  }
+  RecordReopens(out, spec.reopens);
   return out;
 }
 
