@@ -413,7 +413,9 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 struct Watched {
   const char* path;   // in the sandbox
   OpKind kind;        // kCover or kMask
-  int dir_wd;         // the watch on its directory, or -1
+  int dir_wd;         // the watch on its directory (or on `above`), or -1
+  size_t above;       // while its directory is missing: the length of the path of the nearest
+                      // directory above it that exists, which is watched instead; else 0
   int mask;           // kMask: the mount of its private copy (PrivateCopyOf), -1 before
   uint64_t mask_ino;  // bwrap's masked copy
   uint32_t mask_dev_major, mask_dev_minor;
@@ -437,16 +439,47 @@ bool StrEqual(const char* a, const char* b) {
   return *a == *b;
 }
 
-// Watches the directory of `w` (by path: inotify follows nothing with IN_DONT_FOLLOW).
-void WatchDirectoryOf(int inotify, Watched& w) {
+// Watches the directory of `w` (by path: inotify follows nothing with IN_DONT_FOLLOW) or, while
+// that is missing (the host moved or deleted it, or it is yet to come), the nearest directory
+// above it that exists: the event of a directory made or moved in there leads back here. 0, or
+// -errno: the user's watches used up (ENOSPC) or any other failure but a missing directory or a
+// search permission the user lacks (which the command lacks as well) fails the caller closed,
+// since an item without a watch would never be covered again.
+long WatchDirectoryOf(int inotify, Watched& w) {
   char dir[kPathMax];
-  size_t len = strlen(w.path);
-  if (len >= kPathMax) return;
-  memcpy(dir, w.path, len + 1);
-  while (len > 0 && dir[len] != '/') --len;
-  dir[len == 0 ? 1 : len] = 0;
-  long wd = SRT_SYS(__NR_inotify_add_watch, inotify, dir, kWatchEvents);
-  w.dir_wd = Failed(wd) ? -1 : static_cast<int>(wd);
+  const size_t len = strlen(w.path);
+  if (len >= kPathMax) return -ENAMETOOLONG;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    memcpy(dir, w.path, len + 1);
+    size_t end = len;
+    bool own = true;  // the item's own directory, not one above it
+    long wd = -ENOENT;
+    for (;; own = false) {
+      while (end > 0 && dir[end] != '/') --end;
+      dir[end == 0 ? 1 : end] = 0;
+      wd = SRT_SYS(__NR_inotify_add_watch, inotify, dir, kWatchEvents);
+      if ((wd != -ENOENT && wd != -ENOTDIR) || end == 0) break;
+    }
+    w.dir_wd = Failed(wd) ? -1 : static_cast<int>(wd);
+    w.above = 0;
+    if (wd == -EACCES) return 0;  // as before: nothing the command could search either
+    if (Failed(wd)) return wd;
+    if (own) return 0;
+    // Watching a directory above the missing one: if the next one down was made between its
+    // failed watch and this one, its event came too early - look again.
+    const size_t watched = end == 0 ? 1 : end;
+    size_t next = watched + 1;
+    while (next < len && w.path[next] != '/') ++next;
+    memcpy(dir, w.path, next);
+    dir[next] = 0;
+    struct statx st {};
+    long r = SRT_SYS(__NR_statx, AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &st);
+    if (Failed(r) || (st.stx_mode & S_IFMT) != S_IFDIR) {
+      w.above = watched;
+      return 0;
+    }
+  }
+  return -EAGAIN;  // the host keeps making and removing it: fail closed
 }
 
 // The masked copy bwrap made, copied once more into a tmpfs of the watcher's own (detached: no
@@ -587,7 +620,10 @@ long EnsureCovered(Watched& w) {
       w.copy_dev_major = copy.stx_dev_major;
       w.copy_dev_minor = copy.stx_dev_minor;
     }
-    if (!Failed(inotify)) WatchDirectoryOf(static_cast<int>(inotify), w);
+    if (!Failed(inotify)) {
+      long r = WatchDirectoryOf(static_cast<int>(inotify), w);
+      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+    }
   }
   // What the host changed between the covers and the watches.
   for (size_t i = 0; i < count; ++i) {
@@ -617,13 +653,18 @@ long EnsureCovered(Watched& w) {
       for (size_t i = 0; i < count; ++i) {
         Watched& w = items[i];
         if (!overflow && w.dir_wd != e->wd) continue;
-        if (!overflow && !lost && e->len > 0 && !StrEqual(BaseName(w.path), e->name)) continue;
-        if (lost || overflow) {
-          // The directory itself was replaced: watch the one at its path now.
-          if (w.dir_wd >= 0 && !overflow) SRT_SYS(__NR_inotify_rm_watch, inotify, w.dir_wd);
-          WatchDirectoryOf(static_cast<int>(inotify), w);
+        if (!overflow && !lost && w.above == 0 && e->len > 0 &&
+            !StrEqual(BaseName(w.path), e->name)) {
+          continue;
         }
-        long r = EnsureCovered(w);
+        long r = 0;
+        if (lost || overflow || w.above != 0) {
+          // The directory itself was replaced, or (watching a directory above it) may have come
+          // back: watch the one at its path now.
+          if (w.dir_wd >= 0 && lost) SRT_SYS(__NR_inotify_rm_watch, inotify, w.dir_wd);
+          r = WatchDirectoryOf(static_cast<int>(inotify), w);
+        }
+        if (!Failed(r)) r = EnsureCovered(w);
         if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
       }
     }
@@ -646,7 +687,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
   for (size_t i = 0; i < plan.op_count; ++i) {
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
-      items[n++] = Watched{op.path, op.kind, -1, -1, 0, 0, 0, 0, 0, 0};
+      items[n++] = Watched{op.path, op.kind, -1, 0, -1, 0, 0, 0, 0, 0, 0};
     }
   }
   int pipe[2] = {-1, -1};

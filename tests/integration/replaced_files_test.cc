@@ -98,6 +98,32 @@ TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostReplacesOrCreatesThem
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// Hostile review 2, finding 3: the host moves a denied file's directory away (or deletes it) and
+// makes it again a moment later (`rm -rf ~/.aws; aws configure`). The watcher used to re-add its
+// watch while the directory was missing, fail (ENOENT) and never look at that path again: the
+// credentials written into the new directory were readable. A denied file whose directory only
+// appears after the start is covered the same way.
+TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostRemakesTheirDirectory) {
+  run().WriteFile("aws/credentials", "OLD-SECRET\n");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                        run().Path("aws/credentials") + R"(", ")" +
+                        run().Path("gcloud/legacy/credentials.db") + R"("]}})";
+  const std::string after = P() + " read aws/credentials; echo creds=$?; " + P() +
+                            " read gcloud/legacy/credentials.db; echo gcloud=$?";
+  RunResult r =
+      RunAround(run(), s, Script(P() + " read aws/credentials; echo first=$?", after), [&] {
+        ASSERT_EQ(std::rename(run().Path("aws").c_str(), run().Path("aws.bak").c_str()), 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        run().MakeDir("aws");
+        run().MakeDir("gcloud/legacy");
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        run().WriteFile("aws/credentials", "NEW-SECRET\n");
+        run().WriteFile("gcloud/legacy/credentials.db", "GCLOUD-SECRET\n");
+      });
+  EXPECT_EQ(r.out, "first=13\ncreds=13\ngcloud=13\n") << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 // A new entry the cover cannot go on (a directory where a denied file was): the sandbox is
 // stopped, and srt says which file.
 TEST_P(ReplacedFilesTest, ADeniedFileThatCannotBeCoveredAgainStopsTheSandbox) {
