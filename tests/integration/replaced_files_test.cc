@@ -124,6 +124,29 @@ TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostRemakesTheirDirectory
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// The same for a masked file: the new directory's file shows the masked copy, not the new value.
+TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostRemakesTheirDirectory) {
+  run().WriteFile("cfg/netrc", "machine h login me password REALSECRETREALSECRETREALSECRET1234\n");
+  const std::string s = R"J({"filesystem": {"allowWrite": ["."]}, "credentials": {
+      "allowPlaintextInject": true, "files": [{"path": ")J" +
+                        run().Path("cfg/netrc") +
+                        R"J(", "mode": "mask", "extract": "password (\\S+)"}]}})J";
+  RunResult r = RunAround(run(), s, Script("cat cfg/netrc", "cat cfg/netrc"), [&] {
+    ASSERT_EQ(std::rename(run().Path("cfg").c_str(), run().Path("cfg.bak").c_str()), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    run().MakeDir("cfg");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    run().WriteFile("cfg/netrc",
+                    "machine h login me password ROTATED___ROTATED___ROTATED___1234\n");
+  });
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("REALSECRET"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ROTATED"), std::string::npos) << r.out;
+  const size_t half = r.out.find('\n');
+  ASSERT_NE(half, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(half + 1), r.out.substr(0, half + 1)) << r.out;
+}
+
 // A new entry the cover cannot go on (a directory where a denied file was): the sandbox is
 // stopped, and srt says which file.
 TEST_P(ReplacedFilesTest, ADeniedFileThatCannotBeCoveredAgainStopsTheSandbox) {
