@@ -368,7 +368,8 @@ constexpr std::string_view kAwsTokenVar = "AWS_SESSION_TOKEN";
 
 std::vector<AwsKeyPair> AwsPairs(const std::vector<AwsPairSettings>& explicit_pairs,
                                  const std::vector<std::pair<std::string, CredentialSecret>>& whole,
-                                 std::vector<std::string>& warnings) {
+                                 std::vector<std::string>& warnings,
+                                 std::vector<std::string>& paired_secrets) {
   std::vector<AwsPairSettings> specs = explicit_pairs;
   const bool conventional_named =
       std::any_of(specs.begin(), specs.end(), [](const AwsPairSettings& p) {
@@ -405,6 +406,7 @@ std::vector<AwsKeyPair> AwsPairs(const std::vector<AwsPairSettings>& explicit_pa
       }
       continue;
     }
+    paired_secrets.push_back(secret->name);
     const CredentialSecret* token =
         spec.session_token_var ? masked(*spec.session_token_var) : nullptr;
     out.push_back({key_id->name, key_id->sentinel, key_id->real, secret->real,
@@ -474,7 +476,18 @@ Result<EnvironmentPlan> PlanEnvironment(const CredentialSettings& credentials,
                                                  " masked values; srt's proxy scans for at most "
                                                  "that many");
   }
-  plan.aws_pairs = AwsPairs(credentials.aws_pairs, whole, plan.warnings);
+  std::vector<std::string> paired_secrets;
+  plan.aws_pairs = AwsPairs(credentials.aws_pairs, whole, plan.warnings, paired_secrets);
+  // A pair's secret access key is an HMAC key: no request carries it, and the re-signer takes it
+  // from the pair. Swapped into a header or body it would hand the real key to any of its hosts
+  // (an S3 object the sandbox uploads), so it is never injected; a response that echoes it still
+  // gets the sentinel back.
+  for (CredentialSecret& secret : plan.secrets) {
+    if (std::find(paired_secrets.begin(), paired_secrets.end(), secret.name) !=
+        paired_secrets.end()) {
+      secret.inject_hosts.clear();
+    }
+  }
   plan.environment = std::move(environment);
   return plan;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 namespace srt::credentials {
 namespace {
@@ -223,6 +224,38 @@ TEST(MaskTest, AwsPairs) {
   EXPECT_TRUE(plan->warnings[0].starts_with(
       "credentials: LONE_SECRET is masked but NOT_SET is not, so no AWS key pair was made"))
       << plan->warnings[0];
+}
+
+// Hostile review 2, finding 5: a pair's secret access key is never injected into a request (no
+// request carries a SigV4 secret; swapped into a body it would reach any of its hosts). Its key id,
+// its session token and a secret outside any pair keep their hosts.
+TEST(MaskTest, AwsPairSecretsAreNeverInjected) {
+  CredentialSettings c;
+  c.env_vars = {{"AWS_ACCESS_KEY_ID", CredentialMode::kMask, {}},
+                {"AWS_SECRET_ACCESS_KEY", CredentialMode::kMask, {}},
+                {"AWS_SESSION_TOKEN", CredentialMode::kMask, {}},
+                {"CI_ID", CredentialMode::kMask, {}},
+                {"CI_SECRET", CredentialMode::kMask, {}},
+                {"LONE_SECRET", CredentialMode::kMask, {}}};
+  c.aws_pairs = {{"CI_ID", "CI_SECRET", std::nullopt}, {"NOT_SET", "LONE_SECRET", std::nullopt}};
+  Result<EnvironmentPlan> plan = PlanEnvironment(
+      c, {"*.amazonaws.com"},
+      {"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+       "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SESSION_TOKEN=tok",
+       "CI_ID=AKIACI", "CI_SECRET=cisecret", "LONE_SECRET=s"},
+      Counter());
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->aws_pairs.size(), 2u);
+  std::map<std::string, size_t> hosts;
+  for (const CredentialSecret& s : plan->secrets) hosts[s.name] = s.inject_hosts.size();
+  EXPECT_EQ(hosts["env AWS_SECRET_ACCESS_KEY"], 0u);
+  EXPECT_EQ(hosts["env CI_SECRET"], 0u);
+  EXPECT_EQ(hosts["env AWS_ACCESS_KEY_ID"], 1u);
+  EXPECT_EQ(hosts["env AWS_SESSION_TOKEN"], 1u);
+  EXPECT_EQ(hosts["env CI_ID"], 1u);
+  EXPECT_EQ(hosts["env LONE_SECRET"], 1u);
+  // The re-signer still has the real secret.
+  EXPECT_EQ(plan->aws_pairs[1].secret_access_key, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
 }
 
 // An awsPairs entry that names a conventional variable replaces the automatic pairing.
