@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -357,13 +358,17 @@ void SpareImageMaker::Replenish() {
 }
 
 void SpareImageMaker::Loop() {
-  // The spare is made while sessions start: this thread and its mkfs.ext4 take only the CPU
-  // time and disk bandwidth nothing else wants (both are inherited by the child). Best effort.
-  sched_param idle{};
-  (void)sched_setscheduler(0, SCHED_IDLE, &idle);
-  constexpr int kIoprioClassIdle = 3;  // linux/ioprio.h: IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT
-  constexpr int kIoprioWhoProcess = 1;
-  (void)syscall(SYS_ioprio_set, kIoprioWhoProcess, 0, kIoprioClassIdle << 13);
+  // The spare is made while sessions start: this thread and its mkfs.ext4 (which inherits both)
+  // yield the CPU and the disk to them, at nice 10 and the lowest best-effort I/O level. Not
+  // the idle classes: on a saturated host those could starve mkfs for good, and with it the
+  // destructor's join, so srt-poller's exit. Best effort.
+  (void)setpriority(PRIO_PROCESS, 0, 10);    // Linux: this thread only
+  constexpr int kIoprioClassBestEffort = 2;  // linux/ioprio.h
+  constexpr int kIoprioClassShift = 13;
+  constexpr int kIoprioLowest = 7;
+  constexpr int kIoprioWhoProcess = 1;  // a thread id; 0: this thread
+  (void)syscall(SYS_ioprio_set, kIoprioWhoProcess, 0,
+                (kIoprioClassBestEffort << kIoprioClassShift) | kIoprioLowest);
   for (;;) {
     {
       std::unique_lock lock(mu_);
