@@ -334,10 +334,12 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
 }
 
 SpareImageMaker::SpareImageMaker(std::string sessions_dir, uint64_t bytes,
-                                 std::function<void(const Error&)> on_error)
+                                 std::function<void(const Error&)> on_error,
+                                 std::chrono::milliseconds delay)
     : sessions_dir_(std::move(sessions_dir)),
       bytes_(bytes),
       on_error_(std::move(on_error)),
+      delay_(delay),
       thread_([this] { Loop(); }) {}
 
 SpareImageMaker::~SpareImageMaker() {
@@ -353,6 +355,7 @@ void SpareImageMaker::Replenish() {
   {
     std::lock_guard lock(mu_);
     wanted_ = true;
+    delayed_ = true;
   }
   cv_.notify_all();
 }
@@ -373,6 +376,10 @@ void SpareImageMaker::Loop() {
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stopped_ || wanted_; });
+      if (delayed_) {
+        delayed_ = false;
+        cv_.wait_for(lock, delay_, [this] { return stopped_; });
+      }
       if (stopped_) return;
       wanted_ = false;
     }

@@ -14,6 +14,7 @@
 // filesystem, never the image file (the sessions directory is hidden from every sandbox).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -74,13 +75,17 @@ class MountedWorkspace {
 
 // Keeps a spare image of `bytes` at SpareImagePath(sessions_dir), on a thread of its own: it
 // makes one at once (unless one of that size is there; one of another size, an earlier run's
-// with another --disk, is replaced) and another each time Replenish() says the spare was
-// taken. A spare costs the host what an empty workspace's image does (its metadata; it is
-// sparse and reserves nothing). Failures go to `on_error`, and the sessions make their own.
+// with another --disk, is replaced) and another `delay` after each time Replenish() says the
+// spare was taken (so that mkfs.ext4 does not compete with the start of the session that took
+// it; a new session meanwhile makes its own image). A spare costs the host what an empty
+// workspace's image does (its metadata; it is sparse and reserves nothing). Failures go to
+// `on_error`, and the sessions make their own.
 class SpareImageMaker {
  public:
+  static constexpr std::chrono::milliseconds kReplenishDelay{1000};
   SpareImageMaker(std::string sessions_dir, uint64_t bytes,
-                  std::function<void(const Error&)> on_error);
+                  std::function<void(const Error&)> on_error,
+                  std::chrono::milliseconds delay = kReplenishDelay);
   // Stops the thread, after the image it is making, if any.
   ~SpareImageMaker();
   SpareImageMaker(const SpareImageMaker&) = delete;
@@ -95,9 +100,11 @@ class SpareImageMaker {
   const std::string sessions_dir_;
   const uint64_t bytes_;
   const std::function<void(const Error&)> on_error_;
+  const std::chrono::milliseconds delay_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool wanted_ = true;    // guarded by mu_
+  bool delayed_ = false;  // guarded by mu_: wait delay_ before making it
   bool stopped_ = false;  // guarded by mu_
   std::thread thread_;    // last: it starts once the rest exists
 };
