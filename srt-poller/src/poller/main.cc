@@ -401,6 +401,17 @@ int Main(int argc, char** argv) {
   // Before the poller starts a thread, so that each of them inherits the mask.
   sigset_t signals = BlockPollerSignals();
   PollerContext ctx = MakeContext(config, *key, log, toolbox, policy);
+  // With --disk, a workspace image made ahead for the next new session (after the mask above,
+  // which its thread inherits; it outlives the poller and so every session).
+  std::unique_ptr<SpareImageMaker> spare_images;
+  if (config.limits && config.limits->disk_bytes != 0) {
+    spare_images = std::make_unique<SpareImageMaker>(
+        config.sessions_dir, config.limits->disk_bytes, [&log](const Error& e) {
+          log.Warn("could not make a spare workspace image; sessions make their own",
+                   {{"error", e.message()}});
+        });
+    ctx.spare_images = spare_images.get();
+  }
   auto cancel = std::make_shared<CancelToken>();
   auto queue = CreateQueueClient(config, *key, cancel);
   if (!queue) {

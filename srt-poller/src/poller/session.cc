@@ -116,6 +116,38 @@ class Escalation {
   std::thread thread_;  // last: it starts once the rest exists
 };
 
+// Runs a SessionRunner on a thread of its own from construction; Finish() waits for its end. A
+// way out before that (a set-up that failed, an exception) stops the runner and joins it.
+class RunnerThread {
+ public:
+  explicit RunnerThread(SessionRunner& runner)
+      : runner_(runner), thread_([this] {
+          // An exception must not leave this thread (std::terminate): it ends the session.
+          try {
+            result_ = runner_.Run();
+          } catch (const std::exception& e) {
+            result_ = {RunOutcome::kFatal, std::string("session runner: ") + e.what()};
+          }
+        }) {}
+  ~RunnerThread() {
+    if (!thread_.joinable()) return;
+    runner_.Stop(StopReason::kShutdown, "the session's set-up failed");
+    thread_.join();
+  }
+  RunnerThread(const RunnerThread&) = delete;
+  RunnerThread& operator=(const RunnerThread&) = delete;
+
+  RunResult Finish() {
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  SessionRunner& runner_;
+  RunResult result_{RunOutcome::kFatal, "the session runner did not run"};
+  std::thread thread_;  // last: it starts once the rest exists
+};
+
 // --- The runner's view of the API (runner/session_api.h) over api/client.h ---------------------
 
 // Maps an API failure onto the Errc classes runner/session_api.h expects.
@@ -537,13 +569,7 @@ SessionEnd SessionWorker::RunNative() {
   // The session's edge: an exception (a bug of ours, memory running out) fails this session
   // and its item, not the worker and its other sessions. The sandbox is gone by now.
   try {
-    if (auto prepared = PrepareWorkspace(workspace); !prepared) {
-      ctx_.log->Error("workspace", Fields({{"error", prepared.error().message()}}));
-      end = {"fatal", "workspace: " + prepared.error().message()};
-    } else {
-      disk = std::move(*prepared);
-      end = ServeInSandbox(s, workspace);
-    }
+    end = ServeInSandbox(s, workspace, disk);
   } catch (const std::exception& e) {
     ctx_.log->Error("session failed on an exception", Fields({{"error", e.what()}}));
     end = {"fatal", std::string("internal error: ") + e.what()};
@@ -559,8 +585,11 @@ Result<std::unique_ptr<MountedWorkspace>> SessionWorker::PrepareWorkspace(
   const PollerConfig& cfg = *ctx_.config;
   SRT_RETURN_IF_ERROR(MakeWorkspace(cfg.sessions_dir, workspace));
   if (!cfg.limits || cfg.limits->disk_bytes == 0) return std::unique_ptr<MountedWorkspace>();
-  return MountWorkspace(WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace,
-                        cfg.limits->disk_bytes);
+  auto mounted = MountWorkspace(
+      WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace, cfg.limits->disk_bytes,
+      ctx_.spare_images != nullptr ? SpareImagePath(cfg.sessions_dir) : "");
+  if (mounted && (*mounted)->took_spare()) ctx_.spare_images->Replenish();
+  return mounted;
 }
 
 void SessionWorker::ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) const {
@@ -571,14 +600,53 @@ void SessionWorker::ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) co
   disk.reset();
 }
 
-SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& workspace) {
-  // The session first (a per-session call: the sessions token, never the environment key, when
-  // the item has one): its memory stores are in place before the sandbox starts.
-  Result<Session> session = [&]() -> Result<Session> {
-    auto got = s.api.reader.GetSession(work_.data_id);
-    if (!got) return got.error().ToError();
-    return std::move(*got);
-  }();
+// The runner starts first, with its dispatch held: the event stream opens and the history is
+// read while the workspace, the session read, the memory stores, the sandbox and the skills are
+// set up, and the calls they bring wait until all of that is in place (protocol §2.6: a tool
+// sees the session's skills). The session read runs beside the workspace's preparation. A set-up
+// that fails stops the runner before it has run or answered anything.
+SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& workspace,
+                                         std::unique_ptr<MountedWorkspace>& disk) {
+  // srt-toolbox's pipes first: their client is the runner's executor.
+  auto to_tb = MakePipe();
+  auto from_tb = MakePipe();
+  if (!to_tb || !from_tb) return {"fatal", "pipes for srt-toolbox"};
+  ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
+  ApiSession api(s.api.reader, s.api.poster, work_.data_id);
+  SessionRunner runner(api, toolbox, RunnerOptions());
+  // srt-toolbox's readiness is awaited by the first tool call. A toolbox that never comes up
+  // ends the item.
+  toolbox.OnBroken([this, &s](const std::string& why) {
+    ctx_.log->Error("srt-toolbox failed", Fields({{"error", why}}));
+    s.StopRunner(StopReason::kShutdown, "srt-toolbox failed: " + why);
+  });
+  {
+    std::lock_guard lock(s.runner_mu);
+    s.runner = &runner;
+    if (!s.early_stop.empty()) runner.Stop(StopReason::kShutdown, s.early_stop);
+  }
+  // After the runner: the lease and Stop() let go of it before it is destroyed, however this
+  // ends.
+  const ScopeExit forget_runner([&s] {
+    std::lock_guard lock(s.runner_mu);
+    s.runner = nullptr;
+  });
+  RunnerThread running(runner);
+
+  // The session (a per-session call: the sessions token, never the environment key, when the
+  // item has one) beside the workspace: its memory stores are in place before the sandbox
+  // starts.
+  Result<Session> session = MakeError(Errc::kSystem, "not read");
+  {
+    std::jthread reader([&] { session = ReadSession(s); });
+    Result<std::unique_ptr<MountedWorkspace>> prepared = PrepareWorkspace(workspace);
+    reader.join();
+    if (!prepared) {
+      ctx_.log->Error("workspace", Fields({{"error", prepared.error().message()}}));
+      return {"fatal", "workspace: " + prepared.error().message()};
+    }
+    disk = std::move(*prepared);
+  }
   if (!session) {
     ctx_.log->Warn("could not read the session (skills and memory stores skipped)",
                    Fields({{"error", session.error().message()}}));
@@ -596,10 +664,7 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
     memory = std::move(*mounted);
   }
 
-  // The session's sandbox: srt-toolbox on two pipes.
-  auto to_tb = MakePipe();
-  auto from_tb = MakePipe();
-  if (!to_tb || !from_tb) return {"fatal", "pipes for srt-toolbox"};
+  // The session's sandbox: srt-toolbox on the two pipes.
   // Before the sandbox, so that it outlives it: its thread ends at the sandbox's EOF.
   auto output = StartOutput();
   if (!output) return {"fatal", "the sandbox's output: " + output.error().message()};
@@ -614,8 +679,8 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   const ScopeExit forget_sandbox([this] { SetSandbox(nullptr); });
 
   // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
-  // sandbox (the workspace is a bind, so what lands in it now is visible inside). The runner,
-  // and so every tool, starts only after this.
+  // sandbox (the workspace is a bind, so what lands in it now is visible inside). Every tool
+  // runs only after this.
   if (session) SetUpSkills(*session, s.api.skills, workspace);
   if (memory) {
     memory->StartPeriodic(periodic_memory_api, ctx_.config->memory_sync_interval,
@@ -624,8 +689,8 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
                           });
   }
 
-  ToolboxClient toolbox(std::move(to_tb->write), std::move(from_tb->read));
-  RunResult result = ServeSession(s, toolbox);
+  runner.ReleaseDispatch();
+  RunResult result = running.Finish();
   EndToolboxSandbox(toolbox, *sandbox);
   // Only now, with every process of the sandbox gone, is a store's directory still.
   if (memory) {
@@ -636,6 +701,17 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
                    /*quiet_when_idle=*/false);
   }
   return SessionEndFor(result);
+}
+
+// GET the session, on `s.api.reader`. Never throws: it runs on a thread of its own.
+Result<Session> SessionWorker::ReadSession(NativeSession& s) const {
+  try {
+    auto got = s.api.reader.GetSession(work_.data_id);
+    if (!got) return got.error().ToError();
+    return std::move(*got);
+  } catch (const std::exception& e) {
+    return MakeError(Errc::kInternal, std::string("read the session: ") + e.what());
+  }
 }
 
 // Makes the item's clients (no call yet): per-item calls on the item's API base URL, skills on
@@ -855,11 +931,12 @@ void SessionWorker::SetUpSkills(const Session& session, const SessionClient& ski
   }
 }
 
-// Serves the session's tool calls with `toolbox` until the session ends or is stopped (a stop
-// that came before the runner applies at once). The runner is gone when this returns.
-RunResult SessionWorker::ServeSession(NativeSession& s, ToolboxClient& toolbox) const {
+// The session runner's options: srt-toolbox's tools, logged dispatches, the dispatch held until
+// the sandbox and the skills are in place (ServeInSandbox releases it).
+SessionRunnerOptions SessionWorker::RunnerOptions() const {
   SessionRunnerOptions ropts;
   ropts.max_idle = ctx_.config->max_idle;
+  ropts.hold_dispatch = true;
   // The built-in toolset srt-toolbox serves; a tool_use for any other name belongs to another
   // client of the session and is left pending for it (Go: unowned names post nothing).
   ropts.served_tools = std::set<std::string>(toolbox_protocol::kServedTools.begin(),
@@ -872,26 +949,7 @@ RunResult SessionWorker::ServeSession(NativeSession& s, ToolboxClient& toolbox) 
                                               {"timed_out", d.timed_out ? "true" : "false"}}));
   };
   ropts.log = [this](std::string_view line) { ctx_.log->Info(line, Fields()); };
-  ApiSession api(s.api.reader, s.api.poster, work_.data_id);
-  // srt-toolbox's readiness is awaited by the first tool call, so the runner opens the event
-  // stream and reads the history while the toolbox (and its shell) start. A toolbox that
-  // never comes up ends the item.
-  toolbox.OnBroken([this, &s](const std::string& why) {
-    ctx_.log->Error("srt-toolbox failed", Fields({{"error", why}}));
-    s.StopRunner(StopReason::kShutdown, "srt-toolbox failed: " + why);
-  });
-  SessionRunner r(api, toolbox, ropts);
-  {
-    std::lock_guard lock(s.runner_mu);
-    s.runner = &r;
-    if (!s.early_stop.empty()) r.Stop(StopReason::kShutdown, s.early_stop);
-  }
-  // After r: the lease and Stop() let go of the runner before it is destroyed, however Run ends.
-  const ScopeExit forget_runner([&s] {
-    std::lock_guard lock(s.runner_mu);
-    s.runner = nullptr;
-  });
-  return r.Run();
+  return ropts;
 }
 
 // The toolbox exits on EOF; a sandbox that lingers is killed by the Sandbox's destructor.

@@ -3,9 +3,12 @@
 // sandbox.
 //
 // Native mode (the default), per protocol §2.4-§2.6 and the Go EnvironmentWorker:
-//   heartbeat thread first (the lease must be ours before slow work) -> skills into the
-//   workspace -> the session's sandbox running srt-toolbox -> SessionRunner until the session
-//   ends -> force-stop the item (not after a 412) -> remove skills.
+//   heartbeat thread first (the lease must be ours before slow work) -> the SessionRunner
+//   opens the event stream and reads the history, its dispatch held, while the session is read
+//   (beside the workspace's preparation), its memory stores mounted, its sandbox started
+//   running srt-toolbox and its skills put into the workspace -> the runner's dispatch is
+//   released and it serves the session until it ends -> force-stop the item (not after a 412)
+//   -> remove skills.
 // --on-work mode, per the `ant beta:worker poll --on-work` contract: the script runs in the
 //   session's sandbox with the work JSON (and its `secret`) on stdin; the poller sends the
 //   item's first heartbeat and hands the lease to the script's worker
@@ -35,11 +38,12 @@ namespace srt::poller {
 
 class MemoryApi;
 class MountedWorkspace;
+class SpareImageMaker;
 class SandboxOutput;
 class SessionMemory;
 struct MemoryStoreSync;
 class ToolboxClient;
-struct RunResult;
+struct SessionRunnerOptions;
 
 // The current session policy; SIGHUP replaces it. Thread-safe.
 class PolicyStore {
@@ -61,6 +65,8 @@ struct PollerContext {
   const Logger* log = nullptr;
   std::string toolbox_path;
   const PolicyStore* policy = nullptr;
+  // With --disk: the spare workspace image a new session takes (null: each makes its own).
+  SpareImageMaker* spare_images = nullptr;
   // The variables of srt-poller's environment an --on-work script gets besides the curated
   // base and the protocol's (--script-env), "NAME=value".
   std::vector<std::string> script_env;
@@ -136,7 +142,11 @@ class SessionWorker {
   Handoff HandOffLease(const WorkQueueClient& queue) const;
   void StartLease(NativeSession& s);
   void AcceptStops(NativeSession& s);
-  SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace);  // the next three
+  // The runner, the workspace (into `disk`), the session read, the sandbox, the skills; then
+  // the session's calls until it ends. Uses the next ones.
+  SessionEnd ServeInSandbox(NativeSession& s, const std::string& workspace,
+                            std::unique_ptr<MountedWorkspace>& disk);
+  [[nodiscard]] Result<Session> ReadSession(NativeSession& s) const;
   [[nodiscard]] Result<std::unique_ptr<SandboxOutput>> StartOutput() const;
   [[nodiscard]] Result<std::unique_ptr<SessionMemory>> MountMemory(
       MemoryApi& api, const std::vector<MemoryStoreRef>& stores,
@@ -149,7 +159,7 @@ class SessionWorker {
   void SetUpSkills(const Session& session, const SessionClient& skills,
                    const std::string& workspace) const;
   void LogMemorySyncs(const std::vector<MemoryStoreSync>& syncs, bool quiet_when_idle) const;
-  RunResult ServeSession(NativeSession& s, ToolboxClient& toolbox) const;
+  SessionRunnerOptions RunnerOptions() const;
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);
   void SetSandbox(Sandbox* sandbox);

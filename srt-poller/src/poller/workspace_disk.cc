@@ -9,7 +9,9 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +19,10 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "base/strings.h"
@@ -214,10 +218,31 @@ Result<void> Unmount(const std::string& dir) {
   return MakeError(Errc::kSystem, Quote(dir) + " was still in use; detached it lazily");
 }
 
+// The size of the image at `path` (never following a symbolic link), or nullopt when there is
+// no regular file there.
+std::optional<uint64_t> ImageSize(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// Renames the spare image to `image` when it is a regular file of `bytes`; false when there is
+// none to take (another session took it first, or it is of another size).
+bool TakeSpare(const std::string& spare, const std::string& image, uint64_t bytes) {
+  if (spare.empty() || ImageSize(spare) != bytes) return false;
+  // RENAME_NOREPLACE: never over an image that appeared meanwhile. Only srt-poller writes in
+  // its sessions directory, so the file checked above is the one renamed.
+  return renameat2(AT_FDCWD, spare.c_str(), AT_FDCWD, image.c_str(), RENAME_NOREPLACE) == 0;
+}
+
 }  // namespace
 
 std::string WorkspaceImagePath(const std::string& sessions_dir, const std::string& session_id) {
   return sessions_dir + "/.disks/" + session_id + ".ext4";
+}
+
+std::string SpareImagePath(const std::string& sessions_dir) {
+  return sessions_dir + "/.disks/.spare.ext4";
 }
 
 MountedWorkspace::~MountedWorkspace() {
@@ -254,7 +279,7 @@ Result<void> MountedWorkspace::Release() {
 
 Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& image,
                                                          const std::string& mount_point,
-                                                         uint64_t bytes) {
+                                                         uint64_t bytes, const std::string& spare) {
   SRT_ASSIGN_OR_RETURN(bool mounted, IsMountPoint(mount_point));
   if (mounted)
     return MakeError(Errc::kSystem, "workspace " + Quote(mount_point) + " is already mounted");
@@ -262,6 +287,7 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
   struct stat st {};
   bool fresh = false;
+  bool took_spare = false;
   if (lstat(image.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError("stat " + Quote(image));
     SRT_ASSIGN_OR_RETURN(bool empty, IsEmptyDir(mount_point));
@@ -270,7 +296,8 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
                                           " holds files from before --disk: move them away, or "
                                           "run with --disk 0");
     }
-    SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
+    took_spare = TakeSpare(spare, image, bytes);
+    if (!took_spare) SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
     fresh = true;
   }
   // The kernel detaches an auto-clearing loop device asynchronously after its unmount: an
@@ -299,11 +326,76 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
     return SysError("mount " + Quote(loop.second) + " (" + Quote(image) + ") at " +
                     Quote(mount_point));
   }
-  std::unique_ptr<MountedWorkspace> m(new MountedWorkspace(mount_point, size));
+  std::unique_ptr<MountedWorkspace> m(new MountedWorkspace(mount_point, size, took_spare));
   // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
   // directory that is not empty); e2fsck makes one again when it needs it.
   if (fresh) rmdir((mount_point + "/lost+found").c_str());
   return m;
+}
+
+SpareImageMaker::SpareImageMaker(std::string sessions_dir, uint64_t bytes,
+                                 std::function<void(const Error&)> on_error,
+                                 std::chrono::milliseconds delay)
+    : sessions_dir_(std::move(sessions_dir)),
+      bytes_(bytes),
+      on_error_(std::move(on_error)),
+      delay_(delay),
+      thread_([this] { Loop(); }) {}
+
+SpareImageMaker::~SpareImageMaker() {
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void SpareImageMaker::Replenish() {
+  {
+    std::lock_guard lock(mu_);
+    wanted_ = true;
+    delayed_ = true;
+  }
+  cv_.notify_all();
+}
+
+void SpareImageMaker::Loop() {
+  // The spare is made while sessions start: this thread and its mkfs.ext4 (which inherits both)
+  // yield the CPU and the disk to them, at nice 10 and the lowest best-effort I/O level. Not
+  // the idle classes: on a saturated host those could starve mkfs for good, and with it the
+  // destructor's join, so srt-poller's exit. Best effort.
+  (void)setpriority(PRIO_PROCESS, 0, 10);    // Linux: this thread only
+  constexpr int kIoprioClassBestEffort = 2;  // linux/ioprio.h
+  constexpr int kIoprioClassShift = 13;
+  constexpr int kIoprioLowest = 7;
+  constexpr int kIoprioWhoProcess = 1;  // a thread id; 0: this thread
+  (void)syscall(SYS_ioprio_set, kIoprioWhoProcess, 0,
+                (kIoprioClassBestEffort << kIoprioClassShift) | kIoprioLowest);
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopped_ || wanted_; });
+      if (delayed_) {
+        delayed_ = false;
+        cv_.wait_for(lock, delay_, [this] { return stopped_; });
+      }
+      if (stopped_) return;
+      wanted_ = false;
+    }
+    const std::string spare = SpareImagePath(sessions_dir_);
+    if (ImageSize(spare) == bytes_) continue;
+    // An earlier run's with another --disk, or what is no regular file: never taken as it is.
+    const std::string disks = sessions_dir_ + "/.disks";
+    Result<void> made = [&]() -> Result<void> {
+      if (unlink(spare.c_str()) != 0 && errno != ENOENT) return SysError("remove " + Quote(spare));
+      if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) {
+        return SysError("create " + Quote(disks));
+      }
+      return CreateImage(spare, bytes_);
+    }();
+    if (!made) on_error_(made.error());
+  }
 }
 
 Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir) {

@@ -14,10 +14,15 @@
 // filesystem, never the image file (the sessions directory is hidden from every sandbox).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "srt/result.h"
@@ -26,6 +31,11 @@ namespace srt::poller {
 
 // <sessions>/.disks/<session_id>.ext4
 std::string WorkspaceImagePath(const std::string& sessions_dir, const std::string& session_id);
+
+// <sessions>/.disks/.spare.ext4: an image made ahead of time (SpareImageMaker), which the next
+// session without an image of its own takes by a rename, so that mkfs.ext4 is not on the path
+// of its start. No session id starts with '.', so it is no session's image.
+std::string SpareImagePath(const std::string& sessions_dir);
 
 // A mounted workspace filesystem. The destructor gives its unused blocks back and unmounts it.
 class MountedWorkspace {
@@ -39,23 +49,65 @@ class MountedWorkspace {
   [[nodiscard]] Result<void> Release();
   const std::string& mount_point() const { return mount_point_; }
   uint64_t bytes() const { return bytes_; }
+  // The image was the spare (MountWorkspace's `spare`), which is gone now.
+  bool took_spare() const { return took_spare_; }
 
  private:
   friend Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string&,
-                                                                  const std::string&, uint64_t);
-  MountedWorkspace(std::string mount_point, uint64_t bytes)
-      : mount_point_(std::move(mount_point)), bytes_(bytes) {}
+                                                                  const std::string&, uint64_t,
+                                                                  const std::string&);
+  MountedWorkspace(std::string mount_point, uint64_t bytes, bool took_spare)
+      : mount_point_(std::move(mount_point)), bytes_(bytes), took_spare_(took_spare) {}
   std::string mount_point_;  // empty once released
   uint64_t bytes_;
+  bool took_spare_;
 };
 
 // Mounts the workspace image at `mount_point` (an existing, empty directory of srt-poller's),
-// making the image of `bytes` first if there is none. An image made earlier keeps its size.
-// Refuses, naming the path: a mount point that is already a mount or holds files (a workspace
-// from before --disk), an image that is still attached to a loop device (an earlier item's
-// processes still hold it), and a sessions filesystem without room for the reservation.
+// making the image of `bytes` first if there is none: the image at `spare` (in the same
+// directory) when there is one of that size, else a new one. An image made earlier keeps its
+// size. Refuses, naming the path: a mount point that is already a mount or holds files (a
+// workspace from before --disk), an image that is still attached to a loop device (an earlier
+// item's processes still hold it), and a sessions filesystem without room for the reservation.
 [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(
-    const std::string& image, const std::string& mount_point, uint64_t bytes);
+    const std::string& image, const std::string& mount_point, uint64_t bytes,
+    const std::string& spare = "");
+
+// Keeps a spare image of `bytes` at SpareImagePath(sessions_dir), on a thread of its own: it
+// makes one at once (unless one of that size is there; one of another size, an earlier run's
+// with another --disk, is replaced) and another `delay` after each time Replenish() says the
+// spare was taken (so that mkfs.ext4 does not compete with the start of the session that took
+// it; a new session meanwhile makes its own image). A spare costs the host what an empty
+// workspace's image does (its metadata; it is sparse and reserves nothing). Failures go to
+// `on_error`, and the sessions make their own.
+class SpareImageMaker {
+ public:
+  static constexpr std::chrono::milliseconds kReplenishDelay{1000};
+  SpareImageMaker(std::string sessions_dir, uint64_t bytes,
+                  std::function<void(const Error&)> on_error,
+                  std::chrono::milliseconds delay = kReplenishDelay);
+  // Stops the thread, after the image it is making, if any.
+  ~SpareImageMaker();
+  SpareImageMaker(const SpareImageMaker&) = delete;
+  SpareImageMaker& operator=(const SpareImageMaker&) = delete;
+
+  // A session took the spare: make the next one. Thread-safe.
+  void Replenish();
+
+ private:
+  void Loop();
+
+  const std::string sessions_dir_;
+  const uint64_t bytes_;
+  const std::function<void(const Error&)> on_error_;
+  const std::chrono::milliseconds delay_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool wanted_ = true;    // guarded by mu_
+  bool delayed_ = false;  // guarded by mu_: wait delay_ before making it
+  bool stopped_ = false;  // guarded by mu_
+  std::thread thread_;    // last: it starts once the rest exists
+};
 
 // Moves this process into a mount namespace of its own, a slave of the host's: the host's
 // mounts still reach it, its workspace mounts reach nothing else. Without it, any mount

@@ -131,6 +131,7 @@ SessionRunner::SessionRunner(SessionApi& api, ToolExecutor& executor, SessionRun
       options_(std::move(options)),
       state_(SessionStateOptions{options_.max_idle, options_.owned_custom_tools,
                                  options_.served_tools, options_.max_remembered_ids}),
+      dispatch_released_(!options_.hold_dispatch),
       rng_(std::random_device{}()) {}
 
 SessionRunner::~SessionRunner() {
@@ -194,6 +195,14 @@ void SessionRunner::Stop(StopReason reason, std::string message) {
     stopping_ = true;
     stream_cancel_ = true;
     CancelToolLocked(CancelCause::kStop);
+  }
+  cv_.notify_all();
+}
+
+void SessionRunner::ReleaseDispatch() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dispatch_released_ = true;
   }
   cv_.notify_all();
 }
@@ -486,7 +495,7 @@ SessionRunner::PostOutcome SessionRunner::PostResult(const std::string& tool_use
 void SessionRunner::DispatchLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    cv_.wait(lock, [this] { return stopping_ || (dispatch_released_ && !queue_.empty()); });
     if (stopping_) {
       break;
     }

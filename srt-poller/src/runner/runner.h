@@ -91,6 +91,11 @@ struct SessionRunnerOptions {
   std::chrono::milliseconds reconnect_backoff_start{500};
   std::chrono::milliseconds reconnect_backoff_cap{std::chrono::seconds(10)};
   std::chrono::milliseconds stream_healthy_after{std::chrono::seconds(5)};
+  // Dispatch nothing until ReleaseDispatch(): the stream opens and the history is read at
+  // once, and the calls they bring wait in the queue (a Stop before the release drops them
+  // unrun and unanswered, for the next work item). The caller starts the runner while what
+  // the tools need (their sandbox, the skills) is still being set up.
+  bool hold_dispatch = false;
   int post_attempts = 3;
   std::chrono::milliseconds post_retry_base{std::chrono::seconds(1)};  // sleeps 1x, 2x, ...
 
@@ -121,6 +126,8 @@ class SessionRunner {
   // Ends Run from any thread (also before Run): cancels the running tool at once. The first
   // call wins; later ones are ignored.
   void Stop(StopReason reason, std::string message);
+  // Lets the dispatch thread run the queued calls (see hold_dispatch). Any thread; idempotent.
+  void ReleaseDispatch();
 
  private:
   enum class CancelCause { kNone, kTimeout, kStop };
@@ -165,6 +172,7 @@ class SessionRunner {
   bool reconcile_requested_ = false;
   bool reconciled_ = false;  // live events apply directly (else they are buffered)
   std::deque<Event> buffered_;
+  bool dispatch_released_;  // false while hold_dispatch holds the queue
   bool tool_running_ = false;
   std::string running_id_;
   TimePoint tool_deadline_{};

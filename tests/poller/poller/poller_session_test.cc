@@ -202,7 +202,8 @@ class PollerSessionTest : public ::testing::Test {
   }
 
   // Enqueues a session (before the poller starts, so its first poll finds it), starts the
-  // poller and waits until the session's runner listens (its SSE stream is open).
+  // poller and waits until the session's runner listens (its SSE stream is open; the stream
+  // opens while the sandbox starts, so a tool's result is the barrier for the sandbox).
   FakeControlPlane::Enqueued StartSession(const std::string& sid,
                                           const std::vector<std::string>& extra = {},
                                           bool key_in_env = false) {
@@ -1345,6 +1346,78 @@ TEST_F(PollerSessionTest, AStoreThatCannotBeMountedFailsTheItem) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
+// The runner opens the stream and reads the history while the session is set up (here its
+// read is slow), but runs nothing before the set-up is done: a set-up that fails (a memory
+// store that cannot be mounted) answers no call, which stays unanswered for the next item.
+TEST_F(PollerSessionTest, ASetUpThatFailsLeavesTheCallsItReadUnrunAndUnanswered) {
+  ASSERT_TRUE(cp_->PutMemoryStore("memstore_etc", {{"/passwd", "x"}}).has_value());
+  const std::string sid = "sesn_setupfails";
+  ASSERT_TRUE(cp_->PutSession(sid, {{"resources", json::array({MemoryStoreResource(
+                                                      "memstore_etc", "read_write", "/etc")})}})
+                  .has_value());
+  ASSERT_TRUE(cp_->AppendEvents(sid, ToolUse("toolu_pending", "bash", {{"command", "echo ran"}}))
+                  .has_value());
+  ASSERT_TRUE(
+      cp_->AddFault(
+             {.endpoint = "session_get", .session_id = sid, .kind = "delay", .delay_ms = 1500})
+          .has_value());
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+  StartPoller();
+  auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
+  ASSERT_TRUE(stopped.has_value()) << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("something already exists at the memory store's path '/etc'"), 1u)
+      << poller_->Logs();
+  auto streams = cp_->Requests({.endpoint = "stream", .session_id = sid});
+  ASSERT_TRUE(streams.has_value()) << streams.error().message();
+  EXPECT_FALSE(streams->empty()) << "the stream was not opened during the set-up\n"
+                                 << poller_->Logs();
+  auto lists = cp_->Requests({.endpoint = "events_list", .session_id = sid});
+  ASSERT_TRUE(lists.has_value()) << lists.error().message();
+  EXPECT_FALSE(lists->empty()) << "the history was not read during the set-up\n" << poller_->Logs();
+  auto results = cp_->Results(sid);
+  ASSERT_TRUE(results.has_value()) << results.error().message();
+  EXPECT_TRUE(results->empty()) << results->dump();
+  EXPECT_EQ(poller_->CountLog("dispatched tool"), 0u) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// A call already in the history when the item is claimed is read before the sandbox is up, and
+// runs only once the session's skills are in the workspace, however slow their download.
+TEST_F(PollerSessionTest, AFirstCallReadEarlyRunsOnlyOnceTheSkillsAreInPlace) {
+  FakeControlPlane::Skill skill;
+  skill.skill_id = "skill_slow";
+  skill.name = "tool-slow";
+  skill.format = "zip";
+  skill.files = {{"SKILL.md", {"# slow\n", 0644}}};
+  auto added = cp_->AddSkill(skill);
+  ASSERT_TRUE(added.has_value()) << added.error().message();
+  const std::string sid = "sesn_slowskill";
+  ASSERT_TRUE(cp_->PutSession(sid, {{"skills", json::array({{{"skill_id", skill.skill_id},
+                                                             {"version", (*added)["version"]}}})}})
+                  .has_value());
+  ASSERT_TRUE(
+      cp_->AppendEvents(sid, ToolUse("toolu_first", "bash", {{"command", "ls /workspace/skills"}}))
+          .has_value());
+  ASSERT_TRUE(
+      cp_->AddFault({.endpoint = "skill_content", .kind = "delay", .delay_ms = 1000}).has_value());
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+  StartPoller();
+  Posted r = WaitResult(sid, "toolu_first");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "tool-slow\n\n") << poller_->Logs();
+  // The history was read before the skill had arrived.
+  auto lists = cp_->Requests({.endpoint = "events_list", .session_id = sid});
+  auto contents = cp_->Requests({.endpoint = "skill_content"});
+  ASSERT_TRUE(lists.has_value() && contents.has_value());
+  ASSERT_FALSE(lists->empty());
+  ASSERT_FALSE(contents->empty());
+  EXPECT_LT((*lists)[0]["seq"].get<int64_t>(), (*contents)[0]["seq"].get<int64_t>())
+      << lists->dump() << "\n"
+      << contents->dump();
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // ---- limits ------------------------------------------------------------------------------------
 
 // The cgroup directories (anywhere under /sys/fs/cgroup, a few levels deep) whose name has
@@ -1402,10 +1475,8 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
   auto work_a = Enqueue({.session_id = a});
   auto work_b = Enqueue({.session_id = b});
   StartPoller({"--disk", "64M", "--concurrency", "2"});
-  for (const std::string& sid : {a, b}) {
-    auto streams = cp_->WaitForStreams(sid, 1, kStartTimeout);
-    ASSERT_TRUE(streams.has_value()) << streams.error().message() << "\n" << poller_->Logs();
-  }
+  // A result, not the stream (which opens while the sandbox starts), says the workspace is up.
+  for (const std::string& sid : {a, b}) EXPECT_EQ(Bash(sid, "echo up").text, "up\n\n");
   // Each workspace is a mount of its own, nosuid and nodev, of about the size asked for.
   auto mounts = MountsBelow(sessions_, poller_->pid());
   ASSERT_EQ(mounts.size(), 2u) << poller_->Logs();
@@ -1489,6 +1560,39 @@ TEST_F(PollerSessionTest, ARunningSessionDoesNotHoldAnotherSessionsWorkspace) {
   EXPECT_EQ(poller_->CountLog("is still attached"), 0u) << poller_->Logs();
   EndSession(again);
   EndSession(work_b);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// A new session's workspace image is the spare srt-poller made ahead (so mkfs.ext4 is not on
+// the path of its start), of --disk's size, and another spare is made for the next session; a
+// spare of another size (an earlier run's --disk) is replaced, never taken.
+TEST_F(PollerSessionTest, ANewSessionTakesTheSpareImageAndAnotherIsMade) {
+  const std::string disks = sessions_ + "/.disks";
+  const std::string spare = disks + "/.spare.ext4";
+  ASSERT_TRUE(fs::create_directories(disks));
+  WriteAll(spare, "an earlier run's spare of another size", 0600);
+  StartPoller({"--disk", "64M"});
+  struct stat before {};
+  ASSERT_TRUE(WaitFor(
+      [&] { return stat(spare.c_str(), &before) == 0 && before.st_size == (off_t{64} << 20); },
+      kStartTimeout))
+      << poller_->Logs();
+  const std::string sid = "sesn_spare";
+  auto work = Enqueue({.session_id = sid});
+  EXPECT_EQ(Bash(sid, "echo mine > /workspace/f && echo ok").text, "ok\n\n") << poller_->Logs();
+  struct stat image {};
+  ASSERT_EQ(stat((disks + "/" + sid + ".ext4").c_str(), &image), 0);
+  EXPECT_EQ(image.st_ino, before.st_ino) << "the session made its own image";
+  struct stat next {};
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return stat(spare.c_str(), &next) == 0 && next.st_ino != before.st_ino &&
+               next.st_size == (off_t{64} << 20);
+      },
+      kStartTimeout))
+      << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("spare workspace image"), 0u) << poller_->Logs();
+  EndSession(work);
   EXPECT_EQ(StopPoller(), 0);
 }
 

@@ -352,6 +352,48 @@ TEST(SessionRunnerTest, OpensTheStreamBeforeReadingHistoryAndDispatchesUnanswere
   EXPECT_EQ(rt.Get().outcome, RunOutcome::kStopped);
 }
 
+TEST(SessionRunnerTest, HeldDispatchReadsTheHistoryButRunsNothingUntilReleased) {
+  TestTime t;
+  FakeSessionApi api;
+  FakeExecutor exec;
+  api.SetHistory({ToolUse("tu1")});
+  SessionRunnerOptions o = TestOptions(t);
+  o.hold_dispatch = true;
+  SessionRunner runner(api, exec, o);
+  RunnerThread rt(runner);
+  ASSERT_TRUE(WaitFor([&] { return api.history_calls() == 1; }));
+  api.Push(ToolUse("tu2"));
+  ASSERT_TRUE(WaitFor([&] { return api.live_pending() == 0; }));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(exec.runs(), 0);
+  EXPECT_TRUE(api.posts().empty());
+  runner.ReleaseDispatch();
+  ASSERT_TRUE(WaitFor([&] { return api.posts().size() == 2; }));
+  EXPECT_EQ(exec.calls().at(0).id, "tu1");
+  EXPECT_EQ(exec.calls().at(1).id, "tu2");
+  runner.Stop(StopReason::kShutdown, "done");
+  EXPECT_EQ(rt.Get().outcome, RunOutcome::kStopped);
+}
+
+TEST(SessionRunnerTest, StopWhileDispatchIsHeldLeavesTheCallsUnrunAndUnanswered) {
+  TestTime t;
+  FakeSessionApi api;
+  FakeExecutor exec;
+  api.SetHistory({ToolUse("tu1")});
+  SessionRunnerOptions o = TestOptions(t);
+  o.hold_dispatch = true;
+  SessionRunner runner(api, exec, o);
+  RunnerThread rt(runner);
+  ASSERT_TRUE(WaitFor([&] { return api.history_calls() == 1; }));
+  runner.Stop(StopReason::kShutdown, "the sandbox did not start");
+  RunResult r = rt.Get();
+  EXPECT_EQ(r.outcome, RunOutcome::kStopped);
+  // Left for the next work item's history pass, as if this runner had never started.
+  runner.ReleaseDispatch();
+  EXPECT_EQ(exec.runs(), 0);
+  EXPECT_TRUE(api.posts().empty());
+}
+
 TEST(SessionRunnerTest, StreamDroppedMidToolIsReconciledWithoutRunningTwice) {
   TestTime t;
   FakeSessionApi api;
