@@ -1258,9 +1258,9 @@ class Daemon::Impl {
     // The server's stdin, stdout and stderr are stream socketpairs, as node's child_process
     // gives its children: libsrt passes a socket into the sandbox as it is (nothing on the host
     // can be reopened through it), where it relays a pipe through a thread per direction (a
-    // pipe can be reopened through /proc/self/fd), which cost every message two more wake-ups
-    // and four more syscalls. Each pair is one-way: the server reads no EOF-less socket from
-    // its stdout, and what it writes to its stdin fails (EPIPE) rather than pile up unread.
+    // pipe can be reopened through /proc/self/fd), which cost every call two more wake-ups and
+    // eight more syscalls. Each pair is one-way: a read of the server's stdout gets EOF, and
+    // what it writes to its stdin fails (EPIPE) rather than pile up unread.
     auto in = StdioPair(SHUT_RD);
     auto out = StdioPair(SHUT_WR);
     auto err = StdioPair(SHUT_WR);
