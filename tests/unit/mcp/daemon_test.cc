@@ -631,6 +631,8 @@ TEST_F(DaemonTest, SessionlessRequestsShareOneProcessPerClientAndKeepTheirIds) {
   Client::Response r = c.Read();
   EXPECT_EQ(r.status, 200) << r.head << r.body;
   EXPECT_EQ(Client::Header(r.head, "Mcp-Session-Id"), "");
+  // A quick answer is one JSON body here too, with the client's own id back on it.
+  EXPECT_EQ(Client::Header(r.head, "Content-Type"), "application/json");
   std::vector<json> events = Events(r.body);
   ASSERT_EQ(events.size(), 1u) << r.body;
   EXPECT_EQ(events[0]["id"], 1);
