@@ -147,9 +147,23 @@ bool IsResponseHopByHop(std::string_view lower) {
 
 // Who a peer address is, for the per-client limits without auth: every loopback address is one
 // client ("loopback"), or 127.0.0.2 would be a second client with a second set of limits.
+// A stream socketpair for one of a server's standard descriptors: {srt-mcp's end, the server's}.
+// `ours_not`: the direction srt-mcp's end does not use (SHUT_RD for the server's stdin, SHUT_WR
+// for its stdout and stderr), shut so the pair carries bytes one way only.
+Result<std::pair<UniqueFd, UniqueFd>> StdioPair(int ours_not) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return SysError("socketpair(AF_UNIX, SOCK_STREAM)");
+  }
+  std::pair<UniqueFd, UniqueFd> pair{UniqueFd(sv[0]), UniqueFd(sv[1])};
+  if (shutdown(sv[0], ours_not) != 0) return SysError("shutdown");
+  return pair;
+}
+
+constexpr std::string_view kLoopbackClient = "loopback";
 std::string ClientOfPeer(std::string_view peer) {
   if (peer.starts_with("127.") || peer == "::1" || peer.starts_with("::ffff:127.")) {
-    return "loopback";
+    return std::string(kLoopbackClient);
   }
   return std::string(peer);
 }
@@ -422,7 +436,10 @@ class Daemon::Impl {
     Impl* impl = nullptr;
     UniqueFd fd;
     std::string peer;
-    std::string peer_client;  // ClientOfPeer(peer): what maxConnectionsPerClient counts
+    // What maxConnectionsPerClient counts this connection as: ClientOfPeer(peer), or for a
+    // loopback peer with auth, the token its last request proved (CountAsClient).
+    std::string peer_client;
+    bool loopback_peer = false;
     std::string in;
     std::string out;
     ConnState state = ConnState::kReading;
@@ -433,6 +450,10 @@ class Daemon::Impl {
     // client, instead of three).
     bool corked = false;
     EventLoop::TimerId cork_timer = EventLoop::kNoTimer;
+    // Where the corked SSE head lies in `out`: while nothing follows it, the stream's answer may
+    // still replace it by an application/json response (EndStreamWith).
+    size_t cork_head_at = 0;
+    size_t cork_head_end = 0;
     uint32_t watched = EPOLLIN | EPOLLRDHUP;  // what the loop watches on `fd` (Watch)
     bool head_started = false;                // bytes of a request arrived (the head timeout runs)
     // A chunked request body being read: the decoder, the content so far, and how many bytes
@@ -513,6 +534,7 @@ class Daemon::Impl {
       c->fd = std::move(owned);
       c->peer = host;
       c->peer_client = peer_client;
+      c->loopback_peer = peer_client == kLoopbackClient;
       Conn* raw = c.get();
       if (!loop_->Add(fd, EPOLLIN | EPOLLRDHUP, raw)) continue;
       conns_[fd] = std::move(c);
@@ -521,6 +543,26 @@ class Daemon::Impl {
       // connection that was served): idle connections cannot hold the slots for long.
       ArmTimer(*raw, config_.limits.head_timeout);
     }
+  }
+
+  // Behind a tunnel on loopback (cloudflared, a TLS terminator) every user's connections come
+  // from 127.0.0.1, where the address tells no one apart: once a request proves a token, its
+  // connection counts against maxConnectionsPerClient as that token instead of as loopback.
+  // False (the caller answers 503) when the token already holds its share.
+  bool CountAsClient(Conn& c, const std::string& client) {
+    if (c.peer_client == client) return true;
+    size_t& mine = conns_per_client_[client];
+    if (mine >= config_.limits.max_connections_per_client) {
+      if (mine == 0) conns_per_client_.erase(client);
+      return false;
+    }
+    ++mine;
+    if (auto it = conns_per_client_.find(c.peer_client);
+        it != conns_per_client_.end() && --it->second == 0) {
+      conns_per_client_.erase(it);
+    }
+    c.peer_client = client;
+    return true;
   }
 
   void PauseAccepting(int error) {
@@ -602,6 +644,9 @@ class Daemon::Impl {
           }
           return;
         }
+        // A short read emptied the socket: the loop (level-triggered) says when there is more
+        // (or EOF), which saves a read that would only say EAGAIN, per request.
+        if (static_cast<size_t>(n) < sizeof buf) break;
         continue;
       }
       if (n == 0) {
@@ -904,6 +949,10 @@ class Daemon::Impl {
         return;
       }
       client = TokenClient(tokens_[*who]);
+      if (c.loopback_peer && !CountAsClient(c, client)) {
+        SendSimple(c, 503, "too many connections for this client", true, "Retry-After: 1\r\n");
+        return;
+      }
     }
     std::string path = req.target.substr(0, req.target.find('?'));
     std::string query =
@@ -1206,14 +1255,20 @@ class Daemon::Impl {
     s->server = server.name;
     s->config = std::make_shared<const StdioServer>(server);
     s->client = client;
-    auto in = sys::Pipe();
-    auto out = sys::Pipe();
-    auto err = sys::Pipe();
+    // The server's stdin, stdout and stderr are stream socketpairs, as node's child_process
+    // gives its children: libsrt passes a socket into the sandbox as it is (nothing on the host
+    // can be reopened through it), where it relays a pipe through a thread per direction (a
+    // pipe can be reopened through /proc/self/fd), which cost every call two more wake-ups and
+    // eight more syscalls. Each pair is one-way: a read of the server's stdout gets EOF, and
+    // what it writes to its stdin fails (EPIPE) rather than pile up unread.
+    auto in = StdioPair(SHUT_RD);
+    auto out = StdioPair(SHUT_WR);
+    auto err = StdioPair(SHUT_WR);
     if (!in || !out || !err) {
-      SendSimple(c, 503, "no pipes for the server", close, "Retry-After: 1\r\n");
-      return MakeError(Errc::kSystem, "pipes");
+      SendSimple(c, 503, "no sockets for the server", close, "Retry-After: 1\r\n");
+      return MakeError(Errc::kSystem, "socketpair");
     }
-    s->stdin_fd = std::move(in->second);
+    s->stdin_fd = std::move(in->first);
     s->stdout_fd = std::move(out->first);
     s->stderr_fd = std::move(err->first);
     for (int fd : {s->stdin_fd.get(), s->stdout_fd.get(), s->stderr_fd.get()}) {
@@ -1264,7 +1319,7 @@ class Daemon::Impl {
     }
     if (h.state != "failed") h.state = "starting";
     s->process = ServerProcess::Launch(
-        *loop_, options_.runner, std::move(o), std::move(in->first), std::move(out->second),
+        *loop_, options_.runner, std::move(o), std::move(in->second), std::move(out->second),
         std::move(err->second),
         [this, weak, name = server.name, client](const Result<void>& started) {
           Health& health = health_[name];
@@ -1345,6 +1400,7 @@ class Daemon::Impl {
     c.close_after_write = false;
     if (close) closing_after_stream_.insert(c.fd.get());
     s->attached[stream] = &c;
+    c.cork_head_at = c.out.size();
     if (cork) {
       c.corked = true;
       c.cork_timer = loop_->AddTimer(kCorkDelay, [this, fd = c.fd.get()] {
@@ -1355,6 +1411,7 @@ class Daemon::Impl {
       });
     }
     Queue(c, head);
+    c.cork_head_end = c.out.size();
   }
 
   void OpenGetStream(Conn& c, const std::shared_ptr<Session>& s,
@@ -1389,9 +1446,27 @@ class Daemon::Impl {
     }
   }
 
+  // A stream's final message (its request's answer). An answer that comes while the stream's
+  // SSE head still waits in `out` with nothing after it (a quick answer, no notification
+  // before it) replaces that head: one application/json response, which every revision allows
+  // for a request ("the server MUST either return Content-Type: text/event-stream ... or
+  // Content-Type: application/json"; POST's Accept must list both) and which the client reads
+  // without an SSE parser. Otherwise it is the stream's last event.
+  void EndStreamWith(Conn& c, Session& s, const SessionStreams::Delivery& d) {
+    std::string data = OutgoingData(s, d);
+    if (c.corked && c.stream != 0 && c.out.size() == c.cork_head_end) {
+      c.out.resize(c.cork_head_at);
+      EndStream(c, s, {}, data);
+      return;
+    }
+    EndStream(c, s, Chunk(SseEvent(d.record.id, data)));
+  }
+
   // The stream's response was sent: the chunked body ends, the connection is free again.
-  // `last_event`: the stream's final event, sent in the same write as the body's end.
-  void EndStream(Conn& c, Session& s, std::string_view last_event = {}) {
+  // `last_event`: the stream's final event, sent in the same write as the body's end; or
+  // `json`: the whole answer as one application/json response (its SSE head was withdrawn).
+  void EndStream(Conn& c, Session& s, std::string_view last_event = {},
+                 std::optional<std::string_view> json = std::nullopt) {
     s.attached.erase(c.stream);
     if (c.stream == 0) s.streams.SetStandaloneAttached(false);
     c.session.reset();
@@ -1402,7 +1477,28 @@ class Daemon::Impl {
     c.corked = false;
     loop_->CancelTimer(c.cork_timer);
     c.cork_timer = EventLoop::kNoTimer;
-    Queue(c, std::string(last_event) + std::string(kLastChunk));
+    if (json) {
+      std::string response =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ";
+      response.reserve(response.size() + json->size() + 128);
+      response += std::to_string(json->size());
+      response += "\r\nCache-Control: no-store\r\n";
+      if (!s.sessionless) {
+        response += "Mcp-Session-Id: ";
+        response += s.id;
+        response += "\r\n";
+      }
+      if (close) response += "Connection: close\r\n";
+      response += "\r\n";
+      response += *json;
+      Queue(c, response);
+    } else {
+      std::string end;
+      end.reserve(last_event.size() + kLastChunk.size());
+      end += last_event;
+      end += kLastChunk;
+      Queue(c, end);
+    }
     if (!c.closed && !close) {
       ArmTimer(c, config_.limits.keepalive_idle);
       if (!c.in.empty()) ProcessInput(c);
@@ -1446,7 +1542,7 @@ class Daemon::Impl {
   void FlushToServer(Session& s) {
     if (!s.stdin_fd) return;
     while (!s.to_server.empty()) {
-      ssize_t n = write(s.stdin_fd.get(), s.to_server.data(), s.to_server.size());
+      ssize_t n = send(s.stdin_fd.get(), s.to_server.data(), s.to_server.size(), MSG_NOSIGNAL);
       if (n > 0) {
         s.to_server.erase(0, static_cast<size_t>(n));
         continue;
@@ -1530,7 +1626,7 @@ class Daemon::Impl {
     }
     Conn& c = *it->second;
     if (d->ends_stream) {
-      EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+      EndStreamWith(c, *s, *d);
     } else {
       Queue(c, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
       Uncork(c);  // a notification or progress goes now
@@ -1609,8 +1705,7 @@ class Daemon::Impl {
           s->streams.Route(answer, ErrorResponse(id, code, reason));
       auto it = d ? s->attached.find(d->stream) : s->attached.end();
       if (it != s->attached.end()) {
-        Conn& c = *it->second;
-        EndStream(c, *s, Chunk(SseEvent(d->record.id, OutgoingData(*s, *d))));
+        EndStreamWith(*it->second, *s, *d);
       }
     }
     // The GET stream, and streams resumed after their response, end too.

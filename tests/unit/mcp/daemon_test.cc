@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -41,6 +42,7 @@ struct FakeWorld {
   int ended = 0;
   std::vector<int> signals;
   std::vector<uint32_t> pids_limits;  // each process's SandboxOptions::limits->pids (0: none)
+  std::vector<std::vector<mode_t>> stdio_types;  // each process's stdin, stdout, stderr (S_IFMT)
 };
 
 // A stdio MCP server in a thread: initialize, tools/call with arguments.op of echo (answers the
@@ -62,6 +64,12 @@ class FakeRunner final : public ServerRunner {
     std::lock_guard lock(world_.mu);
     ++world_.started;
     world_.pids_limits.push_back(o.limits ? o.limits->pids : 0);
+    std::vector<mode_t> types;
+    for (int fd : {o.stdin_fd, o.stdout_fd, o.stderr_fd}) {
+      struct stat st {};
+      types.push_back(fstat(fd, &st) == 0 ? st.st_mode & S_IFMT : 0);
+    }
+    world_.stdio_types.push_back(std::move(types));
     return Ok();
   }
   ProcessExit Wait() override {
@@ -317,9 +325,14 @@ std::string Call(const std::string& id, const json& args) {
 const std::string kInit =
     R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})";
 
-// The JSON of each "data:" line in SSE text.
+// The JSON of each "data:" line in SSE text; or of an application/json body (a quick answer
+// without an SSE stream), which is one JSON object.
 std::vector<json> Events(const std::string& sse) {
   std::vector<json> out;
+  if (sse.starts_with("{")) {
+    out.push_back(json::parse(sse, nullptr, false));
+    return out;
+  }
   size_t pos = 0;
   while ((pos = sse.find("data: ", pos)) != std::string::npos) {
     size_t e = sse.find('\n', pos);
@@ -371,7 +384,7 @@ class DaemonTest : public ::testing::Test {
     c.Send(Post(kInit));
     Client::Response r = c.Read();
     EXPECT_EQ(r.status, 200) << r.head << r.body;
-    EXPECT_EQ(Client::Header(r.head, "Content-Type"), "text/event-stream");
+    EXPECT_EQ(Client::Header(r.head, "Content-Type"), "application/json");
     return Client::Header(r.head, "Mcp-Session-Id");
   }
   std::string Sid(const std::string& id) { return "Mcp-Session-Id: " + id + "\r\n"; }
@@ -425,7 +438,7 @@ TEST_F(DaemonTest, ASessionFromInitializeToDelete) {
   c.Send(Post(Call("1", {{"op", "echo"}, {"v", 42}}), Sid(sid)));
   Client::Response r = c.Read();
   EXPECT_EQ(r.status, 200);
-  EXPECT_NE(r.body.find("id: "), std::string::npos);
+  EXPECT_EQ(Client::Header(r.head, "Content-Type"), "application/json");
   std::vector<json> events = Events(r.body);
   ASSERT_EQ(events.size(), 1u) << r.body;
   EXPECT_EQ(events[0]["result"]["v"], 42);
@@ -474,7 +487,8 @@ TEST_F(DaemonTest, LastEventIdReplaysAStreamsMessages) {
   c.Send(Post(Call("\"a\"", {{"op", "echo"}, {"n", 1}}), Sid(sid)));  // stream 2
   Client::Response first = c.Read();
   ASSERT_EQ(first.status, 200);
-  EXPECT_NE(first.body.find("id: 2-1\n"), std::string::npos) << first.body;
+  // A quick answer is one application/json body; its stream still keeps it as event 2-1.
+  EXPECT_EQ(json::parse(first.body)["result"]["n"], 1) << first.body;
   // Resuming from before that event replays it, then the stream ends (its response was sent).
   Client again(port_);
   again.Send("GET /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n" +
@@ -548,15 +562,19 @@ TEST_F(DaemonTest, ACrashAnswersTheCallsInFlightAndBacksOff) {
   slow.Send(Post(Call("\"waiting\"", {{"op", "sleep"}}), Sid(sid)));
   EXPECT_EQ(slow.Read(/*head_only=*/true).status, 200);
   c.Send(Post(Call("1", {{"op", "exit"}}), Sid(sid)));
-  EXPECT_EQ(c.Read(/*head_only=*/true).status, 200);
-  for (Client* who : {&slow, &c}) {
-    std::optional<std::string> chunk = who->NextChunk();
-    ASSERT_TRUE(chunk);
-    std::vector<json> events = Events(*chunk);
-    ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0]["error"]["message"], "the MCP server 'fake' exited with status 3");
-    EXPECT_EQ(who->NextChunk(), "");  // the stream ends
-  }
+  // The call that crashed it is answered at once (one JSON body), the one waiting on its
+  // stream with the stream's last event.
+  Client::Response crashed = c.Read();
+  EXPECT_EQ(crashed.status, 200);
+  std::vector<json> answer = Events(crashed.body);
+  ASSERT_EQ(answer.size(), 1u) << crashed.body;
+  EXPECT_EQ(answer[0]["error"]["message"], "the MCP server 'fake' exited with status 3");
+  std::optional<std::string> chunk = slow.NextChunk();
+  ASSERT_TRUE(chunk);
+  std::vector<json> events = Events(*chunk);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["error"]["message"], "the MCP server 'fake' exited with status 3");
+  EXPECT_EQ(slow.NextChunk(), "");  // the stream ends
   Client h(port_);
   h.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   json health = json::parse(h.Read().body);
@@ -613,6 +631,8 @@ TEST_F(DaemonTest, SessionlessRequestsShareOneProcessPerClientAndKeepTheirIds) {
   Client::Response r = c.Read();
   EXPECT_EQ(r.status, 200) << r.head << r.body;
   EXPECT_EQ(Client::Header(r.head, "Mcp-Session-Id"), "");
+  // A quick answer is one JSON body here too, with the client's own id back on it.
+  EXPECT_EQ(Client::Header(r.head, "Content-Type"), "application/json");
   std::vector<json> events = Events(r.body);
   ASSERT_EQ(events.size(), 1u) << r.body;
   EXPECT_EQ(events[0]["id"], 1);
@@ -895,6 +915,48 @@ TEST_F(DaemonTest, ACrashBacksOffTheClientThatCausedIt) {
   Client::Response again = a.Read();
   EXPECT_EQ(again.status, 503) << again.head;  // alice waits out her backoff
   EXPECT_FALSE(Client::Header(again.head, "Retry-After").empty());
+}
+
+// Behind a tunnel on loopback (cloudflared, a TLS terminator) every client's connections come
+// from 127.0.0.1: with auth, a loopback connection counts against maxConnectionsPerClient as
+// its token once a request proves one, so one user's streams do not use up another's
+// connections; connections that have not authenticated yet still share the loopback's count.
+TEST_F(DaemonTest, LoopbackConnectionsCountAsTheirToken) {
+  TempDir dir;
+  const std::string alice = "alice-token-0123456789";
+  const std::string bob = "bob-token-0123456789ab";
+  StartWith(R"({"listen": {"port": 0}, "auth": {"bearerTokenFiles": [")" +
+            TokenFile(dir.path(), "a", alice) + R"(", ")" + TokenFile(dir.path(), "b", bob) +
+            R"("]}, "servers": {"fake": {"command": "fake"}},
+               "limits": {"maxConnectionsPerClient": 2}})");
+  auto as = [](const std::string& token) { return "Authorization: Bearer " + token + "\r\n"; };
+  const std::string health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  Client a1(port_);
+  Client a2(port_);
+  a1.Send(health + as(alice) + "\r\n");
+  a2.Send(health + as(alice) + "\r\n");
+  EXPECT_EQ(a1.Read().status, 200);
+  EXPECT_EQ(a2.Read().status, 200);
+  // Alice holds her two; Bob, through the same loopback, still gets his.
+  Client b1(port_);
+  b1.Send(health + as(bob) + "\r\n");
+  EXPECT_EQ(b1.Read().status, 200);
+  // A third of Alice's is refused at her first request, and closed.
+  Client a3(port_);
+  a3.Send(health + as(alice) + "\r\n");
+  Client::Response over = a3.Read();
+  EXPECT_EQ(over.status, 503) << over.head;
+  EXPECT_FALSE(Client::Header(over.head, "Retry-After").empty());
+  EXPECT_TRUE(a3.ClosedWithin(1s));
+  // Unauthenticated connections share the loopback's count: two idle ones fill it.
+  Client idle1(port_);
+  Client idle2(port_);
+  std::this_thread::sleep_for(100ms);  // both accepted
+  Client idle3(port_);
+  EXPECT_EQ(idle3.Read(false, 2s).status, 503);
+  // Alice's first still works (keep-alive), as her own.
+  a1.Send(health + as(alice) + "\r\n");
+  EXPECT_EQ(a1.Read().status, 200);
 }
 
 // A server cannot flood the log through its stderr: lines beyond a burst are counted, not logged.
@@ -1225,16 +1287,60 @@ TEST_F(DaemonTest, AQuickAnswerLeavesInOneWrite) {
   Client c(port_);
   std::string sid = Initialize(c);
   for (int i = 0; i < 5; ++i) {
-    c.Send(Post(Call(std::to_string(i), {{"op", "echo"}}), Sid(sid)));
+    const std::string body = Call(std::to_string(i), {{"op", "echo"}, {"v", i}});
+    c.Send(Post(body, Sid(sid)));
     std::string first = c.ReadOnce();
     EXPECT_TRUE(first.starts_with("HTTP/1.1 200 OK\r\n")) << first;
-    EXPECT_NE(first.find("data: "), std::string::npos) << first;
-    EXPECT_TRUE(first.ends_with("\r\n0\r\n\r\n")) << first;
+    // One JSON-RPC response and nothing before it: one application/json body, no SSE framing
+    // for the client to parse (MCP transports: the server returns text/event-stream or
+    // application/json to a request, and the client must support both).
+    size_t end = first.find("\r\n\r\n");
+    ASSERT_NE(end, std::string::npos) << first;
+    std::string head = first.substr(0, end);
+    EXPECT_EQ(Client::Header(head, "Content-Type"), "application/json") << first;
+    EXPECT_EQ(Client::Header(head, "Mcp-Session-Id"), sid) << first;
+    std::string payload = first.substr(end + 4);
+    EXPECT_EQ(Client::Header(head, "Content-Length"), std::to_string(payload.size())) << first;
+    json answer = json::parse(payload, nullptr, false);
+    EXPECT_EQ(answer["id"], i) << first;
+    EXPECT_EQ(answer["result"]["v"], i) << first;
   }
+  // A notification before the answer opens an SSE stream: both go on it, in order.
+  c.Send(Post(Call("9", {{"op", "notify"}, {"text", "hi"}}), Sid(sid)));
+  Client::Response streamed = c.Read();
+  EXPECT_EQ(Client::Header(streamed.head, "Content-Type"), "text/event-stream") << streamed.head;
+  EXPECT_TRUE(streamed.chunked);
+  c.Send(Post(Call("10", {{"op", "echo"}}), Sid(sid)));
+  EXPECT_EQ(json::parse(c.Read().body)["id"], 10);
   // A slow one still gets its head within the cork delay (the client sees the stream open).
   Client slow(port_);
   slow.Send(Post(Call("\"s\"", {{"op", "sleep"}}), Sid(sid)));
-  EXPECT_EQ(slow.Read(/*head_only=*/true, 1s).status, 200);
+  Client::Response slow_head = slow.Read(/*head_only=*/true, 1s);
+  EXPECT_EQ(slow_head.status, 200);
+  EXPECT_EQ(Client::Header(slow_head.head, "Content-Type"), "text/event-stream");
+}
+
+// A server's stdin, stdout and stderr are sockets: libsrt passes a socket into the sandbox as it
+// is, where each pipe would be relayed by a thread of its own (a pipe can be reopened through
+// /proc/self/fd), two more wake-ups and eight more syscalls per tools/call. The server still
+// sees EOF on stdin when srt-mcp ends it (the session's DELETE below).
+TEST_F(DaemonTest, AServersStdioAreSockets) {
+  Start();
+  Client c(port_);
+  std::string sid = Initialize(c);
+  c.Send(Post(Call("1", {{"op", "echo"}, {"v", 1}}), Sid(sid)));
+  EXPECT_EQ(json::parse(c.Read().body)["result"]["v"], 1);
+  {
+    std::lock_guard lock(world_.mu);
+    ASSERT_EQ(world_.stdio_types.size(), 1u);
+    EXPECT_EQ(world_.stdio_types[0], (std::vector<mode_t>{S_IFSOCK, S_IFSOCK, S_IFSOCK}));
+  }
+  c.Send("DELETE /mcp/fake HTTP/1.1\r\nHost: 127.0.0.1\r\n" + Sid(sid) + "\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(world_.mu);
+    return world_.ended == 1 && world_.signals.empty();  // EOF on stdin ended it, no signal
+  }));
 }
 
 // A reload that reorders or removes bearer tokens: a session stays its opener's, whatever
