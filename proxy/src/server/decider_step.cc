@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "http/base64.h"
-#include "server/responses.h"
 #include "wire/ascii.h"
 
 namespace srt::proxy {
