@@ -428,12 +428,18 @@ class SrtProxyAlone(unittest.TestCase):
                                  "--listen", "127.0.0.1:0"], pass_fds=(theirs.fileno(),),
                                 stderr=subprocess.PIPE, text=True, env=env)
         theirs.close()
-        lines = [proc.stderr.readline() for _ in range(2)]  # before the decider's hello, too
+        lines = []  # before the decider's hello, too; bounded, so a proxy that never reports fails
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr.readline()
+                                                              for _ in range(2)), daemon=True)
+        reader.start()
+        reader.join(timeout=10)
         proc.send_signal(signal.SIGTERM)
+        reader.join(timeout=10)
         rest = proc.stderr.read()
         self.assertEqual(proc.wait(timeout=20), 0)
         proc.stderr.close()
         ours.close()
+        self.assertEqual(len(lines), 2, rest)
         for line in lines:
             self.assertRegex(line, r"^srt-proxy rss [1-9][0-9]*\n$")
         self.assertIn("srt proxy: stopped (SIGTERM)\n", rest)
