@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small decider for `srt proxy` (decider protocol v1, docs/srt-proxy.md).
 
-    srt-proxy-decider.py --srt PATH --rules RULES.json [--listen 127.0.0.1:0] [-- SRT-PROXY-ARGS]
+    srt-proxy-decider.py --srt PATH --rules RULES.json [--listen 127.0.0.1:0] [--ca CA.pem]
+                         [-- SRT-PROXY-ARGS]
 
 It starts `srt proxy` with a socket pair as --decider-fd 3 and a pipe as --lifeline-fd 4, prints
 the proxy's "serving HOST:PORT" line on its stdout once the proxy serves, and answers every
@@ -15,6 +16,10 @@ request by the first rule of RULES.json whose "path" (exact) or "prefix" matches
                {"path": "/body", "need_body": 64, "refuse_if_body_has": "secret"},
                {"path": "/never", "silent": true}],
      "default": {"action": "allow"}}
+
+With --ca, the file (the CA's private key and certificate, PEM) goes to the proxy through a pipe
+as --ca-fd 5: the proxy then terminates the TLS of every allowed CONNECT, and the requests inside
+come here like plain-HTTP ones (port 443 or the CONNECT's, with "sni" when the client sent one).
 
 A "need_body" rule asks for the body (up to that many bytes) and then allows it unless it holds
 "refuse_if_body_has"; a "silent" rule never answers (the proxy then answers 503 itself after 5 s).
@@ -107,6 +112,7 @@ def main():
     parser.add_argument("--srt", required=True)
     parser.add_argument("--rules", required=True)
     parser.add_argument("--listen", default="127.0.0.1:0")
+    parser.add_argument("--ca", help="the TLS-termination CA (key and certificate, PEM)")
     parser.add_argument("extra", nargs="*")
     args = parser.parse_args()
     with open(args.rules, encoding="utf-8") as f:
@@ -114,20 +120,34 @@ def main():
 
     ours, theirs = socket.socketpair()
     life_read, life_write = os.pipe()
+    inherited = [theirs.fileno(), life_read]
+    ca_args = []
+    if args.ca:
+        # The CA through a pipe, read by the proxy until EOF: the key never touches its argv or
+        # environment. A PEM key and certificate fit in the pipe's buffer.
+        with open(args.ca, "rb") as f:
+            pem = f.read()
+        ca_read, ca_write = os.pipe()
+        os.write(ca_write, pem)
+        os.close(ca_write)
+        inherited.append(ca_read)
+        ca_args = ["--ca-fd", "5"]
 
     def child_fds():
-        # The decider's end as fd 3, the lifeline as fd 4 (dup2 clears close-on-exec).
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (theirs.fileno(), life_read)]
-        for target, fd in zip((3, 4), high):
+        # The decider's end as fd 3, the lifeline as fd 4, the CA as fd 5 (dup2 clears
+        # close-on-exec).
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in inherited]
+        for target, fd in zip((3, 4, 5), high):
             os.dup2(fd, target)
 
     proxy = subprocess.Popen(
         [args.srt, "proxy", "--decider-fd", "3", "--lifeline-fd", "4", "--listen", args.listen,
-         *args.extra],
-        pass_fds=(3, 4), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        preexec_fn=child_fds)
+         *ca_args, *args.extra],
+        pass_fds=tuple(range(3, 3 + len(inherited))), stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, preexec_fn=child_fds)
     theirs.close()
-    os.close(life_read)
+    for fd in inherited[1:]:
+        os.close(fd)
 
     def relay_stderr():
         for line in proxy.stderr:

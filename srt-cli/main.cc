@@ -21,6 +21,8 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
+#include <string_view>
 
 #include "args.h"
 #include "base/strings.h"
@@ -150,6 +152,57 @@ srt::Result<srt::UniqueFd> Listen(const std::string& host, uint16_t port, std::s
   return fd;
 }
 
+// The environment variable `name`, if set.
+std::optional<std::string_view> EnvironmentValue(std::string_view name) {
+  const char* v = getenv(std::string(name).c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string_view(v);
+}
+
+// The most --ca-fd may carry: a PEM key and certificate are a few KiB.
+constexpr size_t kMaxCaFdBytes = size_t{1} << 20;
+
+// --ca-fd: everything until EOF, at most kMaxCaFdBytes. The descriptor is closed after; what was
+// read is wiped on every error path (it holds a private key).
+srt::Result<std::string> ReadCaFd(int fd) {
+  const std::string flag = "--ca-fd " + std::to_string(fd);
+  srt::Result<srt::UniqueFd> owned = TakeFd(fd, "--ca-fd");
+  if (!owned) return std::move(owned).error();
+  std::string pem;
+  auto wipe = [&pem] {
+    explicit_bzero(pem.data(), pem.size());
+    pem.clear();
+  };
+  char buf[16 * 1024];
+  for (;;) {
+    const ssize_t n = read(owned->get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      wipe();
+      explicit_bzero(buf, sizeof buf);
+      errno = saved;
+      return srt::SysError(flag + ": read");
+    }
+    if (n == 0) break;
+    if (pem.size() + static_cast<size_t>(n) > kMaxCaFdBytes) {
+      wipe();
+      explicit_bzero(buf, sizeof buf);
+      return srt::MakeError(srt::Errc::kInvalidArgument,
+                            flag + ": more than " + std::to_string(kMaxCaFdBytes) +
+                                " bytes (a PEM private key and certificate are expected)");
+    }
+    if (pem.capacity() < kMaxCaFdBytes) pem.reserve(kMaxCaFdBytes);  // no copy left behind
+    pem.append(buf, static_cast<size_t>(n));
+  }
+  explicit_bzero(buf, sizeof buf);
+  if (pem.empty()) {
+    return srt::MakeError(srt::Errc::kInvalidArgument,
+                          flag + ": empty (a PEM private key and certificate are expected)");
+  }
+  return pem;
+}
+
 int RunProxy(const std::vector<std::string_view>& args) {
   srt::Result<srt::cli::ProxyCliOptions> parsed = srt::cli::ParseProxyArgs(args);
   if (!parsed) {
@@ -173,12 +226,25 @@ int RunProxy(const std::vector<std::string_view>& args) {
     return kProxyExitUsage;
   };
   srt::proxy::ProxyOnlyOptions o;
+  srt::Result<uint32_t> rss_every =
+      srt::cli::ParseReportRssMs(EnvironmentValue(srt::cli::kReportRssVariable));
+  if (!rss_every) {
+    Print(rss_every.error().message());
+    return kProxyExitUsage;
+  }
+  o.report_rss_every = std::chrono::milliseconds(*rss_every);
   if (cli.ca_fd) {
-    // Not yet: without TLS termination every CONNECT is refused, which is what a proxy without
-    // --ca-fd does; a CA given and not used would look like termination that is not there.
-    return usage(srt::MakeError(srt::Errc::kInvalidArgument,
-                                "--ca-fd: TLS termination is not supported by this srt proxy "
-                                "yet; leave it out (every CONNECT is then refused)"));
+    // Read whole here (a pipe the host closes after writing, as upstream), before anything else
+    // is opened; parsed by the proxy (mitm/certs.h ParseCaPem), never logged.
+    srt::Result<std::string> pem = ReadCaFd(*cli.ca_fd);
+    if (!pem) return usage(pem.error());
+    o.ca_pem = std::move(*pem);
+    o.ca_source = "--ca-fd " + std::to_string(*cli.ca_fd);
+    // Upstream's Node runtime trusts NODE_EXTRA_CA_CERTS for the origins it verifies.
+    if (std::optional<std::string_view> extra = EnvironmentValue("NODE_EXTRA_CA_CERTS");
+        extra && !extra->empty()) {
+      o.extra_ca_cert_paths.emplace_back(*extra);
+    }
   }
   int decider_in = cli.decider_fd ? *cli.decider_fd : *cli.decider_in;
   int decider_out = cli.decider_fd ? *cli.decider_fd : *cli.decider_out;
@@ -227,6 +293,10 @@ int RunProxy(const std::vector<std::string_view>& args) {
   o.debug = cli.debug || DebugFromEnvironment();
   o.log = [](const std::string& line) { Print(line); };
   srt::Result<std::string> stopped = srt::proxy::RunProxyOnly(std::move(o));
+  if (!stopped && stopped.error().message().starts_with("--ca-fd ")) {
+    // A CA that cannot be used is a bad argument (upstream: exit 2 with its message).
+    return usage(stopped.error());
+  }
   if (!stopped) {
     Print("srt proxy: stopped (start failed: " + stopped.error().message() + ")");
     return kProxyExitStartFailed;

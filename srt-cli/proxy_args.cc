@@ -3,6 +3,7 @@
 
 #include "base/address.h"
 #include "base/ascii.h"
+#include "base/strings.h"
 
 namespace srt::cli {
 namespace {
@@ -180,6 +181,24 @@ Result<ProxyCliOptions> ParseProxyArgs(const std::vector<std::string_view>& args
   return o;
 }
 
+Result<uint32_t> ParseReportRssMs(std::optional<std::string_view> value) {
+  if (!value || value->empty()) return uint32_t{0};
+  uint64_t n = 0;
+  bool ok = value->size() <= 10;
+  for (char c : *value) {
+    if (c < '0' || c > '9') ok = false;
+    if (ok) n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok || n > 2147483647) {
+    return MakeError(Errc::kInvalidArgument,
+                     "srt proxy: " + std::string(kReportRssVariable) + " " +
+                         strings::QuoteForMessage(*value) +
+                         " is not a number of milliseconds from 1 to 2147483647 (unset, empty "
+                         "or 0: off)");
+  }
+  return static_cast<uint32_t>(n);
+}
+
 std::string ProxyHelpText() {
   return R"(Usage: srt proxy [options]
 
@@ -202,7 +221,9 @@ Options:
                                      --decider-in)
   --lifeline-fd <fd>                 shut down when this stream ends
   --ca-fd <fd>                       read the TLS-termination CA (key and
-                                     certificate PEM) from this fd
+                                     certificate PEM) from this fd; every
+                                     allowed CONNECT is then terminated and
+                                     each request in it decided
   --strip-response-header <name...>  response headers never passed back
   --plaintext-header-set             let allow verdicts set headers on
                                      plain-HTTP requests (cleartext)
@@ -210,6 +231,12 @@ Options:
   --version                          print "srt-proxy <version>" and exit;
                                      every other option is ignored
   -h, --help                         display help for command
+
+Environment:
+  SRT_PROXY_REPORT_RSS_MS=<ms>       write "srt-proxy rss <bytes>" to stderr
+                                     every <ms> milliseconds
+  NODE_EXTRA_CA_CERTS=<file>         PEM certificates trusted for origins of
+                                     terminated tunnels, besides the system's
 )";
 }
 

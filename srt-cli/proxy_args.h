@@ -2,6 +2,7 @@
 // proxy_args: `srt proxy`'s command line (upstream srt 0.0.83's flags and messages). Pure.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,5 +41,12 @@ struct ProxyCliOptions {
 [[nodiscard]] bool IsLoopbackListenHost(std::string_view host);
 
 [[nodiscard]] std::string ProxyHelpText();
+
+// SRT_PROXY_REPORT_RSS_MS (upstream's diagnostics): `srt proxy` writes "srt-proxy rss <bytes>"
+// to stderr every that many milliseconds. nullopt (unset), "" and "0": off; 1 to 2147483647:
+// on. Anything else is refused (upstream ignores it silently, and takes "1e3" or " 5"); the
+// message is the whole stderr line.
+inline constexpr std::string_view kReportRssVariable = "SRT_PROXY_REPORT_RSS_MS";
+[[nodiscard]] Result<uint32_t> ParseReportRssMs(std::optional<std::string_view> value);
 
 }  // namespace srt::cli

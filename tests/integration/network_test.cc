@@ -1103,6 +1103,48 @@ TEST_P(NetworkTest, ControlFdUpdateAppliesToNewConnections) {
   EXPECT_EQ(recs.back()["reason"], kNotAllowed);
 }
 
+// A sandbox that terminates TLS keeps doing so whatever an update says, so an update that adds
+// mitmProxy is the combination the settings file refuses ("mutually exclusive"): refused the
+// same way, naming both keys, and the next valid line still applies.
+TEST_P(NetworkTest, ControlFdRefusesMitmProxyWhileTlsIsTerminated) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]), write_end(p[1]);
+  const std::string script =
+      kCurl + Origin("/before") +
+      "; : > step1; i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; "
+      "sleep 0.05; done; "
+      "i=0; until [ \"$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' " +
+      Origin("/after") +
+      ")\" = 403 ]; do i=$((i+1)); [ $i -gt 100 ] && { echo still-allowed; exit 4; }; "
+      "sleep 0.05; done; echo denied-after-update";
+  json settings = DefaultSettings();
+  settings["network"]["tlsTerminate"] = json::object();
+  pid_t pid = run().StartWithFds(settings.dump(), {"--control-fd", "50", "-c", script},
+                                 {{50, read_end.get()}});
+  read_end.reset();
+  ASSERT_TRUE(Eventually([&] { return run().Exists("step1"); }, std::chrono::seconds(10)))
+      << run().Finish(pid).err;
+  json mitm = settings;
+  mitm["network"].erase("tlsTerminate");
+  mitm["network"]["mitmProxy"] = {{"socketPath", "/run/srt-test-no-such-mitm.sock"},
+                                  {"domains", {"origin.test"}}};
+  json deny = NetworkSettings({Carve(port())});
+  const std::string lines = mitm.dump() + "\n" + deny.dump() + "\n";
+  ASSERT_EQ(write(write_end.get(), lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  write_end.reset();
+  run().WriteFile("go", "");
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "origin: GET /before\ndenied-after-update\n") << r.err;
+  EXPECT_TRUE(Contains(r.err,
+                       "srt: invalid config on control fd 50: ignored, previous config still in "
+                       "force (network.tlsTerminate and network.mitmProxy are mutually exclusive: "
+                       "this sandbox terminates TLS (network.tlsTerminate at its start), so an "
+                       "update cannot add network.mitmProxy)"))
+      << r.err;
+}
+
 TEST_P(NetworkTest, ControlFdThatCannotBeReadStopsSrtBeforeTheCommand) {
   int p[2];
   ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);

@@ -90,7 +90,9 @@ class Proxy {
   [[nodiscard]] const std::vector<uint16_t>& capture_ports() const;
   [[nodiscard]] Result<void> Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets);
   // New decisions use the policy's domain rules and denied addresses; connections already open
-  // keep theirs. Parent proxies, DNS servers and ports stay as started.
+  // keep theirs. Parent proxies, DNS servers, ports and TLS termination stay as started.
+  // kInvalidArgument for a policy with network.mitmProxy when the proxy terminates TLS (the
+  // settings refuse the two together).
   [[nodiscard]] Result<void> Update(const NetworkPolicy& policy);
 
  private:

@@ -199,35 +199,56 @@ Result<CaMaterial> LoadCa(const std::string& cert_path, const std::string& key_p
   fd.reset();
   SRT_ASSIGN_OR_RETURN(std::string cert_pem, ReadSmallFile(cert_path, kMaxCaFileBytes));
 
+  return CaFromPem(key_pem, cert_pem,
+                   {"tlsTerminate.caKeyPath " + strings::Quote(key_path),
+                    "tlsTerminate.caCertPath " + strings::Quote(cert_path),
+                    "tlsTerminate: the key in " + strings::Quote(key_path) +
+                        " does not belong to the certificate in " + strings::Quote(cert_path)});
+}
+
+Result<CaMaterial> CaFromPem(std::string& key_pem, std::string_view cert_pem,
+                             const CaPemNames& names) {
+  // The certificates first: `cert_pem` may be `key_pem` itself (ParseCaPem), wiped below.
+  std::vector<X509Ptr> certs = ReadPemCertificates(cert_pem);
   BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-  PkeyPtr key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
+  // No passphrase prompt: OpenSSL's default callback would read one from the terminal.
+  auto no_passphrase = [](char*, int, int, void*) { return 0; };
+  PkeyPtr key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr)
                       : nullptr);
+  key_bio.reset();
   OPENSSL_cleanse(key_pem.data(), key_pem.size());
   if (!key) {
-    return OpensslError("tlsTerminate.caKeyPath " + strings::Quote(key_path) +
-                            ": not a PEM private key (an encrypted key is not supported)",
-                        Errc::kInvalidArgument);
+    // OpenSSL's reasons name no key material; they are dropped all the same (a key's bytes
+    // never go into a message).
+    ERR_clear_error();
+    return MakeError(Errc::kInvalidArgument,
+                     names.key + ": no PEM private key in it (an encrypted key is not supported)");
   }
-  std::vector<X509Ptr> certs = ReadPemCertificates(cert_pem);
   if (certs.empty()) {
     ERR_clear_error();
-    return MakeError(Errc::kInvalidArgument, "tlsTerminate.caCertPath " +
-                                                 strings::Quote(cert_path) +
-                                                 ": no PEM CERTIFICATE block in it");
+    return MakeError(Errc::kInvalidArgument, names.cert + ": no PEM CERTIFICATE block in it");
   }
   X509Ptr cert = std::move(certs.front());
   if (X509_check_ca(cert.get()) == 0) {
     return MakeError(Errc::kInvalidArgument,
-                     "tlsTerminate.caCertPath " + strings::Quote(cert_path) +
-                         ": not a CA certificate (basicConstraints CA:TRUE is needed)");
+                     names.cert + ": not a CA certificate (basicConstraints CA:TRUE is needed)");
   }
   if (X509_check_private_key(cert.get(), key.get()) != 1) {
     ERR_clear_error();
-    return MakeError(Errc::kInvalidArgument,
-                     "tlsTerminate: the key in " + strings::Quote(key_path) +
-                         " does not belong to the certificate in " + strings::Quote(cert_path));
+    return MakeError(Errc::kInvalidArgument, names.mismatch);
   }
   return CaMaterial{std::move(cert), std::move(key)};
+}
+
+Result<CaMaterial> ParseCaPem(std::string pem, std::string_view source) {
+  const std::string what(source);
+  if (pem.size() > kMaxCaFileBytes) {
+    OPENSSL_cleanse(pem.data(), pem.size());
+    return MakeError(Errc::kInvalidArgument,
+                     what + ": larger than " + std::to_string(kMaxCaFileBytes) + " bytes");
+  }
+  return CaFromPem(pem, pem,
+                   {what, what, what + ": the private key does not belong to the certificate"});
 }
 
 Result<X509Ptr> MintLeaf(const CaMaterial& ca, EVP_PKEY* leaf_key, std::string_view host,

@@ -44,6 +44,21 @@ inline constexpr size_t kMaxBundleFileBytes = size_t{16} << 20;
 // user or root. The certificate must be a CA (basicConstraints CA:TRUE) and match the key.
 // kPermissionDenied / kInvalidArgument / kNotFound naming the path.
 [[nodiscard]] Result<CaMaterial> LoadCa(const std::string& cert_path, const std::string& key_path);
+// How CaFromPem's errors name where the key and the certificate came from.
+struct CaPemNames {
+  std::string key;       // "tlsTerminate.caKeyPath '/k.pem'"
+  std::string cert;      // "tlsTerminate.caCertPath '/c.pem'"
+  std::string mismatch;  // the whole message for a key that does not match the certificate
+};
+// The CA from PEM text: the first private key of `key_pem` (any type; an encrypted one is
+// refused, never prompted for) and the first CERTIFICATE of `cert_pem`, which must be a CA and
+// match the key. `key_pem` is wiped (OPENSSL_cleanse) whatever the outcome; no message quotes it.
+[[nodiscard]] Result<CaMaterial> CaFromPem(std::string& key_pem, std::string_view cert_pem,
+                                           const CaPemNames& names);
+// `srt proxy --ca-fd`: one PEM text holding the CA's private key and its certificate (upstream
+// srt's proxy-only CA), at most kMaxCaFileBytes; `source` ("--ca-fd 5") names it in errors.
+// The text is wiped whatever the outcome.
+[[nodiscard]] Result<CaMaterial> ParseCaPem(std::string pem, std::string_view source);
 // A leaf for `host`: a canonical DNS name, or an IPv4/IPv6 literal when `is_ip` (no brackets).
 [[nodiscard]] Result<X509Ptr> MintLeaf(const CaMaterial& ca, EVP_PKEY* leaf_key,
                                        std::string_view host, bool is_ip,

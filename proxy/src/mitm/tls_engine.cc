@@ -94,7 +94,9 @@ struct TlsEngine::Impl {
 TlsEngine::TlsEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TlsEngine::~TlsEngine() = default;
 
-Result<std::unique_ptr<TlsEngine>> TlsEngine::Create(const Options& options) {
+Result<std::unique_ptr<TlsEngine>> TlsEngine::Create(Options options) {
+  std::string ca_pem = std::move(options.ca_pem);
+  options.ca_pem.clear();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (impl->options.max_cached_leaves == 0) impl->options.max_cached_leaves = 1;
@@ -102,7 +104,13 @@ Result<std::unique_ptr<TlsEngine>> TlsEngine::Create(const Options& options) {
     return MakeError(Errc::kInvalidArgument,
                      "tlsTerminate: caCertPath and caKeyPath must be provided together");
   }
-  if (options.ca_cert_path.empty()) {
+  if (!ca_pem.empty()) {
+    if (!options.ca_cert_path.empty()) {
+      OPENSSL_cleanse(ca_pem.data(), ca_pem.size());
+      return MakeError(Errc::kInvalidArgument, "a CA from PEM text and from files at once");
+    }
+    SRT_ASSIGN_OR_RETURN(impl->ca, ParseCaPem(std::move(ca_pem), options.ca_pem_source));
+  } else if (options.ca_cert_path.empty()) {
     SRT_ASSIGN_OR_RETURN(impl->ca, MakeEphemeralCa());
   } else {
     SRT_ASSIGN_OR_RETURN(impl->ca, LoadCa(options.ca_cert_path, options.ca_key_path));

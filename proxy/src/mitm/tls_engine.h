@@ -42,6 +42,10 @@ class TlsEngine {
     // Both or neither: neither makes an ephemeral CA.
     std::string ca_cert_path;
     std::string ca_key_path;
+    // Instead of the paths: the CA's key and certificate as one PEM text (`srt proxy --ca-fd`,
+    // mitm/certs.h ParseCaPem), named in errors by ca_pem_source. Wiped by Create().
+    std::string ca_pem;
+    std::string ca_pem_source;
     // PEM files whose CERTIFICATE blocks are trusted for origins and added to the bundle;
     // missing, unreadable or certificate-less files are skipped (noted in notes()).
     std::vector<std::string> extra_ca_cert_paths;
@@ -51,7 +55,7 @@ class TlsEngine {
   };
 
   // kInvalidArgument / kPermissionDenied / kNotFound for the CA files, naming them.
-  [[nodiscard]] static Result<std::unique_ptr<TlsEngine>> Create(const Options& options);
+  [[nodiscard]] static Result<std::unique_ptr<TlsEngine>> Create(Options options);
   ~TlsEngine();
   TlsEngine(const TlsEngine&) = delete;
   TlsEngine& operator=(const TlsEngine&) = delete;

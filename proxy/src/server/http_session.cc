@@ -23,6 +23,7 @@
 #include "http/response_writer.h"
 #include "inject/exchange.h"
 #include "server/decider_link.h"
+#include "server/decider_step.h"
 #include "server/host_match.h"
 #include "server/responses.h"
 #include "server/session.h"
@@ -91,7 +92,7 @@ class HttpSession final : public Session {
       // Once the request is in, what follows can only be the next (pipelined) head; while a
       // body is read for the decider, at most the part it asked for.
       const size_t limit = state_ == State::kHead || req_done_ ? http::Limits{}.max_head_bytes + 1
-                           : state_ == State::kBody            ? head_bytes_ + body_want_
+                           : state_ == State::kBody            ? head_bytes_ + body_->want()
                                                                : in_.size() + kPumpBytes;
       switch (ReadClient(limit)) {
         case ReadStatus::kData:
@@ -167,7 +168,7 @@ class HttpSession final : public Session {
 
   bool WantClientInput() const {
     if (state_ == State::kHead) return !client_eof_ && client_backlog() < kPumpBytes;
-    if (state_ == State::kBody) return !client_eof_ && in_.size() < head_bytes_ + body_want_;
+    if (state_ == State::kBody) return !client_eof_ && in_.size() < head_bytes_ + body_->want();
     if (state_ == State::kForwarding) {
       // After the request, the client stays watched (a close is seen, and its interest does not
       // flip at every exchange); a pipelined head waits in in_, bounded like any head.
@@ -366,21 +367,7 @@ class HttpSession final : public Session {
       End();
       return false;
     }
-    decider::Request r;
-    r.method = request_.method;
-    r.host = host_.text;
-    r.port = request_.port;
-    const size_t q = request_.path.find('?');
-    r.path = request_.path.substr(0, q);
-    if (q != std::string::npos) r.query = request_.path.substr(q + 1);
-    for (const http::Header& h : request_.headers) {
-      if (ascii::EqualsIgnoreCase(h.name, "Host")) {
-        r.host_header = h.value;
-        continue;
-      }
-      if (IsHopByHopForUpstream(h.name)) continue;
-      r.headers.emplace_back(ascii::ToLower(h.name), h.value);
-    }
+    decider::Request r = DeciderRequest(request_, host_, request_.port);
     ask_id_ = server_.options().decider->Ask(
         std::move(r), [this, has_body, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
           if (!live.expired()) Decided(std::move(o), has_body);
@@ -393,27 +380,21 @@ class HttpSession final : public Session {
     const bool keep_id =
         outcome.kind == Kind::kVerdict && outcome.verdict.action == decider::Action::kNeedBody;
     if (!keep_id) ask_id_ = 0;
-    const bool reading = state_ == State::kBody;
+    // Once a body was read for the decider, the connection cannot carry another request.
+    const bool reading = body_.has_value();
     auto refuse = [&](int status, std::string_view mark, const std::string& why) {
       record_.allowed = false;
       record_.reason = why;
       Record(record_);
       state_ = State::kHead;
+      body_.reset();
       if (Refuse(status, mark, why, has_body || reading)) ProcessHeads();
     };
-    if (outcome.kind == Kind::kUnavailable)
-      return refuse(503, "decider_unavailable", outcome.reason);
-    if (outcome.kind == Kind::kBadRequest) return refuse(400, "bad_request", outcome.reason);
-    decider::Verdict& v = outcome.verdict;
-    switch (v.action) {
-      case decider::Action::kDeny:
-        return refuse(v.status, "decider",
-                      v.reason.empty() ? "request denied by the decider" : v.reason);
-      case decider::Action::kNeedBody:
-        return StartBody(v.max);
-      case decider::Action::kAllow:
-        break;
+    if (std::optional<DeciderRefusal> r = RefusalFor(outcome)) {
+      return refuse(r->status, r->mark, r->reason);
     }
+    decider::Verdict& v = outcome.verdict;
+    if (v.action == decider::Action::kNeedBody) return StartBody(v.max);
     if ((!v.set_headers.empty() || !v.cred.empty()) && !server_.options().plaintext_header_set) {
       return refuse(403, "plaintext_header_set", std::string(kPlaintextHeaderSetBody));
     }
@@ -422,26 +403,30 @@ class HttpSession final : public Session {
     if (Forward() && state_ != State::kDialing && !UpdateInterest()) End();
   }
 
-  // need_body: the body (at most `max` bytes of it) is read, then shown to the decider.
+  // need_body: the body (at most `max` bytes of it, de-chunked) is read, then shown to the
+  // decider (server/decider_step.h).
   void StartBody(uint32_t max) {
-    const http::Framing framing = http::BodyFraming(request_);
-    if (framing.kind == http::Framing::Kind::kChunked) {
-      server_.options().decider->Cancel(ask_id_);
-      ask_id_ = 0;
-      return Decided({DeciderLink::Outcome::Kind::kUnavailable,
-                      {},
-                      "request decider: a chunked request body is not shown to the decider"},
-                     true);
-    }
-    body_length_ = framing.kind == http::Framing::Kind::kContentLength ? framing.length : 0;
-    body_want_ = static_cast<size_t>(std::min<uint64_t>(body_length_, max));
+    body_.emplace(http::BodyFraming(request_), max);
     state_ = State::kBody;
     ArmTimeout(kIdleTimeout);
     CheckBody();
   }
 
   void CheckBody() {
-    if (in_.size() < head_bytes_ + body_want_) {
+    // The body is taken off in_ after the head as it comes.
+    std::string rest = in_.substr(head_bytes_);
+    const ParseStatus status = body_->Feed(rest);
+    in_.resize(head_bytes_);
+    in_ += rest;
+    if (status == ParseStatus::kError) {
+      server_.options().decider->Cancel(ask_id_);
+      ask_id_ = 0;
+      record_.allowed = false;
+      record_.reason = "bad chunked request body: " + body_->error();
+      Record(record_);
+      return SendAndClose(HttpError(400, false));
+    }
+    if (status == ParseStatus::kNeedMore) {
       if (!UpdateInterest()) End();
       return;
     }
@@ -449,7 +434,7 @@ class HttpSession final : public Session {
     CancelTimeout();
     if (!SetClientInterest(0)) return End();
     server_.options().decider->SendBody(
-        ask_id_, std::string_view(in_).substr(head_bytes_, body_want_), body_length_ > body_want_,
+        ask_id_, body_->shown(), body_->cut(),
         [this, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
           if (live.expired()) return;
           if (o.kind == DeciderLink::Outcome::Kind::kVerdict &&
@@ -462,42 +447,11 @@ class HttpSession final : public Session {
         });
   }
 
-  // Whether an allow's edits drop the client's field `name`: removed, set anew, or (a credential)
-  // one of the credential fields.
   bool EditsDrop(std::string_view name) const {
-    if (!edits_) return false;
-    const std::string folded = ascii::FoldHeaderName(name);
-    for (const std::string& r : edits_->remove_headers) {
-      if (ascii::FoldHeaderName(r) == folded) return true;
-    }
-    for (const auto& [set, values] : edits_->set_headers) {
-      if (ascii::FoldHeaderName(set) == folded) return true;
-    }
-    if (!edits_->cred.empty()) {
-      for (std::string_view c : decider::kCredentialHeaders) {
-        if (c == folded) return true;
-      }
-    }
-    return false;
+    return edits_ && srt::proxy::EditsDrop(*edits_, name);
   }
-
-  // The fields an allow adds: its setHeaders, then its credential (Bearer, or for class "github"
-  // to github.com, Basic x-access-token:<value> as git's transport expects).
   std::string EditedFields() const {
-    if (!edits_) return "";
-    std::string out;
-    for (const auto& [name, values] : edits_->set_headers) {
-      for (const std::string& v : values) out += name + ": " + v + "\r\n";
-    }
-    if (!edits_->cred.empty()) {
-      if (edits_->cred == "github" && host_.text == "github.com") {
-        out += "authorization: Basic " +
-               http::EncodeBase64("x-access-token:" + edits_->credential) + "\r\n";
-      } else {
-        out += "authorization: Bearer " + edits_->credential + "\r\n";
-      }
-    }
-    return out;
+    return edits_ ? srt::proxy::EditedFields(*edits_, host_) : std::string();
   }
 
   // Why the absolute-form request's Host fields do not name its target (one field, naming the
@@ -620,6 +574,23 @@ class HttpSession final : public Session {
     req_chunked_.emplace();
     req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
                 (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
+    req_reframe_ = false;
+    if (body_) {
+      // The part of the body read for the decider goes first; the rest follows by its framing
+      // (a chunked one re-framed from where the decider's reading stopped).
+      const std::string prefix = body_->ForwardPrefix();
+      up_out_ += prefix;
+      bytes_up_ += prefix.size();
+      if (req_framing_.kind == http::Framing::Kind::kChunked) {
+        req_chunked_.emplace(body_->TakeDecoder());
+        req_reframe_ = true;
+        req_done_ = body_->ended();
+      } else {
+        req_left_ = body_->remaining();
+        req_done_ = req_left_ == 0;
+      }
+      body_.reset();
+    }
     resp_in_.clear();
     resp_resume_ = 0;
     resp_head_done_ = false;
@@ -646,6 +617,20 @@ class HttpSession final : public Session {
       take = static_cast<size_t>(std::min<uint64_t>(req_left_, in_.size()));
       req_left_ -= take;
       req_done_ = req_left_ == 0;
+    } else if (req_reframe_) {
+      // After a body shown to the decider (no injection under `srt proxy`): decoded, re-framed.
+      std::string payload;
+      http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, &payload);
+      if (step.status == ParseStatus::kError) {
+        FailExchange("bad chunked request body: " + req_chunked_->error());
+        return false;
+      }
+      req_done_ = step.status == ParseStatus::kDone;
+      http::AppendChunk(up_out_, payload);
+      if (req_done_) up_out_ += "0\r\n\r\n";
+      in_.erase(0, step.consumed);
+      bytes_up_ += step.consumed;
+      return true;
     } else {
       http::ChunkedDecoder::Step step = req_chunked_->Feed(in_, inject_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
@@ -925,8 +910,7 @@ class HttpSession final : public Session {
   // The decider link may answer after this session ended (a queued "unavailable"): its
   // callbacks hold this weakly and do nothing once it is gone.
   std::shared_ptr<int> live_ = std::make_shared<int>(0);
-  uint64_t body_length_ = 0;
-  size_t body_want_ = 0;
+  std::optional<DeciderBody> body_;  // need_body's, until the request is forwarded or refused
   std::optional<decider::Verdict> edits_;
   std::unique_ptr<TlsTunnelSlot> tls_slot_;  // a CONNECT to be TLS-terminated
   bool client_eof_ = false;
@@ -943,6 +927,7 @@ class HttpSession final : public Session {
   http::Framing req_framing_;
   uint64_t req_left_ = 0;
   std::optional<http::ChunkedDecoder> req_chunked_;
+  bool req_reframe_ = false;  // a chunked body continued after the decider read its start
   bool req_done_ = true;
   std::string resp_in_;
   size_t resp_resume_ = 0;

@@ -86,6 +86,7 @@ ProxyOptions OptionsFor(const NetworkPolicy& policy, ProxyConfig& config) {
 
 struct Proxy::State {
   std::vector<uint16_t> capture_ports;
+  bool terminates_tls = false;  // started with network.tlsTerminate (an update cannot change it)
   std::string trust_bundle;
   std::vector<std::string> tls_notes;
   std::unique_ptr<LoopThread> thread;
@@ -103,6 +104,7 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(const NetworkPolicy& policy, ProxyCo
   ProxyOptions options = OptionsFor(policy, config);
   SRT_ASSIGN_OR_RETURN(options.tls, TlsFor(policy));
   if (options.tls) {
+    state->terminates_tls = true;
     state->trust_bundle = options.tls->engine->trust_bundle();
     state->tls_notes = options.tls->engine->notes();
   }
@@ -183,6 +185,14 @@ Result<void> Proxy::Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets) {
 }
 
 Result<void> Proxy::Update(const NetworkPolicy& policy) {
+  // The settings file refuses the two together; a sandbox that terminates TLS keeps doing so
+  // whatever an update says, so an update that adds mitmProxy would be the same combination.
+  if (state_->terminates_tls && policy.mitm_proxy) {
+    return MakeError(Errc::kInvalidArgument,
+                     "network.tlsTerminate and network.mitmProxy are mutually exclusive: this "
+                     "sandbox terminates TLS (network.tlsTerminate at its start), so an update "
+                     "cannot add network.mitmProxy");
+  }
   SRT_ASSIGN_OR_RETURN(std::shared_ptr<const NetworkRules> rules, RulesFor(policy));
   state_->thread->loop().RunInLoop([state = state_.get(), rules = std::move(rules)]() mutable {
     if (state->server) state->server->UpdateRules(std::move(rules));

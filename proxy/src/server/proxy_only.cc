@@ -4,15 +4,18 @@
 // lifeline and the stop signals beside them.
 #include "proxy/proxy_only.h"
 
+#include <fcntl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 
 #include "base/ascii.h"
 #include "base/domain_pattern.h"
 #include "dns/resolver.h"
+#include "mitm/tls_engine.h"
 #include "network_policy/network_policy.h"
 #include "server/decider_link.h"
 #include "server/decision_log.h"
@@ -34,6 +37,24 @@ struct FdHandler final : Handler {
   void OnEvents(uint32_t) override { fn(); }
 };
 
+// The resident set size in bytes (/proc/self/statm's second field, in pages), 0 if unreadable.
+uint64_t ResidentBytes() {
+  UniqueFd fd(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+  if (!fd) return 0;
+  char buf[128] = {};
+  const ssize_t n = read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  // "size resident shared ...": the second field.
+  char* end = nullptr;
+  (void)std::strtoull(buf, &end, 10);
+  if (end == buf || *end != ' ') return 0;
+  const char* second = end + 1;
+  const unsigned long long resident = std::strtoull(second, &end, 10);
+  if (end == second) return 0;
+  const long page = sysconf(_SC_PAGESIZE);
+  return static_cast<uint64_t>(resident) * static_cast<uint64_t>(page > 0 ? page : 4096);
+}
+
 Result<std::vector<DomainRule>> Rules(const std::vector<std::string>& entries, PatternList list) {
   std::vector<DomainRule> out;
   for (const std::string& entry : entries) {
@@ -47,6 +68,22 @@ Result<std::vector<DomainRule>> Rules(const std::vector<std::string>& entries, P
 }  // namespace
 
 Result<std::string> RunProxyOnly(ProxyOnlyOptions o) {
+  // The CA first: a bad one is the caller's error (exit 2), found before the decider is spoken to.
+  std::optional<TlsTermination> tls;
+  if (!o.ca_pem.empty()) {
+    mitm::TlsEngine::Options engine_options;
+    engine_options.ca_pem = std::move(o.ca_pem);
+    engine_options.ca_pem_source = o.ca_source;
+    engine_options.extra_ca_cert_paths = o.extra_ca_cert_paths;
+    Result<std::unique_ptr<mitm::TlsEngine>> engine =
+        mitm::TlsEngine::Create(std::move(engine_options));
+    if (!engine) return MakeError(Errc::kInvalidArgument, engine.error().message());
+    if (o.debug) {
+      for (const std::string& note : (*engine)->notes()) o.log("srt proxy: " + note);
+    }
+    tls.emplace();
+    tls->engine = std::move(*engine);
+  }
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop_owner, EventLoop::Create());
   EventLoop& loop = *loop_owner;
   SRT_ASSIGN_OR_RETURN(std::vector<IpAddress> own, HostInterfaceAddresses());
@@ -92,6 +129,7 @@ Result<std::string> RunProxyOnly(ProxyOnlyOptions o) {
     options.sandbox_id = "srt-proxy";
     options.require_host_match = true;
     options.refuse_opaque_tunnels = true;
+    options.tls = tls;
     options.decider = link.get();
     options.plaintext_header_set = o.plaintext_header_set;
     for (const std::string& name : o.strip_response_headers) {
@@ -123,6 +161,12 @@ Result<std::string> RunProxyOnly(ProxyOnlyOptions o) {
     };
     SRT_RETURN_IF_ERROR(loop.Add(o.lifeline.get(), EPOLLIN | EPOLLRDHUP, &lifeline));
   }
+  // Upstream's setInterval(..., N).unref(): a line every N ms while the proxy runs.
+  std::function<void()> report_rss = [&] {
+    o.log("srt-proxy rss " + std::to_string(ResidentBytes()));
+    loop.AddTimer(o.report_rss_every, report_rss);
+  };
+  if (o.report_rss_every.count() > 0) loop.AddTimer(o.report_rss_every, report_rss);
   FdHandler signals;
   if (o.stop_signals) {
     signals.fn = [&] {

@@ -14,6 +14,10 @@
 //               query, status) and forwarded to the origin, bodies streamed by their framing
 //               with bounded buffers; keep-alive on both sides; the origin connection is dialed
 //               again (through the dialer and its guard) when it closed between requests.
+//               Under `srt proxy` (ProxyOptions::decider), each request that passed the checks
+//               below is decided by the decider first, exactly as a plain-HTTP one
+//               (server/decider_step.h: the req frame with the CONNECT target and the SNI, a
+//               need_body's body, an allow's header edits); its refusals carry X-Deny-Reason.
 //
 // Checks on every request (upstream's requireHostMatch, on by default here; RFC 9110 §7.4):
 // the TLS server name, when sent, and the Host header must name the CONNECT target (its port may
@@ -44,6 +48,8 @@
 #include "http/head_parser.h"
 #include "http/response_writer.h"
 #include "mitm/tls_engine.h"
+#include "server/decider_link.h"
+#include "server/decider_step.h"
 #include "server/host_match.h"
 #include "server/responses.h"
 #include "server/session.h"
@@ -130,6 +136,7 @@ class TerminatedSession final : public Session {
   }
 
   ~TerminatedSession() override {
+    if (ask_id_ != 0 && server_.options().decider) server_.options().decider->Cancel(ask_id_);
     loop_.CancelTimer(up_timer_);
     DropUpstream();
   }
@@ -210,8 +217,9 @@ class TerminatedSession final : public Session {
 
  private:
   enum class Phase { kSniff, kHandshake, kOpen };
-  // kHolding: a rewriter's request body being read before its head goes out.
-  enum class Exchange { kHead, kHolding, kForwarding, kRelay };
+  // kHolding: a rewriter's request body being read before its head goes out. kDeciding: the
+  // decider is asked (`srt proxy`); kBody: it asked for the body, being read.
+  enum class Exchange { kHead, kDeciding, kBody, kHolding, kForwarding, kRelay };
 
   struct UpstreamHandler final : Handler {
     TerminatedSession* session = nullptr;
@@ -289,6 +297,7 @@ class TerminatedSession final : public Session {
       case tls::SniStatus::kNoSni:
         break;
       case tls::SniStatus::kFound: {
+        sni_ = hello.host;
         Result<Host> asked = CanonicalizeHost(hello.host);
         sni_mismatch_ = !asked || !(*asked == host_);
         break;
@@ -340,7 +349,8 @@ class TerminatedSession final : public Session {
         return true;
       case mitm::TlsStream::Status::kClosed:
         client_closed_ = true;
-        if ((ex_ == Exchange::kForwarding || ex_ == Exchange::kHolding) && !req_done_) {
+        if (ex_ == Exchange::kBody ||
+            ((ex_ == Exchange::kForwarding || ex_ == Exchange::kHolding) && !req_done_)) {
           FailExchange("client closed the connection mid-request");
           return false;
         }
@@ -361,6 +371,10 @@ class TerminatedSession final : public Session {
     switch (ex_) {
       case Exchange::kHead:
         return ClientOwed() < kPumpBytes;
+      case Exchange::kDeciding:
+        return false;
+      case Exchange::kBody:
+        return req_in_.size() < head_bytes_ + body_->want();
       case Exchange::kHolding:
         return !req_done_;
       case Exchange::kForwarding:
@@ -413,7 +427,8 @@ class TerminatedSession final : public Session {
           return true;
       }
     }
-    if (ex_ == Exchange::kHead || ex_ == Exchange::kHolding) {
+    if (ex_ == Exchange::kHead || ex_ == Exchange::kHolding || ex_ == Exchange::kDeciding ||
+        ex_ == Exchange::kBody) {
       // Between exchanges the origin has nothing to say. Bytes it sends anyway (a 408 before
       // an idle close, say) would be taken for the next request's answer: the connection is
       // dropped instead, as is one it closed.
@@ -503,6 +518,7 @@ class TerminatedSession final : public Session {
       head_bytes_ = head.consumed;
       if (!HandleRequest()) return false;
     }
+    if (ex_ == Exchange::kBody) return FeedDeciderBody();
     if (ex_ == Exchange::kHolding) return PumpHeldBody();
     if (ex_ == Exchange::kForwarding) return PumpRequestBody();
     if (ex_ == Exchange::kRelay && !req_in_.empty()) {
@@ -540,8 +556,108 @@ class TerminatedSession final : public Session {
     if (method == "trace" || method == "track") {
       return Deny(405, "the " + request_.method + " method is not forwarded", close);
     }
+    edits_.reset();
+    if (server_.options().decider) return AskDecider();
+    return ContinueRequest();
+  }
+
+  // --- `srt proxy`: the decider (server/decider_step.h) ---------------------------------------
+
+  bool AskDecider() {
+    ex_ = Exchange::kDeciding;
+    exchange_start_ = std::chrono::steady_clock::now();
+    ask_id_ = server_.options().decider->Ask(
+        DeciderRequest(request_, host_, port_,
+                       sni_.empty() ? std::nullopt : std::optional<std::string>(sni_)),
+        [this, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
+          if (!live.expired()) Decided(std::move(o));
+        });
+    return true;
+  }
+
+  void Decided(DeciderLink::Outcome outcome) {
+    const bool need_body = outcome.kind == DeciderLink::Outcome::Kind::kVerdict &&
+                           outcome.verdict.action == decider::Action::kNeedBody;
+    if (!need_body) ask_id_ = 0;
+    const bool has_body = http::BodyFraming(request_).kind != http::Framing::Kind::kNone;
+    if (std::optional<DeciderRefusal> r = RefusalFor(outcome)) {
+      ex_ = Exchange::kHead;
+      body_.reset();
+      if (DenyMarked(r->status, r->mark, r->reason, has_body || request_.ConnectionClose())) {
+        Step();
+      }
+      return;
+    }
+    if (need_body) {
+      body_.emplace(http::BodyFraming(request_), outcome.verdict.max);
+      ex_ = Exchange::kBody;
+      ArmTimeout(kIdleTimeout);
+      if (FeedDeciderBody()) Step();
+      return;
+    }
+    edits_ = std::move(outcome.verdict);
+    ex_ = Exchange::kHead;
+    if (ContinueRequest()) Step();
+  }
+
+  // kBody: the body after the head, taken off req_in_ as it comes, then shown. false if ended.
+  bool FeedDeciderBody() {
+    std::string rest = req_in_.substr(head_bytes_);
+    const ParseStatus status = body_->Feed(rest);
+    req_in_.resize(head_bytes_);
+    req_in_ += rest;
+    if (status == ParseStatus::kError) {
+      server_.options().decider->Cancel(ask_id_);
+      ask_id_ = 0;
+      ex_ = Exchange::kHead;
+      const std::string why = "bad chunked request body: " + body_->error();
+      body_.reset();
+      return DenyMarked(400, "bad_request", why, /*close=*/true);
+    }
+    if (status == ParseStatus::kNeedMore) return true;
+    ex_ = Exchange::kDeciding;
+    server_.options().decider->SendBody(
+        ask_id_, body_->shown(), body_->cut(),
+        [this, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
+          if (live.expired()) return;
+          if (o.kind == DeciderLink::Outcome::Kind::kVerdict &&
+              o.verdict.action == decider::Action::kNeedBody) {
+            o = {DeciderLink::Outcome::Kind::kUnavailable,
+                 {},
+                 "request decider: a second need_body"};
+          }
+          Decided(std::move(o));
+        });
+    return true;
+  }
+
+  // A refusal of `srt proxy`'s with X-Deny-Reason (Deny() without a decider). false if ended.
+  bool DenyMarked(int status, std::string_view mark, const std::string& reason, bool close) {
+    record_.reason = reason;
+    record_.status = status;
+    Record(record_);
+    req_in_.erase(0, close ? req_in_.size() : head_bytes_);
+    head_bytes_ = 0;
+    if (!WriteClient(HttpDenied(status, mark, reason, close))) return false;
+    if (close) {
+      CloseClient();
+      return false;
+    }
+    ArmTimeout(tls_.client_idle);
+    return true;
+  }
+
+  // The request, checked (and allowed by the decider, with its edits), goes on: the rewriter,
+  // then the origin. false if the session ended.
+  bool ContinueRequest() {
+    const bool close = http::BodyFraming(request_).kind != http::Framing::Kind::kNone ||
+                       request_.ConnectionClose();
     RequestHead head{request_.method, request_.target, host_.text, port_, {}};
-    for (const http::Header& h : request_.headers) head.headers.push_back({h.name, h.value});
+    for (const http::Header& h : request_.headers) {
+      if (edits_ && EditsDrop(*edits_, h.name)) continue;
+      head.headers.push_back({h.name, h.value});
+    }
+    if (edits_) AddEditedFields(head);
     std::unique_ptr<ExchangeRewriter> rewriter;
     if (server_.options().rewriter) rewriter = server_.options().rewriter(head);
     if (rewriter) {
@@ -571,6 +687,20 @@ class TerminatedSession final : public Session {
     }
     rewriter_ = std::move(rewriter);
     return Forward(head);
+  }
+
+  // An allow's added fields (EditedFields' lines) as header fields of `head`.
+  void AddEditedFields(RequestHead& head) const {
+    const std::string lines = EditedFields(*edits_, host_);
+    size_t at = 0;
+    while (at < lines.size()) {
+      const size_t end = lines.find("\r\n", at);
+      const std::string_view line = std::string_view(lines).substr(at, end - at);
+      const size_t colon = line.find(": ");
+      head.headers.push_back(
+          {std::string(line.substr(0, colon)), std::string(line.substr(colon + 2))});
+      at = end + 2;
+    }
   }
 
   // Host and framing stay the client's (exchange_rewriter.h).
@@ -715,6 +845,23 @@ class TerminatedSession final : public Session {
     req_chunked_.emplace();
     req_done_ = req_framing_.kind == http::Framing::Kind::kNone ||
                 (req_framing_.kind == http::Framing::Kind::kContentLength && req_left_ == 0);
+    req_reframe_ = false;
+    if (body_) {
+      // The part read for the decider goes first; the rest follows by its framing (a chunked
+      // one re-framed from where the decider's reading stopped).
+      const std::string prefix = body_->ForwardPrefix();
+      up_plain_ += prefix;
+      bytes_up_ += prefix.size();
+      if (req_framing_.kind == http::Framing::Kind::kChunked) {
+        req_chunked_.emplace(body_->TakeDecoder());
+        req_reframe_ = true;
+        req_done_ = body_->ended();
+      } else {
+        req_left_ = body_->remaining();
+        req_done_ = req_left_ == 0;
+      }
+      body_.reset();
+    }
     if (body_held_) {
       // Read whole before the head (Hold): it goes out now, in one piece.
       body_held_ = false;
@@ -750,7 +897,7 @@ class TerminatedSession final : public Session {
       if (rewrite_req_body_) data.assign(req_in_, 0, take);
     } else {
       http::ChunkedDecoder::Step step =
-          req_chunked_->Feed(req_in_, rewrite_req_body_ ? &data : nullptr);
+          req_chunked_->Feed(req_in_, rewrite_req_body_ || req_reframe_ ? &data : nullptr);
       if (step.status == ParseStatus::kError) {
         FailExchange("bad chunked request body: " + req_chunked_->error());
         return false;
@@ -758,7 +905,11 @@ class TerminatedSession final : public Session {
       take = step.consumed;
       req_done_ = step.status == ParseStatus::kDone;
     }
-    if (rewrite_req_body_ && req_keep_length_) {
+    if (req_reframe_ && !rewrite_req_body_) {
+      // After a body shown to the decider: the decoded rest, in chunks of srt's own.
+      http::AppendChunk(up_plain_, data);
+      if (req_done_) up_plain_ += "0\r\n\r\n";
+    } else if (rewrite_req_body_ && req_keep_length_) {
       const std::string out = rewriter_->OnRequestBody(data, req_done_);
       if (out.size() > req_kept_left_ || (req_done_ && out.size() != req_kept_left_)) {
         FailExchange("the request rewriter changed the body's length");
@@ -780,6 +931,13 @@ class TerminatedSession final : public Session {
   // A refusal recorded and answered in the tunnel; the connection stays for the next request
   // unless `close`.
   bool Deny(int status, const std::string& reason, bool close) {
+    if (server_.options().decider) {
+      // `srt proxy`: the proxy's own refusals say why in X-Deny-Reason, as on plain HTTP.
+      const std::string_view mark = status == 421   ? "misdirected"
+                                    : status == 405 ? "method_refused"
+                                                    : "bad_request";
+      return DenyMarked(status, mark, reason, close);
+    }
     record_.reason = reason;
     record_.status = status;
     Record(record_);
@@ -1108,7 +1266,8 @@ class TerminatedSession final : public Session {
     uint32_t upstream = 0;
     // While idle the origin is still watched, so its close is noticed (and the socket freed).
     const bool read_up = !up_eof_ && (!up_tls_->handshake_done() || ex_ == Exchange::kHead ||
-                                      ex_ == Exchange::kHolding || ClientOwed() < kPumpBytes);
+                                      ex_ == Exchange::kHolding || ex_ == Exchange::kDeciding ||
+                                      ex_ == Exchange::kBody || ClientOwed() < kPumpBytes);
     if (read_up) upstream |= EPOLLIN;
     if (up_tls_->pending_output() > 0) upstream |= EPOLLOUT;
     if (!SetUpstreamInterest(upstream)) End();
@@ -1215,6 +1374,7 @@ class TerminatedSession final : public Session {
   bool client_eof_fed_ = false;
   bool client_closed_ = false;  // TLS close_notify or EOF from the client
   bool sni_mismatch_ = false;
+  std::string sni_;  // the ClientHello's server name as sent, "" for none
   std::unique_ptr<mitm::TlsStream> client_tls_;
   std::string req_in_;  // decrypted, not consumed yet
   size_t resume_ = 0;
@@ -1227,6 +1387,14 @@ class TerminatedSession final : public Session {
   std::string last_head_;
   ConnectionRecord record_;
   std::unique_ptr<ExchangeRewriter> rewriter_;
+  // `srt proxy`: the request the decider is asked about (0: none), the body it asked for, and
+  // the allow's header edits. The link may answer after this session ended: its callbacks hold
+  // live_ weakly.
+  uint64_t ask_id_ = 0;
+  std::shared_ptr<int> live_ = std::make_shared<int>(0);
+  std::optional<DeciderBody> body_;
+  std::optional<decider::Verdict> edits_;
+  bool req_reframe_ = false;  // a chunked body continued after the decider read its start
   // kHolding: the request's head as the rewriter left it, and its body so far (decoded).
   RequestHead held_head_;
   std::string held_body_;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "proxy_args.h"
+
 namespace srt::cli {
 namespace {
 
@@ -143,6 +145,24 @@ TEST(ArgsTest, AttachRunsACommandAsAPlainRunWould) {
   EXPECT_NE(ErrorOf({"--attach", "s", "--memory", "1G", "ls", "y"}).find("--memory cannot"),
             std::string::npos);
   EXPECT_NE(ErrorOf({"--attach", "s"}).find("no command given"), std::string::npos);
+}
+
+// SRT_PROXY_REPORT_RSS_MS: upstream's on/off values, and a clear refusal where upstream is
+// silent (or reads "1e3" as 1000).
+TEST(ProxyArgsTest, ReportRssMs) {
+  EXPECT_EQ(*ParseReportRssMs(std::nullopt), 0u);
+  EXPECT_EQ(*ParseReportRssMs(""), 0u);
+  EXPECT_EQ(*ParseReportRssMs("0"), 0u);
+  EXPECT_EQ(*ParseReportRssMs("250"), 250u);
+  EXPECT_EQ(*ParseReportRssMs("2147483647"), 2147483647u);
+  for (std::string_view bad :
+       {"-5", "1e3", " 5", "5ms", "0x10", "2147483648", "99999999999", "1.5"}) {
+    Result<uint32_t> r = ParseReportRssMs(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().message().find("srt proxy: SRT_PROXY_REPORT_RSS_MS "), std::string::npos);
+    EXPECT_NE(r.error().message().find("is not a number of milliseconds from 1 to 2147483647"),
+              std::string::npos);
+  }
 }
 
 }  // namespace

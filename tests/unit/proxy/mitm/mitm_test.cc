@@ -255,3 +255,67 @@ TEST(TlsEngineTest, CaFilesMustComeTogether) {
 
 }  // namespace
 }  // namespace srt::proxy::mitm
+
+namespace srt::proxy::mitm {
+namespace {
+
+// `srt proxy --ca-fd`: one PEM text, key and certificate in either order; every failure names
+// the descriptor and never quotes the key.
+TEST(CertsTest, ACaFromOnePemTextIsChecked) {
+  Result<CaMaterial> ca = MakeEphemeralCa();
+  ASSERT_TRUE(ca.has_value());
+  const std::string key = KeyPem(ca->key.get());
+  const std::string cert = CertificatePem(ca->cert.get());
+  for (const std::string& pem : {key + cert, cert + key}) {
+    Result<CaMaterial> parsed = ParseCaPem(pem, "--ca-fd 5");
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+    EXPECT_EQ(X509_cmp(parsed->cert.get(), ca->cert.get()), 0);
+  }
+  auto error_of = [](std::string pem) {
+    Result<CaMaterial> r = ParseCaPem(std::move(pem), "--ca-fd 5");
+    return r.has_value() ? std::string("parsed") : r.error().message();
+  };
+  EXPECT_EQ(error_of(cert),
+            "--ca-fd 5: no PEM private key in it (an encrypted key is not supported)");
+  EXPECT_EQ(error_of(key), "--ca-fd 5: no PEM CERTIFICATE block in it");
+  EXPECT_EQ(error_of("not pem at all"),
+            "--ca-fd 5: no PEM private key in it (an encrypted key is not supported)");
+  Result<CaMaterial> other = MakeEphemeralCa();
+  const std::string other_key = KeyPem(other->key.get());
+  EXPECT_EQ(error_of(other_key + cert),
+            "--ca-fd 5: the private key does not belong to the certificate");
+  EXPECT_EQ(error_of(std::string(kMaxCaFileBytes + 1, 'a')),
+            "--ca-fd 5: larger than 1048576 bytes");
+  // A leaf and its key: not a CA.
+  Result<PkeyPtr> leaf_key = NewEcKey();
+  Result<X509Ptr> leaf = MintLeaf(*ca, leaf_key->get(), "x.test", false, std::chrono::hours(1));
+  EXPECT_EQ(error_of(KeyPem(leaf_key->get()) + CertificatePem(leaf->get())),
+            "--ca-fd 5: not a CA certificate (basicConstraints CA:TRUE is needed)");
+  // An encrypted key is refused, not prompted for (OpenSSL's default callback reads a tty).
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  char pass[] = "secret";
+  PEM_write_bio_PKCS8PrivateKey(bio.get(), ca->key.get(), EVP_aes_128_cbc(), pass, 6, nullptr,
+                                nullptr);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio.get(), &data);
+  EXPECT_EQ(error_of(std::string(data, static_cast<size_t>(n)) + cert),
+            "--ca-fd 5: no PEM private key in it (an encrypted key is not supported)");
+}
+
+TEST(TlsEngineTest, AnEngineTakesItsCaFromPemText) {
+  Result<CaMaterial> ca = MakeEphemeralCa();
+  TlsEngine::Options options;
+  options.ca_pem = KeyPem(ca->key.get()) + CertificatePem(ca->cert.get());
+  options.ca_pem_source = "--ca-fd 7";
+  Result<std::unique_ptr<TlsEngine>> engine = TlsEngine::Create(options);
+  ASSERT_TRUE(engine.has_value()) << engine.error().message();
+  EXPECT_EQ((*engine)->ca_pem(), CertificatePem(ca->cert.get()));
+  options.ca_pem = "junk";
+  engine = TlsEngine::Create(options);
+  ASSERT_FALSE(engine.has_value());
+  EXPECT_EQ(engine.error().message(),
+            "--ca-fd 7: no PEM private key in it (an encrypted key is not supported)");
+}
+
+}  // namespace
+}  // namespace srt::proxy::mitm
