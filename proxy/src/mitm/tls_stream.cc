@@ -174,4 +174,6 @@ const std::string& TlsStream::error() const { return impl_->error; }
 
 std::string TlsStream::version() const { return SSL_get_version(impl_->ssl.get()); }
 
+std::string TlsStream::cipher() const { return SSL_get_cipher_name(impl_->ssl.get()); }
+
 }  // namespace srt::proxy::mitm

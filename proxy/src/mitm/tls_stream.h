@@ -66,6 +66,8 @@ class TlsStream {
   [[nodiscard]] const std::string& error() const;
   // The TLS version negotiated ("TLSv1.3"), for debug logs.
   [[nodiscard]] std::string version() const;
+  // The cipher suite negotiated ("TLS_AES_128_GCM_SHA256"), for debug logs and tests.
+  [[nodiscard]] std::string cipher() const;
 
   struct Impl;
   explicit TlsStream(std::unique_ptr<Impl> impl);
