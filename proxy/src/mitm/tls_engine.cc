@@ -180,14 +180,13 @@ Result<std::unique_ptr<TlsStream>> NewStream(SSL_CTX* ctx, bool client, std::str
   auto impl = std::make_unique<TlsStream::Impl>();
   impl->ssl.reset(SSL_new(ctx));
   if (!impl->ssl) return OpensslError("SSL_new");
-  BIO* in = BIO_new(BIO_s_mem());
+  BIO* in = NewInputBio(*impl);
   BIO* out = NewOutputBio(*impl);
   if (in == nullptr || out == nullptr) {
     BIO_free(in);
     BIO_free(out);
     return OpensslError("BIO_new");
   }
-  BIO_set_mem_eof_return(in, -1);  // empty means "more to come" until FeedEof()
   SSL_set_bio(impl->ssl.get(), in, out);
   impl->in = in;
   impl->out = out;
