@@ -14,10 +14,10 @@
 // measures that path).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
-#include <malloc.h>
 #include <openssl/ssl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -457,9 +457,10 @@ int main(int argc, char** argv) {
   });
   made.get_future().wait();
 
-  std::vector<Contender> contenders = {{"direct", 0, origin_ca->cert.get(), {}, {}},
-                                       {"opaque", opaque_port, origin_ca->cert.get(), {}, {}},
-                                       {"terminated", terminating_port, proxy_ca[0].get(), {}, {}}};
+  std::vector<Contender> contenders = {
+      {"direct", 0, origin_ca->cert.get(), {}, {}, {}, {}, {}},
+      {"opaque", opaque_port, origin_ca->cert.get(), {}, {}, {}, {}, {}},
+      {"terminated", terminating_port, proxy_ca[0].get(), {}, {}, {}, {}, {}}};
   const std::string bulk = "/bulk/" + std::to_string(bulk_mib * 1024 * 1024);
   for (int round = 0; run_tls && round < rounds; ++round) {
     std::vector<double> round_bulk(contenders.size());
@@ -525,8 +526,8 @@ int main(int argc, char** argv) {
       {
         std::vector<std::unique_ptr<Client>> open;
         for (int i = 0; i < tunnels; ++i) {
-          open.push_back(std::make_unique<Client>(origin.port(), contenders[k].proxy_port,
-                                                  contenders[k].ca));
+          open.push_back(
+              std::make_unique<Client>(origin.port(), contenders[k].proxy_port, contenders[k].ca));
           open.back()->Get("/bulk/1048576");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
