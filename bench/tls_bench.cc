@@ -543,7 +543,8 @@ int main(int argc, char** argv) {
   }
 
   // Plain HTTP: the opaque proxy serves absolute-form requests too.
-  std::vector<PlainContender> plain = {{"direct", 0, {}, {}}, {"proxy", opaque_port, {}, {}}};
+  std::vector<PlainContender> plain = {{"direct", 0, {}, {}, {}, {}},
+                                       {"proxy", opaque_port, {}, {}, {}, {}}};
   for (int round = 0; run_plain && round < rounds; ++round) {
     std::vector<double> round_rates(plain.size());
     for (size_t k = 0; k < plain.size(); ++k) {
