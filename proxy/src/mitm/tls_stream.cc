@@ -2,6 +2,7 @@
 #include "mitm/tls_stream.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "mitm/tls_stream_impl.h"
 
@@ -26,6 +27,49 @@ long OutputCtrl(BIO* bio, int cmd, long, void*) {  // NOLINT(google-runtime-int)
     default:
       return 0;
   }
+}
+
+int InputRead(BIO* bio, char* data, int len) {
+  BIO_clear_retry_flags(bio);
+  auto* impl = static_cast<TlsStream::Impl*>(BIO_get_data(bio));
+  const size_t held = impl->input_end - impl->input_begin;
+  if (held == 0 || len <= 0) {
+    if (impl->eof || len <= 0) return 0;
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+  const size_t n = std::min(held, static_cast<size_t>(len));
+  std::memcpy(data, impl->input.get() + impl->input_begin, n);
+  impl->input_begin += n;
+  if (impl->input_begin == impl->input_end) impl->input_begin = impl->input_end = 0;
+  return static_cast<int>(n);
+}
+
+long InputCtrl(BIO* bio, int cmd, long, void*) {  // NOLINT(google-runtime-int): OpenSSL's type
+  const auto* impl = static_cast<const TlsStream::Impl*>(BIO_get_data(bio));
+  const size_t held = impl->input_end - impl->input_begin;
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_CTRL_PENDING:
+      return static_cast<long>(held);  // NOLINT(google-runtime-int)
+    case BIO_CTRL_EOF:
+      return impl->eof && held == 0 ? 1 : 0;
+    default:
+      return 0;
+  }
+}
+
+const BIO_METHOD* InputMethod() {
+  static const BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "srt tls input");
+    if (m != nullptr) {
+      BIO_meth_set_read(m, InputRead);
+      BIO_meth_set_ctrl(m, InputCtrl);
+    }
+    return m;
+  }();
+  return method;
 }
 
 const BIO_METHOD* OutputMethod() {
@@ -64,19 +108,50 @@ BIO* NewOutputBio(TlsStream::Impl& impl) {
   return bio;
 }
 
+BIO* NewInputBio(TlsStream::Impl& impl) {
+  const BIO_METHOD* method = InputMethod();
+  BIO* bio = method != nullptr ? BIO_new(method) : nullptr;
+  if (bio == nullptr) return nullptr;
+  BIO_set_data(bio, &impl);
+  BIO_set_init(bio, 1);
+  return bio;
+}
+
 TlsStream::TlsStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TlsStream::~TlsStream() = default;
 
 void TlsStream::Feed(std::string_view ciphertext) {
-  if (!ciphertext.empty()) {
-    (void)BIO_write(impl_->in, ciphertext.data(), static_cast<int>(ciphertext.size()));
-  }
+  if (ciphertext.empty()) return;
+  const std::span<char> space = InputSpace(ciphertext.size());
+  std::memcpy(space.data(), ciphertext.data(), ciphertext.size());
+  CommitInput(ciphertext.size());
 }
 
-void TlsStream::FeedEof() {
-  impl_->eof = true;
-  BIO_set_mem_eof_return(impl_->in, 0);  // reads past the buffered bytes now see EOF
+std::span<char> TlsStream::InputSpace(size_t n) {
+  Impl& s = *impl_;
+  if (s.input_cap - s.input_end < n) {
+    const size_t held = s.input_end - s.input_begin;
+    if (s.input_cap - held >= n && s.input_begin > 0) {
+      // The unread tail (a part of a record, typically) moves to the front.
+      std::memmove(s.input.get(), s.input.get() + s.input_begin, held);
+    } else {
+      const size_t cap = std::max(held + n, s.input_cap * 2);
+      auto grown = std::make_unique_for_overwrite<char[]>(cap);
+      if (held > 0) std::memcpy(grown.get(), s.input.get() + s.input_begin, held);
+      s.input = std::move(grown);
+      s.input_cap = cap;
+    }
+    s.input_begin = 0;
+    s.input_end = held;
+  }
+  return {s.input.get() + s.input_end, n};
 }
+
+void TlsStream::CommitInput(size_t n) {
+  impl_->input_end += std::min(n, impl_->input_cap - impl_->input_end);
+}
+
+void TlsStream::FeedEof() { impl_->eof = true; }
 
 size_t TlsStream::Drain(std::string& out) {
   const std::string_view pending = output();
@@ -100,10 +175,14 @@ void TlsStream::Consume(size_t n) {
 
 void TlsStream::Trim() {
   if (impl_->output_sent == 0 && impl_->output.empty()) std::string().swap(impl_->output);
+  if (impl_->input_begin == impl_->input_end) {
+    impl_->input.reset();
+    impl_->input_cap = impl_->input_begin = impl_->input_end = 0;
+  }
 }
 
 size_t TlsStream::pending_output() const { return impl_->output.size() - impl_->output_sent; }
-size_t TlsStream::pending_input() const { return BIO_ctrl_pending(impl_->in); }
+size_t TlsStream::pending_input() const { return impl_->input_end - impl_->input_begin; }
 
 TlsStream::Status TlsStream::Handshake() {
   if (!impl_->error.empty()) return Status::kError;
@@ -173,5 +252,7 @@ void TlsStream::Close() {
 const std::string& TlsStream::error() const { return impl_->error; }
 
 std::string TlsStream::version() const { return SSL_get_version(impl_->ssl.get()); }
+
+std::string TlsStream::cipher() const { return SSL_get_cipher_name(impl_->ssl.get()); }
 
 }  // namespace srt::proxy::mitm

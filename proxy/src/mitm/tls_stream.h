@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,10 @@ class TlsStream {
 
   // Ciphertext the peer sent.
   void Feed(std::string_view ciphertext);
+  // The same without a copy: room for n bytes of ciphertext at the end of the input, valid
+  // until the next call on the stream; CommitInput(m) once m <= n bytes of it are written.
+  [[nodiscard]] std::span<char> InputSpace(size_t n);
+  void CommitInput(size_t n);
   // The peer's socket reached EOF after everything fed so far.
   void FeedEof();
   // Appends the ciphertext to send to the peer to `out`; returns how many bytes.
@@ -46,7 +51,8 @@ class TlsStream {
   // the stream; Consume(n) once n bytes of it are sent.
   [[nodiscard]] std::string_view output() const;
   void Consume(size_t n);
-  // Frees the output buffer when it is empty (an idle stream holds no burst's worth of it).
+  // Frees the input and output buffers when they are empty (an idle stream holds no burst's
+  // worth of them).
   void Trim();
   [[nodiscard]] size_t pending_output() const;
   // Ciphertext fed and not consumed by the TLS engine yet.
@@ -66,6 +72,8 @@ class TlsStream {
   [[nodiscard]] const std::string& error() const;
   // The TLS version negotiated ("TLSv1.3"), for debug logs.
   [[nodiscard]] std::string version() const;
+  // The cipher suite negotiated ("TLS_AES_128_GCM_SHA256"), for debug logs and tests.
+  [[nodiscard]] std::string cipher() const;
 
   struct Impl;
   explicit TlsStream(std::unique_ptr<Impl> impl);

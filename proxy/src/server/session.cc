@@ -133,9 +133,22 @@ bool Session::SetClientInterest(uint32_t events) {
 }
 
 void Session::ArmTimeout(std::chrono::milliseconds after) {
+  timeout_at_ = std::chrono::steady_clock::now() + after;
+  // Sessions re-arm on every read and write (several times per request): a timer due no later
+  // than the new deadline stays and, when it fires early, starts another for what is left,
+  // instead of a cancel and an add (a hash-map node and a heap entry) per call.
+  if (timer_ != EventLoop::kNoTimer && timer_due_ <= timeout_at_) return;
   loop_.CancelTimer(timer_);
-  timer_ = loop_.AddTimer(after, [this] {
+  StartTimer();
+}
+
+void Session::StartTimer() {
+  timer_due_ = timeout_at_;
+  const auto wait =
+      std::chrono::ceil<std::chrono::milliseconds>(timeout_at_ - std::chrono::steady_clock::now());
+  timer_ = loop_.AddTimer(wait, [this] {
     timer_ = EventLoop::kNoTimer;
+    if (std::chrono::steady_clock::now() < timeout_at_) return StartTimer();  // re-armed since
     if (close_after_flush_) return End();
     OnTimeout();
   });

@@ -120,6 +120,10 @@ class Session : public Handler {
   bool registered_ = false;
   uint32_t interest_ = 0;
   EventLoop::TimerId timer_ = EventLoop::kNoTimer;
+  std::chrono::steady_clock::time_point timer_due_;  // when timer_ fires
+  std::chrono::steady_clock::time_point
+      timeout_at_;    // when OnTimeout() is due (timer_due_ or later)
+  void StartTimer();  // timer_ for timeout_at_
   // Moves tunnel_record_ out, completed with the tunnel's bytes, duration and `end`.
   [[nodiscard]] ConnectionRecord TakeTunnelRecord(const TunnelStats& stats, std::string_view end);
 

@@ -42,6 +42,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <optional>
+#include <span>
 
 #include "base/system_text.h"
 #include "http/chunked_decoder.h"
@@ -106,6 +107,11 @@ class HeldBytes {
  private:
   uint64_t taken_ = 0;
 };
+
+// Frees an empty buffer's memory, unless it is small enough to keep for the next request.
+void ReleaseIfEmpty(std::string& buffer) {
+  if (buffer.empty() && buffer.capacity() > size_t{4} * 1024) std::string().swap(buffer);
+}
 
 bool IsFraming(std::string_view name) {
   return ascii::EqualsIgnoreCase(name, "Content-Length") ||
@@ -176,13 +182,14 @@ class TerminatedSession final : public Session {
       // Ciphertext while the client keeps up, but never more than one Step() decrypts
       // (ciphertext is longer than its plaintext): bytes left in the TLS stream would wait for
       // a socket event that may never come.
-      char buf[kCipherChunk];
+      // Received straight into the TLS stream's input (no copy on the way).
       const size_t room = kPumpBytes - std::min(resp_in_.size(), kPumpBytes);
-      while (ClientOwed() < kPumpBytes && up_tls_->pending_input() + sizeof buf <= room) {
-        const ssize_t n = recv(up_.get(), buf, sizeof buf, 0);
+      while (ClientOwed() < kPumpBytes && up_tls_->pending_input() + kCipherChunk <= room) {
+        const std::span<char> space = up_tls_->InputSpace(kCipherChunk);
+        const ssize_t n = recv(up_.get(), space.data(), space.size(), 0);
         if (n > 0) {
-          up_tls_->Feed({buf, static_cast<size_t>(n)});
-          if (static_cast<size_t>(n) < sizeof buf) break;  // drained for now
+          up_tls_->CommitInput(static_cast<size_t>(n));
+          if (static_cast<size_t>(n) < space.size()) break;  // drained for now
         } else if (n == 0) {
           up_tls_->FeedEof();
           up_eof_ = true;
@@ -1257,9 +1264,14 @@ class TerminatedSession final : public Session {
     if (WantClientInput()) client |= EPOLLIN | EPOLLRDHUP;
     if (ClientOwed() > 0) client |= EPOLLOUT;
     if (ex_ == Exchange::kHead) {
-      // Idle between requests: no buffer a burst grew stays behind.
+      // Idle between requests: no buffer a burst grew stays behind (a bulk response grows
+      // resp_in_ to kPumpBytes; an idle tunnel must cost less than 64 KiB, issue 11).
       if (client_tls_) client_tls_->Trim();
       if (up_tls_) up_tls_->Trim();
+      ReleaseIfEmpty(resp_in_);
+      ReleaseIfEmpty(req_in_);
+      ReleaseIfEmpty(up_plain_);
+      ReleaseIfEmpty(in_);
     }
     if (!SetClientInterest(client)) return End();
     if (!up_ || !up_tls_) return;

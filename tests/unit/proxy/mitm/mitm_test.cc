@@ -244,6 +244,98 @@ TEST(TlsEngineTest, AServerStreamIsTrustedThroughTheBundleAndCached) {
             "certificate verify failed: unable to get local issuer certificate");
 }
 
+// A peer that is a plain OpenSSL endpoint over memory BIOs, with OpenSSL's defaults except the
+// TLS 1.3 suites it is given (empty: the defaults, AES-256-GCM first).
+class PlainPeer {
+ public:
+  PlainPeer(bool server, const char* suites) {
+    ctx_.reset(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
+    if (suites[0] != '\0') SSL_CTX_set_ciphersuites(ctx_.get(), suites);
+    if (server) {
+      Result<CaMaterial> ca = MakeEphemeralCa();
+      Result<PkeyPtr> key = NewEcKey();
+      Result<X509Ptr> leaf = MintLeaf(*ca, key->get(), "origin.test", false, std::chrono::hours(1));
+      SSL_CTX_use_certificate(ctx_.get(), leaf->get());
+      SSL_CTX_use_PrivateKey(ctx_.get(), key->get());
+      ca_pem_ = CertificatePem(ca->cert.get());
+    }
+    ssl_.reset(SSL_new(ctx_.get()));
+    in_ = BIO_new(BIO_s_mem());
+    out_ = BIO_new(BIO_s_mem());
+    BIO_set_mem_eof_return(in_, -1);
+    SSL_set_bio(ssl_.get(), in_, out_);
+    if (server) {
+      SSL_set_accept_state(ssl_.get());
+    } else {
+      SSL_set_connect_state(ssl_.get());
+    }
+  }
+  // Moves bytes both ways until neither side has any; true once both handshakes are done.
+  bool Talk(TlsStream& stream) {
+    for (int i = 0; i < 20; ++i) {
+      (void)SSL_do_handshake(ssl_.get());
+      (void)stream.Handshake();
+      std::string to_peer;
+      stream.Drain(to_peer);
+      char buf[16384];
+      std::string to_stream;
+      int n;
+      while ((n = BIO_read(out_, buf, sizeof buf)) > 0)
+        to_stream.append(buf, static_cast<size_t>(n));
+      if (to_peer.empty() && to_stream.empty()) break;
+      BIO_write(in_, to_peer.data(), static_cast<int>(to_peer.size()));
+      stream.Feed(to_stream);
+    }
+    return SSL_is_init_finished(ssl_.get()) == 1 && stream.handshake_done();
+  }
+  std::string cipher() const { return SSL_get_cipher_name(ssl_.get()); }
+  const std::string& ca_pem() const { return ca_pem_; }
+
+ private:
+  SslCtxPtr ctx_;
+  SslPtr ssl_;
+  BIO* in_ = nullptr;   // owned by ssl_
+  BIO* out_ = nullptr;  // owned by ssl_
+  std::string ca_pem_;
+};
+
+// Both legs prefer TLS_AES_128_GCM_SHA256 (bench/README.md: the proxy runs the cipher twice per
+// byte); a client that puts ChaCha20 first (no AES hardware) still gets it.
+TEST(TlsEngineTest, BothLegsPreferAes128GcmAndAChaChaClientKeepsChaCha) {
+  TempDir dir;
+  TlsEngine::Options options;
+  options.system_bundle_path = dir.path() + "/no-system-bundle";
+  Result<std::unique_ptr<TlsEngine>> engine = TlsEngine::Create(options);
+  ASSERT_TRUE(engine.has_value()) << engine.error().message();
+
+  // The client leg: srt's leaf towards a client with OpenSSL's defaults (AES-256-GCM first).
+  Result<std::unique_ptr<TlsStream>> server = (*engine)->NewServerStream("origin.test", false);
+  ASSERT_TRUE(server.has_value());
+  PlainPeer client(/*server=*/false, "");
+  ASSERT_TRUE(client.Talk(**server)) << (*server)->error();
+  EXPECT_EQ(client.cipher(), "TLS_AES_128_GCM_SHA256");
+  EXPECT_EQ((*server)->cipher(), "TLS_AES_128_GCM_SHA256");
+
+  // A client that asks for ChaCha20-Poly1305 first gets it.
+  Result<std::unique_ptr<TlsStream>> server2 = (*engine)->NewServerStream("origin.test", false);
+  PlainPeer chacha(/*server=*/false, "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384");
+  ASSERT_TRUE(chacha.Talk(**server2)) << (*server2)->error();
+  EXPECT_EQ(chacha.cipher(), "TLS_CHACHA20_POLY1305_SHA256");
+
+  // The origin leg: srt's client towards an origin with OpenSSL's defaults (which follows the
+  // client's order).
+  PlainPeer origin(/*server=*/true, "");
+  TlsEngine::Options client_options;
+  client_options.system_bundle_path = options.system_bundle_path;
+  client_options.extra_ca_cert_paths = {dir.Write("origin-ca.pem", origin.ca_pem(), 0644)};
+  Result<std::unique_ptr<TlsEngine>> client_engine = TlsEngine::Create(client_options);
+  ASSERT_TRUE(client_engine.has_value());
+  Result<std::unique_ptr<TlsStream>> up = (*client_engine)->NewClientStream("origin.test", false);
+  ASSERT_TRUE(up.has_value());
+  ASSERT_TRUE(origin.Talk(**up)) << (*up)->error();
+  EXPECT_EQ(origin.cipher(), "TLS_AES_128_GCM_SHA256");
+}
+
 TEST(TlsEngineTest, CaFilesMustComeTogether) {
   TlsEngine::Options options;
   options.ca_cert_path = "/x.pem";

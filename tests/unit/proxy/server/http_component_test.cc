@@ -246,6 +246,19 @@ TEST_F(HttpComponentTest, ARulesUpdateRetiresKeptConnections) {
   EXPECT_TRUE(origin_.WaitFinished(1));  // closed, not kept for rules that will not return
 }
 
+// The decision is kept for a kept-alive client's next request only while the host, its port and
+// the rules are those it was made for.
+TEST_F(HttpComponentTest, EachRequestOnAKeptClientIsDecidedForItsOwnHost) {
+  Stream client = ConnectProxy();
+  EXPECT_EQ(NextConnection(client, OriginUrl("/a")), "1 200");
+  EXPECT_EQ(NextConnection(client, "http://denied.test:" + Port(origin_.port()) + "/b"),
+            "none 403");
+  EXPECT_EQ(NextConnection(client, "http://ORIGIN.test:" + Port(origin_.port()) + "/c"), "1 200");
+  EXPECT_EQ(NextConnection(client, "http://other.test:" + Port(origin2_.port()) + "/d"), "1 200");
+  EXPECT_EQ(NextConnection(client, OriginUrl("/e")), "1 200");
+  EXPECT_EQ(origin_.accepted(), 1);
+}
+
 TEST_F(HttpComponentTest, KeptConnectionsAreClosedWhenIdle) {
   ProxyOptions options = DefaultOptions();
   options.upstream_pool.idle_timeout = std::chrono::milliseconds(50);
