@@ -62,6 +62,7 @@ struct Options {
   int warmup = 3;
   int phase_runs = 10;
   int rss_runs = 5;
+  int exit_runs = 20;
   std::string srt;
   std::string bwrap;
   std::string upstream;
@@ -83,6 +84,8 @@ constexpr std::string_view kUsage =
     "  --warmup N       untimed rounds first (default 3)\n"
     "  --phase-runs N   extra `srt -d` runs for the phase breakdown (default 10, 0 = skip)\n"
     "  --rss-runs N     extra traced runs reading each front end's own VmHWM (default 5)\n"
+    "  --exit-runs N    extra rounds timing the exit: from the command's last instruction to\n"
+    "                   the front end reaped, srt and bare bwrap interleaved (default 20)\n"
     "  --srt PATH       srt binary (default: next to this program)\n"
     "  --bwrap PATH     bubblewrap (default: `bwrap` in PATH)\n"
     "  --upstream PATH  upstream srt: its cli.js, its package dir, or a dir holding node_modules\n"
@@ -115,6 +118,8 @@ Options ParseOptions(int argc, char** argv) {
       o.phase_runs = ParseCount(a, value(), 0, kMaxCount);
     } else if (a == "--rss-runs") {
       o.rss_runs = ParseCount(a, value(), 0, kMaxCount);
+    } else if (a == "--exit-runs") {
+      o.exit_runs = ParseCount(a, value(), 0, kMaxCount);
     } else if (a == "--srt") {
       o.srt = value();
     } else if (a == "--bwrap") {
@@ -241,9 +246,10 @@ struct Command {
 struct RunResult {
   int status = 0;
   double wall_ms = 0;
-  double cpu_ms = 0;      // user + sys of the process and the descendants it reaped
-  long maxrss_kib = 0;    // wait4's ru_maxrss: the largest peak in that reaped subtree
-  long own_hwm_kib = -1;  // VmHWM of the process itself, read at its exit (traced runs only)
+  double cpu_ms = 0;             // user + sys of the process and the descendants it reaped
+  long maxrss_kib = 0;           // wait4's ru_maxrss: the largest peak in that reaped subtree
+  long own_hwm_kib = -1;         // VmHWM of the process itself, read at its exit (traced runs only)
+  double reaped_realtime_s = 0;  // CLOCK_REALTIME once reaped (for the exit figure)
   std::string out;
   std::string err;
 };
@@ -313,6 +319,10 @@ class Runner {
       ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(inject));
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    timespec reaped{};
+    clock_gettime(CLOCK_REALTIME, &reaped);
+    r.reaped_realtime_s =
+        static_cast<double>(reaped.tv_sec) + static_cast<double>(reaped.tv_nsec) / 1e9;
     r.status = status;
     r.wall_ms = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 +
                 static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -728,6 +738,25 @@ int main(int argc, char** argv) {
     }
   }
 
+  // 4b. The exit: each contender runs `echo $EPOCHREALTIME` (bash's clock, read by the
+  // command's last instruction) and the lag is from that to the front end reaped: what srt adds
+  // after the command ends, beside what bwrap alone takes.
+  const std::string exit_command = "echo $EPOCHREALTIME";
+  Command bare_exit = bare;
+  bare_exit.argv.back() = exit_command;
+  Command srt_exit = srt_cmd;
+  srt_exit.argv.back() = exit_command;
+  std::vector<double> exit_lag_bwrap, exit_lag_srt;
+  for (int i = 0; i < opt.exit_runs && !StopRequested(); ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const bool srt_turn = (i + k) % 2 == 1;
+      RunResult r = runner.Run(srt_turn ? srt_exit : bare_exit);
+      const double said = std::strtod(r.out.c_str(), nullptr);
+      if (r.status != 0 || said <= 0) Die("the exit round's `" + exit_command + "` failed");
+      (srt_turn ? exit_lag_srt : exit_lag_bwrap).push_back((r.reaped_realtime_s - said) * 1e3);
+    }
+  }
+
   // 5. Untimed: where srt's time goes, from its own -d timestamps.
   struct Phase {
     std::string_view prefix;
@@ -826,6 +855,14 @@ int main(int argc, char** argv) {
                 Kib(own.max).c_str(), Kib(own.median).c_str(), s.own_hwm_kib.size());
   } else if (opt.rss_runs > 0) {
     std::printf("  srt process's own VmHWM        unavailable (%s)\n", trace_problem.c_str());
+  }
+  if (!exit_lag_srt.empty()) {
+    Stats le = Summarize(exit_lag_srt);
+    Stats lb = Summarize(exit_lag_bwrap);
+    std::printf(
+        "  exit (last instruction->reaped) srt %.2f ms (p90 %.2f), bwrap %.2f ms (p90 %.2f), "
+        "%d rounds   target srt <= 2 ms: %s\n",
+        le.median, le.p90, lb.median, lb.p90, opt.exit_runs, le.median <= 2.0 ? "PASS" : "MISS");
   }
   Stats bv = Summarize(cs[version_begin].wall_ms);
   Stats sv = Summarize(cs[version_begin + 1].wall_ms);

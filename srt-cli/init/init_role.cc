@@ -122,6 +122,42 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
   return saw_eacces ? EACCES : ENOENT;
 }
 
+// The command's last steps, for a plain run's command and a warm sandbox's alike. Seccomp is the
+// last step before execve, so the filter never has to allow anything that only set-up needs
+// (bubblewrap and nsjail do the same).
+void LoadFiltersAndExec(int status_fd, int guard_sock, const uint8_t* filter, size_t deny_len,
+                        size_t guard_len, const char** argv, char** envp, size_t argc) {
+  int32_t report[2] = {0, 0};
+  auto fail = [&](wire::Stage stage, long err) {
+    report[0] = stage;
+    report[1] = static_cast<int32_t>(-err);
+    rt::WriteAll(status_fd, report, sizeof report);
+    rt::Exit(kExitSetupFailure);
+  };
+  sock_fprog prog{static_cast<unsigned short>(deny_len / sizeof(sock_filter)),
+                  reinterpret_cast<sock_filter*>(const_cast<uint8_t*>(filter))};
+  long r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  if (Failed(r)) fail(wire::kStageSeccomp, r);
+  if (guard_len) {
+    // The write guard: its calls wait for srt-init's agent, which gets the listener through PID
+    // 1 and srt. The kernel applies the strictest answer of both filters, so what the first
+    // refuses the guard never sees.
+    sock_fprog guard{static_cast<unsigned short>(guard_len / sizeof(sock_filter)),
+                     reinterpret_cast<sock_filter*>(const_cast<uint8_t*>(filter + deny_len))};
+    r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
+    if (Failed(r)) fail(wire::kStageGuard, r);
+    long sent = SendMessage(guard_sock, wire::kMsgGuard, nullptr, 0, static_cast<int>(r));
+    SRT_SYS(__NR_close, r);
+    if (Failed(sent)) fail(wire::kStageGuard, sent);
+  }
+  SRT_SYS(__NR_close, guard_sock);
+  int err = ExecSearch(argv, envp, argc);
+  report[0] = 0;
+  report[1] = err;
+  rt::WriteAll(status_fd, report, sizeof report);
+  rt::Exit(err == ENOENT ? 127 : 126);
+}
+
 namespace {
 
 // The command's side of the fork. Never returns. g_filter holds the deny filter (`deny_len`
@@ -190,30 +226,8 @@ namespace {
   }
   long r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
-  // Seccomp is the last step before execve, so the filter never has to allow anything that only
-  // set-up needs (bubblewrap and nsjail do the same).
-  sock_fprog prog{static_cast<unsigned short>(deny_len / sizeof(sock_filter)),
-                  reinterpret_cast<sock_filter*>(g_filter)};
-  r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-  if (Failed(r)) fail(wire::kStageSeccomp, r);
-  if (guard_len) {
-    // The write guard: its calls wait for srt-init's agent, which gets the listener through PID
-    // 1 and srt. The kernel applies the strictest answer of both filters, so what the first
-    // refuses the guard never sees.
-    sock_fprog guard{static_cast<unsigned short>(guard_len / sizeof(sock_filter)),
-                     reinterpret_cast<sock_filter*>(g_filter + deny_len)};
-    r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
-    if (Failed(r)) fail(wire::kStageGuard, r);
-    long sent = SendMessage(guard_sock, wire::kMsgGuard, nullptr, 0, static_cast<int>(r));
-    SRT_SYS(__NR_close, r);
-    if (Failed(sent)) fail(wire::kStageGuard, sent);
-  }
-  SRT_SYS(__NR_close, guard_sock);
-  int err = ExecSearch(plan.argv, envp, plan.argc);
-  report[0] = 0;
-  report[1] = err;
-  rt::WriteAll(status_fd, report, sizeof report);
-  rt::Exit(err == ENOENT ? 127 : 126);
+  LoadFiltersAndExec(status_fd, guard_sock, g_filter, deny_len, guard_len, plan.argv, envp,
+                     plan.argc);
 }
 
 int ExitCodeOf(int status) {

@@ -155,26 +155,8 @@ long IsolateFromOtherCommands() {
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
   r = IsolateFromOtherCommands();
   if (Failed(r)) fail(wire::kStageIsolate, r);
-  // Seccomp last before execve, as for a plain run's command.
-  sock_fprog prog{static_cast<unsigned short>(deny_len / sizeof(sock_filter)),
-                  reinterpret_cast<sock_filter*>(const_cast<uint8_t*>(filter))};
-  r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-  if (Failed(r)) fail(wire::kStageSeccomp, r);
-  if (guard_len) {
-    sock_fprog guard{static_cast<unsigned short>(guard_len / sizeof(sock_filter)),
-                     reinterpret_cast<sock_filter*>(const_cast<uint8_t*>(filter + deny_len))};
-    r = SRT_SYS(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &guard);
-    if (Failed(r)) fail(wire::kStageGuard, r);
-    long sent = SendMessage(guard_sock, wire::kMsgGuard, nullptr, 0, static_cast<int>(r));
-    SRT_SYS(__NR_close, r);
-    if (Failed(sent)) fail(wire::kStageGuard, sent);
-  }
-  SRT_SYS(__NR_close, guard_sock);
-  int err = ExecSearch(plan.argv, const_cast<char**>(plan.envp), plan.argc);
-  report[0] = 0;
-  report[1] = err;
-  rt::WriteAll(status_fd, report, sizeof report);
-  rt::Exit(err == ENOENT ? 127 : 126);
+  LoadFiltersAndExec(status_fd, guard_sock, filter, deny_len, guard_len, plan.argv,
+                     const_cast<char**>(plan.envp), plan.argc);
 }
 
 // kMsgExecTerminalOpen: a pty of the sandbox's /dev/pts for the command to come; the master goes

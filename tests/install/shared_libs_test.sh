@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # srt starts once per sandboxed command: it loads no shared library that SRT_STATIC_LIBS links
 # from its static archive (re2, which would bring the shared libstdc++ too, c-ares, libnl,
-# libseccomp). Usage: shared_libs_test.sh PATH-TO-SRT
+# libseccomp), and with `lazy-openssl` (SRT_LAZY_OPENSSL) not libssl or libcrypto either, which
+# only TLS termination and SigV4 load, on first use. Usage: shared_libs_test.sh PATH-TO-SRT
+# [lazy-openssl]
 set -euo pipefail
 srt=$1
 needed=$(readelf -d "$srt" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -11,5 +13,12 @@ bad=$(echo "$needed" | grep -E '^lib(stdc\+\+|re2|cares|nl-|seccomp)' || true)
 if [[ -n $bad ]]; then
   echo "FAIL: srt loads $(echo $bad) at every start; link them from their static archives" >&2
   exit 1
+fi
+if [[ ${2:-} == lazy-openssl ]]; then
+  bad=$(echo "$needed" | grep -E '^lib(ssl|crypto)\.' || true)
+  if [[ -n $bad ]]; then
+    echo "FAIL: srt loads $(echo $bad) at every start; SRT_LAZY_OPENSSL loads them on first use" >&2
+    exit 1
+  fi
 fi
 echo "1 passed, 0 failed"

@@ -22,7 +22,7 @@ import sys
 
 # Production code roots: (folder, how its modules are named).
 CHECKED = ("libsrt/", "proxy/", "srt-cli/", "srt-poller/", "srt-mcp/", "bench/", "examples/")
-SOURCE = re.compile(r".*\.(h|hh|cc|c|S|h\.in)$")
+SOURCE = re.compile(r".*\.(h|hh|cc|c|S|h\.in|inc)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 # The folders a quoted include is looked up in after the including file's own folder. The

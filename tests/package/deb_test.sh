@@ -58,7 +58,9 @@ done
 ! grep -E '\.a$|/include/|/pkgconfig/|/cmake/' "$scratch/runtime-files" || fail "srt-sandbox holds development files"
 dpkg-deb -c "$dev" | awk '{ print $6 }' | grep -q '/libsrt-sandbox\.a$' || fail "srt-sandbox-dev holds no libsrt-sandbox.a"
 depends=$(dpkg-deb -f "$deb" Depends)
-for want in bubblewrap libc6; do
+# libssl: srt and srt-poller load it with dlopen (SRT_LAZY_OPENSSL), which dpkg-shlibdeps cannot
+# see; packaging/CMakeLists.txt names it.
+for want in bubblewrap libc6 libssl; do
   [[ $depends == *"$want"* ]] || fail "srt-sandbox's Depends lacks $want: $depends"
 done
 echo "deb_test: Depends: $depends"

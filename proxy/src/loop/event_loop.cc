@@ -206,11 +206,22 @@ void EventLoop::DrainWakeup() {
   [[maybe_unused]] ssize_t n = ::read(wakeup_fd_.get(), &count, sizeof(count));
 }
 
+void EventLoop::BindTo(std::thread::id thread) {
+  std::thread::id seen{};
+  if (!owner_.compare_exchange_strong(seen, thread, std::memory_order_acq_rel) && seen != thread) {
+    Die("BindTo() while another thread owns the loop");
+  }
+}
+
 void EventLoop::Run() {
-  std::thread::id nobody{};
-  if (!owner_.compare_exchange_strong(nobody, std::this_thread::get_id(),
-                                      std::memory_order_acq_rel)) {
+  if (in_run_.exchange(true, std::memory_order_acq_rel)) {
     Die("Run() while the loop is already running (nested or on another thread)");
+  }
+  // Unowned, or bound to this thread (BindTo) before it got here.
+  const std::thread::id self = std::this_thread::get_id();
+  std::thread::id seen{};
+  if (!owner_.compare_exchange_strong(seen, self, std::memory_order_acq_rel) && seen != self) {
+    Die("Run() on a thread other than the one the loop is bound to");
   }
   while (!quit_.load(std::memory_order_acquire)) {
     int timeout_ms = NextTimeoutMs();
@@ -235,6 +246,7 @@ void EventLoop::Run() {
   }
   quit_.store(false, std::memory_order_release);
   owner_.store(std::thread::id{}, std::memory_order_release);
+  in_run_.store(false, std::memory_order_release);
 }
 
 void EventLoop::Dispatch(int ready) {

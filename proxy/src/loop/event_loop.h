@@ -95,11 +95,17 @@ class EventLoop {
   // further timers or fd events. Aborts if another thread is already running this loop or on
   // nested calls. The loop can be Run() again afterwards.
   void Run() SRT_EXCLUDES(pending_mu_);
+  // Gives the loop to `thread` before that thread calls Run(), so that from now on no other
+  // thread may use it directly (InLoopThread() is false for them) although Run() may not have
+  // started yet. Aborts if another thread owns the loop. Run() on `thread` takes it over; once
+  // Run() returns, nobody owns the loop again.
+  void BindTo(std::thread::id thread);
   // Thread-safe and idempotent: makes Run() return after the current iteration. A Stop() before
   // Run() makes the next Run() return right after its shutdown drain.
   void Stop();
 
-  // True on the thread inside Run(), and on any thread while nobody runs the loop.
+  // True on the thread inside Run() (or bound to, BindTo), and on any thread while nobody owns
+  // the loop.
   [[nodiscard]] bool InLoopThread() const;
   // Aborts with a message on stderr unless InLoopThread(); always on, see the file comment.
   void AssertInLoopThread() const;
@@ -135,8 +141,10 @@ class EventLoop {
 
   UniqueFd epoll_fd_;
   UniqueFd wakeup_fd_;
-  // The thread inside Run(), or a default id when nobody runs the loop.
+  // The thread inside Run() or bound to it, or a default id when nobody owns the loop.
   std::atomic<std::thread::id> owner_{};
+  // Set while a thread is inside Run(): a nested or second Run() aborts.
+  std::atomic<bool> in_run_{false};
   std::atomic<bool> quit_{false};
 
   // Loop-thread state.

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <future>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -18,16 +17,11 @@ LoopThread::LoopThread(std::string name) : name_(std::move(name)) {}
 
 LoopThread::~LoopThread() { Stop(); }
 
-Result<void> LoopThread::Start() {
+Result<void> LoopThread::Start(std::function<void()> before_run) {
   if (loop_) {
     return MakeError(Errc::kInvalidArgument, "LoopThread '" + name_ + "' was already started");
   }
   SRT_ASSIGN_OR_RETURN(loop_, EventLoop::Create());
-
-  // The first functor runs inside Run() on the new thread: from then on the loop is owned.
-  std::promise<void> running;
-  std::future<void> is_running = running.get_future();
-  loop_->RunInLoop([&running] { running.set_value(); });
 
   sigset_t all;
   sigset_t saved;
@@ -39,7 +33,14 @@ Result<void> LoopThread::Start() {
   }
   std::string thread_error;
   try {
-    thread_ = std::thread([loop = loop_.get()] { loop->Run(); });
+    thread_ = std::thread(
+        [loop = loop_.get(), name = name_.substr(0, 15), before_run = std::move(before_run)] {
+          // Named from inside: the calling thread's name is a prctl, another's a write to /proc.
+          // Cosmetic (ps -L, gdb).
+          ::pthread_setname_np(::pthread_self(), name.c_str());
+          if (before_run) before_run();
+          loop->Run();
+        });
   } catch (const std::system_error& e) {
     thread_error = e.what();
   }
@@ -48,9 +49,7 @@ Result<void> LoopThread::Start() {
     loop_.reset();
     return MakeError(Errc::kSystem, "start thread '" + name_ + "': " + thread_error);
   }
-  // Cosmetic (ps -L, gdb); ERANGE for long names is ignored on purpose.
-  ::pthread_setname_np(thread_.native_handle(), name_.substr(0, 15).c_str());
-  is_running.wait();
+  loop_->BindTo(thread_.get_id());
   return Ok();
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -601,6 +602,36 @@ TEST(EventLoopDeathTest, AddTimerFromWrongThreadAborts) {
         loop->AddTimer(1ms, [] {});
       },
       "used from a thread other than");
+}
+
+// A loop given to a thread before it runs (LoopThread::Start) is that thread's alone at once.
+TEST(EventLoopDeathTest, RunOnAThreadOtherThanTheBoundOneAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto loop = NewLoop();
+        std::thread other([] {});
+        loop->BindTo(other.get_id());
+        other.join();
+        loop->Run();
+      },
+      "other than the one the loop is bound to");
+}
+
+TEST(EventLoopTest, BoundLoopRunsOnItsThreadAndIsFreeAfterwards) {
+  auto loop = NewLoop();
+  std::promise<void> go;
+  std::shared_future<void> can_run = go.get_future().share();
+  std::thread runner([&] {
+    can_run.wait();
+    loop->RunInLoop([&] { loop->Stop(); });
+    loop->Run();
+  });
+  loop->BindTo(runner.get_id());
+  EXPECT_FALSE(loop->InLoopThread());  // bound, though its thread has not run yet
+  go.set_value();
+  runner.join();
+  EXPECT_TRUE(loop->InLoopThread());
 }
 
 TEST(EventLoopDeathTest, NestedRunAborts) {

@@ -53,6 +53,30 @@ TEST(LoopThreadTest, StartRunsTheLoopOnItsOwnThread) {
   EXPECT_TRUE(t.loop().InLoopThread());
 }
 
+// srt starts bwrap right after its proxy thread: Start() waiting for the scheduler to run the new
+// thread cost milliseconds of every sandbox's start on a busy machine. The loop is its thread's
+// from the moment Start() returns, whether or not that thread has run.
+TEST(LoopThreadTest, StartDoesNotWaitForTheThreadToRun) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  LoopThread t("held");
+  auto started = std::async(std::launch::async,
+                            [&] { return t.Start([released] { released.wait(); }).has_value(); });
+  if (started.wait_for(10s) != std::future_status::ready) {
+    release.set_value();
+    FAIL() << "Start() waited for its thread to run";
+  }
+  EXPECT_TRUE(started.get());
+  EXPECT_FALSE(t.loop().InLoopThread());  // already bound to the held thread
+  release.set_value();
+  EXPECT_TRUE(OnLoop(t, [&] { return t.loop().InLoopThread(); }));
+  char name[16] = {};
+  OnLoop(t, [&] { ::pthread_getname_np(::pthread_self(), name, sizeof(name)); });
+  EXPECT_STREQ(name, "held");
+  t.Stop();
+  EXPECT_TRUE(t.loop().InLoopThread());
+}
+
 TEST(LoopThreadTest, StartTwiceIsAnError) {
   LoopThread t("twice");
   ASSERT_TRUE(t.Start().has_value());
