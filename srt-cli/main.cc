@@ -23,6 +23,7 @@
 #include <new>
 
 #include "args.h"
+#include "attach_client.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"
