@@ -598,6 +598,10 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     std::lock_guard<std::mutex> lock(ctl_mu_);
     finished_ = true;
   }
+  // A warm sandbox's commands ended with it. srt-init's end of the socket may not have been
+  // read yet (bwrap's exit can end the loop first), and every Execution still waiting would
+  // otherwise wait until ~Launch: srt --serve joins its sessions before that, and hung.
+  if (spec_.serve) EndExecs();
   // Everything the command wrote is passed on before srt says anything more.
   relay_->Finish();
   PassOnDiagnostics();
