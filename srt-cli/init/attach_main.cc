@@ -274,6 +274,11 @@ int Run(int argc, char** argv, char** envp) {
     case AttachArgs::kRun:
       break;
   }
+  // As srt: SRT_DEBUG=1 (or true) is -d.
+  bool debug = args.debug;
+  for (char** e = envp; e && *e; ++e) {
+    debug |= detail::Eq(*e, "SRT_DEBUG=1") || detail::Eq(*e, "SRT_DEBUG=true");
+  }
   char scratch[64];
   const char* path = args.socket;
   auto what = [&](Line& line) -> Line& { return line.Add("srt: --attach ").Quoted(path); };
@@ -405,7 +410,7 @@ int Run(int argc, char** argv, char** envp) {
         const int sig = static_cast<int>(info.ssi_signo);
         if (sig == SIGCONT) terminal.Enter();  // `fg`: the keys are the command's again
         if (!relayed_signal && sig != SIGCONT && sig != SIGWINCH) relayed_signal = sig;
-        if (args.debug) {
+        if (debug) {
           Line l;
           l.Add("srt: debug: relaying signal ").Int(sig).Add(" to the command").Print();
         }

@@ -345,14 +345,18 @@ TEST_P(ServeTest, ASignalToSrtAttachReachesItsCommand) {
   run().WriteFile("trap.sh",
                   "trap 'echo TERM > got; exit 9' TERM\n: > started\n"
                   "while :; do sleep 0.05; done\n");
-  std::string script = std::string(SrtAttachBinary()) + " " + socket_ +
-                       " sh trap.sh & pid=$!\n"
+  // SRT_DEBUG=1 is -d, as for srt: the relay is said.
+  std::string script = "SRT_DEBUG=1 " + std::string(SrtAttachBinary()) + " " + socket_ +
+                       " sh trap.sh 2> debug & pid=$!\n"
                        "while [ ! -e started ]; do sleep 0.02; done\n"
                        "kill -TERM $pid; wait $pid; echo $? > code\n";
   RunResult r = run().Host({"sh", "-c", script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(run().ReadFile("got"), "TERM\n");
   EXPECT_EQ(run().ReadFile("code"), std::to_string(128 + SIGTERM) + "\n");
+  EXPECT_NE(run().ReadFile("debug").find("srt: debug: relaying signal 15 to the command"),
+            std::string::npos)
+      << run().ReadFile("debug");
 }
 
 TEST_P(ServeTest, CtrlCOnSrtAttachsTerminalReachesItsCommand) {
