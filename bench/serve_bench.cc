@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // srt-serve-bench: many short commands in one repository, bare, under bare bwrap, under `srt`
-// (one sandbox each) and under `srt --serve` + `srt --attach` (one warm sandbox for all), and
-// the per-command overhead of an attached command over a bare one.
+// (one sandbox each) and under `srt --serve` + `srt --attach` and `srt-attach` (one warm sandbox
+// for all), and the per-command overhead of an attached command over a bare one.
 //
 // The workload is the issue's: a git repository of --files files (default 10000) and --commands
 // commands (default 200) cycling through `git status`, `ls`, `cat FILE` and `python3 -c pass`,
@@ -33,16 +33,19 @@ struct Options {
   int commands = 200;
   int rounds = 3;
   std::string srt;
+  std::string srt_attach;
   std::string bwrap;
   std::string workdir = "/tmp";
 };
 
 constexpr char kUsage[] =
     "Usage: srt-serve-bench [--files N] [--commands N] [--rounds N] [--srt PATH] [--bwrap PATH]\n"
-    "                       [--workdir DIR]\n"
+    "                       [--srt-attach PATH] [--workdir DIR]\n"
     "Times N short commands (git status, ls, cat, python3 -c pass) in a repository of --files\n"
-    "files: bare, under bare bwrap, one `srt` each, and attached to one `srt --serve`; then the\n"
-    "per-command overhead of `srt --attach true` over a bare `true`. The median of --rounds.\n";
+    "files: bare, under bare bwrap, one `srt` each, and attached to one `srt --serve` (with\n"
+    "`srt --attach` and with `srt-attach`, when there is one beside srt or at --srt-attach);\n"
+    "then the per-command overhead of an attached `true` over a bare `true`. The median of\n"
+    "--rounds.\n";
 
 // Runs argv in `cwd` with stdout/stderr to /dev/null; returns the wait status.
 int Run(const std::vector<std::string>& argv, const std::string& cwd) {
@@ -134,6 +137,8 @@ int main(int argc, char** argv) {
       o.rounds = ParseCount(a, OptionValue(argc, argv, i), 1, 100);
     } else if (a == "--srt") {
       o.srt = OptionValue(argc, argv, i);
+    } else if (a == "--srt-attach") {
+      o.srt_attach = OptionValue(argc, argv, i);
     } else if (a == "--bwrap") {
       o.bwrap = OptionValue(argc, argv, i);
     } else if (a == "--workdir") {
@@ -145,6 +150,14 @@ int main(int argc, char** argv) {
   if (o.srt.empty()) o.srt = SelfDir() + "/srt";
   if (o.bwrap.empty()) o.bwrap = FindInPath("bwrap");
   if (!IsExecutableFile(o.srt)) Die("no srt at " + o.srt + " (--srt)");
+  if (o.srt_attach.empty()) {
+    // Beside srt (an older build has none: its rows are left out).
+    const std::string beside = o.srt.substr(0, o.srt.rfind('/') + 1) + "srt-attach";
+    if (IsExecutableFile(beside)) o.srt_attach = beside;
+  } else if (!IsExecutableFile(o.srt_attach)) {
+    Die("no srt-attach at " + o.srt_attach + " (--srt-attach)");
+  }
+  const bool small_client = !o.srt_attach.empty();
   if (o.bwrap.empty()) Die("no bwrap in PATH (--bwrap)");
 
   const std::string scratch = CreateScratch(o.workdir, "srt-serve-bench");
@@ -188,40 +201,58 @@ int main(int argc, char** argv) {
                                           "--"};
   const std::vector<std::string> srt = {o.srt, "-s", settings, "--"};
   const std::vector<std::string> attach = {o.srt, "--attach", socket, "--"};
-  const char* names[] = {"bare", "bwrap", "srt (one sandbox each)", "srt --serve + --attach"};
-  const auto totals = Interleaved({{}, bwrap, srt, attach}, work, repo, o.rounds);
+  const std::vector<std::string> small = {o.srt_attach, socket, "--"};
+  std::vector<std::vector<std::string>> prefixes = {{}, bwrap, srt, attach};
+  std::vector<const char*> names = {"bare", "bwrap", "srt (one sandbox each)",
+                                    "srt --serve + srt --attach"};
+  if (small_client) {
+    prefixes.push_back(small);
+    names.push_back("srt --serve + srt-attach");
+  }
+  const auto totals = Interleaved(prefixes, work, repo, o.rounds);
   std::printf("\n%d commands (git status, ls, cat, python3 -c pass), %d files, median of %d:\n",
               o.commands, o.files, o.rounds);
   const double bare = Median(totals[0]);
   for (size_t c = 0; c < totals.size(); ++c) {
     const double s = Median(totals[c]);
-    std::printf("  %-26s %7.2f s  %5.2fx bare\n", names[c], s, s / bare);
+    std::printf("  %-28s %7.2f s  %5.2fx bare\n", names[c], s, s / bare);
   }
-  // Per command: `true x` bare and attached, and `srt --version`: the attaching srt's own start
-  // (its loader and libraries), which every attached command pays before the warm sandbox is
-  // asked anything.
+  // Per command: `true x` bare and attached, and each client's own start (`--version`: its
+  // loader and libraries), which every attached command pays before the warm sandbox is asked
+  // anything.
   const std::vector<std::vector<std::string>> trues(static_cast<size_t>(o.commands), {"true", "x"});
-  std::vector<std::vector<double>> per;
-  {
-    std::vector<double> round(3, 0);
-    per.assign(3, {});
-    for (int r = 0; r < o.rounds; ++r) {
-      std::fill(round.begin(), round.end(), 0);
-      for (const auto& cmd : trues) {
-        round[0] += Time({}, cmd, repo);
-        round[1] += Time(attach, cmd, repo);
-        round[2] += Time({o.srt}, {"--version"}, repo);
+  enum { kBare, kAttach, kVersion, kSmall, kSmallVersion, kColumns };
+  std::vector<std::vector<double>> per(kColumns);
+  for (int r = 0; r < o.rounds; ++r) {
+    std::vector<double> round(kColumns, 0);
+    for (const auto& cmd : trues) {
+      round[kBare] += Time({}, cmd, repo);
+      round[kAttach] += Time(attach, cmd, repo);
+      round[kVersion] += Time({o.srt}, {"--version"}, repo);
+      if (small_client) {
+        round[kSmall] += Time(small, cmd, repo);
+        round[kSmallVersion] += Time({o.srt_attach}, {"--version"}, repo);
       }
-      for (size_t c = 0; c < 3; ++c) per[c].push_back(round[c]);
     }
+    for (size_t c = 0; c < kColumns; ++c) per[c].push_back(round[c]);
   }
-  auto ms = [&](const std::vector<double>& v) { return Median(v) / o.commands * 1000; };
+  auto ms = [&](int column) {
+    return Median(per[static_cast<size_t>(column)]) / o.commands * 1000;
+  };
   std::printf(
-      "\nper command, `true x`: bare %.3f ms, attached %.3f ms: %.3f ms of overhead,\n"
+      "\nper command, `true x`: bare %.3f ms, srt --attach %.3f ms: %.3f ms of overhead,\n"
       "  of which %.3f ms is starting the attaching srt (`srt --version` over bare `true`)\n"
       "  and %.3f ms the warm sandbox (socket, srt --serve, srt-init's fork and exec)\n",
-      ms(per[0]), ms(per[1]), ms(per[1]) - ms(per[0]), ms(per[2]) - ms(per[0]),
-      ms(per[1]) - ms(per[2]));
+      ms(kBare), ms(kAttach), ms(kAttach) - ms(kBare), ms(kVersion) - ms(kBare),
+      ms(kAttach) - ms(kVersion));
+  if (small_client) {
+    std::printf(
+        "per command, `true x`: bare %.3f ms, srt-attach %.3f ms: %.3f ms of overhead,\n"
+        "  of which %.3f ms is starting srt-attach (`srt-attach --version` over bare `true`)\n"
+        "  and %.3f ms the warm sandbox\n",
+        ms(kBare), ms(kSmall), ms(kSmall) - ms(kBare), ms(kSmallVersion) - ms(kBare),
+        ms(kSmall) - ms(kSmallVersion));
+  }
   std::printf("load average after: %s\n", LoadAverage().c_str());
   kill(serve, SIGTERM);
   int st = 0;

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "args.h"
+#include "attach_client.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "base/unique_fd.h"

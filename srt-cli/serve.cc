@@ -7,13 +7,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,11 +22,10 @@
 #include <thread>
 
 #include "attach_protocol.h"
+#include "attach_socket.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "init_protocol/exec_plan.h"
-
-extern char** environ;
 
 namespace srt::cli {
 
@@ -37,80 +33,10 @@ namespace {
 
 // At most this many attached commands at once (srt-init runs at most wire::kMaxExecs).
 constexpr size_t kMaxSessions = 128;
+// Threads kept waiting for the next client once their command is over.
+constexpr size_t kMaxIdleWorkers = 4;
 // A client has this long to send its command after it connects.
 constexpr int kFirstFrameMillis = 10000;
-
-Result<void> SendFrame(int sock, const AttachFrame& frame, const std::vector<int>& fds = {}) {
-  std::vector<uint8_t> bytes = EncodeAttachFrame(frame);
-  iovec iov{bytes.data(), bytes.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
-  if (!fds.empty()) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
-  }
-  for (;;) {
-    if (sendmsg(sock, &msg, MSG_NOSIGNAL) >= 0) return Ok();
-    if (errno != EINTR) return SysError("send");
-  }
-}
-
-// One frame and up to 4 descriptors; an empty frame (type 0) at EOF.
-struct Received {
-  std::vector<uint8_t> bytes;
-  std::vector<UniqueFd> fds;
-  bool eof = false;
-};
-
-Result<Received> ReceiveFrame(int sock) {
-  Received r;
-  r.bytes.resize(kMaxAttachFrameBytes + 1);
-  iovec iov{r.bytes.data(), r.bytes.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return SysError("receive");
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      r.fds.emplace_back(fd);
-    }
-  }
-  if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-    return MakeError(Errc::kProtocol, "a frame longer than " +
-                                          std::to_string(kMaxAttachFrameBytes) +
-                                          " bytes or with too many descriptors");
-  }
-  r.bytes.resize(static_cast<size_t>(n));
-  r.eof = n == 0;
-  return r;
-}
-
-Result<uid_t> PeerUid(int sock) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-    return SysError("SO_PEERCRED");
-  }
-  return cred.uid;
-}
 
 // The client's command plan, copied out of its memfd first (the client may still write to it).
 Result<AttachCommand> ReadCommand(int fd) {
@@ -134,6 +60,12 @@ Result<AttachCommand> ReadCommand(int fd) {
   return DecodeAttachCommand(bytes);
 }
 
+// The threads that serve commands wait for clients themselves, each in poll(2) on the listening
+// socket (non-blocking: the one the kernel hands a connection to accepts it, the others go back
+// to waiting), so a command is served by the thread that accepted it: no hand-over from an
+// acceptor and no thread started per command. One thread more is started whenever none is left
+// waiting (up to kMaxSessions serving), and a thread whose command is over ends when
+// kMaxIdleWorkers are waiting already.
 class Server {
  public:
   Server(ServeSocket& socket, Sandbox& sandbox, const Print& print)
@@ -142,37 +74,59 @@ class Server {
   Result<void> Start() {
     stop_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!stop_) return SysError("eventfd");
-    acceptor_ = std::thread([this] { Accept(); });
+    const int flags = fcntl(socket_.fd(), F_GETFL);
+    if (flags < 0 || fcntl(socket_.fd(), F_SETFL, flags | O_NONBLOCK) != 0) {
+      return SysError("fcntl O_NONBLOCK on the socket");
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    SpawnWorker();
     return Ok();
   }
 
   // After the sandbox has ended: every command with it.
   void Finish() {
     uint64_t one = 1;
-    (void)!write(stop_.get(), &one, sizeof one);
-    if (acceptor_.joinable()) acceptor_.join();
-    std::list<SessionThread> sessions;
+    (void)!write(stop_.get(), &one, sizeof one);  // never read: every waiting thread sees it
+    std::list<Worker> workers;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      sessions.swap(sessions_);
+      stopping_ = true;
+      workers.swap(workers_);
     }
-    for (SessionThread& s : sessions) s.thread.join();
+    for (Worker& w : workers) w.thread.join();
   }
 
  private:
-  void Accept() {
-    const uid_t self = geteuid();
+  struct Worker;
+
+  // Under mu_. The threads of workers that ended are joined here, so that a long-lived server
+  // holds no more threads than serve or wait.
+  void SpawnWorker() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (it->done) {
+        it->thread.join();
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (stopping_) return;
+    Worker& slot = workers_.emplace_back();
+    ++waiting_;
+    slot.thread = std::thread([this, &slot] { Work(slot); });
+  }
+
+  void Work(Worker& self) {
+    const uid_t uid_self = geteuid();
     for (;;) {
       pollfd p[2] = {{socket_.fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
-      if (poll(p, 2, -1) < 0) {
-        if (errno == EINTR) continue;
-        return;
-      }
-      if (p[1].revents) return;
+      if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+      if (p[1].revents) break;
+      if (!p[0].revents) continue;
       UniqueFd conn(accept4(socket_.fd(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (!conn) continue;
+      if (!conn) continue;  // another thread took it (EAGAIN), or the client left
       Result<uid_t> uid = PeerUid(conn.get());
-      if (!uid || *uid != self) {
+      if (!uid || *uid != uid_self) {
         // Another user (root included): the socket's mode keeps them out; this is the second
         // lock.
         print_("srt: --serve: refused a client of uid " +
@@ -180,33 +134,31 @@ class Server {
         (void)SendFrame(conn.get(), {kAttachError, {}, "srt --serve serves its own user only"});
         continue;
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      // The threads of commands that are over are joined here, so that a long-lived server
-      // holds no more of them than run at once.
-      for (auto it = sessions_.begin(); it != sessions_.end();) {
-        if (it->done) {
-          it->thread.join();
-          it = sessions_.erase(it);
-        } else {
-          ++it;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (active_ >= kMaxSessions) {
+          (void)SendFrame(conn.get(), {kAttachError,
+                                       {},
+                                       "srt --serve runs " + std::to_string(kMaxSessions) +
+                                           " commands already; try again later"});
+          continue;
         }
+        ++active_;
+        --waiting_;
+        if (waiting_ == 0 && active_ < kMaxSessions) SpawnWorker();  // the next client's
       }
-      if (active_ >= kMaxSessions) {
-        (void)SendFrame(conn.get(), {kAttachError,
-                                     {},
-                                     "srt --serve runs " + std::to_string(kMaxSessions) +
-                                         " commands already; try again later"});
-        continue;
+      Session(std::move(conn));
+      std::lock_guard<std::mutex> lock(mu_);
+      --active_;
+      if (waiting_ >= kMaxIdleWorkers) {
+        self.done = true;
+        return;
       }
-      ++active_;
-      SessionThread& slot = sessions_.emplace_back();
-      slot.thread = std::thread([this, &slot, c = std::move(conn)]() mutable {
-        Session(std::move(c));
-        std::lock_guard<std::mutex> l(mu_);
-        --active_;
-        slot.done = true;
-      });
+      ++waiting_;
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    --waiting_;
+    self.done = true;
   }
 
   // One attached command, start to end.
@@ -215,7 +167,7 @@ class Server {
     auto refuse = [&](const std::string& why) { (void)SendFrame(sock, {kAttachError, {}, why}); };
     pollfd first{sock, POLLIN, 0};
     if (poll(&first, 1, kFirstFrameMillis) <= 0) return refuse("no command within 10 s");
-    Result<Received> got = ReceiveFrame(sock);
+    Result<ReceivedFrame> got = ReceiveFrame(sock);
     if (!got) return refuse(got.error().message());
     if (got->eof) return;
     Result<AttachFrame> frame = ParseAttachFrame(got->bytes, /*from_client=*/true);
@@ -245,7 +197,7 @@ class Server {
       }
       if (p[0].revents) break;
       if (!p[1].revents) continue;
-      Result<Received> r = ReceiveFrame(sock);
+      Result<ReceivedFrame> r = ReceiveFrame(sock);
       Result<AttachFrame> f = r && !r->eof ? ParseAttachFrame(r->bytes, true)
                                            : Result<AttachFrame>(MakeError(Errc::kProtocol, ""));
       if (!f || f->type != kAttachSignal || !r->fds.empty()) {
@@ -270,14 +222,15 @@ class Server {
   Sandbox& sandbox_;
   const Print& print_;
   UniqueFd stop_;
-  std::thread acceptor_;
   std::mutex mu_;
-  struct SessionThread {
+  struct Worker {
     std::thread thread;
     bool done = false;  // under mu_
   };
-  std::list<SessionThread> sessions_;  // std::list: a slot stays put while its thread runs
-  size_t active_ = 0;
+  std::list<Worker> workers_;  // std::list: a slot stays put while its thread runs
+  size_t active_ = 0;          // serving a command
+  size_t waiting_ = 0;         // waiting for a client
+  bool stopping_ = false;
 };
 
 }  // namespace
@@ -402,166 +355,6 @@ Result<ExitStatus> Serve(ServeSocket& socket, Sandbox& sandbox, int signal_fd, c
   Result<ExitStatus> status = sandbox.Wait(signal_fd);
   server.Finish();
   return status;
-}
-
-namespace {
-
-int AttachFail(const Print& print, const std::string& message) {
-  print("srt: " + message);
-  return kExitSetupFailure;
-}
-
-// The caller's terminal in raw mode while its command runs: its keys (Ctrl-C too) are for the
-// command's terminal in the sandbox.
-class RawTerminal {
- public:
-  void Enter() {
-    if (raw_ || !isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
-    if (tcgetattr(STDIN_FILENO, &saved_) != 0) return;
-    termios raw = saved_;
-    cfmakeraw(&raw);
-    raw_ = tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
-  }
-  void Leave() {
-    if (raw_) (void)tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
-    raw_ = false;
-  }
-  ~RawTerminal() { Leave(); }
-
- private:
-  termios saved_{};
-  bool raw_ = false;
-};
-
-}  // namespace
-
-int Attach(const std::string& socket_path, const std::vector<std::string>& argv, bool debug,
-           const Print& print) {
-  const std::string what = "--attach " + strings::Quote(socket_path);
-  UniqueFd sock(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-  if (!sock) return AttachFail(print, what + ": socket: " + ErrnoText(errno));
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof a.sun_path) {
-    return AttachFail(print, what + ": the path is too long for a socket");
-  }
-  std::memcpy(a.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  if (connect(sock.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    const int err = errno;
-    if (err == ENOENT || err == ECONNREFUSED) {
-      return AttachFail(print, what + ": no srt --serve is running there (" + ErrnoText(err) +
-                                   "); start one with 'srt --serve " + socket_path + "'");
-    }
-    return AttachFail(print, what + ": connect: " + ErrnoText(err));
-  }
-  Result<uid_t> uid = PeerUid(sock.get());
-  if (!uid) return AttachFail(print, what + ": " + uid.error().message());
-  if (*uid != geteuid()) {
-    return AttachFail(print, what + ": the socket is served by uid " + std::to_string(*uid) +
-                                 ", not by you; refusing to hand it a command");
-  }
-
-  // Signals for the command, taken before it can start.
-  sigset_t relayed;
-  sigemptyset(&relayed);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
-    sigaddset(&relayed, s);
-  }
-  pthread_sigmask(SIG_BLOCK, &relayed, nullptr);
-  UniqueFd sfd(signalfd(-1, &relayed, SFD_CLOEXEC));
-  if (!sfd) return AttachFail(print, std::string("signalfd: ") + ErrnoText(errno));
-
-  AttachCommand command;
-  command.argv = argv;
-  for (char** e = environ; e && *e; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq && eq != *e) command.env.emplace_back(*e);
-  }
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd))
-    return AttachFail(print, std::string("getcwd: ") + ErrnoText(errno));
-  command.cwd = cwd;
-  const std::string plan = EncodeAttachCommand(command);
-  if (plan.size() > wire::kMaxExecPlanBytes) {
-    return AttachFail(print, "the command and its environment exceed " +
-                                 std::to_string(wire::kMaxExecPlanBytes) + " bytes");
-  }
-  UniqueFd memfd(memfd_create("srt-attach", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!memfd || write(memfd.get(), plan.data(), plan.size()) != static_cast<ssize_t>(plan.size())) {
-    return AttachFail(print, std::string("memfd: ") + ErrnoText(errno));
-  }
-  (void)fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  if (Result<void> sent =
-          SendFrame(sock.get(), {kAttachRun, {static_cast<int32_t>(kAttachVersion)}, {}},
-                    {memfd.get(), STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO});
-      !sent) {
-    return AttachFail(print, what + ": " + sent.error().message());
-  }
-  memfd.reset();
-
-  RawTerminal terminal;
-  int relayed_signal = 0;
-  for (;;) {
-    pollfd p[2] = {{sock.get(), POLLIN, 0}, {sfd.get(), POLLIN, 0}};
-    if (poll(p, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return AttachFail(print, std::string("poll: ") + ErrnoText(errno));
-    }
-    if (p[1].revents) {
-      signalfd_siginfo info{};
-      if (read(sfd.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        const int sig = static_cast<int>(info.ssi_signo);
-        if (sig == SIGCONT) terminal.Enter();  // `fg`: the keys are the command's again
-        if (!relayed_signal && sig != SIGCONT && sig != SIGWINCH) relayed_signal = sig;
-        if (debug) print("srt: debug: relaying signal " + std::to_string(sig) + " to the command");
-        (void)SendFrame(sock.get(), {kAttachSignal, {sig}, {}});
-      }
-      continue;
-    }
-    Result<Received> got = ReceiveFrame(sock.get());
-    if (!got || got->eof) {
-      terminal.Leave();
-      return AttachFail(print, what + ": srt --serve ended before the command did");
-    }
-    Result<AttachFrame> frame = ParseAttachFrame(got->bytes, /*from_client=*/false);
-    if (!frame || !got->fds.empty()) {
-      terminal.Leave();
-      return AttachFail(print, what + ": " +
-                                   (frame ? std::string("unexpected descriptors from srt --serve")
-                                          : frame.error().message()));
-    }
-    switch (frame->type) {
-      case kAttachStarted:
-        terminal.Enter();
-        continue;
-      case kAttachError:
-        terminal.Leave();
-        return AttachFail(print, what + ": " + strings::EscapeNonPrintable(frame->text));
-      case kAttachExited:
-        break;
-      default:
-        continue;
-    }
-    terminal.Leave();
-    const int code = frame->values[0];
-    const int exec_errno = frame->values[2];
-    if (exec_errno) {
-      const std::string& name = argv.empty() ? std::string() : argv[0];
-      const bool looked_up = name.find('/') == std::string::npos;
-      print("srt: " + strings::EscapeNonPrintable(name.substr(0, 200)) + ": " +
-            (exec_errno == ENOENT && looked_up ? std::string("command not found")
-                                               : ErrnoText(exec_errno)));
-    }
-    switch (relayed_signal) {
-      case SIGINT:
-      case SIGTERM:
-      case SIGHUP:
-      case SIGQUIT:
-        return kExitSignalBase + relayed_signal;
-      default:
-        return code;
-    }
-  }
 }
 
 }  // namespace srt::cli

@@ -15,13 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "attach_client.h"  // Print
 #include "base/unique_fd.h"
 #include "srt/result.h"
 #include "srt/sandbox.h"
 
 namespace srt::cli {
-
-using Print = std::function<void(const std::string&)>;
 
 // The listening socket of `srt --serve`, removed (if it is still the one made here) on
 // destruction.
@@ -48,9 +47,5 @@ class ServeSocket {
 // accepting clients and one per attached command. Returns once every command is over.
 [[nodiscard]] Result<ExitStatus> Serve(ServeSocket& socket, Sandbox& sandbox, int signal_fd,
                                        const Print& print);
-
-// `srt --attach`: runs `argv` in the warm sandbox at `socket_path`; returns srt's exit status.
-int Attach(const std::string& socket_path, const std::vector<std::string>& argv, bool debug,
-           const Print& print);
 
 }  // namespace srt::cli

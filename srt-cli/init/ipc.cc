@@ -39,37 +39,45 @@ constexpr unsigned kMsgCmsgCloexec = 0x40000000;
 
 namespace {
 constexpr unsigned kMsgDontWait = 0x40;
-long Send(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass, unsigned flags);
+long Send(int sock, uint32_t type, const void* payload, size_t len, const int* fds, size_t nfds,
+          unsigned flags);
 }  // namespace
 
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass) {
-  return Send(sock, type, payload, len, fd_to_pass, 0);
+  return Send(sock, type, payload, len, &fd_to_pass, fd_to_pass >= 0 ? 1 : 0, 0);
+}
+
+long SendMessageFds(int sock, uint32_t type, const void* payload, size_t len, const int* fds,
+                    size_t nfds) {
+  if (nfds > kMaxPassedFds) return -EINVAL;
+  return Send(sock, type, payload, len, fds, nfds, 0);
 }
 
 long TrySendMessage(int sock, uint32_t type, const void* payload, size_t len) {
-  return Send(sock, type, payload, len, -1, kMsgDontWait);
+  return Send(sock, type, payload, len, nullptr, 0, kMsgDontWait);
 }
 
 namespace {
-long Send(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass,
+long Send(int sock, uint32_t type, const void* payload, size_t len, const int* fds, size_t nfds,
           unsigned flags) {
   uint8_t buf[wire::kMaxMessageBytes];
   if (len > sizeof buf - 4) len = sizeof buf - 4;
   memcpy(buf, &type, 4);
   if (len) memcpy(buf + 4, payload, len);
   IoVec iov{buf, len + 4};
-  alignas(CmsgHdr) uint8_t control[sizeof(CmsgHdr) + 8] = {};
+  // CMSG_SPACE: the header and the descriptors, rounded up to 8 bytes.
+  alignas(CmsgHdr) uint8_t control[sizeof(CmsgHdr) + kMaxPassedFds * sizeof(int)] = {};
   MsgHdr msg{};
   msg.iov = &iov;
   msg.iovlen = 1;
-  if (fd_to_pass >= 0) {
+  if (nfds > 0) {
     auto* c = reinterpret_cast<CmsgHdr*>(control);
-    c->len = sizeof(CmsgHdr) + sizeof(int);
+    c->len = sizeof(CmsgHdr) + nfds * sizeof(int);
     c->level = kSolSocket;
     c->type = kScmRights;
-    memcpy(control + sizeof(CmsgHdr), &fd_to_pass, sizeof(int));
+    memcpy(control + sizeof(CmsgHdr), fds, nfds * sizeof(int));
     msg.control = control;
-    msg.controllen = sizeof control;
+    msg.controllen = (c->len + 7) & ~static_cast<size_t>(7);
   }
   long r;
   do {

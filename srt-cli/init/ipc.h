@@ -12,6 +12,10 @@ namespace srt::init {
 // Sends one message: u32 type, then `payload`; `fd_to_pass` >= 0 rides along as SCM_RIGHTS.
 // Returns 0 or -errno.
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass = -1);
+// The same with fds[0..nfds) (at most kMaxPassedFds) as SCM_RIGHTS, in order.
+inline constexpr size_t kMaxPassedFds = 4;
+long SendMessageFds(int sock, uint32_t type, const void* payload, size_t len, const int* fds,
+                    size_t nfds);
 // The same, dropped (-EAGAIN) rather than waiting when the socket's buffer is full: for reports
 // nobody may be reading yet.
 long TrySendMessage(int sock, uint32_t type, const void* payload, size_t len);

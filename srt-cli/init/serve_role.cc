@@ -76,12 +76,14 @@ void SendExecInts(int ctl, uint32_t type, uint32_t id, int32_t a, int32_t b = 0)
   SendMessage(ctl, type, v, sizeof v);
 }
 
-// A Landlock domain of the command's own (it and its children), which restricts no file or
-// port: the kernel then refuses it ptrace access to every process outside it - another
+// The ruleset of a Landlock domain of a command's own (it and its children), which restricts no
+// file or port: the kernel then refuses it ptrace access to every process outside it - another
 // command's /proc/PID/fd (its stdio), environ and mem - and (LANDLOCK_SCOPE_SIGNAL) signals to
-// them, and abstract Unix sockets outside it. Landlock ABI 6 (Linux 6.12) or later; without it
-// the commands of a warm sandbox can reach each other (docs/serve.md). Returns 0 or -errno.
-long IsolateFromOtherCommands() {
+// them, and abstract Unix sockets outside it. Made once per warm sandbox: each command's
+// landlock_restrict_self(2) with it makes a domain of that command's own. Landlock ABI 6 (Linux
+// 6.12) or later; without it (0 here) the commands of a warm sandbox can reach each other
+// (docs/serve.md). Returns the ruleset's descriptor (CLOEXEC), 0, or -errno.
+long MakeIsolationRuleset() {
   constexpr int kCreateRulesetVersion = 1;
   constexpr long kScopeAbi = 6;
   constexpr uint64_t kScopeAbstractUnixSocket = 1, kScopeSignal = 2;
@@ -93,6 +95,12 @@ long IsolateFromOtherCommands() {
     uint64_t scoped;
   } attr{0, 0, kScopeAbstractUnixSocket | kScopeSignal};
   long ruleset = SRT_SYS(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  return Failed(ruleset) ? ruleset : (ruleset == 0 ? -EBADF : ruleset);
+}
+
+// The command's own domain, from MakeIsolationRuleset()'s result. Returns 0 or -errno.
+long IsolateFromOtherCommands(long ruleset) {
+  if (ruleset == 0) return 0;
   if (Failed(ruleset)) return ruleset;
   long r = SRT_SYS(__NR_landlock_restrict_self, ruleset, 0);
   SRT_SYS(__NR_close, ruleset);
@@ -102,7 +110,8 @@ long IsolateFromOtherCommands() {
 // The command's side of the fork. Never returns.
 [[noreturn]] void RunExecChild(const InitPlan& init_plan, const wire::ExecPlan& plan,
                                const int stdio[3], int tty, int status_fd, int guard_sock,
-                               const uint8_t* filter, size_t deny_len, size_t guard_len) {
+                               long ruleset, const uint8_t* filter, size_t deny_len,
+                               size_t guard_len) {
   if (tty >= 0) {
     // A session of its own, led by the command, with its terminal as the controlling one: the
     // terminal's signals (Ctrl-C) reach this command's foreground job and nothing else.
@@ -142,8 +151,8 @@ long IsolateFromOtherCommands() {
     }
   }
   // Nothing of PID 1's reaches the command: not srt's socket, not another command's stdio.
-  int keep[2] = {status_fd, guard_sock};
-  rt::CloseAllExcept(3, keep, 2);
+  int keep[3] = {status_fd, guard_sock, static_cast<int>(ruleset)};
+  rt::CloseAllExcept(3, keep, ruleset > 0 ? 3 : 2);
   long r = SRT_SYS(__NR_chdir, plan.cwd);
   if (Failed(r)) fail(wire::kStageCwd, r);
   if (init_plan.set_nofile) {
@@ -153,7 +162,7 @@ long IsolateFromOtherCommands() {
   }
   r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
-  r = IsolateFromOtherCommands();
+  r = IsolateFromOtherCommands(ruleset);
   if (Failed(r)) fail(wire::kStageIsolate, r);
   LoadFiltersAndExec(status_fd, guard_sock, filter, deny_len, guard_len, plan.argv,
                      const_cast<char**>(plan.envp), plan.argc);
@@ -187,7 +196,7 @@ void OpenTerminal(int ctl, uint32_t id) {
 
 // kMsgExec: decodes the plan, forks the command and reports whether it runs.
 void Exec(int ctl, const InitPlan& init_plan, uint32_t id, const int* fds, size_t nfds,
-          int guard_sock, const uint8_t* filter, size_t deny_len, size_t guard_len) {
+          int guard_sock, long ruleset, const uint8_t* filter, size_t deny_len, size_t guard_len) {
   auto refuse = [&](wire::Stage stage, int err) {
     SendExecInts(ctl, wire::kMsgExecRefused, id, stage, err);
   };
@@ -231,8 +240,8 @@ void Exec(int ctl, const InitPlan& init_plan, uint32_t id, const int* fds, size_
   long pid = Failed(r) ? r : SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (pid == 0) {
     SRT_SYS(__NR_close, status_pipe[0]);
-    RunExecChild(init_plan, plan, fds + 1, s->tty, status_pipe[1], guard_sock, filter, deny_len,
-                 guard_len);
+    RunExecChild(init_plan, plan, fds + 1, s->tty, status_pipe[1], guard_sock, ruleset, filter,
+                 deny_len, guard_len);
   }
   unmap();
   if (Failed(pid)) {
@@ -277,6 +286,8 @@ int RunServe(int ctl, int sfd, const InitPlan& plan, const uint8_t* filter, size
     ReportFailure(ctl, -1, wire::kStageFork, r, "socketpair");
     return kExitSetupFailure;
   }
+  // Once, not per command (PID 1 itself stays outside every domain).
+  const long ruleset = MakeIsolationRuleset();
   SendMessage(ctl, wire::kMsgServing, nullptr, 0);
   uint8_t msg[wire::kMaxMessageBytes];
   bool stop = false;
@@ -325,7 +336,7 @@ int RunServe(int ctl, int sfd, const InitPlan& plan, const uint8_t* filter, size
       const uint32_t type = TypeOf(msg, len);
       const auto id = static_cast<uint32_t>(IntAt(msg, len, 0));
       if (type == wire::kMsgExec && len == 8) {
-        Exec(ctl, plan, id, fds, nfds, guard_sock[1], filter, deny_len, guard_len);
+        Exec(ctl, plan, id, fds, nfds, guard_sock[1], ruleset, filter, deny_len, guard_len);
       } else if (type == wire::kMsgExecTerminalOpen && len == 8 && nfds == 0) {
         OpenTerminal(ctl, id);
       } else if (type == wire::kMsgExecSignal && len == 12 && nfds == 0) {

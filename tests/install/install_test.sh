@@ -16,7 +16,7 @@ cmake --install "$build" --prefix "$prefix" >"$scratch/install.log" || { cat "$s
 while IFS= read -r f; do
   [[ $f == "$prefix"/* ]] || fail "installed outside the prefix: $f"
 done <"$build/install_manifest.txt"
-for f in bin/srt bin/srt-poller bin/srt-mcp lib/systemd/system/srt-mcp.service libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
+for f in bin/srt bin/srt-attach bin/srt-poller bin/srt-mcp lib/systemd/system/srt-mcp.service libexec/srt/srt-init libexec/srt/srt-toolbox lib/libsrt-sandbox.a \
          include/srt-sandbox/srt/sandbox.h include/srt-sandbox/srt/settings.h include/srt-sandbox/srt/result.h \
          lib/cmake/SrtSandbox/SrtSandboxConfig.cmake lib/cmake/SrtSandbox/SrtSandboxConfigVersion.cmake \
          lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service \

@@ -48,6 +48,12 @@ class ServeTest : public SrtTest {
     args.insert(args.begin(), {"--attach", socket_});
     return run().SrtRaw(args, cwd, std::chrono::seconds(30), env);
   }
+  // The same command through srt-attach, the small client.
+  RunResult SmallAttach(std::vector<std::string> args, const std::string& cwd = "",
+                        const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), {SrtAttachBinary(), socket_});
+    return run().Host(args, cwd, env);
+  }
 
   std::string socket_;
   pid_t serve_ = -1;
@@ -283,6 +289,115 @@ TEST_P(ServeTest, AServeSocketInADirectoryOthersCanWriteIsRefused) {
 }
 
 SRT_INSTANTIATE(ServeTest);
+
+// srt-attach keeps srt --attach's contract: the same stdio, environment, directory, statuses,
+// messages and signals (each case below is one of the tests above, through srt-attach).
+TEST_P(ServeTest, SrtAttachGivesACommandItsOwnEnvironmentDirectoryAndStatus) {
+  RunResult a = SmallAttach({"sh", "-c", "echo \"$NAME\"; pwd; echo oops >&2; exit 3"},
+                            run().Path("d1"), {"NAME=first"});
+  EXPECT_EQ(a.exit_code, 3) << a.err;
+  EXPECT_EQ(a.out, "first\n" + run().Path("d1") + "\n");
+  EXPECT_EQ(a.err, "oops\n");
+  RunResult c = SmallAttach({"-c", "echo $((6 * 7)) $0 $1", "a", "b"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.out, "42 a b\n");
+  RunResult one = SmallAttach({"echo one word"});
+  EXPECT_EQ(one.out, "one word\n") << one.err;
+  EXPECT_EQ(SmallAttach(Probe({"fds"})).out, "0 1 2\n");
+  // The policy and srt's own variables are the serving srt's.
+  EXPECT_EQ(SmallAttach(Probe({"read", "secret.txt"})).exit_code, EACCES);
+  RunResult env = SmallAttach(Probe({"env", "HTTPS_PROXY"}), "", {"HTTPS_PROXY=http://evil:1"});
+  EXPECT_EQ(env.out.find("evil"), std::string::npos) << env.out;
+  RunResult in = run().Host(
+      {"sh", "-c",
+       "printf 'a\\nb\\n' | " + std::string(SrtAttachBinary()) + " " + socket_ + " wc -l"});
+  EXPECT_EQ(in.out, "2\n") << in.err;
+}
+
+TEST_P(ServeTest, SrtAttachExitStatusesAndMessagesAreSrts) {
+  EXPECT_EQ(SmallAttach(Probe({"kill-self", "TERM"})).exit_code, 128 + SIGTERM);
+  for (bool small : {false, true}) {
+    SCOPED_TRACE(small ? "srt-attach" : "srt --attach");
+    auto attach = [&](const std::vector<std::string>& a) {
+      return small ? SmallAttach(a) : Attach(a);
+    };
+    RunResult r = attach({"no-such-command-srt", "x"});
+    EXPECT_EQ(r.exit_code, 127);
+    EXPECT_EQ(r.err, "srt: no-such-command-srt: command not found\n");
+    run().WriteFile("noexec", "#!/bin/sh\n");
+    RunResult ne = attach({"./noexec", "x"});
+    EXPECT_EQ(ne.exit_code, 126);
+    EXPECT_EQ(ne.err, "srt: ./noexec: Permission denied\n");
+    RunResult opt = attach({"-s", "other.json", "true", "x"});
+    EXPECT_EQ(opt.exit_code, 125) << opt.err;
+    EXPECT_EQ(opt.out, "");
+  }
+  // Nothing served there: the same words as srt's.
+  const std::string gone = run().Path("run/none.sock");
+  RunResult srt = run().SrtRaw({"--attach", gone, "true", "x"});
+  RunResult small = run().Host({SrtAttachBinary(), gone, "true", "x"});
+  EXPECT_EQ(small.exit_code, 125);
+  EXPECT_EQ(small.err, srt.err);
+  EXPECT_NE(small.err.find("no srt --serve is running there"), std::string::npos) << small.err;
+}
+
+TEST_P(ServeTest, ASignalToSrtAttachReachesItsCommand) {
+  run().WriteFile("trap.sh",
+                  "trap 'echo TERM > got; exit 9' TERM\n: > started\n"
+                  "while :; do sleep 0.05; done\n");
+  // SRT_DEBUG=1 is -d, as for srt: the relay is said.
+  std::string script = "SRT_DEBUG=1 " + std::string(SrtAttachBinary()) + " " + socket_ +
+                       " sh trap.sh 2> debug & pid=$!\n"
+                       "while [ ! -e started ]; do sleep 0.02; done\n"
+                       "kill -TERM $pid; wait $pid; echo $? > code\n";
+  RunResult r = run().Host({"sh", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(run().ReadFile("got"), "TERM\n");
+  EXPECT_EQ(run().ReadFile("code"), std::to_string(128 + SIGTERM) + "\n");
+  EXPECT_NE(run().ReadFile("debug").find("srt: debug: relaying signal 15 to the command"),
+            std::string::npos)
+      << run().ReadFile("debug");
+}
+
+TEST_P(ServeTest, CtrlCOnSrtAttachsTerminalReachesItsCommand) {
+  run().WriteFile("fg.sh",
+                  "test -t 0 && test -t 1 && echo tty-ok\n"
+                  "trap 'echo INT > got; exit 130' INT\n: > started\n"
+                  "while :; do sleep 0.05; done\n");
+  Runner::Terminal term = run().StartProgramInTerminal({SrtAttachBinary(), socket_, "sh", "fg.sh"});
+  ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }, std::chrono::seconds(10)));
+  Runner::Type(term, "\x03");
+  Runner::TerminalState after;
+  RunResult r = run().FinishInTerminal(term, std::chrono::seconds(30), &after);
+  EXPECT_EQ(r.exit_code, 130) << r.out;
+  EXPECT_NE(r.out.find("tty-ok"), std::string::npos) << r.out;
+  EXPECT_EQ(run().ReadFile("got"), "INT\n");
+  EXPECT_TRUE(after.echo && after.canonical && after.signals) << "the terminal stayed raw";
+}
+
+TEST_P(ServeTest, SrtAttachRefusesAnotherUsersSocket) {
+  if (root()) GTEST_SKIP() << "needs a server of another uid than the test's (root)";
+  const std::string err = run().Path("root-small.err");
+  const std::string cmd = std::string(SrtAttachBinary()) + " " + socket_ + " true x 2> " + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 125);
+  EXPECT_NE(run().ReadFile("root-small.err").find("not by you; refusing"), std::string::npos)
+      << run().ReadFile("root-small.err");
+}
+
+TEST_P(ServeTest, ManySequentialCommandsAreServed) {
+  // More commands than the server keeps threads waiting for: each is served, in turn.
+  std::string script;
+  for (int i = 0; i < 20; ++i) {
+    script += std::string(SrtAttachBinary()) + " " + socket_ + " sh -c 'echo " + std::to_string(i) +
+              "' >> seq || exit 1\n";
+  }
+  ASSERT_EQ(run().Host({"sh", "-c", script}).exit_code, 0);
+  std::string want;
+  for (int i = 0; i < 20; ++i) want += std::to_string(i) + "\n";
+  EXPECT_EQ(run().ReadFile("seq"), want);
+}
 
 }  // namespace
 }  // namespace srt::it

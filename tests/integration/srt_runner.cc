@@ -49,6 +49,16 @@ const char* SrtBinary() {
   const char* other = getenv("SRT_TEST_SRT");
   return other && *other ? other : SRT_BINARY;
 }
+// srt-attach beside srt (both are built into one directory); SRT_TEST_SRT_ATTACH names another.
+const char* SrtAttachBinary() {
+  const char* other = getenv("SRT_TEST_SRT_ATTACH");
+  if (other && *other) return other;
+  static const std::string beside = [] {
+    const std::string srt = SrtBinary();
+    return srt.substr(0, srt.rfind('/') + 1) + "srt-attach";
+  }();
+  return beside.c_str();
+}
 const char* ProbeBinary() { return SRT_PROBE; }
 
 bool SandboxingWorks() {

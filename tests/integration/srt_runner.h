@@ -127,6 +127,7 @@ class Runner {
 
 // Absolute paths of the binaries under test.
 const char* SrtBinary();
+const char* SrtAttachBinary();
 const char* ProbeBinary();
 
 // True when this host can run bwrap sandboxes; otherwise tests skip, unless SRT_MUST_WORK=1.

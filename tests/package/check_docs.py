@@ -5,7 +5,8 @@
   check_docs.py --src DIR --bin DIR --version V
   check_docs.py --options PROGRAM     print the options PROGRAM --help lists, one a line
 
-  - every option `srt --help`, `srt-poller --help` and `srt-mcp --help` list is in its page;
+  - every option `srt --help`, `srt-attach --help`, `srt-poller --help` and `srt-mcp --help`
+    list is in its page;
   - every settings key of libsrt/src/config/settings_keys.h is in srt-settings.5;
   - each page renders without a warning (groff -ww, and man --warnings where man-db is);
   - packaging/deb/changelog's first entry is for version V, the project's (V-REVISION).
@@ -17,9 +18,10 @@ import shutil
 import subprocess
 import sys
 
-PAGES = {"srt": "srt.1", "srt-poller": "srt-poller.8", "srt-mcp": "srt-mcp.8"}
+PAGES = {"srt": "srt.1", "srt-attach": "srt-attach.1", "srt-poller": "srt-poller.8",
+         "srt-mcp": "srt-mcp.8"}
 # Fewer options than this in a --help means its layout changed and the parser missed them.
-MIN_OPTIONS = {"srt": 10, "srt-poller": 10, "srt-mcp": 4}
+MIN_OPTIONS = {"srt": 10, "srt-attach": 4, "srt-poller": 10, "srt-mcp": 4}
 
 
 def help_options(program):

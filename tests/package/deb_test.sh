@@ -45,10 +45,10 @@ for d in "$deb" "$dev"; do
   done <"$scratch/contents"
 done
 dpkg-deb -c "$deb" | awk '{ print $6 }' >"$scratch/runtime-files"
-for f in usr/bin/srt usr/bin/srt-poller usr/bin/srt-mcp usr/lib/systemd/system/srt-mcp.service \
+for f in usr/bin/srt usr/bin/srt-attach usr/bin/srt-poller usr/bin/srt-mcp usr/lib/systemd/system/srt-mcp.service \
          usr/share/man/man8/srt-mcp.8.gz usr/libexec/srt/srt-init usr/libexec/srt/srt-toolbox \
          usr/share/srt/srt-settings.schema.json usr/share/srt/policies/default.json \
-         usr/lib/systemd/system/srt-poller.service usr/share/man/man1/srt.1.gz \
+         usr/lib/systemd/system/srt-poller.service usr/share/man/man1/srt.1.gz usr/share/man/man1/srt-attach.1.gz \
          usr/share/man/man5/srt-settings.5.gz usr/share/man/man8/srt-poller.8.gz \
          usr/share/bash-completion/completions/srt usr/share/bash-completion/completions/srt-poller \
          usr/share/zsh/vendor-completions/_srt usr/share/zsh/vendor-completions/_srt-poller \
@@ -73,6 +73,7 @@ dpkg -L srt-sandbox srt-sandbox-dev | sort -u >"$scratch/installed"
 # From the installed files only: nothing of the build tree is on PATH or named.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 [[ $(/usr/bin/srt --version) == "srt ${version%-*}" ]] || fail "srt --version: $(/usr/bin/srt --version)"
+[[ $(/usr/bin/srt-attach --version) == "srt-attach ${version%-*}" ]] || fail "srt-attach --version: $(/usr/bin/srt-attach --version)"
 /usr/bin/srt-poller --version >/dev/null || fail "srt-poller --version failed"
 /usr/bin/srt-mcp --version >/dev/null || fail "srt-mcp --version failed"
 grep -qx 'ExecStart=/usr/bin/srt-mcp --config /etc/srt-mcp/srt-mcp.json' \
@@ -99,7 +100,7 @@ sandboxed root
 sandboxed nobody
 
 # Man pages and completion where the system's tools find them.
-for page in srt srt-settings srt-poller; do
+for page in srt srt-attach srt-settings srt-poller; do
   man -w "$page" | grep -q "^/usr/share/man/man[158]/$page\.[158]\.gz$" || fail "man -w $page: $(man -w "$page" 2>&1)"
 done
 MANWIDTH=80 man srt 2>/dev/null | grep -q 'run a command in a sandbox' || fail "man srt does not show the page"

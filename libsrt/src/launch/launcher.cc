@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/fd_message.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "bwrap/argv_builder.h"
@@ -97,21 +98,8 @@ Result<void> Send(const char* peer, int sock, uint32_t type, int32_t value = 0, 
   uint8_t buf[8];
   std::memcpy(buf, &type, 4);
   std::memcpy(buf + 4, &value, 4);
-  iovec iov{buf, sizeof buf};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) return SysError(std::string("send to ") + peer);
+  FdMessage msg(buf, fd >= 0 ? std::span<const int>(&fd, 1) : std::span<const int>());
+  if (sendmsg(sock, msg.get(), MSG_NOSIGNAL) < 0) return SysError(std::string("send to ") + peer);
   return Ok();
 }
 
@@ -610,6 +598,10 @@ Result<ExitStatus> Launch::Wait(int forward_signals_fd) {
     std::lock_guard<std::mutex> lock(ctl_mu_);
     finished_ = true;
   }
+  // A warm sandbox's commands ended with it. srt-init's end of the socket may not have been
+  // read yet (bwrap's exit can end the loop first), and every Execution still waiting would
+  // otherwise wait until ~Launch: srt --serve joins its sessions before that, and hung.
+  if (spec_.serve) EndExecs();
   // Everything the command wrote is passed on before srt says anything more.
   relay_->Finish();
   PassOnDiagnostics();

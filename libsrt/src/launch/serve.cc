@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/fd_message.h"
 #include "base/system_text.h"
 #include "init_protocol/wire.h"
 #include "launch/launcher.h"
@@ -87,23 +88,10 @@ Result<void> Launch::SendToInit(uint32_t type, const std::vector<int32_t>& value
   std::vector<uint8_t> buf(4 + values.size() * 4);
   std::memcpy(buf.data(), &type, 4);
   if (!values.empty()) std::memcpy(buf.data() + 4, values.data(), values.size() * 4);
-  iovec iov{buf.data(), buf.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
-  if (!fds.empty()) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
-  }
+  FdMessage msg(buf, fds);
   std::lock_guard<std::mutex> lock(ctl_mu_);
   if (finished_ || !ctl_) return MakeError(Errc::kInvalidArgument, "the warm sandbox has ended");
-  if (sendmsg(ctl_.get(), &msg, MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
+  if (sendmsg(ctl_.get(), msg.get(), MSG_NOSIGNAL) < 0) return SysError("send to srt-init");
   return Ok();
 }
 
@@ -201,20 +189,10 @@ Result<void> Launch::PassGuardListener(UniqueFd listener) {
     uint8_t buf[8] = {};
     const uint32_t type = wire::kMsgGuardListener;
     std::memcpy(buf, &type, 4);
-    iovec iov{buf, sizeof buf};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
     const int fd = listener.get();
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (sendmsg(agent_ctl_.get(), &msg, MSG_NOSIGNAL) < 0) sent = SysError("send to srt-agent");
+    FdMessage msg(buf, std::span<const int>(&fd, 1));
+    if (sendmsg(agent_ctl_.get(), msg.get(), MSG_NOSIGNAL) < 0)
+      sent = SysError("send to srt-agent");
   }
   // The guard gone (the sandbox ending): the command's guarded calls fail with ENOSYS once
   // `listener`, the last copy, closes - closed, either way.
