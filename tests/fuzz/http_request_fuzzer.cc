@@ -90,6 +90,22 @@ void CheckRequest(std::span<const char> in, const Limits& limits) {
     Require(creds->user.find(':') == std::string::npos);
   }
   (void)q.ConnectionClose();
+  // What goes to the next hop of a Connection field: its three connection options only, and
+  // never a name NamedByConnection reports (so a field srt adds is never named for removal).
+  const std::vector<std::string_view> named = NamedByConnection(q.headers);
+  for (const Header& h : q.headers) {
+    if (!ascii::EqualsIgnoreCase(h.name, "Connection")) continue;
+    const std::string next = ConnectionForNextHop(h.value);
+    for (std::string_view rest = next; !rest.empty();) {
+      const size_t comma = rest.find(", ");
+      const std::string_view option = rest.substr(0, comma);
+      Require(ascii::EqualsIgnoreCase(option, "close") ||
+              ascii::EqualsIgnoreCase(option, "keep-alive") ||
+              ascii::EqualsIgnoreCase(option, "upgrade"));
+      Require(!IsNamed(named, option));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    }
+  }
   Framing framing = BodyFraming(q);
   if (framing.kind == Framing::Kind::kChunked) {
     // The body, fed whole and then split: the same end.

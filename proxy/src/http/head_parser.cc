@@ -652,6 +652,44 @@ bool WantsClose(const std::vector<Header>& headers, Version version) {
 
 }  // namespace
 
+namespace {
+bool IsForwardedConnectionOption(std::string_view option) {
+  return EqualsIgnoreCase(option, "close") || EqualsIgnoreCase(option, "keep-alive") ||
+         EqualsIgnoreCase(option, "upgrade");
+}
+}  // namespace
+
+std::vector<std::string_view> NamedByConnection(const std::vector<Header>& headers) {
+  std::vector<std::string_view> named;
+  for (const Header& h : headers) {
+    if (!EqualsIgnoreCase(h.name, "Connection")) continue;
+    ForEachListElement(h.value, [&](std::string_view option) {
+      if (!option.empty() && !IsForwardedConnectionOption(option)) named.push_back(option);
+      return true;
+    });
+  }
+  return named;
+}
+
+bool IsNamed(const std::vector<std::string_view>& named, std::string_view name) {
+  for (std::string_view n : named) {
+    if (EqualsIgnoreCase(n, name)) return true;
+  }
+  return false;
+}
+
+std::string ConnectionForNextHop(std::string_view value) {
+  std::string out;
+  ForEachListElement(value, [&](std::string_view option) {
+    if (IsForwardedConnectionOption(option)) {
+      if (!out.empty()) out += ", ";
+      out += option;
+    }
+    return true;
+  });
+  return out;
+}
+
 const Header* Request::Find(std::string_view name) const { return FindIn(headers, name); }
 const Header* Response::Find(std::string_view name) const { return FindIn(headers, name); }
 bool Request::ConnectionClose() const { return WantsClose(headers, version); }

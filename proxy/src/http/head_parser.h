@@ -177,6 +177,19 @@ struct ResponseHeadResult : HeadResultBase {
 [[nodiscard]] ResponseHeadResult ParseResponseHead(std::span<const char> in,
                                                    const Limits& limits = {}, size_t resume = 0);
 
+// RFC 9110 §7.6.1: a Connection field's options are for one hop only; a proxy forwards none of
+// the fields they name. Of the options themselves srt forwards `close`, `keep-alive` and
+// `upgrade` (what the next hop's connection does), never a field name: a client naming a field
+// there could otherwise have the next hop remove one the proxy added (a decider's edit).
+// The field names `headers`' Connection fields name, besides those three (views into `headers`;
+// usually none, and then nothing is allocated).
+[[nodiscard]] std::vector<std::string_view> NamedByConnection(const std::vector<Header>& headers);
+// Whether `name` is one of `named` (from NamedByConnection), case-insensitively.
+[[nodiscard]] bool IsNamed(const std::vector<std::string_view>& named, std::string_view name);
+// A Connection field's value as the next hop gets it: its close, keep-alive and upgrade options,
+// in order; "" when it has none (the field is then left out).
+[[nodiscard]] std::string ConnectionForNextHop(std::string_view value);
+
 // How the body after a head is delimited (RFC 9112 §6.3).
 struct Framing {
   enum class Kind {

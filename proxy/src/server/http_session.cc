@@ -563,8 +563,16 @@ class HttpSession final : public Session {
     // (a different Host would reach another virtual host of the same address).
     head += "Host: " + HostHeader(host_, request_.port) + "\r\n";
     StartInjection();
+    const std::vector<std::string_view> named = http::NamedByConnection(request_.headers);
     for (const http::Header& h : request_.headers) {
-      if (IsHopByHopForUpstream(h.name) || EditsDrop(h.name)) continue;
+      if (IsHopByHopForUpstream(h.name) || EditsDrop(h.name) || http::IsNamed(named, h.name)) {
+        continue;
+      }
+      if (ascii::EqualsIgnoreCase(h.name, "Connection")) {
+        const std::string options = http::ConnectionForNextHop(h.value);
+        if (!options.empty()) head += h.name + ": " + options + "\r\n";
+        continue;
+      }
       // Header values are re-rendered, so a sentinel may have another length than its value.
       head += h.name + ": " + (inject_ ? inject_->RequestHeaderValue(h.value) : h.value) + "\r\n";
     }

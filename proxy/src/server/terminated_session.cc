@@ -660,8 +660,14 @@ class TerminatedSession final : public Session {
     const bool close = http::BodyFraming(request_).kind != http::Framing::Kind::kNone ||
                        request_.ConnectionClose();
     RequestHead head{request_.method, request_.target, host_.text, port_, {}};
+    const std::vector<std::string_view> named = http::NamedByConnection(request_.headers);
     for (const http::Header& h : request_.headers) {
-      if (edits_ && EditsDrop(*edits_, h.name)) continue;
+      if ((edits_ && EditsDrop(*edits_, h.name)) || http::IsNamed(named, h.name)) continue;
+      if (ascii::EqualsIgnoreCase(h.name, "Connection")) {
+        std::string options = http::ConnectionForNextHop(h.value);
+        if (!options.empty()) head.headers.push_back({h.name, std::move(options)});
+        continue;
+      }
       head.headers.push_back({h.name, h.value});
     }
     if (edits_) AddEditedFields(head);

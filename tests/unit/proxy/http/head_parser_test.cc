@@ -665,6 +665,26 @@ TEST(RequestHeadTest, ConnectionClose) {
   EXPECT_TRUE(close("HTTP/1.0", "Connection: keep-alive, close\r\n"));
 }
 
+// RFC 9110 §7.6.1: what a Connection field names is not forwarded, and the field itself keeps
+// only close, keep-alive and upgrade, so that no next hop is told to drop a field srt added.
+TEST(RequestHeadTest, ConnectionNamesFieldsThatStayOnThisHop) {
+  RequestHeadResult r = ParseRequestHead(testing::AsChars(
+      "GET http://a.example/ HTTP/1.1\r\nConnection: keep-alive, X-Agent\r\n"
+      "connection: ,TE , upgrade\r\nX-Agent: 1\r\nTE: trailers\r\nUpgrade: websocket\r\n\r\n"));
+  ASSERT_EQ(r.status, ParseStatus::kDone) << r.error;
+  const std::vector<std::string_view> named = NamedByConnection(r.request.headers);
+  EXPECT_EQ(named, (std::vector<std::string_view>{"X-Agent", "TE"}));
+  EXPECT_TRUE(IsNamed(named, "x-agent"));
+  EXPECT_TRUE(IsNamed(named, "te"));
+  EXPECT_FALSE(IsNamed(named, "Upgrade"));  // the upgrade option is forwarded, and its field
+  EXPECT_FALSE(IsNamed(named, "X-Agent-Id"));
+  EXPECT_TRUE(NamedByConnection({{"Connection", "close"}, {"Host", "a"}}).empty());
+  EXPECT_EQ(ConnectionForNextHop("keep-alive, X-Agent"), "keep-alive");
+  EXPECT_EQ(ConnectionForNextHop(" ,TE , Upgrade"), "Upgrade");
+  EXPECT_EQ(ConnectionForNextHop("X-Agent, close ,Keep-Alive"), "close, Keep-Alive");
+  EXPECT_EQ(ConnectionForNextHop("X-Agent"), "");
+}
+
 // --- Responses ----------------------------------------------------------------------------------
 
 Request MakeRequest(const std::string& method) {

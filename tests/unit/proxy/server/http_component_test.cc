@@ -75,6 +75,29 @@ class HttpComponentTest : public ProxyComponentTest {
   }
 };
 
+// RFC 9110 §7.6.1: the fields a client's Connection names stay on its hop, and the origin's
+// Connection names none (so no hop after srt drops a field srt or its decider added).
+TEST_F(HttpComponentTest, FieldsTheClientsConnectionNamesAreNotForwarded) {
+  Stream client = ConnectProxy();
+  ASSERT_TRUE(client.SendAll("GET " + OriginUrl("/c") + " HTTP/1.1\r\nHost: origin.test\r\n" +
+                             std::string(kAuthHeader) +
+                             "Connection: keep-alive, X-Tag\r\nX-Tag: client\r\nX-Custom: yes\r\n"
+                             "Connection: X-Agent\r\n\r\n"));
+  std::optional<HttpMessage> response = ReadHttpResponse(client);
+  ASSERT_TRUE(response.has_value()) << StatusName(client.status());
+  EXPECT_EQ(response->status(), 200);
+  std::vector<OriginServer::Request> seen = origin_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  const HttpMessage& request = seen[0].message;
+  EXPECT_FALSE(request.HasHeader("X-Tag"));
+  EXPECT_EQ(request.Header("X-Custom"), "yes");
+  std::vector<std::string> connection;
+  for (const auto& header : request.headers) {
+    if (header.first == "Connection") connection.push_back(header.second);
+  }
+  EXPECT_EQ(connection, std::vector<std::string>{"keep-alive"});
+}
+
 TEST_F(HttpComponentTest, GetIsForwardedInOriginFormWithHostRewrittenAndProxyHeadersStripped) {
   Stream client = ConnectProxy();
   ASSERT_TRUE(client.SendAll("GET " + OriginUrl("/hello?x=1") +

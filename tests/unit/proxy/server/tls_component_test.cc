@@ -261,6 +261,20 @@ class TlsTerminationTest : public ProxyComponentTest {
   TlsOrigin rogue_origin_;
 };
 
+// Inside a terminated tunnel too, what the client's Connection names stays on its hop.
+TEST_F(TlsTerminationTest, FieldsTheClientsConnectionNamesAreNotForwarded) {
+  StartTerminating();
+  const uint16_t port = tls_origin_.port();
+  ProcessResult r = Curl({"-H", "Connection: keep-alive, X-Tag", "-H", "X-Tag: client", "-H",
+                          "X-Custom: yes", Url(port, "/c")});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  std::vector<std::string> heads = tls_origin_.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(heads[0].find("X-Tag"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nX-Custom: yes\r\n"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nConnection: keep-alive\r\n"), std::string::npos) << heads[0];
+}
+
 TEST_F(TlsTerminationTest, CurlGetsTheOriginThroughATerminatedTunnelWithKeepAlive) {
   StartTerminating();
   const uint16_t port = tls_origin_.port();
