@@ -787,6 +787,10 @@ std::string LeakSearch(const std::string& secret, const std::string& canary, int
          "export CANARY_VAR=\"$(canary)\"\n"
          "exec 7</workspace/canary.txt\n"
          "(exec -a \"$(canary)\" sleep 120) & holder=$!\n"
+         // The holder shows the canary once it has exec'd sleep: wait for that (at most 10 s),
+         // or a loaded machine makes the environ and cmdline searches race its fork.
+         "for i in $(seq 1000); do grep -qaF -f <(canary) /proc/$holder/cmdline 2>/dev/null "
+         "&& break; sleep 0.01; done\n"
          "look() { name=$1; shift; for p in key canary; do\n"
          "  if \"$@\" 2>/dev/null | grep -qaF -f <($p); then r=found; else r='not found'; fi\n"
          "  echo \"$p $name: $r\"; done; }\n"
