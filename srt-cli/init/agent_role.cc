@@ -410,6 +410,9 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 // and puts the cover back on whatever new entry appears there. What it cannot cover again stops
 // the sandbox (SIGKILL to its PID 1), with a message naming the file.
 
+constexpr size_t kMaxLinkDirs = 8;
+constexpr int kMaxSymlinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
+
 struct Watched {
   const char* path;   // in the sandbox
   OpKind kind;        // kCover or kMask
@@ -421,6 +424,13 @@ struct Watched {
   uint32_t mask_dev_major, mask_dev_minor;
   uint64_t copy_ino;  // the private copy
   uint32_t copy_dev_major, copy_dev_minor;
+  // A kTagSpelled item: the settings' name through symlinks, followed again (FollowSpelled)
+  // whenever the host changes a directory that holds one of its links; `path` is then `target`,
+  // what the name reaches now. nullptr for the others.
+  const char* spelled;
+  char* target;                // kPathMax bytes
+  int link_wds[kMaxLinkDirs];  // the watches on the directories that hold its links
+  size_t link_wd_count;
 };
 
 constexpr uint32_t kWatchEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
@@ -480,6 +490,98 @@ long WatchDirectoryOf(int inotify, Watched& w) {
     }
   }
   return -EAGAIN;  // the host keeps making and removing it: fail closed
+}
+
+// Whether `path` is /proc or below it.
+bool InProc(const char* path) {
+  return memcmp(path, "/proc", 5) == 0 && (path[5] == 0 || path[5] == '/');
+}
+
+// Follows `w.spelled` in the sandbox, one name at a time without ever letting the kernel follow
+// a link (so a magic link of /proc is read as the text it shows, and a name may not lead into
+// /proc at all), into `w.target`; watches the directory of every link on the way (w.link_wds).
+// A name missing on the way ends the walk: the rest is kept as spelled (nothing is there to
+// cover, and the watches see it come). 0, or -errno: more than kMaxSymlinkHops links (ELOOP),
+// links in more than kMaxLinkDirs directories or leading into /proc (ELOOP), a name too long, a
+// directory that cannot be watched.
+long FollowSpelled(int inotify, Watched& w) {
+  static char rest[kPathMax], link[kPathMax];
+  const size_t spelled_len = strlen(w.spelled);
+  if (spelled_len >= kPathMax) return -ENAMETOOLONG;
+  memcpy(rest, w.spelled, spelled_len + 1);
+  char* done = w.target;  // what is resolved so far: no links in it
+  size_t done_len = 0;
+  done[0] = 0;
+  size_t pos = 0;
+  int hops = 0;
+  w.link_wd_count = 0;
+  for (;;) {
+    while (rest[pos] == '/') ++pos;
+    if (rest[pos] == 0) break;
+    size_t end = pos;
+    while (rest[end] != 0 && rest[end] != '/') ++end;
+    const size_t n = end - pos;
+    if (n == 1 && rest[pos] == '.') {
+      pos = end;
+      continue;
+    }
+    if (n == 2 && rest[pos] == '.' && rest[pos + 1] == '.') {
+      while (done_len > 0 && done[done_len - 1] != '/') --done_len;
+      if (done_len > 0) --done_len;
+      done[done_len] = 0;
+      pos = end;
+      continue;
+    }
+    if (done_len + 1 + n >= kPathMax) return -ENAMETOOLONG;
+    done[done_len] = '/';
+    memcpy(done + done_len + 1, rest + pos, n);
+    const size_t next_len = done_len + 1 + n;
+    done[next_len] = 0;
+    if (hops > 0 && InProc(done)) return -ELOOP;
+    struct statx st {};
+    long r = SRT_SYS(__NR_statx, AT_FDCWD, done, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &st);
+    if (r == -ENOENT || r == -ENOTDIR) {
+      // Missing: the rest as spelled.
+      const size_t tail = strlen(rest + end);
+      if (next_len + tail >= kPathMax) return -ENAMETOOLONG;
+      memcpy(done + next_len, rest + end, tail + 1);
+      return 0;
+    }
+    if (Failed(r)) return r;
+    if ((st.stx_mode & S_IFMT) != S_IFLNK) {
+      done_len = next_len;
+      pos = end;
+      continue;
+    }
+    if (++hops > kMaxSymlinkHops) return -ELOOP;
+    long got = SRT_SYS(__NR_readlinkat, AT_FDCWD, done, link, kPathMax - 1);
+    if (Failed(got)) return got;
+    if (got == 0) return -ENOENT;
+    link[got] = 0;
+    // The link's directory: watched, for the host to point the link elsewhere.
+    done[done_len == 0 ? 1 : done_len] = 0;
+    long wd = SRT_SYS(__NR_inotify_add_watch, inotify, done, kWatchEvents);
+    if (Failed(wd)) return wd;
+    bool known = false;
+    for (size_t k = 0; k < w.link_wd_count; ++k) known = known || w.link_wds[k] == wd;
+    if (!known) {
+      if (w.link_wd_count == kMaxLinkDirs) return -ELOOP;
+      w.link_wds[w.link_wd_count++] = static_cast<int>(wd);
+    }
+    done[done_len] = 0;
+    // The rest of the name now: the link's text, then what came after the link.
+    const size_t tail = strlen(rest + end);
+    if (static_cast<size_t>(got) + tail >= kPathMax) return -ENAMETOOLONG;
+    memmove(rest + got, rest + end, tail + 1);
+    memcpy(rest, link, static_cast<size_t>(got));
+    pos = 0;
+    if (link[0] == '/') {
+      done_len = 0;
+      done[0] = 0;
+    }
+  }
+  if (done_len == 0) memcpy(done, "/", 2);
+  return 0;
 }
 
 // The masked copy bwrap made, copied once more into a tmpfs of the watcher's own (detached: no
@@ -575,7 +677,7 @@ long EnsureCovered(Watched& w) {
 // error names the file) once the sandbox is gone.
 [[noreturn]] void FailClosed(int ctl, int init_pidfd, const Watched& w, long err) {
   constexpr int kSigkill = 9;
-  ReportFailure(ctl, -1, wire::kStageCover, err, w.path);
+  ReportFailure(ctl, -1, wire::kStageCover, err, w.spelled ? w.spelled : w.path);
   SRT_SYS(__NR_pidfd_send_signal, init_pidfd, kSigkill, 0, 0);
   rt::Exit(1);
 }
@@ -594,7 +696,20 @@ long EnsureCovered(Watched& w) {
   long inotify = SRT_SYS(__NR_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
   for (size_t i = 0; i < count; ++i) {
     Watched& w = items[i];
-    if (w.kind == OpKind::kMask) {
+    if (w.spelled && w.kind == OpKind::kMask) {
+      // The masked copy of the file it names (items[i - 1] or an item before it, in plan order).
+      size_t of = i;
+      while (of > 0 && items[of].spelled) --of;
+      if (items[of].spelled) FailClosed(ctl, init_pidfd, w, -EINVAL);
+      const Watched& m = items[of];
+      w.mask = m.mask;
+      w.mask_ino = m.mask_ino;
+      w.mask_dev_major = m.mask_dev_major;
+      w.mask_dev_minor = m.mask_dev_minor;
+      w.copy_ino = m.copy_ino;
+      w.copy_dev_major = m.copy_dev_major;
+      w.copy_dev_minor = m.copy_dev_minor;
+    } else if (w.kind == OpKind::kMask) {
       // bwrap's masked copy: a file of its tmpfs, already unlinked there. Anything else means
       // the host replaced the file before now, and that is no copy to put back.
       open_how how{};
@@ -621,7 +736,8 @@ long EnsureCovered(Watched& w) {
       w.copy_dev_minor = copy.stx_dev_minor;
     }
     if (!Failed(inotify)) {
-      long r = WatchDirectoryOf(static_cast<int>(inotify), w);
+      long r = w.spelled ? FollowSpelled(static_cast<int>(inotify), w) : 0;
+      if (!Failed(r)) r = WatchDirectoryOf(static_cast<int>(inotify), w);
       if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
     }
   }
@@ -652,6 +768,18 @@ long EnsureCovered(Watched& w) {
       const bool lost = (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0;
       for (size_t i = 0; i < count; ++i) {
         Watched& w = items[i];
+        if (w.spelled) {
+          // A link on the way may point elsewhere now: the name is followed again, whatever
+          // changed in those directories (the work is bounded by kMaxSymlinkHops).
+          bool hit = overflow || w.dir_wd == e->wd;
+          for (size_t k = 0; k < w.link_wd_count; ++k) hit = hit || w.link_wds[k] == e->wd;
+          if (!hit) continue;
+          long r = FollowSpelled(static_cast<int>(inotify), w);
+          if (!Failed(r)) r = WatchDirectoryOf(static_cast<int>(inotify), w);
+          if (!Failed(r)) r = EnsureCovered(w);
+          if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+          continue;
+        }
         if (!overflow && w.dir_wd != e->wd) continue;
         if (!overflow && !lost && w.above == 0 && e->len > 0 &&
             !StrEqual(BaseName(w.path), e->name)) {
@@ -674,20 +802,36 @@ long EnsureCovered(Watched& w) {
 // Starts the watcher for the plan's covers and masks, if it has any; returns once it watches.
 // 0, or -errno.
 long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
-  size_t count = 0;
+  size_t count = 0, spelled = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind == OpKind::kCover || plan.ops[i].kind == OpKind::kMask) ++count;
+    if (plan.ops[i].spelled) ++spelled;
   }
   if (count == 0) return 0;
-  long mem = SRT_SYS(__NR_mmap, 0, count * sizeof(Watched), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // The items, then a name's worth of room for each that has a spelling.
+  const size_t bytes = count * sizeof(Watched) + spelled * kPathMax;
+  long mem =
+      SRT_SYS(__NR_mmap, 0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (Failed(mem)) return mem;
   auto* items = reinterpret_cast<Watched*>(mem);
-  size_t n = 0;
+  char* targets = reinterpret_cast<char*>(items + count);
+  size_t n = 0, room = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
-      items[n++] = Watched{op.path, op.kind, -1, 0, -1, 0, 0, 0, 0, 0, 0};
+      Watched& w = items[n];
+      w = Watched{op.path, op.kind, -1, 0, -1, 0, 0, 0, 0, 0, 0, op.spelled, nullptr, {}, 0};
+      if (op.spelled) {
+        const size_t len = strlen(op.path);
+        if (len >= kPathMax) {
+          SRT_SYS(__NR_munmap, mem, bytes);
+          return -ENAMETOOLONG;
+        }
+        w.target = targets + room++ * kPathMax;
+        memcpy(w.target, op.path, len + 1);
+        w.path = w.target;
+      }
+      ++n;
     }
   }
   int pipe[2] = {-1, -1};
@@ -699,7 +843,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
     RunCoverWatcher(items, count, ctl, init_pidfd, pipe[1]);
   }
   SRT_SYS(__NR_close, pipe[1]);
-  SRT_SYS(__NR_munmap, mem, count * sizeof(Watched));
+  SRT_SYS(__NR_munmap, mem, bytes);
   char byte = 0;
   long got = Failed(child) ? child : 0;
   while (!Failed(child) && (got = SRT_SYS(__NR_read, pipe[0], &byte, 1)) == -EINTR) {
@@ -831,6 +975,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kMask) continue;  // bwrap's; only watched (StartCoverWatcher)
+    if (op.spelled) continue;                // the watcher follows the name (FollowSpelled)
     if (op.kind == OpKind::kCover) {
       long fd = OpenNoSymlinks(op.path, 0);
       if (fd == -ENOENT) continue;  // not in the sandbox (below a hidden directory, say)

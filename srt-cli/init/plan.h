@@ -44,6 +44,9 @@ struct AgentOp {
   OpKind kind;
   const char* path;       // in the sandbox
   const char* host_path;  // on the host (kProtect: where a placeholder goes); usually `path`
+  // kCover, kMask from a kTagSpelled: the settings' name of `path` through symlinks, which the
+  // cover watcher follows again when the host repoints one of them; nullptr otherwise.
+  const char* spelled = nullptr;
 };
 
 inline constexpr size_t kMaxNetSockets = 256;
@@ -157,9 +160,14 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   bool seen_tmpdir = false;
   plan.guard_call_count = plan.guard_root_count = plan.guard_private_count = 0;
   bool host_path_allowed = false;  // the previous record was a kTagProtect
+  // The previous record was a kTagCover or kTagMask (or a kTagSpelled after one): that file.
+  const char* spelled_of = nullptr;
+  OpKind spelled_kind = OpKind::kCover;
   while (r.Next(tag, payload, len)) {
     const bool follows_protect = host_path_allowed;
     host_path_allowed = false;
+    const char* follows_cover = spelled_of;
+    spelled_of = nullptr;
     switch (tag) {
       case wire::kTagProc:
         if (!wire::PlanReader::AsU32(payload, len, v) || v > wire::kProcPrivate) return false;
@@ -205,6 +213,22 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         if (plan.ops) plan.ops[ops] = AgentOp{kind, s, s};
         ++ops;
         host_path_allowed = tag == wire::kTagProtect;
+        if (kind == OpKind::kCover || kind == OpKind::kMask) {
+          spelled_of = s;
+          spelled_kind = kind;
+        }
+        break;
+      }
+      case wire::kTagSpelled: {
+        // One more op: the same file, followed by that name.
+        const char* s;
+        if (follows_cover == nullptr || !wire::PlanReader::AsString(payload, len, s) ||
+            s[0] != '/' || ops == kMaxOps) {
+          return false;
+        }
+        if (plan.ops) plan.ops[ops] = AgentOp{spelled_kind, follows_cover, follows_cover, s};
+        ++ops;
+        spelled_of = follows_cover;
         break;
       }
       case wire::kTagGuardCall: {

@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launch/plan_writer.h"
@@ -122,11 +124,25 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
   if (!DecodeAgentTwoPass(data, size, plan, ops)) return;
   std::vector<srt::policy::Protection> protections;
   std::vector<std::string> covers, masks;
+  std::vector<srt::policy::SymlinkedFile> symlinked;
+  std::set<std::pair<std::string, std::string>> spelled;
   for (size_t i = 0; i < ops.size(); ++i) {
     Check(ops[i].kind == OpKind::kPin || ops[i].kind == OpKind::kProtect ||
           ops[i].kind == OpKind::kCover || ops[i].kind == OpKind::kMask);
     Check(InsideInput(ops[i].path, data, size) && ops[i].path[0] == '/');
-    Check(i == 0 || ops[i - 1].path + std::strlen(ops[i - 1].path) < ops[i].path);
+    if (ops[i].spelled != nullptr) {
+      // The file of the cover or mask just before, by another name.
+      Check(i > 0 && ops[i - 1].path == ops[i].path && ops[i - 1].kind == ops[i].kind);
+      Check(InsideInput(ops[i].spelled, data, size) && ops[i].spelled[0] == '/');
+      Check(ops[i].path + std::strlen(ops[i].path) < ops[i].spelled);
+      spelled.emplace(ops[i].path, ops[i].spelled);
+      symlinked.push_back({ops[i].path, ops[i].spelled});
+      continue;
+    }
+    const char* previous = i == 0                          ? nullptr
+                           : ops[i - 1].spelled != nullptr ? ops[i - 1].spelled
+                                                           : ops[i - 1].path;
+    Check(i == 0 || previous + std::strlen(previous) < ops[i].path);
     if (ops[i].kind == OpKind::kCover) {
       covers.emplace_back(ops[i].path);
       continue;
@@ -140,18 +156,26 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
                            ops[i].path, true, ""});
   }
   // The encoder writes covers and masks apart from the rest: compare each group in its order.
-  const std::string again = srt::launch::EncodeAgentPlan(plan.proc, plan.tmpdir ? plan.tmpdir : "",
-                                                         protections, {}, {}, covers, masks);
+  const std::string again = srt::launch::EncodeAgentPlan(
+      plan.proc, plan.tmpdir ? plan.tmpdir : "", protections, {}, {}, covers, masks, symlinked);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
-  Check(round.proc == plan.proc && round_ops.size() == ops.size());
-  // Group 0: pins and protections; 1: covers; 2: masks.
+  Check(round.proc == plan.proc);
+  // Spellings: the encoder writes each after every cover or mask of its file (a plan from
+  // elsewhere may name a file twice, or as a cover and a mask, and spell it once), so compare
+  // them as a set of (file, name).
+  std::set<std::pair<std::string, std::string>> round_spelled;
+  for (const AgentOp& op : round_ops) {
+    if (op.spelled != nullptr) round_spelled.emplace(op.path, op.spelled);
+  }
+  Check(round_spelled == spelled);
+  // Group 0: pins and protections; 1: covers; 2: masks (each without its spellings).
   auto group = [](OpKind k) { return k == OpKind::kCover ? 1 : k == OpKind::kMask ? 2 : 0; };
   auto by_group = [&](const std::vector<AgentOp>& v, int g) {
     std::vector<std::pair<OpKind, std::string>> out;
     for (const AgentOp& op : v) {
-      if (group(op.kind) == g) out.emplace_back(op.kind, op.path);
+      if (group(op.kind) == g && op.spelled == nullptr) out.emplace_back(op.kind, op.path);
     }
     return out;
   };

@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
   seeds.push_back({"mut_empty_path", agent + Record(srt::wire::kTagProtect, std::string(1, '\0'))});
   seeds.push_back(
       {"agent_cover", agent + Record(srt::wire::kTagCover, std::string("/w/.env\0", 8))});
+  seeds.push_back({"agent_cover_spelled",
+                   agent + Record(srt::wire::kTagCover, std::string("/w/..v1/token\0", 14)) +
+                       Record(srt::wire::kTagSpelled, std::string("/w/token\0", 9))});
+  seeds.push_back({"mut_spelled_after_protect",
+                   agent + Record(srt::wire::kTagProtect, std::string("/w/.env\0", 8)) +
+                       Record(srt::wire::kTagSpelled, std::string("/w/token\0", 9))});
   seeds.push_back({"mut_host_path_after_cover",
                    agent + Record(srt::wire::kTagCover, std::string("/w/.env\0", 8)) +
                        Record(srt::wire::kTagHostPath, std::string("/h\0", 3))});

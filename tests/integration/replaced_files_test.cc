@@ -186,6 +186,79 @@ TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostReplacesThem) {
   EXPECT_EQ(r.out.substr(half + 1), r.out.substr(0, half + 1)) << r.out;
 }
 
+// What kubelet does to a secret or projected-token volume on every rotation: `token ->
+// ..data/token`, `..data -> ..v1`; it writes `..v2`, points a new link at it, renames that over
+// `..data` and removes `..v1`.
+void RotateLikeKubelet(Runner& run, const std::string& dir, const std::string& file,
+                       const std::string& content) {
+  run.WriteFile(dir + "/..v2/" + file, content);
+  run.MakeSymlink("..v2", dir + "/..data_tmp");
+  ASSERT_EQ(std::rename(run.Path(dir + "/..data_tmp").c_str(), run.Path(dir + "/..data").c_str()),
+            0);
+  ASSERT_EQ(::unlink(run.Path(dir + "/..v1/" + file).c_str()), 0);
+  ASSERT_EQ(::rmdir(run.Path(dir + "/..v1").c_str()), 0);
+}
+
+// The layout RotateLikeKubelet rotates, with `content` in `..v1`.
+void MakeKubeletVolume(Runner& run, const std::string& dir, const std::string& file,
+                       const std::string& content) {
+  run.WriteFile(dir + "/..v1/" + file, content);
+  run.MakeSymlink("..v1", dir + "/..data");
+  run.MakeSymlink("..data/" + file, dir + "/" + file);
+}
+
+// Hostile review 2, finding 7: a denied path that goes through symlinks was covered at the
+// target it had at the start; once the host pointed a link elsewhere, the same denied path read
+// the new target.
+TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostSwapsTheirSymlink) {
+  MakeKubeletVolume(run(), "sa", "token", "OLD-TOKEN\n");
+  const std::string s =
+      R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" + run().Path("sa/token") + R"("]}})";
+  const std::string after = P() + " read sa/token; echo token=$?; " + P() +
+                            " read sa/..data/token; echo data=$?; " + P() +
+                            " read sa/..v2/token; echo v2=$?";
+  RunResult r = RunAround(run(), s, Script(P() + " read sa/token; echo first=$?", after),
+                          [&] { RotateLikeKubelet(run(), "sa", "token", "ROTATED-TOKEN\n"); });
+  EXPECT_EQ(r.out, "first=13\ntoken=13\ndata=13\nv2=13\n") << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// The same for a masked credential file: the new target shows the masked copy.
+TEST_P(ReplacedFilesTest, MaskedFilesStayMaskedAfterTheHostSwapsTheirSymlink) {
+  MakeKubeletVolume(run(), "cfg", "netrc",
+                    "machine h login me password REALSECRETREALSECRETREALSECRET1234\n");
+  const std::string s = R"J({"filesystem": {"allowWrite": ["."]}, "credentials": {
+      "allowPlaintextInject": true, "files": [{"path": ")J" +
+                        run().Path("cfg/netrc") +
+                        R"J(", "mode": "mask", "extract": "password (\\S+)"}]}})J";
+  RunResult r = RunAround(run(), s, Script("cat cfg/netrc", "cat cfg/netrc"), [&] {
+    RotateLikeKubelet(run(), "cfg", "netrc",
+                      "machine h login me password ROTATED___ROTATED___ROTATED___1234\n");
+  });
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("REALSECRET"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ROTATED"), std::string::npos) << r.out;
+  const size_t half = r.out.find('\n');
+  ASSERT_NE(half, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(half + 1), r.out.substr(0, half + 1)) << r.out;
+}
+
+// A denied path whose link the host points at a directory: nothing can cover it there, so the
+// sandbox is stopped, and srt names the path the policy denied.
+TEST_P(ReplacedFilesTest, ADeniedSymlinkSwappedToWhatCannotBeCoveredStopsTheSandbox) {
+  MakeKubeletVolume(run(), "sa", "token", "OLD-TOKEN\n");
+  const std::string s =
+      R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" + run().Path("sa/token") + R"("]}})";
+  RunResult r = RunAround(run(), s, Script("true", "echo still-running"), [&] {
+    run().MakeDir("sa/..v2/token");
+    run().MakeSymlink("..v2", "sa/..data_tmp");
+    ASSERT_EQ(std::rename(run().Path("sa/..data_tmp").c_str(), run().Path("sa/..data").c_str()), 0);
+  });
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("('" + run().Path("sa/token") + "')"), std::string::npos) << r.err;
+}
+
 SRT_INSTANTIATE(ReplacedFilesTest);
 
 }  // namespace

@@ -50,16 +50,22 @@ enum Tag : uint16_t {
   kTagGuardPrivate = 29,  // string, repeated: a sandbox path below which nothing reaches the host
                           // (the private TMPDIR): no rules there
   kTagGuardFlags = 30,    // u32 GuardFlags
-  kTagCover = 31,  // string: put a read-only, nodev /dev/null over this file in the sandbox (a
-                   // denied file: open fails with EACCES); nothing when the sandbox has no such
-                   // file. srt-agent does these rather than bwrap, which re-reads the whole mount
-                   // table after every bind (a thousand denied files took seconds). Also
-                   // sent for a denied file that does not exist yet: the agent covers it once
-                   // the host makes it (see kTagMask)
-  kTagMask = 32,   // string: a masked credential file bwrap bound (--ro-bind-data). The agent
-                   // watches the directories of kTagCover and kTagMask paths and puts the same
-                   // cover back when the host replaces or makes one of them (a host-side rename
-                   // detaches the sandbox's mount on the old entry)
+  kTagCover = 31,    // string: put a read-only, nodev /dev/null over this file in the sandbox (a
+                     // denied file: open fails with EACCES); nothing when the sandbox has no such
+                     // file. srt-agent does these rather than bwrap, which re-reads the whole mount
+                     // table after every bind (a thousand denied files took seconds). Also
+                     // sent for a denied file that does not exist yet: the agent covers it once
+                     // the host makes it (see kTagMask)
+  kTagMask = 32,     // string: a masked credential file bwrap bound (--ro-bind-data). The agent
+                     // watches the directories of kTagCover and kTagMask paths and puts the same
+                     // cover back when the host replaces or makes one of them (a host-side rename
+                     // detaches the sandbox's mount on the old entry)
+  kTagSpelled = 33,  // string, repeated, only right after a kTagCover or kTagMask (or another
+                     // kTagSpelled): how the settings name that file through symlinks. The agent
+                     // also watches the directories of those symlinks and, when the host points
+                     // one elsewhere (a Kubernetes secret volume's rotation), follows the name
+                     // again in the sandbox and covers (masks) what it reaches. An agent that
+                     // predates it refuses the plan.
 };
 
 // The write guard: every system call of the command that creates, renames or links a name (a

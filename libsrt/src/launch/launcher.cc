@@ -439,7 +439,7 @@ Result<void> Launch::SpawnAgent() {
   std::vector<std::string> masks;
   for (const policy::MaskedFile& m : spec_.policy.masked_files) masks.push_back(m.path);
   std::string plan = EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets,
-                                     spec_.guard, covers, masks);
+                                     spec_.guard, covers, masks, spec_.policy.symlinked_files);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

@@ -84,7 +84,8 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets, const GuardPlan& guard,
                             const std::vector<std::string>& covers,
-                            const std::vector<std::string>& masks) {
+                            const std::vector<std::string>& masks,
+                            const std::vector<policy::SymlinkedFile>& symlinked) {
   std::string out = Header();
   RecordU32(out, wire::kTagProc, proc);
   if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
@@ -106,8 +107,14 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
   for (const std::string& r : guard.roots) RecordString(out, wire::kTagGuardRoot, r);
   for (const std::string& r : guard.private_roots) RecordString(out, wire::kTagGuardPrivate, r);
   if (guard.flags != 0) RecordU32(out, wire::kTagGuardFlags, guard.flags);
-  for (const std::string& path : covers) RecordString(out, wire::kTagCover, path);
-  for (const std::string& path : masks) RecordString(out, wire::kTagMask, path);
+  const auto record_with_spellings = [&](uint16_t tag, const std::string& path) {
+    RecordString(out, tag, path);
+    for (const policy::SymlinkedFile& s : symlinked) {
+      if (s.path == path) RecordString(out, wire::kTagSpelled, s.spelled);
+    }
+  };
+  for (const std::string& path : covers) record_with_spellings(wire::kTagCover, path);
+  for (const std::string& path : masks) record_with_spellings(wire::kTagMask, path);
   for (const policy::Protection& p : protections) {
     const bool pin = p.kind == policy::ProtectKind::kPin;
     RecordString(out, pin ? wire::kTagPin : wire::kTagProtect, p.path);

@@ -54,12 +54,15 @@ struct GuardPlan {
 // `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
 // `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
 // `covers`: the denied files srt-agent puts /dev/null over (before the protections, which then
-// see the covers as bwrap's binds were seen before).
+// see the covers as bwrap's binds were seen before). `masks`: the masked files bwrap binds, which
+// srt-agent watches. `symlinked`: how the settings spell those of them they name through
+// symlinks (each follows its cover or mask as a wire::kTagSpelled record).
 std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
                             const GuardPlan& guard = {},
                             const std::vector<std::string>& covers = {},
-                            const std::vector<std::string>& masks = {});
+                            const std::vector<std::string>& masks = {},
+                            const std::vector<policy::SymlinkedFile>& symlinked = {});
 
 }  // namespace srt::launch

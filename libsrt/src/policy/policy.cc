@@ -232,6 +232,16 @@ class Resolver {
                Quote(canonical->path) + " itself if that is what it should grant");
           continue;
         }
+        // A file denied from reading through symlinks: the host may point one elsewhere while
+        // the sandbox runs (srt-agent follows the spelling again then).
+        if ((key.substr(0, 8) == "denyRead" || key == "deny (mask)") &&
+            !canonical->symlinks.empty() && spelled != canonical->path) {
+          const SymlinkedFile link{canonical->path, spelled};
+          if (std::find(policy_.symlinked_files.begin(), policy_.symlinked_files.end(), link) ==
+              policy_.symlinked_files.end()) {
+            policy_.symlinked_files.push_back(link);
+          }
+        }
         out.push_back(
             Resolved{canonical->path, canonical->exists, origin, std::move(canonical->symlinks)});
       }

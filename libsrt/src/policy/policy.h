@@ -87,6 +87,15 @@ struct MaskedFile {
   bool operator==(const MaskedFile&) const = default;
 };
 
+// A denied or masked file the settings name through symlinks (a Kubernetes secret volume's
+// `token -> ..data/token`, `..data -> ..v1`): srt-agent follows `spelled` again whenever the
+// host points a link on the way elsewhere, and covers what it reaches then.
+struct SymlinkedFile {
+  std::string path;     // canonical, as resolved now (a MountRule's or MaskedFile's path)
+  std::string spelled;  // absolute and normalised, as the settings name it
+  bool operator==(const SymlinkedFile&) const = default;
+};
+
 struct Policy {
   bool filesystem_disabled = false;  // filesystem.disabled: the host root, writable
   // The root is srt's tmpfs holding the host's top-level entries (see View::kSyntheticDir)
@@ -124,6 +133,8 @@ struct Policy {
   // Denied files (denyRead, credentials.files deny) that did not exist: covered once the host
   // makes one while the sandbox runs.
   std::vector<std::string> missing_denied_files;
+  // Denied (denyRead, credentials.files) and masked files named through symlinks.
+  std::vector<SymlinkedFile> symlinked_files;
   std::vector<std::string> notes;  // every decision, for --debug
   // What the user should hear about even without --debug: rules that were skipped.
   std::vector<std::string> warnings;

@@ -181,6 +181,59 @@ TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(relative), relative.size(), bad));
 }
 
+// A denied or masked file named through symlinks: its name follows it (wire::kTagSpelled), as one
+// more op of the same kind and file, for the agent's watcher to follow again.
+TEST(PlanTest, AgentPlanSpellsFilesNamedThroughSymlinks) {
+  const std::vector<policy::SymlinkedFile> symlinked = {
+      {"/run/sa/..v1/token", "/run/sa/token"},
+      {"/run/sa/..v1/token", "/run/sa/..data/token"},
+      {"/home/u/..v1/netrc", "/home/u/.netrc"}};
+  std::string bytes =
+      launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"/run/sa/..v1/token", "/w/.env"},
+                              {"/home/u/..v1/netrc"}, symlinked);
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.op_count, 6u);
+  std::vector<init::AgentOp> ops(plan.op_count,
+                                 init::AgentOp{init::OpKind::kPin, nullptr, nullptr});
+  plan.ops = ops.data();
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  const struct {
+    init::OpKind kind;
+    const char* path;
+    const char* spelled;
+  } want[] = {{init::OpKind::kCover, "/run/sa/..v1/token", nullptr},
+              {init::OpKind::kCover, "/run/sa/..v1/token", "/run/sa/token"},
+              {init::OpKind::kCover, "/run/sa/..v1/token", "/run/sa/..data/token"},
+              {init::OpKind::kCover, "/w/.env", nullptr},
+              {init::OpKind::kMask, "/home/u/..v1/netrc", nullptr},
+              {init::OpKind::kMask, "/home/u/..v1/netrc", "/home/u/.netrc"}};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(ops[i].kind, want[i].kind) << i;
+    EXPECT_STREQ(ops[i].path, want[i].path) << i;
+    if (want[i].spelled == nullptr) {
+      EXPECT_EQ(ops[i].spelled, nullptr) << i;
+    } else {
+      EXPECT_STREQ(ops[i].spelled, want[i].spelled) << i;
+    }
+  }
+  // Only after a cover or a mask, and absolute.
+  std::string after_protect = launch::EncodeAgentPlan(
+      wire::kProcAsIs, "", {{policy::ProtectKind::kProtect, "/run/sa/..v1/token", true, ""}}, {},
+      {}, {}, {}, symlinked);
+  EXPECT_EQ(after_protect.find("/run/sa/token"), std::string::npos);
+  const std::string record = bytes.substr(bytes.find("/run/sa/token") - 8, 8 + 14);
+  after_protect += record;
+  init::AgentPlan bad;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(after_protect), after_protect.size(), bad));
+  std::string first = launch::EncodeAgentPlan(wire::kProcAsIs, "", {});
+  first += record;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(first), first.size(), bad));
+  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"/a"}, {},
+                                                       {{"/a", "run/sa/token"}});
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(relative), relative.size(), bad));
+}
+
 // A host path must follow a protection directly, once.
 TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
   std::string bytes = launch::EncodeAgentPlan(

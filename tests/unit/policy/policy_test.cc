@@ -348,6 +348,28 @@ TEST(PolicyTest, AHiddenWorkingDirectoryIsAnErrorUnlessItIsTheHiddenDirectoryIts
   EXPECT_THAT(p.mounts, testing::Contains(M("/w", View::kHiddenDir, "denyRead '/w'")));
 }
 
+// Hostile review 2, finding 7: a file denied or masked through symlinks keeps its name, for
+// srt-agent to follow again when the host points a link elsewhere; denyWrite, and names without
+// a symlink, need none.
+TEST(PolicyTest, FilesDeniedOrMaskedThroughSymlinksKeepTheirNames) {
+  FakeFsView fs = Host();
+  fs.Add("/w/vault/token", kFile);
+  fs.Add("/w/secrets", Symlink("vault"));
+  fs.Add("/w/real/settings.toml", kFile);
+  fs.Add("/w/settings.toml", Symlink("real/settings.toml"));
+  fs.Add("/w/sa/..v1/netrc", kFile);
+  fs.Add("/w/sa/..data", Symlink("..v1"));
+  fs.Add("/w/sa/netrc", Symlink("..data/netrc"));
+  fs.Add("/w/plain", kFile);
+  Settings s = WithFs({.deny_read = Paths({"secrets/token", "plain"}),
+                       .allow_write = Paths({"."}),
+                       .deny_write = Paths({"settings.toml"})});
+  s.credentials.files = {{{"/w/sa/netrc", false}, CredentialMode::kMask, {}}};
+  Policy p = Resolve(s, fs);
+  EXPECT_EQ(p.symlinked_files, (std::vector<SymlinkedFile>{{"/w/vault/token", "/w/secrets/token"},
+                                                           {"/w/sa/..v1/netrc", "/w/sa/netrc"}}));
+}
+
 TEST(PolicyTest, DenyReadOfTheRootHidesEachTopLevelEntryButDevAndProc) {
   FakeFsView fs = Host();
   fs.Add("/usr/bin/sh", kFile);
