@@ -447,6 +447,14 @@ int Run(int argc, char** argv) {
     }
   }
   if (serve_socket) {
+    // Only now are the write roots known (the policy is resolved in Start). The socket exists
+    // already, but no client can have been served on it.
+    if (srt::Result<void> placed = serve_socket->RefuseBelow(sandbox->writable()); !placed) {
+      control.Stop();
+      (void)sandbox->Stop();
+      (void)sandbox->Wait();
+      return Fail(placed.error().message());
+    }
     srt::Result<srt::ExitStatus> served = srt::cli::Serve(*serve_socket, *sandbox, sfd, Print);
     control.Stop();
     if (!served) return Fail(served.error().message());

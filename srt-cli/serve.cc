@@ -3,6 +3,7 @@
 #include "serve.h"
 
 #include <fcntl.h>
+#include <limits.h>  // PATH_MAX
 #include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 
 #include "attach_protocol.h"
 #include "attach_socket.h"
+#include "base/path.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "init_protocol/exec_plan.h"
@@ -327,6 +329,28 @@ Result<std::unique_ptr<ServeSocket>> ServeSocket::Create(const std::string& path
   s->dev_ = st.st_dev;
   s->ino_ = st.st_ino;
   return s;
+}
+
+Result<void> ServeSocket::RefuseBelow(const std::vector<std::string>& roots) const {
+  // The directory's real path, from the descriptor the socket was made in (the name given may
+  // be relative or go through '..').
+  char dir[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(dir_.get());
+  const ssize_t n = readlink(link.c_str(), dir, sizeof dir - 1);
+  if (n <= 0) return SysError("--serve " + strings::Quote(path_) + ": its directory's real path");
+  dir[n] = '\0';
+  const std::string real = std::string(dir) + (n == 1 ? "" : "/") + name_;
+  for (const std::string& root : roots) {
+    if (path::IsWithin(real, root)) {
+      return MakeError(Errc::kInvalidArgument,
+                       "--serve " + strings::Quote(path_) + " lies inside the write root " +
+                           strings::Quote(root) +
+                           ": a sandboxed command could move the socket away and put one of its "
+                           "own at its name. Put it elsewhere (e.g. $XDG_RUNTIME_DIR) or narrow "
+                           "allowWrite.");
+    }
+  }
+  return Ok();
 }
 
 ServeSocket::~ServeSocket() {

@@ -31,6 +31,9 @@ class ServeSocket {
   ServeSocket(const ServeSocket&) = delete;
   ServeSocket& operator=(const ServeSocket&) = delete;
   int fd() const { return listen_.get(); }
+  // Fails, naming the root, when the socket lies below one of `roots` (by its real path): a
+  // sandboxed command that can write there could move it away and bind its own at its name.
+  [[nodiscard]] Result<void> RefuseBelow(const std::vector<std::string>& roots) const;
 
  private:
   ServeSocket() = default;

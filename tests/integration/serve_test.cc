@@ -25,14 +25,17 @@ class ServeTest : public SrtTest {
   void SetUp() override {
     SrtTest::SetUp();
     if (IsSkipped()) return;
-    run().MakeDir("run");
+    // The socket outside the write root ".": one inside it is refused (a command could move it
+    // away and bind one of its own at its name).
+    run().MakeDir("../run");
     run().MakeDir("ro");
     run().MakeDir("d1");
     run().MakeDir("d2");
     run().WriteFile("secret.txt", "secret\n");
-    socket_ = run().Path("run/srt.sock");
+    socket_ = run().Path("../run/srt.sock");
     serve_ = run().Start(kServeSettings, {"--serve", socket_});
-    ASSERT_TRUE(Eventually([&] { return run().Exists("run/srt.sock"); }, std::chrono::seconds(10)))
+    ASSERT_TRUE(
+        Eventually([&] { return run().Exists("../run/srt.sock"); }, std::chrono::seconds(10)))
         << "srt --serve never made its socket: " << run().Finish(serve_).err;
   }
   void TearDown() override {
@@ -201,7 +204,7 @@ TEST_P(ServeTest, SigtermLeavesNoProcessAndNoSocket) {
   RunResult r = run().Finish(serve_);
   serve_ = -1;
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(run().Exists("run/srt.sock"));
+  EXPECT_FALSE(run().Exists("../run/srt.sock"));
   EXPECT_TRUE(Eventually([&] { return ProcessesMatching(name).empty(); }))
       << "a command outlived srt --serve";
   ASSERT_TRUE(Eventually([&] { return run().Exists("code"); }));
@@ -282,10 +285,26 @@ TEST_P(ServeTest, AServeSocketInADirectoryOthersCanWriteIsRefused) {
   RunResult r = run().SrtRaw({"--serve", run().Path("open/s")});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("can be written by other users"), std::string::npos) << r.err;
-  run().MakeSymlink(run().Path("run"), "link");
+  run().MakeSymlink(run().Path("../run"), "link");
   r = run().SrtRaw({"--serve", run().Path("link/s")});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("goes through a symlink"), std::string::npos) << r.err;
+}
+
+// A socket where the sandbox's commands can write could be moved away by one of them, and a
+// socket of its own bound at its name: every later --attach would reach nothing (or, were the
+// refusal of AF_UNIX sockets ever to slip, the command). Refused, as mitmProxy's socket is.
+TEST_P(ServeTest, AServeSocketInsideAWriteRootIsRefused) {
+  run().MakeDir("inside");
+  RunResult r = run().Srt(kServeSettings, {"--serve", run().Path("inside/s")});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("lies inside the write root '" + run().root() + "'"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(run().Exists("inside/s"));
+  // Named through '..' from outside, it is the same place.
+  r = run().Srt(kServeSettings, {"--serve", run().Path("../run/../w/inside/s")});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("lies inside the write root"), std::string::npos) << r.err;
 }
 
 SRT_INSTANTIATE(ServeTest);
@@ -333,7 +352,7 @@ TEST_P(ServeTest, SrtAttachExitStatusesAndMessagesAreSrts) {
     EXPECT_EQ(opt.out, "");
   }
   // Nothing served there: the same words as srt's.
-  const std::string gone = run().Path("run/none.sock");
+  const std::string gone = run().Path("../run/none.sock");
   RunResult srt = run().SrtRaw({"--attach", gone, "true", "x"});
   RunResult small = run().Host({SrtAttachBinary(), gone, "true", "x"});
   EXPECT_EQ(small.exit_code, 125);

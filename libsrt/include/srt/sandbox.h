@@ -252,6 +252,10 @@ class Sandbox {
   [[nodiscard]] Result<Execution> Exec(ExecOptions options);
   [[nodiscard]] Result<void> Stop();
 
+  // The host paths the command can write below (real paths, its private TMPDIR's included): a
+  // host file there is the sandbox's to replace, so host-side code must not trust one there.
+  [[nodiscard]] const std::vector<std::string>& writable() const { return writable_; }
+
  private:
   struct ServeContext;
   Sandbox(std::unique_ptr<net::SandboxNetwork> network, std::unique_ptr<launch::Launch> launch,
