@@ -40,6 +40,14 @@ decider::Request DeciderRequest(const http::Request& request, const Host& host, 
   return r;
 }
 
+DeciderLink::Outcome AfterBodyShown(DeciderLink::Outcome outcome) {
+  if (outcome.kind == DeciderLink::Outcome::Kind::kVerdict &&
+      outcome.verdict.action == decider::Action::kNeedBody) {
+    return {DeciderLink::Outcome::Kind::kUnavailable, {}, "request decider: a second need_body"};
+  }
+  return outcome;
+}
+
 std::optional<DeciderRefusal> RefusalFor(const DeciderLink::Outcome& outcome) {
   using Kind = DeciderLink::Outcome::Kind;
   if (outcome.kind == Kind::kUnavailable) {

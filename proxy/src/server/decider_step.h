@@ -35,6 +35,9 @@ struct DeciderRefusal {
 // The refusal an outcome means (unavailable, bad request, deny); nullopt for allow and
 // need_body.
 [[nodiscard]] std::optional<DeciderRefusal> RefusalFor(const DeciderLink::Outcome& outcome);
+// The outcome of a request whose body the decider has seen: a second need_body is the decider's
+// error (the link refuses it too), so the request is answered as with no decider.
+[[nodiscard]] DeciderLink::Outcome AfterBodyShown(DeciderLink::Outcome outcome);
 
 // Whether an allow's edits drop the client's field `name`: removed, set anew, or (a credential)
 // one of the credential fields.

@@ -627,13 +627,7 @@ class TerminatedSession final : public Session {
         ask_id_, body_->shown(), body_->cut(),
         [this, live = std::weak_ptr<int>(live_)](DeciderLink::Outcome o) {
           if (live.expired()) return;
-          if (o.kind == DeciderLink::Outcome::Kind::kVerdict &&
-              o.verdict.action == decider::Action::kNeedBody) {
-            o = {DeciderLink::Outcome::Kind::kUnavailable,
-                 {},
-                 "request decider: a second need_body"};
-          }
-          Decided(std::move(o));
+          Decided(AfterBodyShown(std::move(o)));
         });
     return true;
   }

@@ -51,6 +51,13 @@ TEST(DeciderStepTest, OutcomesThatRefuse) {
   EXPECT_FALSE(RefusalFor(o));
   o.verdict.action = decider::Action::kAllow;
   EXPECT_FALSE(RefusalFor(o));
+  // After the body was shown, an allow stays an allow and a second need_body refuses (503).
+  EXPECT_EQ(AfterBodyShown(o).kind, DeciderLink::Outcome::Kind::kVerdict);
+  o.verdict.action = decider::Action::kNeedBody;
+  r = RefusalFor(AfterBodyShown(o));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->reason, "request decider: a second need_body");
 }
 
 TEST(DeciderStepTest, EditsDropAndAdd) {
