@@ -428,16 +428,27 @@ int Run(int argc, char** argv) {
   int sfd = signalfd(-1, &relayed, SFD_CLOEXEC);
   if (sfd < 0) return Fail(std::string("signalfd: ") + srt::ErrnoText(errno));
 
-  // --serve: the socket first, so that a path srt refuses costs no sandbox.
+  // --serve: the socket's directory first, so that a path srt refuses costs no sandbox; Start
+  // refuses one the command could write to before a sandbox exists; only then is it bound, so
+  // no client ever finds a socket that will not be served.
   std::unique_ptr<srt::cli::ServeSocket> serve_socket;
   if (cli.serve_socket) {
-    srt::Result<std::unique_ptr<srt::cli::ServeSocket>> made =
-        srt::cli::ServeSocket::Create(*cli.serve_socket);
-    if (!made) return Fail(made.error().message());
-    serve_socket = std::move(made).value();
+    srt::Result<std::unique_ptr<srt::cli::ServeSocket>> opened =
+        srt::cli::ServeSocket::Open(*cli.serve_socket);
+    if (!opened) return Fail(opened.error().message());
+    serve_socket = std::move(opened).value();
+    options.outside_writable.push_back(
+        {"--serve " + srt::strings::Quote(*cli.serve_socket), serve_socket->real_path()});
   }
   srt::Result<srt::Sandbox> sandbox = srt::Sandbox::Start(std::move(options));
   if (!sandbox) return Fail(sandbox.error().message());
+  if (serve_socket) {
+    if (srt::Result<void> listening = serve_socket->Listen(); !listening) {
+      (void)sandbox->Stop();
+      (void)sandbox->Wait();
+      return Fail(listening.error().message());
+    }
+  }
   srt::cli::ControlChannel control;
   if (cli.control_fd) {
     if (srt::Result<void> ok = control.Start(*cli.control_fd, *sandbox, Print); !ok) {
@@ -447,14 +458,6 @@ int Run(int argc, char** argv) {
     }
   }
   if (serve_socket) {
-    // Only now are the write roots known (the policy is resolved in Start). The socket exists
-    // already, but no client can have been served on it.
-    if (srt::Result<void> placed = serve_socket->RefuseBelow(sandbox->writable()); !placed) {
-      control.Stop();
-      (void)sandbox->Stop();
-      (void)sandbox->Wait();
-      return Fail(placed.error().message());
-    }
     srt::Result<srt::ExitStatus> served = srt::cli::Serve(*serve_socket, *sandbox, sfd, Print);
     control.Stop();
     if (!served) return Fail(served.error().message());

@@ -237,7 +237,7 @@ class Server {
 
 }  // namespace
 
-Result<std::unique_ptr<ServeSocket>> ServeSocket::Create(const std::string& path) {
+Result<std::unique_ptr<ServeSocket>> ServeSocket::Open(const std::string& path) {
   const std::string what = "--serve " + strings::Quote(path);
   const size_t slash = path.rfind('/');
   const std::string dir =
@@ -294,62 +294,54 @@ Result<std::unique_ptr<ServeSocket>> ServeSocket::Create(const std::string& path
     if (unlinkat(s->dir_.get(), name.c_str(), 0) != 0)
       return SysError(what + ": remove the stale socket");
   }
-  s->listen_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-  if (!s->listen_) return SysError("socket");
+  // The socket's real path, from the descriptor it will be made in (the name given may be
+  // relative or go through '..'): the sandbox must not be able to write there.
+  char real[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(s->dir_.get());
+  const ssize_t n = readlink(link.c_str(), real, sizeof real - 1);
+  if (n <= 0) return SysError(what + ": its directory's real path");
+  s->real_path_ = std::string(real, static_cast<size_t>(n)) + (n == 1 ? "" : "/") + name;
+  return s;
+}
+
+Result<void> ServeSocket::Listen() {
+  const std::string what = "--serve " + strings::Quote(path_);
+  const std::string& name = name_;
+  struct stat st {};
+  listen_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!listen_) return SysError("socket");
   // Bound and listening under a name of its own first, then renamed into place: a client that
   // finds the socket can connect at once (no ECONNREFUSED between bind and listen).
   const std::string temporary = "." + name + "." + std::to_string(getpid());
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  const std::string via = "/proc/self/fd/" + std::to_string(s->dir_.get()) + "/" + temporary;
+  const std::string via = "/proc/self/fd/" + std::to_string(dir_.get()) + "/" + temporary;
   if (via.size() >= sizeof a.sun_path) {
     return MakeError(Errc::kInvalidArgument, what + ": the name is too long for a socket");
   }
   std::memcpy(a.sun_path, via.c_str(), via.size() + 1);
-  (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);  // one a killed srt of this pid left
+  (void)unlinkat(dir_.get(), temporary.c_str(), 0);  // one a killed srt of this pid left
   // 0600 from birth: no moment in which another user could connect.
   const mode_t old = umask(0177);
-  const int bound = bind(s->listen_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
+  const int bound = bind(listen_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
   const int bind_errno = errno;
   umask(old);
   if (bound != 0) return SysError(what + ": bind", bind_errno);
-  if (listen(s->listen_.get(), 64) != 0 ||
-      fstatat(s->dir_.get(), temporary.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (listen(listen_.get(), 64) != 0 ||
+      fstatat(dir_.get(), temporary.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     Error e = SysError(what + ": listen");
-    (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
+    (void)unlinkat(dir_.get(), temporary.c_str(), 0);
     return e;
   }
   // RENAME_NOREPLACE: a name someone made since the check above is not replaced.
-  if (syscall(SYS_renameat2, s->dir_.get(), temporary.c_str(), s->dir_.get(), name.c_str(),
+  if (syscall(SYS_renameat2, dir_.get(), temporary.c_str(), dir_.get(), name.c_str(),
               RENAME_NOREPLACE) != 0) {
     Error e = SysError(what + ": rename the socket into place");
-    (void)unlinkat(s->dir_.get(), temporary.c_str(), 0);
+    (void)unlinkat(dir_.get(), temporary.c_str(), 0);
     return e;
   }
-  s->dev_ = st.st_dev;
-  s->ino_ = st.st_ino;
-  return s;
-}
-
-Result<void> ServeSocket::RefuseBelow(const std::vector<std::string>& roots) const {
-  // The directory's real path, from the descriptor the socket was made in (the name given may
-  // be relative or go through '..').
-  char dir[PATH_MAX];
-  const std::string link = "/proc/self/fd/" + std::to_string(dir_.get());
-  const ssize_t n = readlink(link.c_str(), dir, sizeof dir - 1);
-  if (n <= 0) return SysError("--serve " + strings::Quote(path_) + ": its directory's real path");
-  dir[n] = '\0';
-  const std::string real = std::string(dir) + (n == 1 ? "" : "/") + name_;
-  for (const std::string& root : roots) {
-    if (path::IsWithin(real, root)) {
-      return MakeError(Errc::kInvalidArgument,
-                       "--serve " + strings::Quote(path_) + " lies inside the write root " +
-                           strings::Quote(root) +
-                           ": a sandboxed command could move the socket away and put one of its "
-                           "own at its name. Put it elsewhere (e.g. $XDG_RUNTIME_DIR) or narrow "
-                           "allowWrite.");
-    }
-  }
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
   return Ok();
 }
 

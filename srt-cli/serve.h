@@ -26,19 +26,23 @@ namespace srt::cli {
 // destruction.
 class ServeSocket {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<ServeSocket>> Create(const std::string& path);
+  // The socket's directory, opened and checked (no symlink, no other user can write it, no
+  // live server there, a dead one's socket removed); nothing is bound yet.
+  [[nodiscard]] static Result<std::unique_ptr<ServeSocket>> Open(const std::string& path);
+  // Binds and listens at the name (mode 0600 from birth, renamed into place).
+  [[nodiscard]] Result<void> Listen();
   ~ServeSocket();
   ServeSocket(const ServeSocket&) = delete;
   ServeSocket& operator=(const ServeSocket&) = delete;
   int fd() const { return listen_.get(); }
-  // Fails, naming the root, when the socket lies below one of `roots` (by its real path): a
-  // sandboxed command that can write there could move it away and bind its own at its name.
-  [[nodiscard]] Result<void> RefuseBelow(const std::vector<std::string>& roots) const;
+  // Its real absolute path (for SandboxOptions::outside_writable).
+  const std::string& real_path() const { return real_path_; }
 
  private:
   ServeSocket() = default;
   std::string path_;
   std::string name_;
+  std::string real_path_;
   UniqueFd dir_;
   UniqueFd listen_;
   unsigned long dev_ = 0;

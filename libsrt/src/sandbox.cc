@@ -202,6 +202,24 @@ Result<void> VetMitmSocket(const NetworkPolicy& network, const std::vector<std::
   return Ok();
 }
 
+// A host file the caller trusts must not lie where the command can write: the command could
+// move it away and put its own at its name.
+Result<void> VetOutsideWritable(const std::vector<SandboxOptions::HostPath>& paths,
+                                const std::vector<std::string>& writable) {
+  for (const SandboxOptions::HostPath& p : paths) {
+    for (const std::string& root : writable) {
+      if (path::IsWithin(p.path, root)) {
+        return MakeError(Errc::kInvalidArgument,
+                         p.what + " lies inside the write root " + Quote(root) +
+                             ": a sandboxed command could move it away and put its own at its "
+                             "name. Put it elsewhere (e.g. $XDG_RUNTIME_DIR) or narrow "
+                             "allowWrite.");
+      }
+    }
+  }
+  return Ok();
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -361,6 +379,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   SRT_ASSIGN_OR_RETURN(std::string bwrap,
                        facade::VetExecutable(facts.bwrap, "bwrap", plan.writable));
   SRT_RETURN_IF_ERROR(VetMitmSocket(policy.network, plan.writable));
+  SRT_RETURN_IF_ERROR(VetOutsideWritable(options.outside_writable, plan.writable));
   std::vector<std::string> writable = plan.writable;
   SRT_ASSIGN_OR_RETURN(std::string init,
                        facade::VetExecutable(facts.init, "srt-init", plan.writable));

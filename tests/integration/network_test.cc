@@ -1167,12 +1167,12 @@ TEST_P(NetworkTest, AWarmSandboxsCommandsShareItsProxyAndItsControlFd) {
   int p[2];
   ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
   UniqueFd read_end(p[0]), write_end(p[1]);
-  run().MakeDir("run");
-  const std::string socket = run().Path("run/srt.sock");
+  run().MakeDir("../run");  // outside the write root "." (srt refuses a socket inside one)
+  const std::string socket = run().Path("../run/srt.sock");
   pid_t serve = run().StartWithFds(
       DefaultSettings().dump(), {"--control-fd", "50", "--serve", socket}, {{50, read_end.get()}});
   read_end.reset();
-  ASSERT_TRUE(Eventually([&] { return run().Exists("run/srt.sock"); }, std::chrono::seconds(10)))
+  ASSERT_TRUE(Eventually([&] { return run().Exists("../run/srt.sock"); }, std::chrono::seconds(10)))
       << run().Finish(serve).err;
   auto attach = [&](const std::string& script) {
     return run().SrtRaw({"--attach", socket, "-c", script});

@@ -169,6 +169,14 @@ struct SandboxOptions {
   // --- Mounts and limits ------------------------------------------------------------------------
   // Mounted after every settings rule, shallow targets first; each target at most once.
   std::vector<BindMount> binds;
+  // Host files the caller trusts and the command must not be able to replace (a socket the
+  // caller serves, say): Start() fails, naming `what` and the write root, before any sandbox
+  // exists, when one lies where the command could write. `path` is real and absolute.
+  struct HostPath {
+    std::string what;
+    std::string path;
+  };
+  std::vector<HostPath> outside_writable;
   // Start() fails, naming what is missing, when a limit cannot be enforced: no cgroup v2 with
   // the controller nor a v1 hierarchy of it, or no permission to create cgroups there. The cgroup
   // is <own cgroup>/srt/<id>-<random> (v2: when the caller's cgroup delegates the controllers,
@@ -251,10 +259,6 @@ class Sandbox {
   // `forward_signals_fd`) has ended the sandbox and everything in it.
   [[nodiscard]] Result<Execution> Exec(ExecOptions options);
   [[nodiscard]] Result<void> Stop();
-
-  // The host paths the command can write below (real paths, its private TMPDIR's included): a
-  // host file there is the sandbox's to replace, so host-side code must not trust one there.
-  [[nodiscard]] const std::vector<std::string>& writable() const { return writable_; }
 
  private:
   struct ServeContext;
