@@ -220,6 +220,18 @@ Result<void> VetOutsideWritable(const std::vector<SandboxOptions::HostPath>& pat
   return Ok();
 }
 
+// What is at the TMPDIRs' kept parent (facade::KeptTmpdirParent), not following a symlink. The
+// agent makes it when it is missing, and checks it again where it mounts on it.
+facade::HostFacts::KeptDir LookAtKeptTmpdirParent(const std::string& path, uid_t euid) {
+  struct stat st {};
+  if (fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return errno == ENOENT ? facade::HostFacts::KeptDir::kMissing
+                           : facade::HostFacts::KeptDir::kUnusable;
+  }
+  const bool usable = S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700 && st.st_uid == euid;
+  return usable ? facade::HostFacts::KeptDir::kUsable : facade::HostFacts::KeptDir::kUnusable;
+}
+
 // Everything Start asks the host before it plans (see sandbox_plan.h).
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
@@ -311,7 +323,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     }
   }
 
-  SRT_ASSIGN_OR_RETURN(const facade::HostFacts facts, GatherHostFacts(options));
+  SRT_ASSIGN_OR_RETURN(facade::HostFacts facts, GatherHostFacts(options));
   policy::Environment env{facts.home, facts.cwd, {}, facts.proxy_variables};
   for (const BindMount& b : options.binds) {
     env.binds.push_back(policy::BindRequest{b.source, b.target, b.writable, b.own_repositories});
@@ -333,6 +345,10 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
 
   SRT_RETURN_IF_ERROR(facade::VetNesting(policy, facts));
+  if (!policy.tmpdir_parent.empty()) {
+    facts.kept_tmpdir_parent = LookAtKeptTmpdirParent(
+        facade::KeptTmpdirParent(policy.tmpdir_parent, facts.euid), facts.euid);
+  }
   facade::SandboxPlan plan = facade::PlanSandbox(options, facts, policy);
   if (options.debug) {
     for (const std::string& rule : seccomp::DescribeFilter(plan.filter)) debug("seccomp: " + rule);

@@ -14,7 +14,10 @@ namespace srt::facade {
 
 void SetEnv(std::vector<std::string>& environment, const std::string& name,
             const std::string& value) {
-  std::erase_if(environment, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+  // No string is built per entry: srt calls this some twenty times on an environment of dozens.
+  std::erase_if(environment, [&](const std::string& e) {
+    return e.size() > name.size() && e[name.size()] == '=' && e.starts_with(name);
+  });
   environment.push_back(name + "=" + value);
 }
 
@@ -105,6 +108,10 @@ Result<void> VetNesting(const policy::Policy& policy, const HostFacts& facts) {
       "srt as an unprivileged user to nest sandboxes or containers");
 }
 
+std::string KeptTmpdirParent(std::string_view tmpdir_parent, uid_t euid) {
+  return std::string(tmpdir_parent) + "/srt-" + std::to_string(euid);
+}
+
 SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                         const policy::Policy& policy) {
   SandboxPlan plan;
@@ -116,9 +123,20 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
   plan.environment = options.env ? *options.env : facts.environment;
   SetEnv(plan.environment, "SANDBOX_RUNTIME", "1");
   if (!policy.tmpdir_parent.empty()) {
-    plan.tmpdir = policy.tmpdir_parent + "/srt-" + facts.random_name;
-    SetEnv(plan.environment, "TMPDIR", plan.tmpdir);
-    plan.notes.push_back("TMPDIR " + plan.tmpdir + ": a private tmpfs, removed afterwards");
+    const std::string kept = KeptTmpdirParent(policy.tmpdir_parent, facts.euid);
+    if (facts.kept_tmpdir_parent != HostFacts::KeptDir::kUnusable) {
+      plan.tmpdir = {kept + "/" + facts.random_name, true};
+      plan.notes.push_back("TMPDIR " + plan.tmpdir.path + ": in a private tmpfs on " + kept +
+                           " (kept for the next sandboxes, mode 0700), gone afterwards");
+    } else {
+      // Someone else's directory, a symlink, or a mode that lets others in: srt neither mounts
+      // on it nor touches it.
+      plan.tmpdir = {policy.tmpdir_parent + "/srt-" + facts.random_name, false};
+      plan.notes.push_back(kept + " is not a directory of uid " + std::to_string(facts.euid) +
+                           " with mode 0700, so it is not used: TMPDIR " + plan.tmpdir.path +
+                           " is a private tmpfs on a directory made now and removed afterwards");
+    }
+    SetEnv(plan.environment, "TMPDIR", plan.tmpdir.path);
   }
 
   plan.writable = policy.write_roots;
@@ -129,7 +147,12 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
   if (!policy.filesystem_disabled) {
     plan.guard.calls = seccomp::GuardCalls();
     plan.guard.roots = policy.guard_roots;
-    if (!plan.tmpdir.empty()) plan.guard.private_roots.push_back(plan.tmpdir);
+    // The whole tmpfs is the sandbox's own: with a kept parent, the parent it is mounted on.
+    if (!plan.tmpdir.path.empty()) {
+      plan.guard.private_roots.push_back(plan.tmpdir.in_kept_parent
+                                             ? KeptTmpdirParent(policy.tmpdir_parent, facts.euid)
+                                             : plan.tmpdir.path);
+    }
     if (policy.allow_git_config) plan.guard.flags |= wire::kGuardAllowGitConfig;
   }
 

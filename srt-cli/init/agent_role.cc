@@ -177,11 +177,61 @@ long CoverWithNull(int target) { return BindReadOnly(AT_FDCWD, "/dev/null", targ
 
 // Mounts a fresh tmpfs (mode 0700, owned by the caller) on `path` inside the sandbox, creating
 // the directory first where the sandbox does not see the one made on the host (a hidden /tmp).
-long MountPrivateTmpfs(const char* path) {
+// Copies the parent directory of the absolute `path` into `parent` (kPathMax bytes) and returns
+// the last component (a pointer into `path`); null when `path` is too long or has no parent
+// below the root.
+const char* SplitParent(const char* path, char* parent) {
+  const size_t len = strlen(path);
+  size_t slash = len;
+  while (slash > 0 && path[slash] != '/') --slash;
+  if (len >= kPathMax || slash == 0 || path[slash + 1] == 0) return nullptr;
+  memcpy(parent, path, slash);
+  parent[slash] = 0;
+  return path + slash + 1;
+}
+
+// A directory of `euid`'s with mode 0700: the kept parent of the TMPDIR (kTagTmpdirIn).
+bool IsKeptTmpdirParent(const struct statx& st, uint32_t euid) {
+  return (st.stx_mode & S_IFMT) == S_IFDIR && (st.stx_mode & 07777) == 0700 && st.stx_uid == euid;
+}
+
+// The host side of kTagTmpdirIn: makes the kept parent `kept` (mode 0700) if it is missing and
+// checks that it is a directory of `euid`'s with mode 0700, not a symlink; anything else (another
+// user's directory in a shared /tmp, a symlink a command with write access to /tmp left) fails
+// with EPERM rather than be mounted on. Nothing is ever removed: the next sandbox uses it too.
+long KeepTmpdirParent(const char* kept, uint32_t euid) {
+  char grand[kPathMax];
+  const char* leaf = SplitParent(kept, grand);
+  if (!leaf) return -EINVAL;
+  long dir = OpenNoSymlinks(grand, O_DIRECTORY);
+  if (Failed(dir)) return dir;
+  long r = SRT_SYS(__NR_mkdirat, dir, leaf, 0700);
+  if (r == -EEXIST) r = 0;
+  struct statx st {};
+  if (!Failed(r)) r = StatAt(static_cast<int>(dir), leaf, st);
+  if (!Failed(r) && !IsKeptTmpdirParent(st, euid)) r = -EPERM;
+  SRT_SYS(__NR_close, dir);
+  return r;
+}
+
+// Mounts a fresh tmpfs (mode 0700, nosuid, nodev) on the directory `path` of the sandbox. With
+// `name`, the directory `name` (mode 0700) is made in the tmpfs before it is mounted, so that the
+// command's TMPDIR is there the moment the mount is, and `path` must then be the kept parent
+// (IsKeptTmpdirParent for `euid`, looked at in the sandbox, where the mount goes).
+long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid) {
   long r = SRT_SYS(__NR_mkdirat, AT_FDCWD, path, 0700);
   if (Failed(r) && r != -EEXIST) return r;
   long target = OpenNoSymlinks(path, O_DIRECTORY);
   if (Failed(target)) return target;
+  if (name) {
+    struct statx st {};
+    r = StatAt(static_cast<int>(target), "", st);
+    if (!Failed(r) && !IsKeptTmpdirParent(st, euid)) r = -EPERM;
+    if (Failed(r)) {
+      SRT_SYS(__NR_close, target);
+      return r;
+    }
+  }
   long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
   if (!Failed(fs)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
   if (!Failed(fs) && !Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
@@ -189,8 +239,11 @@ long MountPrivateTmpfs(const char* path) {
                  ? (Failed(fs) ? fs : r)
                  : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (!Failed(mnt)) {
-    r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
-                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+    r = name ? SRT_SYS(__NR_mkdirat, mnt, name, 0700) : 0;
+    if (!Failed(r)) {
+      r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
+                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+    }
     SRT_SYS(__NR_close, mnt);
   } else {
     r = mnt;
@@ -943,9 +996,23 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     return 1;
   }
   if (plan.tmpdir) {
-    r = MountPrivateTmpfs(plan.tmpdir);
+    // kTagTmpdirIn: the tmpfs goes on the TMPDIR's kept parent, the TMPDIR is made inside it.
+    char parent[kPathMax];
+    const char* name = nullptr;
+    const char* mount_point = plan.tmpdir;
+    if (plan.tmpdir_in_kept_parent) {
+      name = SplitParent(plan.tmpdir, parent);
+      if (!name) {
+        ReportFailure(ctl, -1, wire::kStageTmpdir, -EINVAL, plan.tmpdir);
+        return 1;
+      }
+      mount_point = parent;
+    }
+    // In the sandbox the agent has the user namespace's ids (an unprivileged caller joined it
+    // above), so the parent's owner is compared with those.
+    r = MountPrivateTmpfs(mount_point, name, static_cast<uint32_t>(SRT_SYS(__NR_geteuid)));
     if (Failed(r)) {
-      ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
+      ReportFailure(ctl, -1, wire::kStageTmpdir, r, mount_point);
       return 1;
     }
   }
@@ -1159,23 +1226,22 @@ int RunAgent(int argc, char** argv) {
   rt::CloseAllExcept(3, keep, 1);
   const auto euid = static_cast<uint32_t>(SRT_SYS(__NR_geteuid));
 
-  // The private TMPDIR's directory on the host: a fresh name srt chose, created here so that the
-  // agent removes it afterwards whatever happens to srt.
+  // The private TMPDIR's directory on the host. A kept parent (kTagTmpdirIn) is made if missing
+  // and checked, and stays; otherwise the TMPDIR is a fresh name srt chose, created here so that
+  // the agent removes it afterwards whatever happens to srt.
   int tmp_parent = -1;
   const char* tmp_name = nullptr;
-  if (plan.tmpdir) {
-    char parent[kPathMax];
-    size_t len = strlen(plan.tmpdir);
-    size_t slash = len;
-    while (slash > 0 && plan.tmpdir[slash] != '/') --slash;
-    if (len >= kPathMax || slash == 0) {
-      ReportFailure(ctl, -1, wire::kStageTmpdir, -EINVAL, plan.tmpdir);
+  if (plan.tmpdir && plan.tmpdir_in_kept_parent) {
+    char kept[kPathMax];
+    long r = SplitParent(plan.tmpdir, kept) ? KeepTmpdirParent(kept, euid) : -EINVAL;
+    if (Failed(r)) {
+      ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
       return 1;
     }
-    memcpy(parent, plan.tmpdir, slash);
-    parent[slash] = 0;
-    tmp_name = plan.tmpdir + slash + 1;
-    long dir = OpenNoSymlinks(parent, O_DIRECTORY);
+  } else if (plan.tmpdir) {
+    char parent[kPathMax];
+    tmp_name = SplitParent(plan.tmpdir, parent);
+    long dir = tmp_name ? OpenNoSymlinks(parent, O_DIRECTORY) : -EINVAL;
     long r = Failed(dir) ? dir : SRT_SYS(__NR_mkdirat, dir, tmp_name, 0700);
     if (Failed(r)) {
       if (!Failed(dir)) SRT_SYS(__NR_close, dir);

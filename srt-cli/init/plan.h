@@ -54,7 +54,8 @@ inline constexpr size_t kMaxGuardRoots = 256;
 
 struct AgentPlan {
   wire::ProcMode proc = wire::kProcAsIs;
-  const char* tmpdir = nullptr;  // absolute; none when null
+  const char* tmpdir = nullptr;        // absolute; none when null
+  bool tmpdir_in_kept_parent = false;  // kTagTmpdirIn: the tmpfs goes on tmpdir's parent
   wire::NetSocket sockets[kMaxNetSockets] = {};
   size_t socket_count = 0;
   size_t op_count = 0;
@@ -180,6 +181,25 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         }
         seen_tmpdir = true;
         plan.tmpdir = t;
+        break;
+      }
+      case wire::kTagTmpdirIn: {
+        // "/parent/name": a parent below the root (never "/" itself) and a plain name in it.
+        const char* t;
+        if (!wire::PlanReader::AsString(payload, len, t) || t[0] != '/' || seen_tmpdir) {
+          return false;
+        }
+        const size_t end = len - 1;  // the NUL
+        size_t name = end;
+        while (name > 0 && t[name - 1] != '/') --name;
+        const size_t name_len = end - name;
+        if (name <= 1 || name_len == 0 || (name_len == 1 && t[name] == '.') ||
+            (name_len == 2 && t[name] == '.' && t[name + 1] == '.')) {
+          return false;
+        }
+        seen_tmpdir = true;
+        plan.tmpdir = t;
+        plan.tmpdir_in_kept_parent = true;
         break;
       }
       case wire::kTagNetSocket: {

@@ -68,10 +68,13 @@ int main(int argc, char** argv) {
                                       {ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                       {ProtectKind::kProtect, "/w/.bashrc", false, ""},
                                       {ProtectKind::kProtect, "/w/.claude/commands", false, ""}};
-  const std::string agent = EncodeAgentPlan(srt::wire::kProcHidePid, "/tmp/srt-0123456789ab", ps);
+  const std::string agent = EncodeAgentPlan(srt::wire::kProcHidePid, {"/tmp/srt-0123456789ab"}, ps);
   seeds.push_back({"agent_typical", agent});
-  seeds.push_back({"agent_empty", EncodeAgentPlan(srt::wire::kProcAsIs, "", {})});
-  seeds.push_back({"agent_relative_path", EncodeAgentPlan(srt::wire::kProcAsIs, "",
+  seeds.push_back({"agent_empty", EncodeAgentPlan(srt::wire::kProcAsIs, {}, {})});
+  seeds.push_back(
+      {"agent_tmpdir_in_kept_parent",
+       EncodeAgentPlan(srt::wire::kProcHidePid, {"/tmp/srt-1000/0123456789ab", true}, ps)});
+  seeds.push_back({"agent_relative_path", EncodeAgentPlan(srt::wire::kProcAsIs, {},
                                                           {{ProtectKind::kPin, "w", true, ""}})});
 
   // Mutations of the typical plans.

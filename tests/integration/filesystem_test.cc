@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Filesystem isolation through the real srt: exact errno for every rule.
+#include <dirent.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -234,6 +235,37 @@ TEST_P(FilesystemTest, TmpdirIsPrivateWritableAndGoneAfterwards) {
   RunResult again = run().Srt("{}", Probe({"env", "TMPDIR"}));
   EXPECT_NE(again.out, tmpdir + "\n");
   unlink(marker.c_str());
+}
+
+// The TMPDIR's tmpfs is mounted on a directory kept for the user's next sandboxes (/tmp/srt-UID,
+// mode 0700), and the TMPDIR is made inside that tmpfs: no sandbox makes or removes anything on
+// the host's disk (a removed directory cost 0.7-3 ms of srt's exit on ext4 with `discard`), and
+// nothing a command writes there, beside its TMPDIR or in it, reaches the host.
+TEST_P(FilesystemTest, TheTmpdirIsInATmpfsOnADirectoryKeptEmpty) {
+  const uid_t uid = root() ? 0 : 65534;
+  const std::string kept = "/tmp/srt-" + std::to_string(uid);
+  RunResult r = run().Srt("{}", {"sh", "-c",
+                                 "echo \"$TMPDIR\"; echo x > \"$TMPDIR/f\" && "
+                                 "echo y > \"$TMPDIR/../zz\" && ls -A \"$TMPDIR/..\""});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string tmpdir = r.out.substr(0, r.out.find('\n'));
+  ASSERT_EQ(tmpdir.rfind(kept + "/", 0), 0u) << r.out;
+  const std::string name = tmpdir.substr(kept.size() + 1);
+  EXPECT_EQ(r.out, tmpdir + "\n" + name + "\nzz\n");
+  struct stat st {};
+  ASSERT_EQ(lstat(kept.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(st.st_uid, uid);
+  // Other sandboxes may be running; none of them writes on the host's side of the directory.
+  std::string left;
+  if (DIR* d = opendir(kept.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") left += e->d_name;
+    }
+    closedir(d);
+  }
+  EXPECT_EQ(left, "") << kept << " holds what a sandbox wrote";
 }
 
 TEST_P(FilesystemTest, AWorkingDirectoryUnderTmpStaysVisible) {

@@ -39,6 +39,11 @@ enum Tag : uint16_t {
   kTagProtect = 23,    // string: make a path read-only recursively; block it if missing
   kTagTmpdir = 24,     // string: create this directory, mount a private tmpfs on it inside the
                        // sandbox, remove it when the sandbox is gone (the command's TMPDIR)
+  kTagTmpdirIn = 34,   // string, instead of kTagTmpdir: the command's TMPDIR, made inside a
+                       // private tmpfs the agent mounts on its parent. The parent is kept for
+                       // the user's next sandboxes: made if missing, refused unless it is a
+                       // directory of the agent's user with mode 0700 (never a symlink), never
+                       // removed, so no sandbox makes or removes anything on the host's disk
   kTagNetSocket = 25,  // NetSocket: create this socket inside the sandbox's network namespace
                        // and send it to srt (kMsgSocket), in plan order
   kTagHostPath = 26,   // string: where the path of the kTagProtect record just before is on the

@@ -73,6 +73,13 @@ std::string_view Basename(std::string_view absolute) {
   return slash == std::string_view::npos ? absolute : absolute.substr(slash + 1);
 }
 
-size_t Depth(std::string_view absolute) { return Components(absolute).size(); }
+// Counted in place (policy resolution sorts by depth, and Components allocates a vector).
+size_t Depth(std::string_view absolute) {
+  size_t depth = 0;
+  for (size_t i = 0; i < absolute.size(); ++i) {
+    if (absolute[i] != '/' && (i == 0 || absolute[i - 1] == '/')) ++depth;
+  }
+  return depth;
+}
 
 }  // namespace srt::path

@@ -52,7 +52,7 @@ struct LaunchSpec {
   // Called on Wait()'s thread when the command was stopped by its terminal (Ctrl-Z), with the
   // caller's terminal back in its own modes; the command is continued when it returns.
   std::function<void()> on_terminal_stop;
-  std::string tmpdir;  // the private TMPDIR srt-agent creates and mounts ("" = none)
+  PrivateTmpdir tmpdir;  // the command's private TMPDIR (path "" = none)
   // Sockets srt-agent makes inside the sandbox's network namespace, and what to do with them
   // (called once they all exist, before the command starts; an error aborts the launch).
   std::vector<wire::NetSocket> net_sockets;

@@ -80,7 +80,7 @@ std::string EncodeExecPlan(const ExecPlanSpec& spec) {
   return out;
 }
 
-std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
+std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets, const GuardPlan& guard,
                             const std::vector<std::string>& covers,
@@ -88,7 +88,9 @@ std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
                             const std::vector<policy::SymlinkedFile>& symlinked) {
   std::string out = Header();
   RecordU32(out, wire::kTagProc, proc);
-  if (!tmpdir.empty()) RecordString(out, wire::kTagTmpdir, tmpdir);
+  if (!tmpdir.path.empty()) {
+    RecordString(out, tmpdir.in_kept_parent ? wire::kTagTmpdirIn : wire::kTagTmpdir, tmpdir.path);
+  }
   for (const wire::NetSocket& ns : sockets) {
     std::string p;
     PutU32(p, ns.kind);

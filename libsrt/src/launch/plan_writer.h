@@ -43,6 +43,16 @@ struct ExecPlanSpec {
 
 std::string EncodeExecPlan(const ExecPlanSpec& spec);
 
+// The command's private TMPDIR, which srt-agent makes and mounts a tmpfs for.
+struct PrivateTmpdir {
+  std::string path;  // "" = none
+  // false: srt-agent makes `path` on the host, mounts the tmpfs on it and removes it afterwards
+  // (wire::kTagTmpdir). true: the tmpfs goes on `path`'s parent, a directory kept for the user's
+  // next sandboxes, and `path` is made inside it (wire::kTagTmpdirIn): nothing on the host's
+  // disk is made or removed per sandbox.
+  bool in_kept_parent = false;
+};
+
 // The agent's write guard (init_protocol/wire.h GuardOp); no calls: no guard.
 struct GuardPlan {
   std::vector<wire::GuardCall> calls;
@@ -51,13 +61,12 @@ struct GuardPlan {
   uint32_t flags = 0;                      // wire::GuardFlags
 };
 
-// `tmpdir`: the private TMPDIR srt-agent creates and mounts ("" = none).
 // `sockets`: what srt-agent creates inside the sandbox's network namespace for srt's proxy.
 // `covers`: the denied files srt-agent puts /dev/null over (before the protections, which then
 // see the covers as bwrap's binds were seen before). `masks`: the masked files bwrap binds, which
 // srt-agent watches. `symlinked`: how the settings spell those of them they name through
 // symlinks (each follows its cover or mask as a wire::kTagSpelled record).
-std::string EncodeAgentPlan(wire::ProcMode proc, std::string_view tmpdir,
+std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
                             const GuardPlan& guard = {},

@@ -38,5 +38,11 @@ TEST(PathTest, WithinParentBasenameDepth) {
   EXPECT_EQ(Components("/a/b").size(), 2u);
 }
 
+TEST(PathTest, DepthCountsWhatComponentsFinds) {
+  for (const char* p : {"", "/", "//", "/a", "a", "/a/", "//a//b//", "a/b/c", "/.a/b c/d"}) {
+    EXPECT_EQ(Depth(p), Components(p).size()) << p;
+  }
+}
+
 }  // namespace
 }  // namespace srt::path

@@ -71,7 +71,7 @@ TEST(PlanTest, AgentPlanCarriesTheNetworkSockets) {
   wire::NetSocket tcp{wire::kNetTcpListen, 10, 3128, {}};
   tcp.address[15] = 1;
   wire::NetSocket route{wire::kNetRoute, 0, 0, {}};
-  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {tcp, route});
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {tcp, route});
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.socket_count, 2u);
@@ -86,7 +86,7 @@ TEST(PlanTest, AgentPlanRoundTrips) {
   std::vector<policy::Protection> ps = {{policy::ProtectKind::kPin, "/w/.git", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.git/hooks", true, ""},
                                         {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(wire::kProcPrivate, "/tmp/srt-x", ps);
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcPrivate, {"/tmp/srt-x"}, ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
@@ -107,7 +107,7 @@ TEST(PlanTest, AgentPlanCarriesTheWriteGuard) {
   guard.roots = {"/w", "/workspace"};
   guard.private_roots = {"/tmp/srt-1"};
   guard.flags = wire::kGuardAllowGitConfig;
-  std::string bytes = launch::EncodeAgentPlan(wire::kProcHidePid, "", {}, {}, guard);
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcHidePid, {}, {}, {}, guard);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.guard_call_count, 2u);
@@ -122,7 +122,7 @@ TEST(PlanTest, AgentPlanCarriesTheWriteGuard) {
   // An unknown operation or flag, or a relative root, is a malformed plan.
   for (auto bad : {launch::GuardPlan{{{1, 2, wire::kGuardOpMax + 1}}, {}, {}, 0},
                    launch::GuardPlan{{}, {"w"}, {}, 0}, launch::GuardPlan{{}, {}, {}, 8}}) {
-    std::string b = launch::EncodeAgentPlan(wire::kProcHidePid, "", {}, {}, bad);
+    std::string b = launch::EncodeAgentPlan(wire::kProcHidePid, {}, {}, {}, bad);
     init::AgentPlan p;
     EXPECT_FALSE(init::DecodeAgentPlan(Bytes(b), b.size(), p));
   }
@@ -134,7 +134,7 @@ TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
       {policy::ProtectKind::kPin, "/workspace/sub", true, ""},
       {policy::ProtectKind::kProtect, "/workspace/.bashrc", false, "", "/srv/s1/.bashrc"},
       {policy::ProtectKind::kProtect, "/w/.bashrc", false, ""}};
-  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "", ps);
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, ps);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
@@ -152,7 +152,7 @@ TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
 TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
   std::vector<policy::Protection> ps = {{policy::ProtectKind::kProtect, "/w/.bashrc", true, ""}};
   std::string bytes =
-      launch::EncodeAgentPlan(wire::kProcAsIs, "", ps, {}, {}, {"/w/.env", "/home/u/.netrc"});
+      launch::EncodeAgentPlan(wire::kProcAsIs, {}, ps, {}, {}, {"/w/.env", "/home/u/.netrc"});
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
   ASSERT_EQ(plan.op_count, 3u);
@@ -166,7 +166,7 @@ TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
   EXPECT_EQ(ops[2].kind, init::OpKind::kProtect);
   // Masked files, for the agent to watch.
   const std::string masked =
-      launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {}, {"/home/u/.netrc"});
+      launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {"/home/u/.netrc"});
   init::AgentPlan with_mask;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(masked), masked.size(), with_mask));
   ASSERT_EQ(with_mask.op_count, 1u);
@@ -176,7 +176,7 @@ TEST(PlanTest, AgentPlanCoversDeniedFilesBeforeItsProtections) {
   EXPECT_EQ(mask_ops[0].kind, init::OpKind::kMask);
   EXPECT_STREQ(mask_ops[0].path, "/home/u/.netrc");
   // A relative cover is malformed.
-  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"w/.env"});
+  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {"w/.env"});
   init::AgentPlan bad;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(relative), relative.size(), bad));
 }
@@ -189,7 +189,7 @@ TEST(PlanTest, AgentPlanSpellsFilesNamedThroughSymlinks) {
       {"/run/sa/..v1/token", "/run/sa/..data/token"},
       {"/home/u/..v1/netrc", "/home/u/.netrc"}};
   std::string bytes =
-      launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"/run/sa/..v1/token", "/w/.env"},
+      launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {"/run/sa/..v1/token", "/w/.env"},
                               {"/home/u/..v1/netrc"}, symlinked);
   init::AgentPlan plan;
   ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
@@ -219,17 +219,17 @@ TEST(PlanTest, AgentPlanSpellsFilesNamedThroughSymlinks) {
   }
   // Only after a cover or a mask, and absolute.
   std::string after_protect = launch::EncodeAgentPlan(
-      wire::kProcAsIs, "", {{policy::ProtectKind::kProtect, "/run/sa/..v1/token", true, ""}}, {},
+      wire::kProcAsIs, {}, {{policy::ProtectKind::kProtect, "/run/sa/..v1/token", true, ""}}, {},
       {}, {}, {}, symlinked);
   EXPECT_EQ(after_protect.find("/run/sa/token"), std::string::npos);
   const std::string record = bytes.substr(bytes.find("/run/sa/token") - 8, 8 + 14);
   after_protect += record;
   init::AgentPlan bad;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(after_protect), after_protect.size(), bad));
-  std::string first = launch::EncodeAgentPlan(wire::kProcAsIs, "", {});
+  std::string first = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {});
   first += record;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(first), first.size(), bad));
-  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, "", {}, {}, {}, {"/a"}, {},
+  const std::string relative = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {"/a"}, {},
                                                        {{"/a", "run/sa/token"}});
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(relative), relative.size(), bad));
 }
@@ -237,7 +237,7 @@ TEST(PlanTest, AgentPlanSpellsFilesNamedThroughSymlinks) {
 // A host path must follow a protection directly, once.
 TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
   std::string bytes = launch::EncodeAgentPlan(
-      wire::kProcAsIs, "", {{policy::ProtectKind::kProtect, "/a", true, "", "/h/a"}});
+      wire::kProcAsIs, {}, {{policy::ProtectKind::kProtect, "/a", true, "", "/h/a"}});
   // Turn the protect record (tag 23) into a pin (tag 22): the host path then follows a pin.
   size_t at = bytes.find("/a");
   ASSERT_NE(at, std::string::npos);
@@ -246,9 +246,35 @@ TEST(PlanTest, AgentPlanHostPathAfterAPinIsRejected) {
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
 }
 
+TEST(PlanTest, AgentPlanCarriesATmpdirInItsKeptParent) {
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/srt-1000/ab12", true}, {});
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_STREQ(plan.tmpdir, "/tmp/srt-1000/ab12");
+  EXPECT_TRUE(plan.tmpdir_in_kept_parent);
+  bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/srt-x"}, {});
+  init::AgentPlan own;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), own));
+  EXPECT_FALSE(own.tmpdir_in_kept_parent);
+  // The parent must lie below the root and the TMPDIR be a plain name in it: the agent mounts on
+  // the parent, and "/" or a ".." would be somewhere else.
+  for (const char* bad : {"/ab12", "/tmp/", "/tmp/srt-1000/..", "/tmp/srt-1000/.", "tmp/a/b"}) {
+    SCOPED_TRACE(bad);
+    bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {bad, true}, {});
+    init::AgentPlan p;
+    EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), p));
+  }
+  // One TMPDIR, of either kind.
+  bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/a"}, {});
+  std::string second = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/k/b", true}, {});
+  bytes += second.substr(second.find("/tmp/k/b") - 8);
+  init::AgentPlan both;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), both));
+}
+
 TEST(PlanTest, AgentPlanWithTwoTmpdirsIsRejected) {
-  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, "/tmp/a", {});
-  std::string second = launch::EncodeAgentPlan(wire::kProcAsIs, "/tmp/b", {});
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/a"}, {});
+  std::string second = launch::EncodeAgentPlan(wire::kProcAsIs, {"/tmp/b"}, {});
   bytes += second.substr(bytes.find("/tmp/a") - 8 - (second.size() - bytes.size()));
   init::AgentPlan plan;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
@@ -286,7 +312,7 @@ TEST(PlanTest, DecoderRejectsMalformedRecords) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(no_args), no_args.size(), plan));
   // Agent paths must be absolute.
   std::string rel =
-      launch::EncodeAgentPlan(wire::kProcAsIs, "", {{policy::ProtectKind::kPin, "rel", true, ""}});
+      launch::EncodeAgentPlan(wire::kProcAsIs, {}, {{policy::ProtectKind::kPin, "rel", true, ""}});
   init::AgentPlan agent;
   EXPECT_FALSE(init::DecodeAgentPlan(Bytes(rel), rel.size(), agent));
 }

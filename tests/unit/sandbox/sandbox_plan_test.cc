@@ -20,7 +20,8 @@ std::string Describe(const SandboxPlan& plan) {
        " namespaces=" + (plan.filter.allow_namespaces ? "allowed" : "denied") +
        " xattr-writes=" + (plan.filter.deny_xattr_writes ? "denied" : "allowed"));
   for (const std::string& e : plan.environment) line("env " + e);
-  line("tmpdir " + (plan.tmpdir.empty() ? std::string("-") : plan.tmpdir));
+  line("tmpdir " + (plan.tmpdir.path.empty() ? std::string("-") : plan.tmpdir.path) +
+       (plan.tmpdir.in_kept_parent ? " (in its kept parent)" : ""));
   line("guard " + std::string(plan.guard.calls.empty() ? "off" : "on") +
        " flags=" + std::to_string(plan.guard.flags));
   for (const std::string& r : plan.guard.roots) line("guard root " + r);
@@ -61,15 +62,35 @@ TEST(SandboxPlanTest, ATypicalProjectSandbox) {
             "filter: unix=denied namespaces=denied xattr-writes=allowed\n"
             "env PATH=/usr/bin:/bin\n"
             "env SANDBOX_RUNTIME=1\n"
-            "env TMPDIR=/tmp/srt-0123456789abcdef\n"
-            "tmpdir /tmp/srt-0123456789abcdef\n"
+            "env TMPDIR=/tmp/srt-1000/0123456789abcdef\n"
+            "tmpdir /tmp/srt-1000/0123456789abcdef (in its kept parent)\n"
             "guard on flags=0\n"
             "guard root /home/u/p\n"
-            "guard private /tmp/srt-0123456789abcdef\n"
+            "guard private /tmp/srt-1000\n"
             "writable /home/u/p\n"
             "writable /srv/cache\n"
             "nofile 65536 command 1024/524288\n"
-            "note TMPDIR /tmp/srt-0123456789abcdef: a private tmpfs, removed afterwards\n");
+            "note TMPDIR /tmp/srt-1000/0123456789abcdef: in a private tmpfs on /tmp/srt-1000 (kept "
+            "for the next sandboxes, mode 0700), gone afterwards\n");
+}
+
+// The kept parent is someone else's, a symlink, or open to others: srt does not mount on it and
+// falls back to a TMPDIR of its own on a directory made and removed for this sandbox alone.
+TEST(SandboxPlanTest, AnUnusableKeptParentGetsATmpdirOfItsOwn) {
+  HostFacts facts = Facts();
+  facts.kept_tmpdir_parent = HostFacts::KeptDir::kUnusable;
+  const SandboxPlan plan = PlanSandbox(SandboxOptions{}, facts, ProjectPolicy());
+  EXPECT_EQ(plan.tmpdir.path, "/tmp/srt-0123456789abcdef");
+  EXPECT_FALSE(plan.tmpdir.in_kept_parent);
+  EXPECT_EQ(plan.guard.private_roots, std::vector<std::string>{"/tmp/srt-0123456789abcdef"});
+  ASSERT_FALSE(plan.notes.empty());
+  EXPECT_EQ(plan.notes.back(),
+            "/tmp/srt-1000 is not a directory of uid 1000 with mode 0700, so it is not used: "
+            "TMPDIR /tmp/srt-0123456789abcdef is a private tmpfs on a directory made now and "
+            "removed afterwards");
+  // Missing is fine: srt-agent makes it.
+  facts.kept_tmpdir_parent = HostFacts::KeptDir::kMissing;
+  EXPECT_TRUE(PlanSandbox(SandboxOptions{}, facts, ProjectPolicy()).tmpdir.in_kept_parent);
 }
 
 TEST(SandboxPlanTest, TheCallersEnvironmentReplacesSrtsOwn) {
