@@ -15,7 +15,8 @@ include(CMakePackageConfigHelpers)
 # The static libraries srt::srt links, found by walking its link graph, and the system libraries
 # they need. A system library this does not know fails the configure: the installed package
 # files below would not name it, and every program that embeds libsrt would fail to link.
-set(srt_sandbox_system_libs PkgConfig::SECCOMP PkgConfig::CARES PkgConfig::LIBNL PkgConfig::RE2
+# libseccomp is not one of them: it runs when srt is built (libsrt/src/seccomp/CMakeLists.txt).
+set(srt_sandbox_system_libs PkgConfig::CARES PkgConfig::LIBNL PkgConfig::RE2
                              PkgConfig::OPENSSL Threads::Threads)
 set(srt_sandbox_header_only nlohmann_json::nlohmann_json)  # used inside libsrt, nothing to link
 function(srt_sandbox_closure target out_statics)

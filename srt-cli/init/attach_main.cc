@@ -2,7 +2,7 @@
 // srt-attach: `srt --attach SOCKET ...` as a freestanding program (no libc, as srt-init; see
 // rt.h). Every command attached to a warm sandbox pays its client's start, and srt's (the
 // dynamic loader, glibc's start-up, which probes the CPU dozens of times and costs about
-// 0.8 ms where CPUID traps, then libssl, libcrypto, c-ares, libnl, libseccomp) is most of the
+// 0.8 ms where CPUID traps, then libssl, libcrypto, c-ares, libnl) is most of the
 // per-command cost; this client's is an exec and a few page faults.
 //
 // It speaks the same frames (srt-cli/attach_protocol.h) and sends the same exec plan

@@ -317,8 +317,8 @@ int RunInit(int argc, char** argv, char** envp) {
     if (Failed(r)) Die(ctl, wire::kStageTerminal, r, "make the pty the controlling terminal");
   }
 
-  // srt compiles the seccomp filter while bwrap sets the sandbox up, and sends it with the
-  // go-ahead, which comes only once srt-agent has finished its work.
+  // srt sends the seccomp filters (compiled when srt was built) with the go-ahead, which comes
+  // only once srt-agent has finished its work.
   uint8_t msg[wire::kMaxMessageBytes];
   int filter_fd = -1;
   long deny_len = 0;

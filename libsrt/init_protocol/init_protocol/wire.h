@@ -77,8 +77,8 @@ enum Tag : uint16_t {
 // socket's bind included), or opens a file for writing, is handed by the kernel
 // (SECCOMP_RET_USER_NOTIF) to srt-init's agent, which performs it itself on the command's behalf -
 // so no path is resolved twice - unless the rules refuse it (protected paths that do not exist yet,
-// git's metadata). The table comes from srt, which resolves the names with libseccomp for each
-// architecture of the filter.
+// git's metadata). The table comes from srt, whose build resolves the names with libseccomp for
+// each architecture of the filter.
 enum GuardOp : uint32_t {
   kGuardOpen = 1,         // open(path, flags, mode)
   kGuardOpenat = 2,       // openat(dirfd, path, flags, mode)

@@ -253,7 +253,7 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
     if (filters) {
       l->filters_ = std::move(filters).value();
     } else {
-      r = std::move(filters).error().Wrap("compile the seccomp filter");
+      r = std::move(filters).error().Wrap("the seccomp filter");
     }
   }
   if (r) r = l->AwaitHello();

@@ -35,8 +35,8 @@ struct SeccompPrograms {
 
 struct LaunchSpec {
   policy::Policy policy;
-  // Compiles the seccomp filters. Called once bwrap and the agent are running, so that the
-  // compilation overlaps bwrap's set-up instead of delaying it; needed only at the go-ahead.
+  // Gives the seccomp filters (copies of the programs compiled when srt was built: cheap).
+  // Called once bwrap and the agent are running; needed only at the go-ahead.
   std::function<Result<SeccompPrograms>()> build_seccomp_filter;
   // What the agent's write guard serves and knows (no calls: no guard; then `guard` above is
   // empty too).

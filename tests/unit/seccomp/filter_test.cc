@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests for seccomp/filter: the program's shape, its verdicts for every rule on every
-// architecture (through a small classic-BPF interpreter, so x32 and arm are covered on any
-// host), and one live run in a forked child under the real kernel.
+// Unit tests for seccomp/compile and seccomp/filter: the compiled program's shape, its verdicts
+// for every rule on every architecture (through a small classic-BPF interpreter, so x32 and arm
+// are covered on any host), and live runs of the built-in programs (BuildFilter, what srt loads)
+// in a forked child under the real kernel.
 #include "seccomp/filter.h"
 
 #include <fcntl.h>
@@ -35,6 +36,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "seccomp/compile.h"
 
 namespace srt::seccomp {
 namespace {
@@ -181,7 +184,7 @@ std::vector<sock_filter> Decode(const std::vector<std::byte>& bytes) {
 }
 
 std::vector<sock_filter> MustBuild(const FilterOptions& options, HostArch host) {
-  Result<std::vector<std::byte>> bytes = BuildFilter(options, host);
+  Result<std::vector<std::byte>> bytes = CompileFilter(options, host);
   if (!bytes.has_value()) {
     ADD_FAILURE() << bytes.error().message();
     return {};
@@ -242,7 +245,7 @@ TEST(FilterShapeTest, BuildsForEveryOptionCombinationAndHost) {
       SCOPED_TRACE(testing::Message()
                    << "host " << static_cast<int>(host) << " unix " << options.allow_unix_sockets
                    << " ns " << options.allow_namespaces);
-      Result<std::vector<std::byte>> bytes = BuildFilter(options, host);
+      Result<std::vector<std::byte>> bytes = CompileFilter(options, host);
       ASSERT_TRUE(bytes.has_value()) << bytes.error().message();
       ASSERT_FALSE(bytes->empty());
       EXPECT_EQ(bytes->size() % 8, 0U);
@@ -259,23 +262,23 @@ TEST(FilterShapeTest, BuildsForEveryOptionCombinationAndHost) {
 }
 
 TEST(FilterShapeTest, NativeIsOneOfTheNamedHosts) {
-  Result<std::vector<std::byte>> native = BuildFilter(kDefault);
+  Result<std::vector<std::byte>> native = CompileFilter(kDefault, HostArch::kNative);
   ASSERT_TRUE(native.has_value());
 #if defined(__x86_64__)
-  Result<std::vector<std::byte>> named = BuildFilter(kDefault, HostArch::kX86_64);
+  Result<std::vector<std::byte>> named = CompileFilter(kDefault, HostArch::kX86_64);
 #elif defined(__aarch64__)
-  Result<std::vector<std::byte>> named = BuildFilter(kDefault, HostArch::kAarch64);
+  Result<std::vector<std::byte>> named = CompileFilter(kDefault, HostArch::kAarch64);
 #else
   GTEST_SKIP() << "no named host for this architecture";
-  Result<std::vector<std::byte>> named = BuildFilter(kDefault);
+  Result<std::vector<std::byte>> named = CompileFilter(kDefault, HostArch::kNative);
 #endif
   ASSERT_TRUE(named.has_value());
   EXPECT_EQ(*native, *named);
 }
 
 TEST(FilterShapeTest, IsDeterministic) {
-  Result<std::vector<std::byte>> a = BuildFilter(kDefault);
-  Result<std::vector<std::byte>> b = BuildFilter(kDefault);
+  Result<std::vector<std::byte>> a = CompileFilter(kDefault, HostArch::kNative);
+  Result<std::vector<std::byte>> b = CompileFilter(kDefault, HostArch::kNative);
   ASSERT_TRUE(a.has_value() && b.has_value());
   EXPECT_EQ(*a, *b);
 }
@@ -743,6 +746,19 @@ TEST(DescribeFilterTest, OptionsRemoveTheirRules) {
   EXPECT_THAT(ns_open, Contains("socket(AF_UNIX) -> EPERM"));
   EXPECT_THAT(ns_open, Contains("ptrace -> EPERM"));
   EXPECT_THAT(ns_open, Contains("io_uring_setup -> EPERM"));
+}
+
+TEST(DescribeFilterTest, DescribesTheNamedHostsArchitectures) {
+  const std::vector<std::string> x86 = CompileDescription(kDefault, HostArch::kX86_64);
+  ASSERT_FALSE(x86.empty());
+  EXPECT_THAT(x86[0], HasSubstr("architectures: x86_64 x86 x32 "));
+  EXPECT_THAT(x86, Contains(HasSubstr("socketcall(SYS_SOCKETPAIR)")));
+  // aarch64 and arm have no socketcall: no line for a rule that cannot match there.
+  const std::vector<std::string> arm = CompileDescription(kDefault, HostArch::kAarch64);
+  ASSERT_FALSE(arm.empty());
+  EXPECT_THAT(arm[0], HasSubstr("architectures: aarch64 arm "));
+  EXPECT_THAT(arm, Not(Contains(HasSubstr("socketcall("))));
+  EXPECT_THAT(arm, Contains("socket(AF_UNIX) -> EPERM"));
 }
 
 // ---------------------------------------------------------------------------------------------
