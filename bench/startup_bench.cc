@@ -764,13 +764,13 @@ int main(int argc, char** argv) {
     std::vector<double> at;
   };
   std::vector<Phase> phases = {
-      {"bwrap command", "srt ready to spawn bwrap (settings, policy, seccomp, plans)", {}},
+      {"bwrap command", "srt ready to spawn bwrap (settings, policy, plans)", {}},
       {"srt-init is running", "bwrap done: srt-init running as the sandbox's PID 1", {}},
       {"srt-agent:", "host-side helper: /proc hidden, protections applied", {}},
       {"command started", "command exec'd inside the sandbox", {}},
       {"the command ended", "command ended, sandbox empty", {}},
       {"bwrap exited", "bwrap exited", {}},
-      {"srt-agent exited", "host-side helper exited (TMPDIR removed)", {}},
+      {"srt-agent exited", "host-side helper exited (guard done)", {}},
   };
   if (opt.network) {
     phases.insert(phases.begin(), {"network: proxy", "proxy started (its sockets planned)", {}});
