@@ -251,7 +251,18 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   if (r) {
     Result<SeccompPrograms> filters = l->spec_.build_seccomp_filter();
     if (filters) {
-      l->filters_ = std::move(filters).value();
+      // One memfd: the deny filter, then the guard's. Made now, while bwrap sets up, and not
+      // between the agent's report and the go-ahead, where the command waits for it.
+      const SeccompPrograms& f = *filters;
+      std::string bytes(reinterpret_cast<const char*>(f.deny.data()), f.deny.size());
+      bytes.append(reinterpret_cast<const char*>(f.guard.data()), f.guard.size());
+      l->deny_bytes_ = f.deny.size();
+      Result<UniqueFd> fd = sys::SealedMemfd("srt-seccomp", bytes);
+      if (fd) {
+        l->filters_fd_ = std::move(fd).value();
+      } else {
+        r = std::move(fd).error();
+      }
     } else {
       r = std::move(filters).error().Wrap("the seccomp filter");
     }
@@ -526,12 +537,10 @@ Result<void> Launch::AwaitAgent() {
 }
 
 Result<void> Launch::AwaitStart() {
-  // One memfd: the deny filter, then the guard's; the message says where the first ends.
-  std::string bytes(reinterpret_cast<const char*>(filters_.deny.data()), filters_.deny.size());
-  bytes.append(reinterpret_cast<const char*>(filters_.guard.data()), filters_.guard.size());
-  SRT_ASSIGN_OR_RETURN(UniqueFd filter_fd, sys::SealedMemfd("srt-seccomp", bytes));
-  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo,
-                           static_cast<int32_t>(filters_.deny.size()), filter_fd.get()));
+  // The message says where the deny filter ends in the memfd.
+  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo, static_cast<int32_t>(deny_bytes_),
+                           filters_fd_.get()));
+  filters_fd_.reset();
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));

@@ -178,7 +178,10 @@ class Launch {
   int command_status_ = 0;
   int exec_errno_ = 0;
   int relayed_signal_ = 0;
-  SeccompPrograms filters_;
+  // The command's filters in one sealed memfd (the deny filter, then the guard's), made while
+  // bwrap sets up so that the go-ahead only sends it; deny_bytes_ says where the first ends.
+  UniqueFd filters_fd_;
+  size_t deny_bytes_ = 0;
   std::unique_ptr<StdioRelay> relay_;
   bool finished_ = false;
   // A warm sandbox's commands, by id (serve.cc).
