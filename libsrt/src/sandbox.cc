@@ -354,6 +354,9 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     for (const std::string& rule : seccomp::DescribeFilter(plan.filter)) debug("seccomp: " + rule);
   }
   for (const std::string& note : plan.notes) debug(note);
+  if (options.warn) {
+    for (const std::string& w : plan.warnings) options.warn(w);
+  }
 
   // Credentials: denied variables go, masked ones get sentinels; masked files get fakes. The
   // real values stay in this process (the proxy's injector) and reach no argv, file or

@@ -131,10 +131,15 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
     } else {
       // Someone else's directory, a symlink, or a mode that lets others in: srt neither mounts
       // on it nor touches it.
+      // Said every run, not only with --debug: until it is fixed, another user may own the name
+      // every sandbox of this one's would use.
       plan.tmpdir = {policy.tmpdir_parent + "/srt-" + facts.random_name, false};
-      plan.notes.push_back(kept + " is not a directory of uid " + std::to_string(facts.euid) +
-                           " with mode 0700, so it is not used: TMPDIR " + plan.tmpdir.path +
-                           " is a private tmpfs on a directory made now and removed afterwards");
+      plan.warnings.push_back(kept + " is not a directory of uid " + std::to_string(facts.euid) +
+                              " with mode 0700, so srt does not use it: TMPDIR " +
+                              plan.tmpdir.path +
+                              " is a private tmpfs on a directory made now and removed "
+                              "afterwards (remove " +
+                              kept + ", or make it yours with mode 0700)");
     }
     SetEnv(plan.environment, "TMPDIR", plan.tmpdir.path);
   }

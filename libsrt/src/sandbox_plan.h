@@ -71,7 +71,8 @@ struct SandboxPlan {
   // Raise srt's soft RLIMIT_NOFILE to this; the command then gets `command_nofile` back.
   std::optional<uint64_t> raise_nofile;
   std::optional<std::pair<uint64_t, uint64_t>> command_nofile;
-  std::vector<std::string> notes;  // for the debug stream
+  std::vector<std::string> notes;     // for the debug stream
+  std::vector<std::string> warnings;  // for the caller (SandboxOptions::warn)
 };
 
 // The path to execute if `fact` is an executable srt may run on the host: a regular executable

@@ -206,19 +206,37 @@ long KeepTmpdirParent(const char* kept, uint32_t euid) {
   long dir = OpenNoSymlinks(grand, O_DIRECTORY);
   if (Failed(dir)) return dir;
   long r = SRT_SYS(__NR_mkdirat, dir, leaf, 0700);
-  if (r == -EEXIST) r = 0;
+  if (!Failed(r)) {
+    // Made now: its mode is 0700 whatever the umask (0377 would leave 0400, refused below).
+    long made = SRT_SYS(__NR_openat, dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    r = Failed(made) ? made : SRT_SYS(__NR_fchmod, made, 0700);
+    if (!Failed(made)) SRT_SYS(__NR_close, made);
+  } else if (r == -EEXIST) {
+    r = 0;
+  }
   struct statx st {};
   if (!Failed(r)) r = StatAt(static_cast<int>(dir), leaf, st);
   if (!Failed(r) && !IsKeptTmpdirParent(st, euid)) r = -EPERM;
+  // Used now: a tmp cleaner that goes by age (where srt's tmpfiles.d rule is not installed)
+  // must not find it old and remove it under a running sandbox. Not following a symlink, and
+  // only once it is known to be the user's own directory.
+  if (!Failed(r)) SRT_SYS(__NR_utimensat, dir, leaf, nullptr, AT_SYMLINK_NOFOLLOW);
   SRT_SYS(__NR_close, dir);
   return r;
 }
 
+// The device of the sandbox's private tmpfs, for the guard (GuardSetup::private_dev_*).
+struct TmpfsDevice {
+  bool known = false;
+  uint32_t major = 0, minor = 0;
+};
+
 // Mounts a fresh tmpfs (mode 0700, nosuid, nodev) on the directory `path` of the sandbox. With
 // `name`, the directory `name` (mode 0700) is made in the tmpfs before it is mounted, so that the
 // command's TMPDIR is there the moment the mount is, and `path` must then be the kept parent
-// (IsKeptTmpdirParent for `euid`, looked at in the sandbox, where the mount goes).
-long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid) {
+// (IsKeptTmpdirParent for `euid`, looked at in the sandbox, where the mount goes). `device`
+// gets the new tmpfs's device.
+long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid, TmpfsDevice& device) {
   long r = SRT_SYS(__NR_mkdirat, AT_FDCWD, path, 0700);
   if (Failed(r) && r != -EEXIST) return r;
   long target = OpenNoSymlinks(path, O_DIRECTORY);
@@ -239,7 +257,10 @@ long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid) {
                  ? (Failed(fs) ? fs : r)
                  : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (!Failed(mnt)) {
-    r = name ? SRT_SYS(__NR_mkdirat, mnt, name, 0700) : 0;
+    struct statx st {};
+    r = StatAt(static_cast<int>(mnt), "", st);
+    if (!Failed(r)) device = {true, st.stx_dev_major, st.stx_dev_minor};
+    if (!Failed(r) && name) r = SRT_SYS(__NR_mkdirat, mnt, name, 0700);
     if (!Failed(r)) {
       r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
@@ -909,7 +930,8 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
-int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidfd) {
+int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidfd,
+                 TmpfsDevice& tmpfs) {
   long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
@@ -1010,7 +1032,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     }
     // In the sandbox the agent has the user namespace's ids (an unprivileged caller joined it
     // above), so the parent's owner is compared with those.
-    r = MountPrivateTmpfs(mount_point, name, static_cast<uint32_t>(SRT_SYS(__NR_geteuid)));
+    r = MountPrivateTmpfs(mount_point, name, static_cast<uint32_t>(SRT_SYS(__NR_geteuid)), tmpfs);
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStageTmpdir, r, mount_point);
       return 1;
@@ -1143,7 +1165,8 @@ bool HandOverTeardown(long mntns) {
 // command's filter listener (srt relays it from PID 1) and serves it until the command and
 // everything it started are gone. Returns when there is nothing (more) to guard.
 int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blocked_count,
-          size_t mounted_count, int init_pidfd, int host_proc, long self_pid) {
+          size_t mounted_count, int init_pidfd, int host_proc, long self_pid,
+          const TmpfsDevice& tmpfs) {
   // Nothing in the sandbox may read the guard's memory or take its descriptors.
   SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
   int listener = -1;
@@ -1182,6 +1205,9 @@ int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blo
   setup.config.mounted = blocked + blocked_count;
   setup.config.mounted_count = mounted_count;
   setup.config.allow_git_config = (plan.guard_flags & wire::kGuardAllowGitConfig) != 0;
+  setup.private_dev_known = tmpfs.known;
+  setup.private_dev_major = tmpfs.major;
+  setup.private_dev_minor = tmpfs.minor;
   return RunGuard(setup);
 }
 
@@ -1233,9 +1259,10 @@ int RunAgent(int argc, char** argv) {
   const char* tmp_name = nullptr;
   if (plan.tmpdir && plan.tmpdir_in_kept_parent) {
     char kept[kPathMax];
-    long r = SplitParent(plan.tmpdir, kept) ? KeepTmpdirParent(kept, euid) : -EINVAL;
+    const bool split = SplitParent(plan.tmpdir, kept) != nullptr;
+    long r = split ? KeepTmpdirParent(kept, euid) : -EINVAL;
     if (Failed(r)) {
-      ReportFailure(ctl, -1, wire::kStageTmpdir, r, plan.tmpdir);
+      ReportFailure(ctl, -1, wire::kStageKeptTmpdir, r, split ? kept : plan.tmpdir);
       return 1;
     }
   } else if (plan.tmpdir) {
@@ -1291,7 +1318,8 @@ int RunAgent(int argc, char** argv) {
   const bool guard = plan.guard_call_count > 0;
   if (!guard && tmp_parent < 0) {
     // Nothing to guard or clean up afterwards: no need to keep a host-side process.
-    if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) return 1;
+    TmpfsDevice tmpfs;
+    if (JoinAndApply(ctl, plan, skip, init_pidfd, tmpfs) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
@@ -1304,7 +1332,8 @@ int RunAgent(int argc, char** argv) {
   long mntns = HoldMountNamespace(init_pidfd);
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
-    if (JoinAndApply(ctl, plan, skip, init_pidfd) != 0) rt::Exit(1);
+    TmpfsDevice tmpfs;
+    if (JoinAndApply(ctl, plan, skip, init_pidfd, tmpfs) != 0) rt::Exit(1);
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     if (!guard) rt::Exit(0);
     if (Failed(host_proc)) {
@@ -1312,7 +1341,7 @@ int RunAgent(int argc, char** argv) {
       rt::Exit(1);
     }
     rt::Exit(Guard(ctl, plan, blocked, blocked_count, mounted_count, init_pidfd,
-                   static_cast<int>(host_proc), SRT_SYS(__NR_getpid)));
+                   static_cast<int>(host_proc), SRT_SYS(__NR_getpid), tmpfs));
   }
   if (Failed(child)) {
     ReportFailure(ctl, -1, wire::kStageFork, child, "fork");

@@ -620,12 +620,18 @@ long OpenDirSeeing(int dirfd, const char* name) {
 // counts as there: the rules then refuse rather than allow.
 class DirProbe final : public guard::Probe {
  public:
-  explicit DirProbe(int dir) { level_[0] = dir; }
+  DirProbe(int dir, const GuardSetup& setup) : setup_(setup) { level_[0] = dir; }
   bool Has(int up, const char* name) override {
     int fd = Level(up);
     if (fd < 0) return true;
     struct statx st {};
     return StatxSeeing(fd, name, st) != -ENOENT;
+  }
+  bool OnPrivateFileSystem() override {
+    struct statx st {};
+    return setup_.private_dev_known && !Failed(StatxAt(level_[0], "", AT_EMPTY_PATH, st)) &&
+           st.stx_dev_major == setup_.private_dev_major &&
+           st.stx_dev_minor == setup_.private_dev_minor;
   }
 
  private:
@@ -638,6 +644,7 @@ class DirProbe final : public guard::Probe {
     }
     return opened_[up - 1].fd;
   }
+  const GuardSetup& setup_;
   int level_[1] = {-1};
   Fd opened_[2];
 };
@@ -692,7 +699,7 @@ class Guard {
         Report(op, "?", name, guard::Verdict::kProtectedPath);
         return -ENAMETOOLONG;
     }
-    DirProbe probe(dir);
+    DirProbe probe(dir, s_);
     guard::Verdict v = guard::Judge(s_.config, change, kind, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
     Report(op, where, name, v);
@@ -742,7 +749,7 @@ class Guard {
       Report(op, where, name, guard::Verdict::kProtectedPath);
       return -EACCES;
     }
-    DirProbe probe(dir.fd);
+    DirProbe probe(dir.fd, s_);
     guard::Verdict v = guard::Judge(s_.config, change, guard::Kind::kFile, where, name, probe);
     if (v == guard::Verdict::kAllow) return 0;
     Report(op, where, name, v);

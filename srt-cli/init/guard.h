@@ -38,6 +38,11 @@ struct GuardSetup {
   const wire::GuardCall* calls = nullptr;
   size_t call_count = 0;
   guard::Config config;
+  // The device of the sandbox's private tmpfs (the TMPDIR's), read where the agent mounted it;
+  // private_roots exempt only directories on it (guard::Probe::OnPrivateFileSystem).
+  bool private_dev_known = false;
+  uint32_t private_dev_major = 0;
+  uint32_t private_dev_minor = 0;
 };
 
 // Serves notifications until every process under the filter (the filters, in a warm sandbox)

@@ -71,6 +71,11 @@ class Probe {
   // Whether D (up = 0), its parent (1) or its grandparent (2) has an entry `name` (of any
   // type, not following a symlink).
   virtual bool Has(int up, const char* name) = 0;
+  // Whether D is on the sandbox's private tmpfs (its TMPDIR's). A private root exempts D from
+  // the rules only then: the directory that tmpfs is mounted on is the host's, and the host can
+  // remove or rename it while the sandbox runs, after which the same name leads to the host's
+  // disk. A probe that cannot tell answers false.
+  virtual bool OnPrivateFileSystem() = 0;
 
  protected:
   ~Probe() = default;
@@ -199,7 +204,9 @@ inline Verdict Judge(const Config& config, Change change, Kind kind, const char*
     guarded = guarded || detail::Within(dir, dlen, config.git_roots[i]);
   }
   for (size_t i = 0; known && guarded && i < config.private_root_count; ++i) {
-    if (detail::Within(dir, dlen, config.private_roots[i])) guarded = false;
+    if (detail::Within(dir, dlen, config.private_roots[i]) && probe.OnPrivateFileSystem()) {
+      guarded = false;
+    }
   }
   if (!guarded) return Verdict::kAllow;
 

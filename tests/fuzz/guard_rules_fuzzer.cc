@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the write guard's rules (srt-cli/init/guard_rules.h) on arbitrary changes,
-// directories, names and probe answers. The input is: 1 byte change, 1 byte kind, 2 bytes of
-// probe answers (one bit per question asked, in order; a question beyond them answers "no"),
-// then the directory and the name separated by a NUL.
+// directories, names and probe answers. The input is: 1 byte change, 1 byte kind (its top bit:
+// whether the directory is on the private tmpfs), 2 bytes of probe answers (one bit per question
+// asked, in order; a question beyond them answers "no"), then the directory and the name
+// separated by a NUL.
 // Properties checked (a violation traps): Judge never reads outside its inputs (ASan), answers
 // the same twice, refuses every `.git` below a guard root, allows "." and "..", refuses the
-// protected paths themselves, and never refuses below a private root or outside the roots
-// unless a protected path is at stake.
+// protected paths themselves, and never refuses below a private root on the private tmpfs or
+// outside the roots unless a protected path is at stake.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -29,7 +30,8 @@ void Check(bool ok) {
 
 class BitsProbe final : public Probe {
  public:
-  explicit BitsProbe(uint16_t bits) : bits_(bits) {}
+  BitsProbe(uint16_t bits, bool on_private) : bits_(bits), on_private_(on_private) {}
+  bool OnPrivateFileSystem() override { return on_private_; }
   bool Has(int up, const char* name) override {
     Check(up >= 0 && up <= 2 && name != nullptr && name[0] != 0);
     const bool yes = asked_ < 16 && ((bits_ >> asked_) & 1);
@@ -39,6 +41,7 @@ class BitsProbe final : public Probe {
 
  private:
   uint16_t bits_;
+  bool on_private_;
   int asked_ = 0;
 };
 
@@ -76,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.mounted = mounted;
   config.mounted_count = 2;
 
-  BitsProbe p1(bits), p2(bits);
+  const bool on_private = (data[1] & 0x80) != 0;
+  BitsProbe p1(bits, on_private), p2(bits, on_private);
   const Verdict v = Judge(config, change, kind, dir.c_str(), name.c_str(), p1);
   Check(Judge(config, change, kind, dir.c_str(), name.c_str(), p2) == v);
   if (name.empty() || name == "." || name == "..") Check(v == Verdict::kAllow);
@@ -86,7 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            dir[root.size()] == '/');
   };
   // Moving a `.git` away plants nothing (where it lands is judged as its own change).
-  if (IsDotGit(name) && known && !within("/tmp/srt-1") && change != Change::kMoveOut) {
+  if (IsDotGit(name) && known && !(within("/tmp/srt-1") && on_private) &&
+      change != Change::kMoveOut) {
     Check(v != Verdict::kAllow);
   }
   if (dir == "/w" && name == ".mcp.json") Check(v == Verdict::kProtectedPath);
@@ -98,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (change == Change::kMoveOut) {
     Check(v == Verdict::kAllow || v == Verdict::kReadOnly || v == Verdict::kProtectedPath);
   }
-  if (known && within("/tmp/srt-1") && dir.find("/w") != 0) {
+  if (known && within("/tmp/srt-1") && on_private && dir.find("/w") != 0) {
     Check(v == Verdict::kAllow || v == Verdict::kProtectedPath);
   }
   return 0;

@@ -22,7 +22,8 @@ for f in bin/srt bin/srt-attach bin/srt-poller bin/srt-mcp lib/systemd/system/sr
          lib/pkgconfig/srt-sandbox.pc lib/systemd/system/srt-poller.service \
          share/srt/srt-settings.schema.json share/srt/policies/default.json share/man/man1/srt.1.gz \
          share/man/man5/srt-settings.5.gz share/man/man8/srt-poller.8.gz share/man/man8/srt-mcp.8.gz \
-         share/bash-completion/completions/srt share/zsh/vendor-completions/_srt; do
+         share/bash-completion/completions/srt share/zsh/vendor-completions/_srt \
+         lib/tmpfiles.d/srt.conf; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
 # The Debian packages' own documents are theirs alone (packaging/CMakeLists.txt).

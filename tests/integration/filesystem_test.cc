@@ -268,6 +268,25 @@ TEST_P(FilesystemTest, TheTmpdirIsInATmpfsOnADirectoryKeptEmpty) {
   EXPECT_EQ(left, "") << kept << " holds what a sandbox wrote";
 }
 
+// Found by a hostile review: the kept directory is the host's, so a host program can put a
+// project below it (or a tmp cleaner remove it while a sandbox runs, after which the TMPDIR's
+// name leads to the host's disk). The write guard's git rules then hold there: only what is on
+// the sandbox's private tmpfs is exempt, whatever its path. Root only: the test needs a mount
+// namespace with a /tmp of its own, so that no other test's kept directory is touched.
+TEST_P(FilesystemTest, OnlyThePrivateTmpfsIsExemptFromTheGitRules) {
+  if (!root()) GTEST_SKIP() << "needs a mount namespace of the test's own";
+  const std::string settings = run().SettingsFile(R"({"filesystem": {"allowWrite": ["."]}})");
+  const std::string script =
+      "mount -t tmpfs -o mode=1777 srt-test-tmp /tmp && mkdir -m 0700 /tmp/srt-0 && "
+      "mkdir /tmp/srt-0/proj && cd /tmp/srt-0/proj && " +
+      std::string(SrtBinary()) + " -s " + settings +
+      " -c 'mkdir .git 2>/dev/null; echo here=$?; mkdir -p \"$TMPDIR/r/.git\"; echo tmpdir=$?' && "
+      "ls -A /tmp/srt-0/proj";
+  RunResult r = run().Host({"unshare", "-m", "--propagation", "private", "sh", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "here=1\ntmpdir=0\n") << r.err;
+}
+
 TEST_P(FilesystemTest, AWorkingDirectoryUnderTmpStaysVisible) {
   std::string dir = "/tmp/srt-it-cwd-" + std::to_string(getpid()) + (root() ? "r" : "u");
   mkdir(dir.c_str(), 0755);

@@ -52,7 +52,8 @@ for f in usr/bin/srt usr/bin/srt-attach usr/bin/srt-poller usr/bin/srt-mcp usr/l
          usr/share/man/man5/srt-settings.5.gz usr/share/man/man8/srt-poller.8.gz \
          usr/share/bash-completion/completions/srt usr/share/bash-completion/completions/srt-poller \
          usr/share/zsh/vendor-completions/_srt usr/share/zsh/vendor-completions/_srt-poller \
-         usr/share/doc/srt-sandbox/copyright usr/share/doc/srt-sandbox/changelog.Debian.gz; do
+         usr/share/doc/srt-sandbox/copyright usr/share/doc/srt-sandbox/changelog.Debian.gz \
+         usr/lib/tmpfiles.d/srt.conf; do
   grep -qx "./$f" "$scratch/runtime-files" || fail "srt-sandbox does not hold /$f"
 done
 ! grep -E '\.a$|/include/|/pkgconfig/|/cmake/' "$scratch/runtime-files" || fail "srt-sandbox holds development files"

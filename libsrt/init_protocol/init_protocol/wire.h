@@ -188,7 +188,8 @@ enum Stage : int32_t {
   kStageProcCover = 17,
   kStageCover = 18,
   kStageCwd = 19,
-  kStageIsolate = 20,  // a warm sandbox's command's Landlock domain (serve_role.cc)
+  kStageIsolate = 20,     // a warm sandbox's command's Landlock domain (serve_role.cc)
+  kStageKeptTmpdir = 21,  // the TMPDIR's kept parent (kTagTmpdirIn) is not as it must be
 };
 
 // A warm sandbox runs at most this many commands at once (and holds as many terminals).

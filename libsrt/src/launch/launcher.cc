@@ -131,6 +131,9 @@ const char* StageName(int32_t stage) {
       return "setting up the write guard";
     case wire::kStageTmpdir:
       return "making the private TMPDIR";
+    case wire::kStageKeptTmpdir:
+      return "checking the directory every sandbox's TMPDIR is kept in, which must be a "
+             "directory of the caller's with mode 0700, reached without a symlink";
     case wire::kStageNetwork:
       return "making the proxy's sockets in the sandbox";
     case wire::kStageNofile:

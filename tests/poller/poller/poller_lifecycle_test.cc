@@ -23,6 +23,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -796,8 +797,16 @@ TEST_F(PollerLifecycleTest, HealthcheckIsHeartbeatenProbedAndEndedAndASecretless
 TEST_F(PollerLifecycleTest, AHealthcheckWhoseSandboxCannotStartIsNotConfirmed) {
   ASSERT_NO_FATAL_FAILURE(StartFake());
   ASSERT_NO_FATAL_FAILURE(StartPoller());
-  // The sessions directory becomes a file: no session (and no probe) can get a workspace.
-  std::filesystem::remove_all(sessions_);
+  // The sessions directory becomes a file: no session (and no probe) can get a workspace. The
+  // poller may be making its spare workspace image in it meanwhile (a file appearing while the
+  // tree is removed: "Directory not empty"), so the removal is tried until it holds.
+  std::error_code gone;
+  for (int i = 0; i < 100; ++i) {
+    std::filesystem::remove_all(sessions_, gone);
+    if (!gone) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(gone) << gone.message();
   { std::ofstream(sessions_) << "not a directory"; }
   auto health = Enqueue({.data_type = "healthcheck"});
   auto failed = WaitForRecord("health check failed: sessions cannot run on this host",

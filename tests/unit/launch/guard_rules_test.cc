@@ -14,14 +14,17 @@ namespace {
 class FakeProbe final : public Probe {
  public:
   FakeProbe(std::set<std::string> here, std::set<std::string> parent = {},
-            std::set<std::string> grandparent = {})
-      : levels_{std::move(here), std::move(parent), std::move(grandparent)} {}
+            std::set<std::string> grandparent = {}, bool on_private = true)
+      : levels_{std::move(here), std::move(parent), std::move(grandparent)},
+        on_private_(on_private) {}
   bool Has(int up, const char* name) override {
     return up >= 0 && up < 3 && levels_[up].count(name) > 0;
   }
+  bool OnPrivateFileSystem() override { return on_private_; }
 
  private:
   std::set<std::string> levels_[3];
+  bool on_private_;
 };
 
 const std::set<std::string> kGitDir = {"HEAD", "objects", "refs", "config", "hooks", "index"};
@@ -226,6 +229,7 @@ TEST_F(GuardRulesTest, AProbeThatCannotSeeMakesTheRulesRefuse) {
   class Blind final : public Probe {
    public:
     bool Has(int, const char*) override { return true; }
+    bool OnPrivateFileSystem() override { return false; }
   } blind;
   EXPECT_EQ(Judge(config_, Change::kCreate, Kind::kFile, "/w/a/.git/hooks", "pre-commit", blind),
             Verdict::kGitMetadata);
@@ -245,6 +249,22 @@ TEST_F(GuardRulesTest, GitRulesHoldOnlyInGuardRoots) {
   config_.git_root_count = 1;
   EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/", ".git"), Verdict::kGitMetadata);
   EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/anything", ".git"), Verdict::kGitMetadata);
+}
+
+// Found by a hostile review: the host can remove or rename the directory the private tmpfs is
+// mounted on (a tmp cleaner, `rm -rf /tmp/srt-*`) while the sandbox runs, and the TMPDIR's name
+// then leads to the host's disk; a working directory below that directory is on the host's disk
+// from the start. A private root exempts only what is on the private tmpfs.
+TEST_F(GuardRulesTest, APrivateRootExemptsOnlyThePrivateFileSystem) {
+  config_.git_roots[0] = "/";
+  config_.git_root_count = 1;
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/tmp/srt-1234/r", ".git"), Verdict::kAllow);
+  EXPECT_EQ(J(Change::kCreate, Kind::kDirectory, "/tmp/srt-1234/r", ".git",
+              FakeProbe({}, {}, {}, /*on_private=*/false)),
+            Verdict::kGitMetadata);
+  EXPECT_EQ(J(Change::kCreate, Kind::kFile, "/tmp/srt-1234/r/.git", "config",
+              FakeProbe(kGitDir, {}, {}, /*on_private=*/false)),
+            Verdict::kGitMetadata);
 }
 
 }  // namespace

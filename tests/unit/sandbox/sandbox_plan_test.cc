@@ -83,11 +83,11 @@ TEST(SandboxPlanTest, AnUnusableKeptParentGetsATmpdirOfItsOwn) {
   EXPECT_EQ(plan.tmpdir.path, "/tmp/srt-0123456789abcdef");
   EXPECT_FALSE(plan.tmpdir.in_kept_parent);
   EXPECT_EQ(plan.guard.private_roots, std::vector<std::string>{"/tmp/srt-0123456789abcdef"});
-  ASSERT_FALSE(plan.notes.empty());
-  EXPECT_EQ(plan.notes.back(),
-            "/tmp/srt-1000 is not a directory of uid 1000 with mode 0700, so it is not used: "
-            "TMPDIR /tmp/srt-0123456789abcdef is a private tmpfs on a directory made now and "
-            "removed afterwards");
+  EXPECT_EQ(plan.warnings,
+            std::vector<std::string>{
+                "/tmp/srt-1000 is not a directory of uid 1000 with mode 0700, so srt does not use "
+                "it: TMPDIR /tmp/srt-0123456789abcdef is a private tmpfs on a directory made now "
+                "and removed afterwards (remove /tmp/srt-1000, or make it yours with mode 0700)"});
   // Missing is fine: srt-agent makes it.
   facts.kept_tmpdir_parent = HostFacts::KeptDir::kMissing;
   EXPECT_TRUE(PlanSandbox(SandboxOptions{}, facts, ProjectPolicy()).tmpdir.in_kept_parent);
