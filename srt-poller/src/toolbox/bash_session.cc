@@ -150,10 +150,14 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   // The Go tool's `set +m` (an interactive bash turns job control on whatever its arguments
   // say); set +H: an interactive bash expands `!` history references, which would mangle
   // commands such as `echo "hi!x"` ("event not found") that run fine in the Go tool's
-  // script-like shell. Its answer also says the shell is up.
+  // script-like shell. `( : )`: the shell can fork. A shell whose work cgroup is held at its
+  // pids limit (a fork bomb that outlived the last shell) retries its fork past the set-up's
+  // deadline, and the caller then ends what holds the cgroup and starts another. A fork of
+  // bash, not an exec: cheaper than the `stty` that used to be this probe. The answer says the
+  // shell is up.
   NoInterrupt never;
-  Outcome setup = s->Run("set +m; set +H", kBashSetupTimeout, Clock::now() + kBashSetupTimeout,
-                         never, /*redirect_stdin=*/false);
+  Outcome setup = s->Run("set +m; set +H; ( : )", kBashSetupTimeout,
+                         Clock::now() + kBashSetupTimeout, never, /*redirect_stdin=*/false);
   if (setup.status != Status::kDone) {
     return MakeError(Errc::kSystem, "start bash: the shell did not answer" +
                                         (setup.error.empty() ? "" : ": " + setup.error));
