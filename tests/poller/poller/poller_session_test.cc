@@ -134,6 +134,20 @@ std::string SpareLoop(const std::string& sessions) {
   return "";
 }
 
+// Whether the block device `dev` ("loop0") is in use by a mounted filesystem: open(O_EXCL) of a
+// block device fails with EBUSY then (open(2)).
+bool Mounted(const std::string& dev) {
+  UniqueFd fd(open(("/dev/" + dev).c_str(), O_RDONLY | O_EXCL | O_CLOEXEC));
+  return !fd && errno == EBUSY;
+}
+
+// The spare workspace is ready to be taken: its loop device is attached and its filesystem
+// mounted (the maker hands it out microseconds later).
+bool SpareReady(const std::string& sessions) {
+  const std::string loop = SpareLoop(sessions);
+  return !loop.empty() && Mounted(loop);
+}
+
 // The loop devices backed by a session's workspace image (the spare's left out).
 std::vector<std::string> SessionLoopsBelow(const std::string& sessions) {
   std::vector<std::string> found;
@@ -1619,10 +1633,10 @@ TEST_F(PollerSessionTest, ANewSessionTakesTheMountedSpareAndNothingOfItOutlivesT
   UniqueFd hold_left(open(spare.c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(hold_left);
   StartPoller({"--disk", "64M"});
-  std::string loop;
-  ASSERT_TRUE(WaitFor([&] { return !(loop = SpareLoop(sessions_)).empty(); }, kStartTimeout))
-      << "no spare workspace attached\n"
+  ASSERT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout))
+      << "no spare workspace ready\n"
       << poller_->Logs();
+  const std::string loop = SpareLoop(sessions_);
   struct stat made {};
   ASSERT_EQ(stat(spare.c_str(), &made), 0);
   EXPECT_NE(made.st_ino, left.st_ino) << "the earlier run's image was kept as the spare";
@@ -1674,8 +1688,7 @@ TEST_F(PollerSessionTest, ASpareReplacedSinceItWasMadeIsRefused) {
   const std::string disks = sessions_ + "/.disks";
   const std::string spare = disks + "/.spare.ext4";
   StartPoller({"--disk", "64M"});
-  ASSERT_TRUE(WaitFor([&] { return !SpareLoop(sessions_).empty(); }, kStartTimeout))
-      << poller_->Logs();
+  ASSERT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout)) << poller_->Logs();
   const std::string planted = disks + "/planted.img";
   MakeUsedImage(planted, dir_ + "/used", 64);
   struct stat bad {};
@@ -1725,6 +1738,7 @@ TEST_F(PollerSessionTest, AReservationThatDoesNotFitEndsTheItemBeforeAnyCallRuns
   StartPoller({"--disk", "64M"});
   auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
   ASSERT_TRUE(stopped.has_value()) << poller_->Logs();
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
   // Logged where it fails, and in the item's end.
   EXPECT_EQ(poller_->CountLog("reserve 64 MiB for workspace '" + sessions_ + "/" + sid +
                               "' on the sessions filesystem: No space left on device"),
