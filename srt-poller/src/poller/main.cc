@@ -401,16 +401,16 @@ int Main(int argc, char** argv) {
   // Before the poller starts a thread, so that each of them inherits the mask.
   sigset_t signals = BlockPollerSignals();
   PollerContext ctx = MakeContext(config, *key, log, toolbox, policy);
-  // With --disk, a workspace image made ahead for the next new session (after the mask above,
-  // which its thread inherits; it outlives the poller and so every session).
-  std::unique_ptr<SpareImageMaker> spare_images;
+  // With --disk, a workspace made and mounted ahead for the next new session (after the mask
+  // above, which its thread inherits; it outlives the poller and so every session, and takes
+  // the spare with it at the exit).
+  std::unique_ptr<SpareWorkspaceMaker> spare_workspaces;
   if (config.limits && config.limits->disk_bytes != 0) {
-    spare_images = std::make_unique<SpareImageMaker>(
+    spare_workspaces = std::make_unique<SpareWorkspaceMaker>(
         config.sessions_dir, config.limits->disk_bytes, [&log](const Error& e) {
-          log.Warn("could not make a spare workspace image; sessions make their own",
-                   {{"error", e.message()}});
+          log.Warn("no spare workspace; sessions make their own", {{"error", e.message()}});
         });
-    ctx.spare_images = spare_images.get();
+    ctx.spare_workspaces = spare_workspaces.get();
   }
   auto cancel = std::make_shared<CancelToken>();
   auto queue = CreateQueueClient(config, *key, cancel);

@@ -402,6 +402,7 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
     auto mounted = MountWorkspace(probe_image, probe, kMinDiskBytes);
     if (!mounted) return mounted.error().Wrap("a workspace filesystem (--disk)");
     disk = std::move(*mounted);
+    if (auto r = disk->Reserve(); !r) return r.error().Wrap("a workspace filesystem (--disk)");
   }
   // The probe checks the workspace bind and that bash (which the bash tool runs) works.
   o.argv = {"/bin/bash", "-c", "test -w /workspace && touch /workspace/.probe"};

@@ -585,11 +585,25 @@ Result<std::unique_ptr<MountedWorkspace>> SessionWorker::PrepareWorkspace(
   const PollerConfig& cfg = *ctx_.config;
   SRT_RETURN_IF_ERROR(MakeWorkspace(cfg.sessions_dir, workspace));
   if (!cfg.limits || cfg.limits->disk_bytes == 0) return std::unique_ptr<MountedWorkspace>();
-  auto mounted = MountWorkspace(
-      WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace, cfg.limits->disk_bytes,
-      ctx_.spare_images != nullptr ? SpareImagePath(cfg.sessions_dir) : "");
-  if (mounted && (*mounted)->took_spare()) ctx_.spare_images->Replenish();
-  return mounted;
+  return MountWorkspace(WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace,
+                        cfg.limits->disk_bytes, ctx_.spare_workspaces);
+}
+
+void SessionWorker::ReplenishSpare(const std::unique_ptr<MountedWorkspace>& disk,
+                                   bool& asked) const {
+  if (asked || !disk || !disk->took_spare() || ctx_.spare_workspaces == nullptr) return;
+  asked = true;
+  ctx_.spare_workspaces->Replenish();
+}
+
+// Never throws: it runs on a thread of its own.
+Result<void> SessionWorker::ReserveWorkspace(MountedWorkspace* disk) {
+  if (disk == nullptr) return {};
+  try {
+    return disk->Reserve();
+  } catch (const std::exception& e) {
+    return MakeError(Errc::kInternal, std::string("reserve the workspace: ") + e.what());
+  }
 }
 
 void SessionWorker::ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) const {
@@ -647,6 +661,10 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
     }
     disk = std::move(*prepared);
   }
+  // The next spare workspace is made once this session's sandbox has started (so that its
+  // mkfs.ext4 does not compete with that start), or now if the set-up fails before.
+  bool spare_asked = false;
+  const ScopeExit replenish_spare([&] { ReplenishSpare(disk, spare_asked); });
   if (!session) {
     ctx_.log->Warn("could not read the session (skills and memory stores skipped)",
                    Fields({{"error", session.error().message()}}));
@@ -668,15 +686,29 @@ SessionEnd SessionWorker::ServeInSandbox(NativeSession& s, const std::string& wo
   // Before the sandbox, so that it outlives it: its thread ends at the sandbox's EOF.
   auto output = StartOutput();
   if (!output) return {"fatal", "the sandbox's output: " + output.error().message()};
-  Result<Sandbox> sandbox = StartToolboxSandbox(
-      workspace, memory ? memory->binds() : std::vector<BindMount>(), std::move(to_tb->read),
-      std::move(from_tb->write), (*output)->write_end());
+  // The workspace's reservation (a fallocate of --disk: milliseconds for gigabytes) beside the
+  // sandbox's start: no tool runs before both are done, and a reservation that fails ends the
+  // item before any call is answered, as one that failed before the sandbox did.
+  Result<void> reserved;
+  Result<Sandbox> sandbox = MakeError(Errc::kSystem, "not started");
+  {
+    std::jthread reserving([&] { reserved = ReserveWorkspace(disk.get()); });
+    sandbox = StartToolboxSandbox(workspace, memory ? memory->binds() : std::vector<BindMount>(),
+                                  std::move(to_tb->read), std::move(from_tb->write),
+                                  (*output)->write_end());
+  }
   (*output)->CloseWriteEnd();
   if (!sandbox) return {"fatal", "sandbox: " + sandbox.error().message()};
+  ReplenishSpare(disk, spare_asked);
   SetSandbox(&*sandbox);
   // Declared after the sandbox, so UpdateNetwork() lets go of it before it is destroyed on any
   // way out, an exception's included.
   const ScopeExit forget_sandbox([this] { SetSandbox(nullptr); });
+  if (!reserved) {
+    ctx_.log->Error("workspace", Fields({{"error", reserved.error().message()}}));
+    EndToolboxSandbox(toolbox, *sandbox);
+    return {"fatal", "workspace: " + reserved.error().message()};
+  }
 
   // Skills: with the environment key, on the host (§2.6), while srt-toolbox starts in the
   // sandbox (the workspace is a bind, so what lands in it now is visible inside). Every tool
@@ -1030,6 +1062,12 @@ SessionEnd SessionWorker::RunScript() {
   }
   // Declared before the sandbox: the filesystem is unmounted after the sandbox is gone.
   const ScopeExit release([this, &disk] { ReleaseWorkspace(*disk); });
+  bool spare_asked = false;
+  const ScopeExit replenish_spare([&] { ReplenishSpare(*disk, spare_asked); });
+  if (Result<void> reserved = ReserveWorkspace(disk->get()); !reserved) {
+    ctx_.log->Error("workspace", Fields({{"error", reserved.error().message()}}));
+    return {"fatal", "workspace: " + reserved.error().message()};
+  }
 
   // Per-item calls (the heartbeat below, the stop after the script) use the item's sessions
   // token, never the environment key, when the item has one.
@@ -1091,6 +1129,7 @@ SessionEnd SessionWorker::RunScript() {
   auto sandbox = Sandbox::Start(std::move(so));
   in->read.reset();
   (*output)->CloseWriteEnd();
+  ReplenishSpare(*disk, spare_asked);
   if (!sandbox) {
     ctx_.log->Error("session sandbox did not start",
                     Fields({{"error", sandbox.error().message()}}));

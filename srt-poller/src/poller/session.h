@@ -5,8 +5,9 @@
 // Native mode (the default), per protocol §2.4-§2.6 and the Go EnvironmentWorker:
 //   heartbeat thread first (the lease must be ours before slow work) -> the SessionRunner
 //   opens the event stream and reads the history, its dispatch held, while the session is read
-//   (beside the workspace's preparation), its memory stores mounted, its sandbox started
-//   running srt-toolbox and its skills put into the workspace -> the runner's dispatch is
+//   (beside the workspace's mount), its memory stores mounted, its sandbox started running
+//   srt-toolbox (beside the workspace's reservation) and its skills put into the workspace ->
+//   the runner's dispatch is
 //   released and it serves the session until it ends -> force-stop the item (not after a 412)
 //   -> remove skills.
 // --on-work mode, per the `ant beta:worker poll --on-work` contract: the script runs in the
@@ -38,7 +39,7 @@ namespace srt::poller {
 
 class MemoryApi;
 class MountedWorkspace;
-class SpareImageMaker;
+class SpareWorkspaceMaker;
 class SandboxOutput;
 class SessionMemory;
 struct MemoryStoreSync;
@@ -65,8 +66,8 @@ struct PollerContext {
   const Logger* log = nullptr;
   std::string toolbox_path;
   const PolicyStore* policy = nullptr;
-  // With --disk: the spare workspace image a new session takes (null: each makes its own).
-  SpareImageMaker* spare_images = nullptr;
+  // With --disk: the spare workspace a new session takes (null: each makes its own).
+  SpareWorkspaceMaker* spare_workspaces = nullptr;
   // The variables of srt-poller's environment an --on-work script gets besides the curated
   // base and the protocol's (--script-env), "NAME=value".
   std::vector<std::string> script_env;
@@ -166,6 +167,10 @@ class SessionWorker {
   // The workspace directory and, with --disk, its filesystem mounted there (null without).
   [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> PrepareWorkspace(
       const std::string& workspace) const;
+  // Reserves the workspace's image (none without --disk).
+  [[nodiscard]] static Result<void> ReserveWorkspace(MountedWorkspace* disk);
+  // With a workspace that was the spare: asks for the next spare, once (`asked`).
+  void ReplenishSpare(const std::unique_ptr<MountedWorkspace>& disk, bool& asked) const;
   void ReleaseWorkspace(std::unique_ptr<MountedWorkspace>& disk) const;
 
   SessionEnd RunScript();

@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -218,21 +219,157 @@ Result<void> Unmount(const std::string& dir) {
   return MakeError(Errc::kSystem, Quote(dir) + " was still in use; detached it lazily");
 }
 
-// The size of the image at `path` (never following a symbolic link), or nullopt when there is
-// no regular file there.
-std::optional<uint64_t> ImageSize(const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return static_cast<uint64_t>(st.st_size);
+// The spare's fresh filesystem: a mount fd (fsmount) that no namespace holds.
+Result<UniqueFd> MountDetached(const std::string& device) {
+  UniqueFd fs(fsopen("ext4", FSOPEN_CLOEXEC));
+  if (!fs) return SysError("fsopen ext4 (the spare workspace needs Linux 5.2)");
+  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", device.c_str(), 0) != 0 ||
+      fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    return SysError("mount " + Quote(device) + " (the spare workspace)");
+  }
+  UniqueFd mnt(fsmount(fs.get(), FSMOUNT_CLOEXEC,
+                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOATIME));
+  if (!mnt) return SysError("mount " + Quote(device) + " (the spare workspace)");
+  return mnt;
 }
 
-// Renames the spare image to `image` when it is a regular file of `bytes`; false when there is
-// none to take (another session took it first, or it is of another size).
-bool TakeSpare(const std::string& spare, const std::string& image, uint64_t bytes) {
-  if (spare.empty() || ImageSize(spare) != bytes) return false;
-  // RENAME_NOREPLACE: never over an image that appeared meanwhile. Only srt-poller writes in
-  // its sessions directory, so the file checked above is the one renamed.
-  return renameat2(AT_FDCWD, spare.c_str(), AT_FDCWD, image.c_str(), RENAME_NOREPLACE) == 0;
+constexpr unsigned long kExt4Magic = 0xEF53;  // EXT4_SUPER_MAGIC, linux/magic.h
+
+}  // namespace
+
+// The spare workspace: its image (at `path` until it is taken), the loop device backed by it and
+// the detached mount of the filesystem on that device. Made by SpareWorkspaceMaker's thread;
+// moved into one session's workspace by MountWorkspace, after Check().
+struct SpareWorkspace {
+  std::string path;  // SpareImagePath; empty once the image is a session's
+  uint64_t bytes = 0;
+  UniqueFd image;  // O_RDWR: the reservation uses it
+  UniqueFd loop;
+  std::string loop_path;
+  UniqueFd mount;
+
+  SpareWorkspace() = default;
+  SpareWorkspace(const SpareWorkspace&) = delete;
+  SpareWorkspace& operator=(const SpareWorkspace&) = delete;
+  // Not taken: the mount goes (the last reference to a detached mount unmounts it), then the
+  // loop device (it detaches itself once unused), then the image, if it is still this one.
+  ~SpareWorkspace() {
+    mount.reset();
+    loop.reset();
+    if (path.empty() || !image) return;
+    struct stat mine {};
+    struct stat there {};
+    if (fstat(image.get(), &mine) == 0 && lstat(path.c_str(), &there) == 0 &&
+        mine.st_dev == there.st_dev && mine.st_ino == there.st_ino) {
+      unlink(path.c_str());
+    }
+  }
+
+  // That it is still what was made: the image srt-poller's regular file, mode 0600, one link,
+  // of its size, still at `path`; the loop device backed by exactly that inode; the mount ext4 on
+  // that loop device, its root srt-poller's and empty (nothing was ever written there).
+  Result<void> Check() const {
+    const std::string what = "the spare workspace " + Quote(path);
+    struct stat img {};
+    struct stat there {};
+    if (fstat(image.get(), &img) != 0) return SysError("stat " + Quote(path));
+    if (lstat(path.c_str(), &there) != 0) return SysError("stat " + Quote(path));
+    if (there.st_dev != img.st_dev || there.st_ino != img.st_ino) {
+      return MakeError(Errc::kDenied, what + " was replaced since it was made");
+    }
+    if (!S_ISREG(img.st_mode) || img.st_uid != geteuid() || (img.st_mode & 07777) != 0600 ||
+        img.st_nlink != 1 || static_cast<uint64_t>(img.st_size) != bytes) {
+      return MakeError(Errc::kDenied, what +
+                                          " is no longer the file that was made (owner, mode, "
+                                          "links or size changed)");
+    }
+    loop_info64 info{};
+    if (ioctl(loop.get(), LOOP_GET_STATUS64, &info) != 0) {
+      return SysError("read the state of " + Quote(loop_path));
+    }
+    if (info.lo_inode != img.st_ino || info.lo_device != img.st_dev || info.lo_offset != 0 ||
+        info.lo_sizelimit != 0 || (info.lo_flags & LO_FLAGS_AUTOCLEAR) == 0) {
+      return MakeError(Errc::kDenied, Quote(loop_path) + " is no longer backed by " + what);
+    }
+    struct stat dev {};
+    struct statfs fs {};
+    struct stat root {};
+    if (fstat(loop.get(), &dev) != 0 || fstatfs(mount.get(), &fs) != 0 ||
+        fstat(mount.get(), &root) != 0) {
+      return SysError("stat " + what);
+    }
+    if (!S_ISBLK(dev.st_mode) || static_cast<unsigned long>(fs.f_type) != kExt4Magic ||
+        root.st_dev != dev.st_rdev || !S_ISDIR(root.st_mode) || root.st_uid != geteuid()) {
+      return MakeError(Errc::kDenied, what + " is no longer mounted from " + Quote(loop_path));
+    }
+    UniqueFd dir(openat(mount.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return SysError("open " + what);
+    DIR* d = fdopendir(dir.get());
+    if (d == nullptr) return SysError("open " + what);
+    (void)dir.release();  // closedir closes it
+    bool empty = true;
+    while (dirent* e = readdir(d)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+    }
+    closedir(d);
+    if (!empty) return MakeError(Errc::kDenied, what + " is not empty");
+    return {};
+  }
+};
+
+namespace {
+
+// Makes the spare: a fresh image at SpareImagePath (whatever was there is removed first, never
+// taken), its loop device, and the detached mount of its filesystem.
+Result<std::unique_ptr<SpareWorkspace>> MakeSpare(const std::string& sessions_dir, uint64_t bytes) {
+  auto spare = std::make_unique<SpareWorkspace>();
+  const std::string path = SpareImagePath(sessions_dir);
+  const std::string disks = sessions_dir + "/.disks";
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return SysError("remove " + Quote(path));
+  if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
+  SRT_RETURN_IF_ERROR(CreateImage(path, bytes));
+  spare->image.reset(open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  if (!spare->image) {
+    Error e = SysError("open " + Quote(path));
+    unlink(path.c_str());
+    return e;
+  }
+  // From here on the destructor removes the image when anything fails.
+  spare->path = path;
+  spare->bytes = bytes;
+  SRT_ASSIGN_OR_RETURN(auto loop, AttachLoop(spare->image.get(), path));
+  spare->loop = std::move(loop.first);
+  spare->loop_path = std::move(loop.second);
+  SRT_ASSIGN_OR_RETURN(spare->mount, MountDetached(spare->loop_path));
+  // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
+  // directory that is not empty); e2fsck makes one again when it needs it.
+  if (unlinkat(spare->mount.get(), "lost+found", AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    return SysError("remove lost+found from the spare workspace " + Quote(path));
+  }
+  return spare;
+}
+
+// Moves the spare's filesystem into `mount_point` as the workspace whose image is `image`;
+// returns the image's descriptor (for the reservation).
+Result<UniqueFd> MountSpare(std::unique_ptr<SpareWorkspace> spare, const std::string& image,
+                            const std::string& mount_point) {
+  // RENAME_NOREPLACE: never over an image that appeared meanwhile.
+  if (renameat2(AT_FDCWD, spare->path.c_str(), AT_FDCWD, image.c_str(), RENAME_NOREPLACE) != 0) {
+    return SysError("rename the spare workspace " + Quote(spare->path) + " to " + Quote(image));
+  }
+  const std::string spare_path = std::exchange(spare->path, "");  // the session's image now
+  struct stat mine {};
+  struct stat there {};
+  if (fstat(spare->image.get(), &mine) != 0 || lstat(image.c_str(), &there) != 0 ||
+      mine.st_dev != there.st_dev || mine.st_ino != there.st_ino) {
+    return MakeError(Errc::kDenied, "the spare workspace " + Quote(spare_path) +
+                                        " was replaced while it was renamed to " + Quote(image));
+  }
+  if (move_mount(spare->mount.get(), "", AT_FDCWD, mount_point.c_str(), MOVE_MOUNT_F_EMPTY_PATH) !=
+      0) {
+    return SysError("mount the spare workspace (" + Quote(image) + ") at " + Quote(mount_point));
+  }
+  return std::move(spare->image);
 }
 
 }  // namespace
@@ -277,9 +414,22 @@ Result<void> MountedWorkspace::Release() {
   return unmounted;
 }
 
+Result<void> MountedWorkspace::Reserve() {
+  if (!image_) return {};
+  const UniqueFd image = std::move(image_);
+  // The whole image, reserved now: a session can then fill its own workspace, and nothing else.
+  // The loop device may write meanwhile (srt-toolbox's start): fallocate leaves data alone.
+  if (fallocate(image.get(), 0, 0, static_cast<off_t>(bytes_)) != 0) {
+    return SysError("reserve " + std::to_string(bytes_ >> 20) + " MiB for workspace " +
+                    Quote(mount_point_) + " on the sessions filesystem");
+  }
+  return {};
+}
+
 Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& image,
                                                          const std::string& mount_point,
-                                                         uint64_t bytes, const std::string& spare) {
+                                                         uint64_t bytes,
+                                                         SpareWorkspaceMaker* spares) {
   SRT_ASSIGN_OR_RETURN(bool mounted, IsMountPoint(mount_point));
   if (mounted)
     return MakeError(Errc::kSystem, "workspace " + Quote(mount_point) + " is already mounted");
@@ -287,7 +437,6 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
   struct stat st {};
   bool fresh = false;
-  bool took_spare = false;
   if (lstat(image.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError("stat " + Quote(image));
     SRT_ASSIGN_OR_RETURN(bool empty, IsEmptyDir(mount_point));
@@ -296,8 +445,18 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
                                           " holds files from before --disk: move them away, or "
                                           "run with --disk 0");
     }
-    took_spare = TakeSpare(spare, image, bytes);
-    if (!took_spare) SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
+    // The spare, already made and mounted: only a rename and a move of its mount are left.
+    if (std::unique_ptr<SpareWorkspace> spare = spares ? spares->Take() : nullptr) {
+      const uint64_t size = spare->bytes;
+      Result<UniqueFd> fd = MountSpare(std::move(spare), image, mount_point);
+      if (!fd) {
+        spares->Replenish();
+        return fd.error();
+      }
+      return std::unique_ptr<MountedWorkspace>(
+          new MountedWorkspace(mount_point, size, /*took_spare=*/true, std::move(*fd)));
+    }
+    SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
     fresh = true;
   }
   // The kernel detaches an auto-clearing loop device asynchronously after its unmount: an
@@ -315,52 +474,62 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   if (!S_ISREG(st.st_mode))
     return MakeError(Errc::kSystem, Quote(image) + " is not a regular file");
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  // The whole image, reserved now: a session can then fill its own workspace, and nothing else.
-  if (fallocate(fd.get(), 0, 0, static_cast<off_t>(size)) != 0) {
-    return SysError("reserve " + std::to_string(size >> 20) + " MiB for workspace " +
-                    Quote(mount_point) + " on the sessions filesystem");
-  }
   SRT_ASSIGN_OR_RETURN(auto loop, AttachLoop(fd.get(), image));
   if (mount(loop.second.c_str(), mount_point.c_str(), "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
             nullptr) != 0) {
     return SysError("mount " + Quote(loop.second) + " (" + Quote(image) + ") at " +
                     Quote(mount_point));
   }
-  std::unique_ptr<MountedWorkspace> m(new MountedWorkspace(mount_point, size, took_spare));
+  std::unique_ptr<MountedWorkspace> m(
+      new MountedWorkspace(mount_point, size, /*took_spare=*/false, std::move(fd)));
   // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
   // directory that is not empty); e2fsck makes one again when it needs it.
   if (fresh) rmdir((mount_point + "/lost+found").c_str());
   return m;
 }
 
-SpareImageMaker::SpareImageMaker(std::string sessions_dir, uint64_t bytes,
-                                 std::function<void(const Error&)> on_error,
-                                 std::chrono::milliseconds delay)
+SpareWorkspaceMaker::SpareWorkspaceMaker(std::string sessions_dir, uint64_t bytes,
+                                         std::function<void(const Error&)> on_error)
     : sessions_dir_(std::move(sessions_dir)),
       bytes_(bytes),
       on_error_(std::move(on_error)),
-      delay_(delay),
       thread_([this] { Loop(); }) {}
 
-SpareImageMaker::~SpareImageMaker() {
+SpareWorkspaceMaker::~SpareWorkspaceMaker() {
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
   }
   cv_.notify_all();
   thread_.join();
+  spare_.reset();  // unmounted, detached, its image removed
 }
 
-void SpareImageMaker::Replenish() {
+void SpareWorkspaceMaker::Replenish() {
   {
     std::lock_guard lock(mu_);
     wanted_ = true;
-    delayed_ = true;
   }
   cv_.notify_all();
 }
 
-void SpareImageMaker::Loop() {
+std::unique_ptr<SpareWorkspace> SpareWorkspaceMaker::Take() {
+  std::unique_ptr<SpareWorkspace> spare;
+  {
+    std::lock_guard lock(mu_);
+    spare = std::move(spare_);
+  }
+  if (!spare) return nullptr;
+  if (Result<void> ok = spare->Check(); !ok) {
+    on_error_(std::move(ok).error().Wrap("refused the spare workspace"));
+    spare.reset();  // its image too, if it is still the one made
+    Replenish();
+    return nullptr;
+  }
+  return spare;
+}
+
+void SpareWorkspaceMaker::Loop() {
   // The spare is made while sessions start: this thread and its mkfs.ext4 (which inherits both)
   // yield the CPU and the disk to them, at nice 10 and the lowest best-effort I/O level. Not
   // the idle classes: on a saturated host those could starve mkfs for good, and with it the
@@ -375,26 +544,17 @@ void SpareImageMaker::Loop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || wanted_; });
-      if (delayed_) {
-        delayed_ = false;
-        cv_.wait_for(lock, delay_, [this] { return stopped_; });
-      }
+      cv_.wait(lock, [this] { return stopped_ || (wanted_ && !spare_); });
       if (stopped_) return;
       wanted_ = false;
     }
-    const std::string spare = SpareImagePath(sessions_dir_);
-    if (ImageSize(spare) == bytes_) continue;
-    // An earlier run's with another --disk, or what is no regular file: never taken as it is.
-    const std::string disks = sessions_dir_ + "/.disks";
-    Result<void> made = [&]() -> Result<void> {
-      if (unlink(spare.c_str()) != 0 && errno != ENOENT) return SysError("remove " + Quote(spare));
-      if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) {
-        return SysError("create " + Quote(disks));
-      }
-      return CreateImage(spare, bytes_);
-    }();
-    if (!made) on_error_(made.error());
+    Result<std::unique_ptr<SpareWorkspace>> made = MakeSpare(sessions_dir_, bytes_);
+    if (!made) {
+      on_error_(made.error());
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    spare_ = std::move(*made);
   }
 }
 

@@ -3,18 +3,18 @@
 // (--disk), so that one session that fills its workspace cannot take the space of another.
 //
 // Each session's workspace lives in an ext4 image, <sessions>/.disks/<session_id>.ext4, made at
-// the session's first item and kept with the workspace. For each item the image is reserved in
+// the session's first item (or taken, made and mounted ahead, from SpareWorkspaceMaker) and kept
+// with the workspace. For each item the image is attached to a loop device and mounted
+// nosuid,nodev at <sessions>/<session_id>, which the sandbox binds at /workspace, and reserved in
 // full on the sessions filesystem (fallocate: a full host disk refuses the item, not a write of
-// another session later), attached to a loop device and mounted nosuid,nodev at
-// <sessions>/<session_id>, which the sandbox binds at /workspace. When the item ends the unused
-// blocks are given back (FITRIM punches them out of the image) and the filesystem is unmounted,
-// so an idle workspace takes only the space its files use.
+// another session later). When the item ends the unused blocks are given back (FITRIM punches
+// them out of the image) and the filesystem is unmounted, so an idle workspace takes only the
+// space its files use.
 //
 // The image is written only through the kernel's ext4 driver: the sandbox sees the mounted
 // filesystem, never the image file (the sessions directory is hidden from every sandbox).
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "srt/result.h"
 
 namespace srt::poller {
@@ -32,10 +33,13 @@ namespace srt::poller {
 // <sessions>/.disks/<session_id>.ext4
 std::string WorkspaceImagePath(const std::string& sessions_dir, const std::string& session_id);
 
-// <sessions>/.disks/.spare.ext4: an image made ahead of time (SpareImageMaker), which the next
-// session without an image of its own takes by a rename, so that mkfs.ext4 is not on the path
-// of its start. No session id starts with '.', so it is no session's image.
+// <sessions>/.disks/.spare.ext4: the image of the spare workspace (SpareWorkspaceMaker), which
+// the next session without an image of its own takes by a rename. No session id starts with '.',
+// so it is no session's image.
 std::string SpareImagePath(const std::string& sessions_dir);
+
+class SpareWorkspaceMaker;
+struct SpareWorkspace;
 
 // A mounted workspace filesystem. The destructor gives its unused blocks back and unmounts it.
 class MountedWorkspace {
@@ -44,69 +48,88 @@ class MountedWorkspace {
   MountedWorkspace(const MountedWorkspace&) = delete;
   MountedWorkspace& operator=(const MountedWorkspace&) = delete;
 
+  // Reserves the whole image on the sessions filesystem (fallocate), so that the session can fill
+  // its own workspace and nothing else. Separate from the mount so that it can run beside the
+  // sandbox's start; the caller lets no tool run before it has succeeded. Fails, naming the
+  // workspace, when the sessions filesystem has no room for it.
+  [[nodiscard]] Result<void> Reserve();
   // Trims and unmounts now. An error says what is left (a lazily detached mount whose last
   // user is still exiting); the mount point is unmounted either way.
   [[nodiscard]] Result<void> Release();
   const std::string& mount_point() const { return mount_point_; }
   uint64_t bytes() const { return bytes_; }
-  // The image was the spare (MountWorkspace's `spare`), which is gone now.
+  // The filesystem was the spare workspace (MountWorkspace's `spares`), which is gone now: the
+  // caller asks for the next one (SpareWorkspaceMaker::Replenish) once its sandbox has started.
   bool took_spare() const { return took_spare_; }
 
  private:
   friend Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string&,
                                                                   const std::string&, uint64_t,
-                                                                  const std::string&);
-  MountedWorkspace(std::string mount_point, uint64_t bytes, bool took_spare)
-      : mount_point_(std::move(mount_point)), bytes_(bytes), took_spare_(took_spare) {}
+                                                                  SpareWorkspaceMaker*);
+  MountedWorkspace(std::string mount_point, uint64_t bytes, bool took_spare, UniqueFd image)
+      : mount_point_(std::move(mount_point)),
+        bytes_(bytes),
+        took_spare_(took_spare),
+        image_(std::move(image)) {}
   std::string mount_point_;  // empty once released
   uint64_t bytes_;
   bool took_spare_;
+  UniqueFd image_;  // until Reserve()
 };
 
 // Mounts the workspace image at `mount_point` (an existing, empty directory of srt-poller's),
-// making the image of `bytes` first if there is none: the image at `spare` (in the same
-// directory) when there is one of that size, else a new one. An image made earlier keeps its
-// size. Refuses, naming the path: a mount point that is already a mount or holds files (a
-// workspace from before --disk), an image that is still attached to a loop device (an earlier
-// item's processes still hold it), and a sessions filesystem without room for the reservation.
+// making the image of `bytes` first if there is none: the spare workspace when `spares` has one
+// ready (already made and mounted: it is moved into place), else a new one. An image made
+// earlier keeps its size. Reserves nothing (MountedWorkspace::Reserve). Refuses, naming the
+// path: a mount point that is already a mount or holds files (a workspace from before --disk),
+// and an image that is still attached to a loop device (an earlier item's processes hold it).
 [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(
     const std::string& image, const std::string& mount_point, uint64_t bytes,
-    const std::string& spare = "");
+    SpareWorkspaceMaker* spares = nullptr);
 
-// Keeps a spare image of `bytes` at SpareImagePath(sessions_dir), on a thread of its own: it
-// makes one at once (unless one of that size is there; one of another size, an earlier run's
-// with another --disk, is replaced) and another `delay` after each time Replenish() says the
-// spare was taken (so that mkfs.ext4 does not compete with the start of the session that took
-// it; a new session meanwhile makes its own image). A spare costs the host what an empty
-// workspace's image does (its metadata; it is sparse and reserves nothing). Failures go to
-// `on_error`, and the sessions make their own.
-class SpareImageMaker {
+// Keeps one spare workspace of `bytes` ready for the next new session, on a thread of its own at
+// nice 10 and the lowest best-effort I/O priority, so that neither mkfs.ext4 nor the mount is on
+// the path of a session's start. The spare is a fresh image at SpareImagePath(sessions_dir),
+// attached to a loop device and mounted as a *detached* mount (fsmount(2)): it is in no mount
+// namespace, so no sandbox's namespace (each is a copy of srt-poller's) holds it and nothing can
+// reach it until MountWorkspace moves it into one session's workspace (move_mount(2)). It is
+// handed out once, after a check that it is still what was made (the image: srt-poller's, mode
+// 0600, one link, its size, the inode the loop device is backed by; the mount: ext4 on that loop
+// device, an empty root). One that fails the check is thrown away and the session makes its own.
+// An image found at the path when a spare is made (an earlier run's) is never taken: it is
+// replaced. A spare costs the host what an empty workspace's image does (it is sparse and
+// reserves nothing) and a loop device. Failures go to `on_error`, and the sessions make their own.
+class SpareWorkspaceMaker {
  public:
-  static constexpr std::chrono::milliseconds kReplenishDelay{1000};
-  SpareImageMaker(std::string sessions_dir, uint64_t bytes,
-                  std::function<void(const Error&)> on_error,
-                  std::chrono::milliseconds delay = kReplenishDelay);
-  // Stops the thread, after the image it is making, if any.
-  ~SpareImageMaker();
-  SpareImageMaker(const SpareImageMaker&) = delete;
-  SpareImageMaker& operator=(const SpareImageMaker&) = delete;
+  SpareWorkspaceMaker(std::string sessions_dir, uint64_t bytes,
+                      std::function<void(const Error&)> on_error);
+  // Stops the thread (after the spare it is making, if any), unmounts the spare and removes its
+  // image: nothing of it is left behind.
+  ~SpareWorkspaceMaker();
+  SpareWorkspaceMaker(const SpareWorkspaceMaker&) = delete;
+  SpareWorkspaceMaker& operator=(const SpareWorkspaceMaker&) = delete;
 
-  // A session took the spare: make the next one. Thread-safe.
+  // A session took the spare and has started: make the next one. Thread-safe.
   void Replenish();
 
  private:
+  friend Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string&,
+                                                                  const std::string&, uint64_t,
+                                                                  SpareWorkspaceMaker*);
+  // The spare, checked, or null when none is ready or it failed its check (then it is thrown
+  // away, `on_error` says why and the next is made at once). Each spare is handed out once.
+  std::unique_ptr<SpareWorkspace> Take();
   void Loop();
 
   const std::string sessions_dir_;
   const uint64_t bytes_;
   const std::function<void(const Error&)> on_error_;
-  const std::chrono::milliseconds delay_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool wanted_ = true;    // guarded by mu_
-  bool delayed_ = false;  // guarded by mu_: wait delay_ before making it
-  bool stopped_ = false;  // guarded by mu_
-  std::thread thread_;    // last: it starts once the rest exists
+  std::unique_ptr<SpareWorkspace> spare_;  // guarded by mu_
+  bool wanted_ = true;                     // guarded by mu_
+  bool stopped_ = false;                   // guarded by mu_
+  std::thread thread_;                     // last: it starts once the rest exists
 };
 
 // Moves this process into a mount namespace of its own, a slave of the host's: the host's

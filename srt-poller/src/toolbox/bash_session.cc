@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,6 +105,16 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   if (!replica) return SysError(std::string("open '") + name + "'");
   int flags = fcntl(master, F_GETFL);
   if (flags < 0 || fcntl(master, F_SETFL, flags | O_NONBLOCK) != 0) return SysError("fcntl");
+  // The terminal's modes, set here rather than by `stty` in the shell (an exec less on the
+  // session's first call). Beyond the Go tool's `stty -echo`: -icanon, because a command written
+  // while bash is between two readline() calls meets the canonical line discipline, which
+  // silently drops everything past 4095 bytes of a line; and -ixon, so a ^S in a command cannot
+  // freeze the output. bash saves these modes at its start and restores them after each command.
+  termios modes{};
+  if (tcgetattr(replica.get(), &modes) != 0) return SysError("tcgetattr");
+  modes.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON);
+  modes.c_iflag &= ~static_cast<tcflag_t>(IXON);
+  if (tcsetattr(replica.get(), TCSANOW, &modes) != 0) return SysError("tcsetattr");
 
   // The shell and everything it starts get a Landlock domain of their own that may signal only
   // itself: not us (its parent, $PPID), not srt-init (PID 1). Without it, `kill -STOP $PPID`
@@ -136,14 +147,16 @@ Result<std::unique_ptr<BashSession>> BashSession::Start(const BashOptions& optio
   long pidfd = syscall(SYS_pidfd_open, pid, 0);
   if (pidfd >= 0) s->pidfd_.reset(static_cast<int>(pidfd));
 
-  // stty needs the terminal on fd 0, so this one call keeps stdin on the PTY. Beyond the Go
-  // tool's `stty -echo; set +m`: -icanon, because a command written while bash is between two
-  // readline() calls meets the canonical line discipline, which silently drops everything past
-  // 4095 bytes of a line; and -ixon, so a ^S in a command cannot freeze the output. set +H:
-  // an interactive bash expands `!` history references, which would mangle commands such as
-  // `echo "hi!x"` ("event not found") that run fine in the Go tool's script-like shell.
+  // The Go tool's `set +m` (an interactive bash turns job control on whatever its arguments
+  // say); set +H: an interactive bash expands `!` history references, which would mangle
+  // commands such as `echo "hi!x"` ("event not found") that run fine in the Go tool's
+  // script-like shell. `( : )`: the shell can fork. A shell whose work cgroup is held at its
+  // pids limit (a fork bomb that outlived the last shell) retries its fork past the set-up's
+  // deadline, and the caller then ends what holds the cgroup and starts another. A fork of
+  // bash, not an exec: cheaper than the `stty` that used to be this probe. The answer says the
+  // shell is up.
   NoInterrupt never;
-  Outcome setup = s->Run("stty -echo -icanon -ixon 2>/dev/null; set +m; set +H", kBashSetupTimeout,
+  Outcome setup = s->Run("set +m; set +H; ( : )", kBashSetupTimeout,
                          Clock::now() + kBashSetupTimeout, never, /*redirect_stdin=*/false);
   if (setup.status != Status::kDone) {
     return MakeError(Errc::kSystem, "start bash: the shell did not answer" +

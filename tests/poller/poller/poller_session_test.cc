@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "base/scope_exit.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
@@ -121,6 +124,50 @@ std::vector<std::string> LoopsBackedBelow(const std::string& dir) {
       found.push_back(e.path().filename().string() + " " + backing);
   }
   return found;
+}
+
+// The loop device backed by the spare workspace's image (`<sessions>/.disks/.spare.ext4`), or "".
+std::string SpareLoop(const std::string& sessions) {
+  for (const std::string& l : LoopsBackedBelow(sessions)) {
+    if (l.ends_with(" " + sessions + "/.disks/.spare.ext4\n")) return l.substr(0, l.find(' '));
+  }
+  return "";
+}
+
+// Whether the block device `dev` ("loop0") is in use by a mounted filesystem: open(O_EXCL) of a
+// block device fails with EBUSY then (open(2)).
+bool Mounted(const std::string& dev) {
+  UniqueFd fd(open(("/dev/" + dev).c_str(), O_RDONLY | O_EXCL | O_CLOEXEC));
+  return !fd && errno == EBUSY;
+}
+
+// The spare workspace is ready to be taken: its loop device is attached and its filesystem
+// mounted (the maker hands it out microseconds later).
+bool SpareReady(const std::string& sessions) {
+  const std::string loop = SpareLoop(sessions);
+  return !loop.empty() && Mounted(loop);
+}
+
+// The loop devices backed by a session's workspace image (the spare's left out).
+std::vector<std::string> SessionLoopsBelow(const std::string& sessions) {
+  std::vector<std::string> found;
+  for (const std::string& l : LoopsBackedBelow(sessions)) {
+    if (!l.ends_with("/.disks/.spare.ext4\n")) found.push_back(l);
+  }
+  return found;
+}
+
+// An ext4 image of `mib` MiB at `image` that holds one file, `leftover.txt`: what a workspace
+// an earlier session used would hold.
+void MakeUsedImage(const std::string& image, const std::string& scratch, int mib) {
+  ASSERT_TRUE(fs::create_directories(scratch + "/content"));
+  WriteAll(scratch + "/content/leftover.txt", "another session's file\n", 0644);
+  { std::ofstream out(image, std::ios::binary | std::ios::trunc); }
+  ASSERT_EQ(truncate(image.c_str(), off_t{mib} << 20), 0);
+  chmod(image.c_str(), 0600);
+  const std::string cmd =
+      "mkfs.ext4 -q -F -d '" + scratch + "/content' '" + image + "' >/dev/null 2>&1";
+  ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
 }
 
 class PollerSessionTest : public ::testing::Test {
@@ -1521,8 +1568,9 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
   ASSERT_TRUE(WaitFor([&] { return poller_->CountLog("session item finished") == 2; }, 10s, 50ms))
       << poller_->Logs();
   EXPECT_TRUE(MountsBelow(sessions_, poller_->pid()).empty()) << poller_->Logs();
-  // The kernel detaches an unmounted loop device asynchronously.
-  EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms));
+  // The kernel detaches an unmounted loop device asynchronously. (The spare workspace made for
+  // the next new session has one of its own.)
+  EXPECT_TRUE(WaitFor([&] { return SessionLoopsBelow(sessions_).empty(); }, 5s, 20ms));
   struct stat st {};
   ASSERT_EQ(stat((sessions_ + "/.disks/" + a + ".ext4").c_str(), &st), 0);
   EXPECT_LT(st.st_blocks * 512, 32 << 20) << "the image keeps " << (st.st_blocks * 512);
@@ -1567,36 +1615,139 @@ TEST_F(PollerSessionTest, ARunningSessionDoesNotHoldAnotherSessionsWorkspace) {
   EXPECT_EQ(StopPoller(), 0);
 }
 
-// A new session's workspace image is the spare srt-poller made ahead (so mkfs.ext4 is not on
-// the path of its start), of --disk's size, and another spare is made for the next session; a
-// spare of another size (an earlier run's --disk) is replaced, never taken.
-TEST_F(PollerSessionTest, ANewSessionTakesTheSpareImageAndAnotherIsMade) {
+// A new session's workspace is the spare srt-poller made and mounted ahead (so neither
+// mkfs.ext4 nor the mount is on the path of its start): a fresh filesystem on a loop device,
+// mounted in no mount namespace until a session takes it. An image an earlier run left at the
+// spare's path, of the right size, is never taken (it could hold another session's files). The
+// session gets the spare's filesystem itself, empty, nosuid and nodev; another spare is made for
+// the next session; and at the exit nothing of the spare is left: no mount, no loop device, no
+// image.
+TEST_F(PollerSessionTest, ANewSessionTakesTheMountedSpareAndNothingOfItOutlivesThePoller) {
   const std::string disks = sessions_ + "/.disks";
   const std::string spare = disks + "/.spare.ext4";
   ASSERT_TRUE(fs::create_directories(disks));
-  WriteAll(spare, "an earlier run's spare of another size", 0600);
+  MakeUsedImage(spare, dir_ + "/used", 64);
+  struct stat left {};
+  ASSERT_EQ(stat(spare.c_str(), &left), 0);
+  // Held open, so that its inode number cannot be reused once srt-poller removes it.
+  UniqueFd hold_left(open(spare.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(hold_left);
   StartPoller({"--disk", "64M"});
-  struct stat before {};
-  ASSERT_TRUE(WaitFor(
-      [&] { return stat(spare.c_str(), &before) == 0 && before.st_size == (off_t{64} << 20); },
-      kStartTimeout))
+  ASSERT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout))
+      << "no spare workspace ready\n"
       << poller_->Logs();
+  const std::string loop = SpareLoop(sessions_);
+  struct stat made {};
+  ASSERT_EQ(stat(spare.c_str(), &made), 0);
+  EXPECT_NE(made.st_ino, left.st_ino) << "the earlier run's image was kept as the spare";
+  EXPECT_EQ(made.st_mode & 07777, 0600u);
+  // Mounted, yet in no mount table: not srt-poller's (whose namespace every sandbox copies),
+  // not the host's.
+  EXPECT_TRUE(MountsBelow(sessions_, poller_->pid()).empty());
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+
   const std::string sid = "sesn_spare";
   auto work = Enqueue({.session_id = sid});
-  EXPECT_EQ(Bash(sid, "echo mine > /workspace/f && echo ok").text, "ok\n\n") << poller_->Logs();
+  // Nothing in it: neither the earlier run's file nor mkfs's lost+found.
+  EXPECT_EQ(Bash(sid, "ls -A /workspace; echo mine > /workspace/f && echo ok").text, "ok\n\n")
+      << poller_->Logs();
   struct stat image {};
   ASSERT_EQ(stat((disks + "/" + sid + ".ext4").c_str(), &image), 0);
-  EXPECT_EQ(image.st_ino, before.st_ino) << "the session made its own image";
+  EXPECT_EQ(image.st_ino, made.st_ino) << "the session made its own image";
+  // The spare's own filesystem, moved into place: on the loop device made for the spare.
+  const std::vector<std::string> loops = SessionLoopsBelow(sessions_);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].substr(0, loops[0].find(' ')), loop) << loops[0];
+  auto mounts = MountsBelow(sessions_, poller_->pid());
+  ASSERT_EQ(mounts.size(), 1u) << poller_->Logs();
+  EXPECT_NE(mounts[sessions_ + "/" + sid].find("nosuid"), std::string::npos);
+  EXPECT_NE(mounts[sessions_ + "/" + sid].find("nodev"), std::string::npos);
+  // The next spare, made once the session has started.
+  std::string next_loop;
+  EXPECT_TRUE(WaitFor([&] { return !(next_loop = SpareLoop(sessions_)).empty(); }, kStartTimeout))
+      << poller_->Logs();
   struct stat next {};
+  ASSERT_EQ(stat(spare.c_str(), &next), 0);
+  EXPECT_NE(next.st_ino, made.st_ino);
+  EXPECT_EQ(poller_->CountLog("spare workspace"), 0u) << poller_->Logs();
+  EndSession(work);
+
+  EXPECT_EQ(StopPoller(), 0);
+  EXPECT_FALSE(fs::exists(spare)) << "the spare's image outlived srt-poller";
+  EXPECT_TRUE(MountsBelow(sessions_).empty());
+  // The kernel detaches an unused loop device asynchronously.
+  EXPECT_TRUE(WaitFor([&] { return LoopsBackedBelow(sessions_).empty(); }, 5s, 20ms))
+      << ::testing::PrintToString(LoopsBackedBelow(sessions_));
+}
+
+// Hostile host side: what sits at the spare's path when a session takes it is checked, and a
+// spare that is no longer what srt-poller made (here: replaced by an image that holds another
+// session's file) is refused, with a warning naming it. The session makes a workspace of its
+// own, empty, and the next spare is made.
+TEST_F(PollerSessionTest, ASpareReplacedSinceItWasMadeIsRefused) {
+  const std::string disks = sessions_ + "/.disks";
+  const std::string spare = disks + "/.spare.ext4";
+  StartPoller({"--disk", "64M"});
+  ASSERT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout)) << poller_->Logs();
+  const std::string planted = disks + "/planted.img";
+  MakeUsedImage(planted, dir_ + "/used", 64);
+  struct stat bad {};
+  ASSERT_EQ(stat(planted.c_str(), &bad), 0);
+  UniqueFd hold_bad(open(planted.c_str(), O_RDONLY | O_CLOEXEC));  // no reuse of its inode number
+  ASSERT_TRUE(hold_bad);
+  ASSERT_EQ(rename(planted.c_str(), spare.c_str()), 0);
+
+  const std::string sid = "sesn_refused";
+  auto work = Enqueue({.session_id = sid});
+  EXPECT_EQ(Bash(sid, "ls -A /workspace; echo ok").text, "ok\n\n") << poller_->Logs();
+  struct stat image {};
+  ASSERT_EQ(stat((disks + "/" + sid + ".ext4").c_str(), &image), 0);
+  EXPECT_NE(image.st_ino, bad.st_ino);
+  EXPECT_EQ(poller_->CountLog("refused the spare workspace: the spare workspace '" + spare +
+                              "' was replaced since it was made"),
+            1u)
+      << poller_->Logs();
+  // A new spare replaces what was planted.
   EXPECT_TRUE(WaitFor(
       [&] {
-        return stat(spare.c_str(), &next) == 0 && next.st_ino != before.st_ino &&
-               next.st_size == (off_t{64} << 20);
+        struct stat st {};
+        return !SpareLoop(sessions_).empty() && stat(spare.c_str(), &st) == 0 &&
+               st.st_ino != bad.st_ino;
       },
       kStartTimeout))
-      << poller_->Logs();
-  EXPECT_EQ(poller_->CountLog("spare workspace image"), 0u) << poller_->Logs();
+      << ::testing::PrintToString(LoopsBackedBelow(sessions_)) << poller_->Logs();
   EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// The workspace's reservation runs beside the sandbox's start, but still nothing runs before it
+// has succeeded: on a sessions filesystem without room for --disk, the item ends at its start
+// with the reservation's error, and the call already in the history is neither run nor answered.
+TEST_F(PollerSessionTest, AReservationThatDoesNotFitEndsTheItemBeforeAnyCallRuns) {
+  ASSERT_TRUE(fs::create_directories(sessions_));
+  // 48 MiB: room for the start-up probe's 32 MiB workspace and the spare's metadata, not for
+  // one 64 MiB reservation.
+  ASSERT_EQ(mount("tmpfs", sessions_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=48m,mode=0700"),
+            0)
+      << std::strerror(errno);
+  const ScopeExit unmount([&] { umount2(sessions_.c_str(), MNT_DETACH); });
+  const std::string sid = "sesn_nospace";
+  ASSERT_TRUE(cp_->AppendEvents(sid, ToolUse("toolu_pending", "bash", {{"command", "echo ran"}}))
+                  .has_value());
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+  StartPoller({"--disk", "64M"});
+  auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
+  ASSERT_TRUE(stopped.has_value()) << poller_->Logs();
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  // Logged where it fails, and in the item's end.
+  EXPECT_EQ(poller_->CountLog("reserve 64 MiB for workspace '" + sessions_ + "/" + sid +
+                              "' on the sessions filesystem: No space left on device"),
+            2u)
+      << poller_->Logs();
+  auto results = cp_->Results(sid);
+  ASSERT_TRUE(results.has_value()) << results.error().message();
+  EXPECT_TRUE(results->empty()) << results->dump();
+  EXPECT_EQ(poller_->CountLog("dispatched tool"), 0u) << poller_->Logs();
   EXPECT_EQ(StopPoller(), 0);
 }
 
