@@ -1416,7 +1416,11 @@ TEST_F(PollerSessionTest, ASetUpThatFailsLeavesTheCallsItReadUnrunAndUnanswered)
   StartPoller();
   auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
   ASSERT_TRUE(stopped.has_value()) << poller_->Logs();
-  EXPECT_EQ(poller_->CountLog("something already exists at the memory store's path '/etc'"), 1u)
+  // The failure is logged once, and the item's last line repeats it: both are waited for, as the
+  // item's state can reach the fake before its last line is written.
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("level=ERROR msg=\"memory store\""), 1u) << poller_->Logs();
+  EXPECT_EQ(poller_->CountLog("something already exists at the memory store's path '/etc'"), 2u)
       << poller_->Logs();
   auto streams = cp_->Requests({.endpoint = "stream", .session_id = sid});
   ASSERT_TRUE(streams.has_value()) << streams.error().message();
