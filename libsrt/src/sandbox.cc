@@ -220,16 +220,13 @@ Result<void> VetOutsideWritable(const std::vector<SandboxOptions::HostPath>& pat
   return Ok();
 }
 
-// What is at the TMPDIRs' kept parent (facade::KeptTmpdirParent), not following a symlink. The
-// agent makes it when it is missing, and checks it again where it mounts on it.
-facade::HostFacts::KeptDir LookAtKeptTmpdirParent(const std::string& path, uid_t euid) {
+// Whether something other than a directory of `euid`'s with mode 0700 is at the TMPDIRs' kept
+// parent (facade::KeptTmpdirParent), not following a symlink. Nothing there is usable: the agent
+// makes it, and checks it again where it mounts on it.
+bool KeptTmpdirParentUnusable(const std::string& path, uid_t euid) {
   struct stat st {};
-  if (fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return errno == ENOENT ? facade::HostFacts::KeptDir::kMissing
-                           : facade::HostFacts::KeptDir::kUnusable;
-  }
-  const bool usable = S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700 && st.st_uid == euid;
-  return usable ? facade::HostFacts::KeptDir::kUsable : facade::HostFacts::KeptDir::kUnusable;
+  if (fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno != ENOENT;
+  return !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != 0700 || st.st_uid != euid;
 }
 
 // Everything Start asks the host before it plans (see sandbox_plan.h).
@@ -346,7 +343,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
 
   SRT_RETURN_IF_ERROR(facade::VetNesting(policy, facts));
   if (!policy.tmpdir_parent.empty()) {
-    facts.kept_tmpdir_parent = LookAtKeptTmpdirParent(
+    facts.kept_tmpdir_parent_unusable = KeptTmpdirParentUnusable(
         facade::KeptTmpdirParent(policy.tmpdir_parent, facts.euid), facts.euid);
   }
   facade::SandboxPlan plan = facade::PlanSandbox(options, facts, policy);

@@ -122,17 +122,18 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
 
   plan.environment = options.env ? *options.env : facts.environment;
   SetEnv(plan.environment, "SANDBOX_RUNTIME", "1");
+  // The tmpfs's mount point: the kept parent, or the run's own TMPDIR directory (the fallback).
+  std::string tmpfs_root;
   if (!policy.tmpdir_parent.empty()) {
     const std::string kept = KeptTmpdirParent(policy.tmpdir_parent, facts.euid);
-    if (facts.kept_tmpdir_parent != HostFacts::KeptDir::kUnusable) {
+    if (!facts.kept_tmpdir_parent_unusable) {
       plan.tmpdir = {kept + "/" + facts.random_name, true};
       plan.notes.push_back("TMPDIR " + plan.tmpdir.path + ": in a private tmpfs on " + kept +
                            " (kept for the next sandboxes, mode 0700), gone afterwards");
     } else {
       // Someone else's directory, a symlink, or a mode that lets others in: srt neither mounts
-      // on it nor touches it.
-      // Said every run, not only with --debug: until it is fixed, another user may own the name
-      // every sandbox of this one's would use.
+      // on it nor touches it, and says so every run (not only with --debug): until it is fixed,
+      // another user may own the name every sandbox of this one's would use.
       plan.tmpdir = {policy.tmpdir_parent + "/srt-" + facts.random_name, false};
       plan.warnings.push_back(kept + " is not a directory of uid " + std::to_string(facts.euid) +
                               " with mode 0700, so srt does not use it: TMPDIR " +
@@ -142,6 +143,7 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
                               kept + ", or make it yours with mode 0700)");
     }
     SetEnv(plan.environment, "TMPDIR", plan.tmpdir.path);
+    tmpfs_root = plan.tmpdir.in_kept_parent ? kept : plan.tmpdir.path;
   }
 
   plan.writable = policy.write_roots;
@@ -152,12 +154,8 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
   if (!policy.filesystem_disabled) {
     plan.guard.calls = seccomp::GuardCalls();
     plan.guard.roots = policy.guard_roots;
-    // The whole tmpfs is the sandbox's own: with a kept parent, the parent it is mounted on.
-    if (!plan.tmpdir.path.empty()) {
-      plan.guard.private_roots.push_back(plan.tmpdir.in_kept_parent
-                                             ? KeptTmpdirParent(policy.tmpdir_parent, facts.euid)
-                                             : plan.tmpdir.path);
-    }
+    // The whole tmpfs is the sandbox's own (the guard exempts only what is on it).
+    if (!tmpfs_root.empty()) plan.guard.private_roots.push_back(tmpfs_root);
     if (policy.allow_git_config) plan.guard.flags |= wire::kGuardAllowGitConfig;
   }
 

@@ -38,9 +38,10 @@ struct HostFacts {
   uid_t euid = 0;    // who srt runs as
   std::vector<std::string> environment;  // srt's own (used when options.env is unset)
   std::string random_name;               // 16 random hex digits, for the private TMPDIR
-  // What is at KeptTmpdirParent(policy.tmpdir_parent, euid) on the host (no symlink followed).
-  enum class KeptDir { kMissing, kUsable, kUnusable };
-  KeptDir kept_tmpdir_parent = KeptDir::kMissing;
+  // Something other than a directory of euid's with mode 0700 is at
+  // KeptTmpdirParent(policy.tmpdir_parent, euid) on the host (no symlink followed). Nothing there
+  // is fine: srt-agent makes it.
+  bool kept_tmpdir_parent_unusable = false;
   // RLIMIT_NOFILE as srt found it (soft, hard); unset when getrlimit failed.
   std::optional<std::pair<uint64_t, uint64_t>> nofile;
   // srt's own HTTP(S)_PROXY / NO_PROXY, the parents when the settings name none.

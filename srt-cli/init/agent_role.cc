@@ -175,8 +175,6 @@ long BindReadOnly(int dirfd, const char* path, int target) {
 // it does for bwrap's --ro-bind /dev/null), on the file `target`.
 long CoverWithNull(int target) { return BindReadOnly(AT_FDCWD, "/dev/null", target); }
 
-// Mounts a fresh tmpfs (mode 0700, owned by the caller) on `path` inside the sandbox, creating
-// the directory first where the sandbox does not see the one made on the host (a hidden /tmp).
 // Copies the parent directory of the absolute `path` into `parent` (kPathMax bytes) and returns
 // the last component (a pointer into `path`); null when `path` is too long or has no parent
 // below the root.
@@ -231,11 +229,12 @@ struct TmpfsDevice {
   uint32_t major = 0, minor = 0;
 };
 
-// Mounts a fresh tmpfs (mode 0700, nosuid, nodev) on the directory `path` of the sandbox. With
-// `name`, the directory `name` (mode 0700) is made in the tmpfs before it is mounted, so that the
-// command's TMPDIR is there the moment the mount is, and `path` must then be the kept parent
-// (IsKeptTmpdirParent for `euid`, looked at in the sandbox, where the mount goes). `device`
-// gets the new tmpfs's device.
+// Mounts a fresh tmpfs (mode 0700, owned by the caller, nosuid, nodev) on the directory `path`
+// of the sandbox, creating the directory first where the sandbox does not see the one made on the
+// host (a hidden /tmp). With `name`, the directory `name` (mode 0700) is made in the tmpfs before
+// it is mounted, so that the command's TMPDIR is there the moment the mount is, and `path` must
+// then be the kept parent (IsKeptTmpdirParent for `euid`, looked at in the sandbox, where the mount
+// goes). `device` gets the new tmpfs's device.
 long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid, TmpfsDevice& device) {
   long r = SRT_SYS(__NR_mkdirat, AT_FDCWD, path, 0700);
   if (Failed(r) && r != -EEXIST) return r;

@@ -78,7 +78,7 @@ TEST(SandboxPlanTest, ATypicalProjectSandbox) {
 // falls back to a TMPDIR of its own on a directory made and removed for this sandbox alone.
 TEST(SandboxPlanTest, AnUnusableKeptParentGetsATmpdirOfItsOwn) {
   HostFacts facts = Facts();
-  facts.kept_tmpdir_parent = HostFacts::KeptDir::kUnusable;
+  facts.kept_tmpdir_parent_unusable = true;
   const SandboxPlan plan = PlanSandbox(SandboxOptions{}, facts, ProjectPolicy());
   EXPECT_EQ(plan.tmpdir.path, "/tmp/srt-0123456789abcdef");
   EXPECT_FALSE(plan.tmpdir.in_kept_parent);
@@ -88,8 +88,8 @@ TEST(SandboxPlanTest, AnUnusableKeptParentGetsATmpdirOfItsOwn) {
                 "/tmp/srt-1000 is not a directory of uid 1000 with mode 0700, so srt does not use "
                 "it: TMPDIR /tmp/srt-0123456789abcdef is a private tmpfs on a directory made now "
                 "and removed afterwards (remove /tmp/srt-1000, or make it yours with mode 0700)"});
-  // Missing is fine: srt-agent makes it.
-  facts.kept_tmpdir_parent = HostFacts::KeptDir::kMissing;
+  // A usable one, or none (srt-agent makes it), is used.
+  facts.kept_tmpdir_parent_unusable = false;
   EXPECT_TRUE(PlanSandbox(SandboxOptions{}, facts, ProjectPolicy()).tmpdir.in_kept_parent);
 }
 
