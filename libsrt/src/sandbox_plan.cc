@@ -126,10 +126,19 @@ SandboxPlan PlanSandbox(const SandboxOptions& options, const HostFacts& facts,
   std::string tmpfs_root;
   if (!policy.tmpdir_parent.empty()) {
     const std::string kept = KeptTmpdirParent(policy.tmpdir_parent, facts.euid);
-    if (!facts.kept_tmpdir_parent_unusable) {
+    // The tmpfs would hide a working directory at or below the kept parent (a nested srt started
+    // in its outer sandbox's TMPDIR): the command enters its working directory by its path after
+    // the mounts, and would find nothing there.
+    const bool hides_cwd = path::IsWithin(policy.cwd, kept);
+    if (!facts.kept_tmpdir_parent_unusable && !hides_cwd) {
       plan.tmpdir = {kept + "/" + facts.random_name, true};
       plan.notes.push_back("TMPDIR " + plan.tmpdir.path + ": in a private tmpfs on " + kept +
                            " (kept for the next sandboxes, mode 0700), gone afterwards");
+    } else if (hides_cwd) {
+      plan.tmpdir = {policy.tmpdir_parent + "/srt-" + facts.random_name, false};
+      plan.notes.push_back("TMPDIR " + plan.tmpdir.path + ": in a private tmpfs on a directory " +
+                           "made now and removed afterwards, not on " + kept +
+                           ", which holds the working directory");
     } else {
       // Someone else's directory, a symlink, or a mode that lets others in: srt neither mounts
       // on it nor touches it, and says so every run (not only with --debug): until it is fixed,

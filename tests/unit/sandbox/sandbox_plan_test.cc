@@ -93,6 +93,28 @@ TEST(SandboxPlanTest, AnUnusableKeptParentGetsATmpdirOfItsOwn) {
   EXPECT_TRUE(PlanSandbox(SandboxOptions{}, facts, ProjectPolicy()).tmpdir.in_kept_parent);
 }
 
+// The command enters its working directory after the mounts: a tmpfs on the kept parent would
+// hide one at or below it (a nested srt started in its outer sandbox's TMPDIR).
+TEST(SandboxPlanTest, AWorkingDirectoryInTheKeptParentGetsATmpdirOfItsOwn) {
+  policy::Policy p = ProjectPolicy();
+  for (const char* cwd : {"/tmp/srt-1000", "/tmp/srt-1000/0123/proj"}) {
+    p.cwd = cwd;
+    const SandboxPlan plan = PlanSandbox(SandboxOptions{}, Facts(), p);
+    EXPECT_EQ(plan.tmpdir.path, "/tmp/srt-0123456789abcdef") << cwd;
+    EXPECT_FALSE(plan.tmpdir.in_kept_parent) << cwd;
+    EXPECT_EQ(plan.guard.private_roots, std::vector<std::string>{"/tmp/srt-0123456789abcdef"});
+    EXPECT_TRUE(plan.warnings.empty()) << cwd;
+    EXPECT_EQ(plan.notes, std::vector<std::string>{
+                              "TMPDIR /tmp/srt-0123456789abcdef: in a private tmpfs on a "
+                              "directory made now and removed afterwards, not on /tmp/srt-1000, "
+                              "which holds the working directory"});
+  }
+  for (const char* cwd : {"/tmp/srt-10000", "/tmp", "/home/u/p"}) {
+    p.cwd = cwd;
+    EXPECT_TRUE(PlanSandbox(SandboxOptions{}, Facts(), p).tmpdir.in_kept_parent) << cwd;
+  }
+}
+
 TEST(SandboxPlanTest, TheCallersEnvironmentReplacesSrtsOwn) {
   SandboxOptions options;
   options.env = std::vector<std::string>{"A=1", "SANDBOX_RUNTIME=x"};
