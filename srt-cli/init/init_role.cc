@@ -193,6 +193,12 @@ namespace {
     rt::WriteAll(status_fd, report, sizeof report);
     rt::Exit(kExitSetupFailure);
   };
+  // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
+  // mandatory denies) in place, so PID 1's is the directory beneath any protection mounted at or
+  // above it, where a relative path would write to the host. Entered again by its path, it is
+  // the one the protections cover. This runs after the go-ahead, when all of them are in place.
+  long cwd = SRT_SYS(__NR_chdir, plan.cwd);
+  if (Failed(cwd)) fail(wire::kStageCwd, cwd);
   if (plan.set_nofile) {
     // srt raised its own open-file limit for the proxy; the command gets the one srt was given
     // (programs using select(2) break above 1024).
@@ -382,7 +388,9 @@ int RunInit(int argc, char** argv, char** envp) {
   } while (got == -EINTR);
   SRT_SYS(__NR_close, status_pipe[0]);
   if (got == sizeof report && report[0] != 0) {
-    ReportFailure(ctl, -1, static_cast<wire::Stage>(report[0]), -report[1], "command set-up");
+    const auto stage = static_cast<wire::Stage>(report[0]);
+    ReportFailure(ctl, -1, stage, -report[1],
+                  stage == wire::kStageCwd ? plan.cwd : "command set-up");
   } else if (got == sizeof report) {
     SendInts(ctl, wire::kMsgExecFailed, report[1]);
   } else {

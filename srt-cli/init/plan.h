@@ -32,6 +32,9 @@ struct InitPlan {
   Reopen reopens[kMaxKeepFds + 3] = {};  // kTagReopen
   size_t reopen_count = 0;
   bool serve = false;  // kTagServe: a warm sandbox, no argv
+  // kTagCwd: the command's working directory (required unless serve), which it enters after
+  // srt-agent's protections: see RunCommand.
+  const char* cwd = nullptr;
 };
 
 // What a kTagReopen may carry and name: one rule for a sandbox's command and a warm sandbox's
@@ -85,6 +88,7 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   plan.terminal = 0;
   plan.reopen_count = 0;
   plan.serve = false;
+  plan.cwd = nullptr;
   while (r.Next(tag, payload, len)) {
     switch (tag) {
       case wire::kTagServe:
@@ -129,6 +133,12 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
         if (!wire::PlanReader::AsU32(payload, len, v) || v == 0 || v > 7) return false;
         plan.terminal = v;
         break;
+      case wire::kTagCwd: {
+        const char* s;
+        if (plan.cwd || !wire::PlanReader::AsString(payload, len, s) || s[0] != '/') return false;
+        plan.cwd = s;
+        break;
+      }
       case wire::kTagArg: {
         const char* s;
         if (!wire::PlanReader::AsString(payload, len, s)) return false;  // "" is a lone NUL
@@ -143,7 +153,7 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
   }
   // A warm sandbox gets its commands later, each with its own terminal.
   if (r.error() || (args == 0) != plan.serve || plan.stderr_fd < 0) return false;
-  if (plan.serve && plan.terminal) return false;
+  if (plan.serve ? plan.terminal != 0 || plan.cwd != nullptr : plan.cwd == nullptr) return false;
   if (plan.argv) plan.argv[args] = nullptr;
   plan.argc = args;
   return true;

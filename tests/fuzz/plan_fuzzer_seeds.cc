@@ -47,22 +47,31 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   std::vector<std::pair<std::string, std::string>> seeds;
 
-  const std::string typical = EncodeInitPlan({8, {3, 5}, {"bash", "-c", "echo hi", ""}});
-  seeds.push_back({"init_minimal", EncodeInitPlan({2, {}, {"true"}})});
+  // A plain run's init plan names its working directory.
+  auto plain = [](InitPlanSpec spec) {
+    spec.cwd = "/w";
+    return EncodeInitPlan(spec);
+  };
+  const std::string typical = plain({8, {3, 5}, {"bash", "-c", "echo hi", ""}});
+  seeds.push_back({"init_minimal", plain({2, {}, {"true"}})});
+  seeds.push_back({"init_no_cwd", EncodeInitPlan({2, {}, {"true"}})});
+  InitPlanSpec relative{2, {}, {"true"}};
+  relative.cwd = "w";
+  seeds.push_back({"init_relative_cwd", EncodeInitPlan(relative)});
   seeds.push_back({"init_typical", typical});
   InitPlanSpec many{2, {}, {}};
   for (int i = 0; i < 64; ++i) many.keep_fds.push_back(10 + i);
   for (int i = 0; i < 40; ++i) many.argv.push_back("arg" + std::to_string(i));
-  seeds.push_back({"init_max_keep_fds", EncodeInitPlan(many)});
+  seeds.push_back({"init_max_keep_fds", plain(many)});
   many.keep_fds.push_back(99);
-  seeds.push_back({"init_too_many_keep_fds", EncodeInitPlan(many)});
-  seeds.push_back({"init_no_command", EncodeInitPlan({2, {}, {}})});
-  seeds.push_back({"init_stderr_too_big", EncodeInitPlan({-1, {}, {"true"}})});
+  seeds.push_back({"init_too_many_keep_fds", plain(many)});
+  seeds.push_back({"init_no_command", plain({2, {}, {}})});
+  seeds.push_back({"init_stderr_too_big", plain({-1, {}, {"true"}})});
   InitPlanSpec terminal{8, {7}, {"bash"}, std::nullopt, 0b111};
   terminal.reopens = {{7, 02001, "/dev/null"}, {1, 1, "/dev/zero"}};
-  seeds.push_back({"init_terminal_and_devices", EncodeInitPlan(terminal)});
+  seeds.push_back({"init_terminal_and_devices", plain(terminal)});
   terminal.reopens = {{0, 0, "/etc/passwd"}};
-  seeds.push_back({"init_reopen_not_a_device", EncodeInitPlan(terminal)});
+  seeds.push_back({"init_reopen_not_a_device", plain(terminal)});
 
   const std::vector<Protection> ps = {{ProtectKind::kPin, "/w/.git", true, ""},
                                       {ProtectKind::kProtect, "/w/.git/hooks", true, ""},

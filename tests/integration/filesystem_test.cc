@@ -111,6 +111,23 @@ TEST_P(FilesystemTest, DenyWriteInsideAWriteRoot) {
   EXPECT_FALSE(run().Exists("out"));
 }
 
+// bwrap enters the working directory before srt-agent puts the protections in place, so a
+// working directory at or below a protected path was the writable one beneath the protection:
+// a relative path wrote through it to the host. The command enters it again after them.
+TEST_P(FilesystemTest, AWorkingDirectoryInsideAProtectedPathIsProtectedToo) {
+  run().MakeDir("locked");
+  run().MakeDir(".git/hooks");
+  const std::string s = R"({"filesystem": {"allowWrite": [")" + run().root() +
+                        R"("], "denyWrite": [")" + run().root() + R"(/locked"]}})";
+  EXPECT_EQ(Errno(s, {"create", "x", "X"}, "locked"), EROFS) << last_.err;
+  EXPECT_FALSE(run().Exists("locked/x"));
+  EXPECT_EQ(Errno(s, {"create", "pre-commit", "#!/bin/sh"}, ".git/hooks"), EROFS) << last_.err;
+  EXPECT_FALSE(run().Exists(".git/hooks/pre-commit"));
+  // The same command, from the write root, still writes there.
+  EXPECT_EQ(Errno(s, {"create", "x", "X"}), 0) << last_.err;
+  EXPECT_EQ(run().ReadFile("x"), "X");
+}
+
 TEST_P(FilesystemTest, MandatoryDeniesExistingFiles) {
   run().WriteFile(".bashrc", "B");
   run().WriteFile(".git/config", "[core]\n");
@@ -271,8 +288,10 @@ TEST_P(FilesystemTest, TheTmpdirIsInATmpfsOnADirectoryKeptEmpty) {
 // Found by a hostile review: the kept directory is the host's, so a host program can put a
 // project below it (or a tmp cleaner remove it while a sandbox runs, after which the TMPDIR's
 // name leads to the host's disk). The write guard's git rules then hold there: only what is on
-// the sandbox's private tmpfs is exempt, whatever its path. Root only: the test needs a mount
-// namespace with a /tmp of its own, so that no other test's kept directory is touched.
+// the sandbox's private tmpfs is exempt, whatever its path. (A working directory below the kept
+// directory now also makes srt put the TMPDIR's tmpfs elsewhere, which would otherwise hide it.)
+// Root only: the test needs a mount namespace with a /tmp of its own, so that no other test's
+// kept directory is touched.
 TEST_P(FilesystemTest, OnlyThePrivateTmpfsIsExemptFromTheGitRules) {
   if (!root()) GTEST_SKIP() << "needs a mount namespace of the test's own";
   const std::string settings = run().SettingsFile(R"({"filesystem": {"allowWrite": ["."]}})");

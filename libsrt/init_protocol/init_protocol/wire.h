@@ -32,7 +32,8 @@ enum Tag : uint16_t {
                      // srt sends (kMsgExec) until kMsgStop
   // exec plan (kMsgExec): kTagArg, kTagReopen, kTagTerminal as above, and
   kTagEnv = 9,   // string "NAME=value", repeated: the command's whole environment
-  kTagCwd = 10,  // string, absolute: the command's working directory in the sandbox
+  kTagCwd = 10,  // string, absolute: the command's working directory in the sandbox (also in a
+                 // plain run's init plan, where it is required)
   // agent plan
   kTagProc = 21,       // u32 ProcMode: what the agent does to the sandbox's /proc
   kTagPin = 22,        // string: bind a directory onto itself (rename/rmdir -> EBUSY)

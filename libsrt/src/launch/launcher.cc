@@ -144,6 +144,8 @@ const char* StageName(int32_t stage) {
       return "covering a denied file";
     case wire::kStageProcCover:
       return "making the host-wide settings in the sandbox's /proc read-only";
+    case wire::kStageCwd:
+      return "entering the working directory";
     default:
       return "set-up";
   }
@@ -320,6 +322,7 @@ Result<void> Launch::SpawnBwrap() {
       stderr_target,    keep, spec_.argv, spec_.command_nofile, relay_->terminal_slots(),
       relay_->reopens()};
   plan_spec.serve = spec_.serve;
+  if (!spec_.serve) plan_spec.cwd = spec_.policy.cwd;
   SRT_ASSIGN_OR_RETURN(UniqueFd plan, sys::SealedMemfd("srt-init-plan", EncodeInitPlan(plan_spec)));
   bwrap::Layout layout;
   layout.args_fd = args_target;

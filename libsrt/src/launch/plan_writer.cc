@@ -66,6 +66,7 @@ std::string EncodeInitPlan(const InitPlanSpec& spec) {
   if (spec.terminal) RecordU32(out, wire::kTagTerminal, spec.terminal);
   RecordReopens(out, spec.reopens);
   if (spec.serve) RecordU32(out, wire::kTagServe, 1);
+  if (!spec.cwd.empty()) RecordString(out, wire::kTagCwd, spec.cwd);
   for (const std::string& a : spec.argv) RecordString(out, wire::kTagArg, a);
   return out;
 }

@@ -28,6 +28,9 @@ struct InitPlanSpec {
   };
   std::vector<Reopen> reopens;  // wire::kTagReopen
   bool serve = false;           // wire::kTagServe: a warm sandbox (argv empty)
+  // wire::kTagCwd: the command's working directory, absolute, in the sandbox (a plain run's
+  // only; each command of a warm sandbox brings its own).
+  std::string cwd;
 };
 
 std::string EncodeInitPlan(const InitPlanSpec& spec);

@@ -98,6 +98,7 @@ TEST(ExecPlanTest, AServingInitPlanHasNoCommand) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
   launch::InitPlanSpec both{8, {}, {"true"}};
   both.serve = true;
+  both.cwd = "/w";
   bytes = launch::EncodeInitPlan(both);
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
 }

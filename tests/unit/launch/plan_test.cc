@@ -15,6 +15,7 @@ const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8
 
 TEST(PlanTest, InitPlanRoundTrips) {
   launch::InitPlanSpec spec{8, {3, 5}, {"bash", "-c", "", "echo hi"}};
+  spec.cwd = "/w";
   std::string bytes = launch::EncodeInitPlan(spec);
   init::InitPlan plan;
   ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
@@ -30,10 +31,34 @@ TEST(PlanTest, InitPlanRoundTrips) {
   EXPECT_STREQ(argv[2], "");
   EXPECT_STREQ(argv[3], "echo hi");
   EXPECT_EQ(argv[4], nullptr);
+  EXPECT_STREQ(plan.cwd, "/w");
+}
+
+// A plain run's command enters its working directory itself (init_role.cc RunCommand), so its
+// plan must name one, absolute and once; a warm sandbox's commands bring their own.
+TEST(PlanTest, InitPlanNeedsTheCommandsWorkingDirectory) {
+  init::InitPlan plan;
+  launch::InitPlanSpec spec{8, {}, {"true"}};
+  std::string bytes = launch::EncodeInitPlan(spec);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  spec.cwd = "w";
+  bytes = launch::EncodeInitPlan(spec);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  spec.cwd = "/w";
+  bytes = launch::EncodeInitPlan(spec);
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  bytes += std::string("\x0a\x00\x00\x00\x03\x00\x00\x00/x\x00", 11);  // kTagCwd again
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
+  launch::InitPlanSpec serve{8, {}, {}};
+  serve.serve = true;
+  serve.cwd = "/w";
+  bytes = launch::EncodeInitPlan(serve);
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
 }
 
 TEST(PlanTest, InitPlanCarriesTheCommandsOpenFileLimit) {
   launch::InitPlanSpec spec{8, {}, {"true"}, std::make_pair(1024ull, ~0ull)};
+  spec.cwd = "/w";
   std::string bytes = launch::EncodeInitPlan(spec);
   init::InitPlan plan;
   ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
@@ -46,12 +71,14 @@ TEST(PlanTest, InitPlanCarriesTheCommandsOpenFileLimit) {
   EXPECT_EQ(plan.nofile[1], ~0ull);
 
   launch::InitPlanSpec inverted{8, {}, {"true"}, std::make_pair(10ull, 5ull)};
+  inverted.cwd = "/w";
   bytes = launch::EncodeInitPlan(inverted);
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
 }
 
 TEST(PlanTest, InitPlanNamesTheStandardDescriptorsOnTheSandboxsTerminal) {
   launch::InitPlanSpec spec{8, {}, {"sh"}, std::nullopt, 0b101};
+  spec.cwd = "/w";
   std::string bytes = launch::EncodeInitPlan(spec);
   init::InitPlan plan;
   ASSERT_TRUE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
