@@ -47,6 +47,8 @@ bool DecodeInitTwoPass(const uint8_t* data, size_t size, InitPlan& plan,
   const InitPlan first = plan;
   Check((plan.argc >= 1) != plan.serve && plan.argc <= srt::init::kMaxArgs);
   Check(plan.stderr_fd >= 0 && plan.keep_count <= srt::init::kMaxKeepFds);
+  // A plain run names its command's working directory, absolute; a warm sandbox none.
+  Check(plan.serve ? plan.cwd == nullptr : plan.cwd != nullptr && plan.cwd[0] == '/');
   argv.assign(plan.argc + 1, reinterpret_cast<const char*>(&first));  // poison: not in the input
   plan.argv = argv.data();
   Check(srt::init::DecodeInitPlan(data, size, plan));
@@ -80,6 +82,10 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   spec.argv.assign(argv.begin(), argv.end() - 1);
   spec.terminal = plan.terminal;
   spec.serve = plan.serve;
+  if (plan.cwd) {
+    Check(InsideInput(plan.cwd, data, size));
+    spec.cwd = plan.cwd;
+  }
   Check(plan.terminal <= 7 && plan.reopen_count <= srt::init::kMaxKeepFds + 3);
   for (size_t i = 0; i < plan.reopen_count; ++i) {
     const InitPlan::Reopen& r = plan.reopens[i];
@@ -96,6 +102,8 @@ void CheckInitPlan(const uint8_t* data, size_t size) {
   Check(std::memcmp(round.keep_fds, plan.keep_fds, plan.keep_count * sizeof(int)) == 0);
   Check(round.terminal == plan.terminal && round.reopen_count == plan.reopen_count &&
         round.serve == plan.serve);
+  Check((round.cwd == nullptr) == (plan.cwd == nullptr) &&
+        (plan.cwd == nullptr || std::strcmp(round.cwd, plan.cwd) == 0));
   for (size_t i = 0; i < plan.reopen_count; ++i) {
     Check(round.reopens[i].fd == plan.reopens[i].fd &&
           round.reopens[i].flags == plan.reopens[i].flags &&
