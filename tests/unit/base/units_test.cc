@@ -36,6 +36,9 @@ TEST(ByteSize, Units) {
   EXPECT_FALSE(ParseByteSize("99999999999999999T"));
   EXPECT_EQ(*ParseCpus("2"), 2000u);
   EXPECT_EQ(*ParseCpus("0.25"), 250u);
+  EXPECT_EQ(*ParseCpus("0.0625"), 63u);  // 62.5, exactly: halves round up
+  EXPECT_EQ(*ParseCpus("0.0624"), 62u);
+  EXPECT_EQ(*ParseCpus("4096"), 4096000u);
   EXPECT_FALSE(ParseCpus("0"));
   EXPECT_FALSE(ParseCpus("two"));
 }
