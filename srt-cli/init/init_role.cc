@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// srt-init `init`: PID 1 of the sandbox. Receives its plan from srt, reports its pidfd, waits for
-// srt's go-ahead and seccomp filter (given once srt-agent has protected the filesystem and hidden
-// /proc/1), then
-// forks the command, which applies NO_NEW_PRIVS and seccomp last and execs. PID 1 forwards the
-// signals srt relays, reaps orphans, and when the command exits kills whatever is left in the
-// sandbox and reports the command's exact wait status.
+// srt-init `init`: PID 1 of the sandbox. Receives its plan from srt, reports its pidfd, receives
+// the seccomp filters and forks the command at once; the command sets NO_NEW_PRIVS, loads the
+// filters and waits, while srt-agent protects the filesystem and hides /proc/1. At srt's
+// go-ahead PID 1 opens the command's devices and lets it go: it enters its working directory and
+// execs. PID 1 forwards the signals srt relays, reaps orphans, and when the command exits kills
+// whatever is left in the sandbox and reports the command's exact wait status.
 #include <asm/ioctls.h>
 #include <linux/errno.h>
 #include <linux/fcntl.h>
@@ -122,11 +122,13 @@ int ExecSearch(const char** argv, char** envp, size_t argc) {
   return saw_eacces ? EACCES : ENOENT;
 }
 
-// The command's last steps, for a plain run's command and a warm sandbox's alike. Seccomp is the
-// last step before execve, so the filter never has to allow anything that only set-up needs
-// (bubblewrap and nsjail do the same).
-void LoadFiltersAndExec(int status_fd, int guard_sock, const uint8_t* filter, size_t deny_len,
-                        size_t guard_len, const char** argv, char** envp, size_t argc) {
+namespace {
+
+// The command's filters: the deny filter, then the write guard's, whose listener goes to PID 1
+// over `guard_sock`. A failure is reported as {stage, errno} on `status_fd`, then the process
+// exits.
+void LoadFilters(int status_fd, int guard_sock, const uint8_t* filter, size_t deny_len,
+                 size_t guard_len) {
   int32_t report[2] = {0, 0};
   auto fail = [&](wire::Stage stage, long err) {
     report[0] = stage;
@@ -150,19 +152,38 @@ void LoadFiltersAndExec(int status_fd, int guard_sock, const uint8_t* filter, si
     SRT_SYS(__NR_close, r);
     if (Failed(sent)) fail(wire::kStageGuard, sent);
   }
-  SRT_SYS(__NR_close, guard_sock);
+}
+
+// execve(), or {0, errno} on `status_fd` and the exit code a shell gives.
+[[noreturn]] void Exec(int status_fd, const char** argv, char** envp, size_t argc) {
   int err = ExecSearch(argv, envp, argc);
-  report[0] = 0;
-  report[1] = err;
+  int32_t report[2] = {0, err};
   rt::WriteAll(status_fd, report, sizeof report);
   rt::Exit(err == ENOENT ? 127 : 126);
 }
 
+}  // namespace
+
+// A warm sandbox's command's last steps. Seccomp is the last step before execve, so the filter
+// never has to allow anything that only set-up needs (bubblewrap and nsjail do the same).
+void LoadFiltersAndExec(int status_fd, int guard_sock, const uint8_t* filter, size_t deny_len,
+                        size_t guard_len, const char** argv, char** envp, size_t argc) {
+  LoadFilters(status_fd, guard_sock, filter, deny_len, guard_len);
+  SRT_SYS(__NR_close, guard_sock);
+  Exec(status_fd, argv, envp, argc);
+}
+
 namespace {
 
-// The command's side of the fork. Never returns. g_filter holds the deny filter (`deny_len`
-// bytes) and then the write guard's (`guard_len`, 0 for none), whose listener goes to PID 1
-// over `guard_sock`. `tty` is the sandbox's terminal (plan.terminal), or -1.
+// What PID 1 sends the waiting command over the guard socket (a channel of theirs alone).
+constexpr uint32_t kToCommandReopen = 1;  // i32 descriptor + SCM_RIGHTS: put it there
+constexpr uint32_t kToCommandGo = 2;      // the agent's work is done: run the command
+
+// The command's side of the fork, made as soon as the filters arrive: everything that does not
+// depend on the agent's work is done while the agent does it, and the command then waits for
+// PID 1's go-ahead. Never returns. g_filter holds the deny filter (`deny_len` bytes) and then
+// the write guard's (`guard_len`, 0 for none), whose listener goes to PID 1 over `guard_sock`.
+// `tty` is the sandbox's terminal (plan.terminal), or -1.
 [[noreturn]] void RunCommand(const InitPlan& plan, char** envp, int status_fd, size_t deny_len,
                              size_t guard_len, int guard_sock, int tty) {
   // The command leads a process group of its own (PID 1 makes the same call from its side, so
@@ -176,8 +197,6 @@ namespace {
     int self = static_cast<int>(SRT_SYS(__NR_getpid));
     SRT_SYS(__NR_ioctl, tty, TIOCSPGRP, &self);
   }
-  uint64_t empty = 0;
-  SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
   int keep[kMaxKeepFds + 3];
   size_t n = 0;
   keep[n++] = status_fd;
@@ -193,33 +212,12 @@ namespace {
     rt::WriteAll(status_fd, report, sizeof report);
     rt::Exit(kExitSetupFailure);
   };
-  // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
-  // mandatory denies) in place, so PID 1's is the directory beneath any protection mounted at or
-  // above it, where a relative path would write to the host. Entered again by its path, it is
-  // the one the protections cover. This runs after the go-ahead, when all of them are in place.
-  long cwd = SRT_SYS(__NR_chdir, plan.cwd);
-  if (Failed(cwd)) fail(wire::kStageCwd, cwd);
   if (plan.set_nofile) {
     // srt raised its own open-file limit for the proxy; the command gets the one srt was given
     // (programs using select(2) break above 1024).
     constexpr int kRlimitNofile = 7;
     long rl = SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, plan.nofile, 0);
     if (Failed(rl)) fail(wire::kStageNofile, rl);
-  }
-  for (size_t i = 0; i < plan.reopen_count; ++i) {
-    // A device the caller passed (or /dev/null for a closed standard descriptor), opened
-    // through the sandbox's read-only node: no descriptor of the host's node reaches the
-    // command, so it cannot change that node's mode or owner.
-    const InitPlan::Reopen& d = plan.reopens[i];
-    long fd = SRT_SYS(__NR_openat, AT_FDCWD, d.path, d.flags | O_NOCTTY | O_CLOEXEC, 0);
-    if (Failed(fd)) fail(wire::kStageFds, fd);
-    if (fd != d.fd) {
-      long r = SRT_SYS(__NR_dup3, fd, d.fd, 0);
-      SRT_SYS(__NR_close, fd);
-      if (Failed(r)) fail(wire::kStageFds, r);
-    } else {
-      SRT_SYS(__NR_fcntl, fd, F_SETFD, 0);
-    }
   }
   if (tty >= 0) {
     long r = 0;
@@ -232,8 +230,41 @@ namespace {
   }
   long r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (Failed(r)) fail(wire::kStageNoNewPrivs, r);
-  LoadFiltersAndExec(status_fd, guard_sock, g_filter, deny_len, guard_len, plan.argv, envp,
-                     plan.argc);
+  LoadFilters(status_fd, guard_sock, g_filter, deny_len, guard_len);
+
+  // Filtered from here on, and waiting for the go-ahead, which PID 1 gives once srt-agent has
+  // put every protection in place. Until then the command opens and enters nothing: what it
+  // gets now is what the protections cover.
+  uint8_t msg[wire::kMaxMessageBytes];
+  for (;;) {
+    int fd = -1;
+    long got = ReceiveMessage(guard_sock, msg, sizeof msg, &fd);
+    if (got <= 0) rt::Exit(kExitSetupFailure);  // PID 1 gave up: never run the command
+    const uint32_t type = TypeOf(msg, static_cast<size_t>(got));
+    if (type == kToCommandGo) break;
+    if (type != kToCommandReopen || fd < 0) rt::Exit(kExitSetupFailure);
+    // A device the caller passed (or /dev/null for a closed standard descriptor), which PID 1
+    // opened through the sandbox's read-only node after the go-ahead: no descriptor of the
+    // host's node reaches the command, so it cannot change that node's mode or owner.
+    const int target = IntAt(msg, static_cast<size_t>(got), 0);
+    if (fd != target) {
+      r = SRT_SYS(__NR_dup3, fd, target, 0);
+      SRT_SYS(__NR_close, fd);
+      if (Failed(r)) fail(wire::kStageFds, r);
+    } else {
+      SRT_SYS(__NR_fcntl, fd, F_SETFD, 0);
+    }
+  }
+  SRT_SYS(__NR_close, guard_sock);
+  // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
+  // mandatory denies) in place, so PID 1's is the directory beneath any protection mounted at or
+  // above it, where a relative path would write to the host. Entered again by its path, it is
+  // the one the protections cover.
+  r = SRT_SYS(__NR_chdir, plan.cwd);
+  if (Failed(r)) fail(wire::kStageCwd, r);
+  uint64_t empty = 0;
+  SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
+  Exec(status_fd, plan.argv, envp, plan.argc);
 }
 
 int ExitCodeOf(int status) {
@@ -323,20 +354,19 @@ int RunInit(int argc, char** argv, char** envp) {
     if (Failed(r)) Die(ctl, wire::kStageTerminal, r, "make the pty the controlling terminal");
   }
 
-  // srt sends the seccomp filters (compiled when srt was built) with the go-ahead, which comes
-  // only once srt-agent has finished its work.
+  // srt sends the seccomp filters (compiled when srt was built) as soon as PID 1 has said hello,
+  // and the go-ahead only once srt-agent has finished its work.
   uint8_t msg[wire::kMaxMessageBytes];
-  int filter_fd = -1;
-  long deny_len = 0;
-  for (;;) {
-    long n = ReceiveMessage(ctl, msg, sizeof msg, &filter_fd);
-    if (n <= 0) rt::Exit(kExitSetupFailure);  // srt is gone or gave up: never start the command
-    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgGo && filter_fd >= 0) {
-      deny_len = IntAt(msg, static_cast<size_t>(n), 0);
-      break;
+  auto await = [&](uint32_t type, int* fd) {
+    for (;;) {
+      long n = ReceiveMessage(ctl, msg, sizeof msg, fd);
+      if (n <= 0) rt::Exit(kExitSetupFailure);  // srt is gone or gave up: never start the command
+      if (TypeOf(msg, static_cast<size_t>(n)) == type && (!fd || *fd >= 0)) return n;
+      if (fd && *fd >= 0) SRT_SYS(__NR_close, *fd);
     }
-    if (filter_fd >= 0) SRT_SYS(__NR_close, filter_fd);
-  }
+  };
+  int filter_fd = -1;
+  long deny_len = IntAt(msg, static_cast<size_t>(await(wire::kMsgFilters, &filter_fd)), 0);
   long filter_len = SRT_SYS(__NR_pread64, filter_fd, g_filter, sizeof g_filter, 0);
   SRT_SYS(__NR_close, filter_fd);
   if (Failed(filter_len) || filter_len == 0 || filter_len % 8 != 0 ||
@@ -345,6 +375,7 @@ int RunInit(int argc, char** argv, char** envp) {
     Die(ctl, wire::kStageSeccomp, Failed(filter_len) ? filter_len : -EINVAL, "read seccomp filter");
   }
   if (plan.serve) {
+    await(wire::kMsgGo, nullptr);
     return RunServe(ctl, static_cast<int>(sfd), plan, g_filter, static_cast<size_t>(deny_len),
                     static_cast<size_t>(filter_len - deny_len));
   }
@@ -352,7 +383,8 @@ int RunInit(int argc, char** argv, char** envp) {
   int status_pipe[2] = {-1, -1};
   long r = SRT_SYS(__NR_pipe2, status_pipe, O_CLOEXEC);
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "pipe2");
-  // The command hands its write guard's listener back over this pair (PID 1 is not filtered).
+  // The command hands its write guard's listener back over this pair and waits on it for the
+  // go-ahead (PID 1 is not filtered).
   constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
   int guard_sock[2] = {-1, -1};
   r = SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, guard_sock);
@@ -380,6 +412,23 @@ int RunInit(int argc, char** argv, char** envp) {
     if (n > 0 && listener >= 0) SendMessage(ctl, wire::kMsgGuard, nullptr, 0, listener);
     if (listener >= 0) SRT_SYS(__NR_close, listener);
   }
+
+  await(wire::kMsgGo, nullptr);
+  // Now, and not before: the devices are opened through the sandbox's /dev, whose nodes the agent
+  // has made read-only (see RunCommand). A command that already failed is not told anything; the
+  // status pipe says why it failed.
+  for (size_t i = 0; i < plan.reopen_count; ++i) {
+    const InitPlan::Reopen& d = plan.reopens[i];
+    long fd = SRT_SYS(__NR_openat, AT_FDCWD, d.path, d.flags | O_NOCTTY | O_CLOEXEC, 0);
+    if (Failed(fd)) {
+      SRT_SYS(__NR_kill, pid, SIGKILL);
+      Die(ctl, wire::kStageFds, fd, d.path);
+    }
+    int32_t target = d.fd;
+    SendMessage(guard_sock[0], kToCommandReopen, &target, sizeof target, static_cast<int>(fd));
+    SRT_SYS(__NR_close, fd);
+  }
+  SendMessage(guard_sock[0], kToCommandGo, nullptr, 0);
   SRT_SYS(__NR_close, guard_sock[0]);
   int32_t report[2] = {0, 0};
   long got;

@@ -135,10 +135,12 @@ enum MessageType : uint32_t {
   kMsgExecRefused = 42,   // u32 id, i32 stage (0: execve), i32 errno: it never ran
   kMsgExecExited = 43,    // u32 id, i32 wait status
   // srt -> init
-  // + SCM_RIGHTS: the seccomp filters (a sealed memfd: the deny filter's i32 bytes, then the
-  // write guard's, which is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing
-  // follows); start the command
-  kMsgGo = 10,
+  kMsgGo = 10,  // srt-agent's work is done: start the command (a warm sandbox: serve)
+  // i32 + SCM_RIGHTS: the seccomp filters, right after kMsgHello (a sealed memfd: the deny
+  // filter's i32 bytes, then the write guard's, which is loaded with
+  // SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing follows). init forks the command, which
+  // loads them and waits for kMsgGo.
+  kMsgFilters = 16,
   kMsgSignal = 11,  // i32 signal to deliver to the command
   // (kTagServe) u32 id + SCM_RIGHTS: a sealed memfd with the exec plan (kTagArg, kTagEnv,
   // kTagCwd, kTagReopen, kTagTerminal), then its stdin, stdout and stderr: run it

@@ -256,8 +256,8 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   if (r) {
     Result<SeccompPrograms> filters = l->spec_.build_seccomp_filter();
     if (filters) {
-      // One memfd: the deny filter, then the guard's. Made now, while bwrap sets up, and not
-      // between the agent's report and the go-ahead, where the command waits for it.
+      // One memfd: the deny filter, then the guard's. Made now, while bwrap sets up: PID 1
+      // gets it right after its hello, and the command loads it while the agent works.
       const SeccompPrograms& f = *filters;
       std::string bytes(reinterpret_cast<const char*>(f.deny.data()), f.deny.size());
       bytes.append(reinterpret_cast<const char*>(f.guard.data()), f.guard.size());
@@ -504,10 +504,26 @@ Result<void> Launch::AwaitHello() {
 
 Result<void> Launch::AwaitAgent() {
   SRT_RETURN_IF_ERROR(Send("srt-agent", agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
+  // The agent first (its work is the longer); PID 1 meanwhile forks the command, which loads
+  // these and waits for the go-ahead. The message says where the deny filter ends in the memfd.
+  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgFilters,
+                           static_cast<int32_t>(deny_bytes_), filters_fd_.get()));
+  filters_fd_.reset();
   std::vector<UniqueFd> sockets;
   for (;;) {
-    std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get()};
+    std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get(), ctl_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
+    if (ev[3]) {
+      // PID 1 speaks now only to pass on the waiting command's listener, or to report a failure.
+      SRT_ASSIGN_OR_RETURN(Message m, Receive(ctl_.get()));
+      if (m.type == wire::kMsgGuard) {
+        SRT_RETURN_IF_ERROR(ForwardGuardListener(std::move(m.fd)));
+        continue;
+      }
+      if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-init");
+      if (m.type == 0) return BwrapFailure();
+      return MakeError(Errc::kProtocol, "srt-init sent an unexpected message before the go-ahead");
+    }
     if (ev[0]) {
       SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
       if (m.type == wire::kMsgSocket) {
@@ -542,11 +558,28 @@ Result<void> Launch::AwaitAgent() {
   }
 }
 
+Result<void> Launch::ForwardGuardListener(UniqueFd listener) {
+  if (!listener) return MakeError(Errc::kProtocol, "srt-init sent no guard listener");
+  Result<void> sent =
+      Send("srt-agent", agent_ctl_.get(), wire::kMsgGuardListener, 0, listener.get());
+  if (sent) {
+    Debug("the write guard is serving the command's filter");
+    return Ok();
+  }
+  // A command that ends before its first guarded call (a setuid chmod refused by the filter
+  // itself) takes PID 1 down with it, and the guard, seeing PID 1 gone, stops before the
+  // listener reaches it. Nothing is left to guard then; were the command still running, its
+  // guarded calls fail with ENOSYS once the listener's last copy (this one) closes, so going on
+  // fails closed either way.
+  if (sent.error().sys_errno() != EPIPE && sent.error().sys_errno() != ECONNRESET) {
+    return std::move(sent).error();
+  }
+  Debug("the write guard ended before the command's filter reached it");
+  return Ok();
+}
+
 Result<void> Launch::AwaitStart() {
-  // The message says where the deny filter ends in the memfd.
-  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo, static_cast<int32_t>(deny_bytes_),
-                           filters_fd_.get()));
-  filters_fd_.reset();
+  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo));
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -561,23 +594,7 @@ Result<void> Launch::AwaitStart() {
           Debug("the warm sandbox is ready for commands");
           return Ok();
         case wire::kMsgGuard:
-          // The command's write-guard listener: on to the agent, which serves it.
-          if (!m.fd) return MakeError(Errc::kProtocol, "srt-init sent no guard listener");
-          if (Result<void> sent =
-                  Send("srt-agent", agent_ctl_.get(), wire::kMsgGuardListener, 0, m.fd.get());
-              !sent) {
-            // A command that ends before its first guarded call (a setuid chmod refused by
-            // the filter itself) takes PID 1 down with it, and the guard, seeing PID 1 gone,
-            // stops before the listener reaches it. Nothing is left to guard then; were the
-            // command still running, its guarded calls fail with ENOSYS once the listener's
-            // last copy (m.fd) closes, so going on fails closed either way.
-            if (sent.error().sys_errno() != EPIPE && sent.error().sys_errno() != ECONNRESET) {
-              return std::move(sent).error();
-            }
-            Debug("the write guard ended before the command's filter reached it");
-            continue;
-          }
-          Debug("the write guard is serving the command's filter");
+          SRT_RETURN_IF_ERROR(ForwardGuardListener(std::move(m.fd)));
           continue;
         case wire::kMsgExecFailed:
           exec_errno_ = IntAt(m, 0);

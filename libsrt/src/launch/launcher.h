@@ -142,6 +142,8 @@ class Launch {
   Result<void> AwaitHello();
   Result<void> AwaitAgent();
   Result<void> AwaitStart();
+  // The waiting command's write-guard listener (kMsgGuard), on to the agent, which serves it.
+  Result<void> ForwardGuardListener(UniqueFd listener);
   // Wait()'s stages, and the relay's handler for each source (launcher.cc says what each does).
   Result<void> RelayUntilSandboxEnds(int forward_signals_fd);
   Result<bool> ReadInitReport();
@@ -179,7 +181,7 @@ class Launch {
   int exec_errno_ = 0;
   int relayed_signal_ = 0;
   // The command's filters in one sealed memfd (the deny filter, then the guard's), made while
-  // bwrap sets up so that the go-ahead only sends it; deny_bytes_ says where the first ends.
+  // bwrap sets up and sent once PID 1 has said hello; deny_bytes_ says where the first ends.
   UniqueFd filters_fd_;
   size_t deny_bytes_ = 0;
   std::unique_ptr<StdioRelay> relay_;
