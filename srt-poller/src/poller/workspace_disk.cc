@@ -219,6 +219,19 @@ Result<void> Unmount(const std::string& dir) {
   return MakeError(Errc::kSystem, Quote(dir) + " was still in use; detached it lazily");
 }
 
+// Gives the blocks no file of the workspace mounted at `dir` uses back to the sessions
+// filesystem: ext4 discards them, and the loop device punches them out of the image. A failure
+// costs disk space, not safety.
+void GiveBackUnusedBlocks(const std::string& dir) {
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return;
+  // The sync first: ext4 trims only blocks whose freeing its journal has committed, and the
+  // session's last deletions are usually younger than the 5 s commit interval.
+  (void)syncfs(fd.get());
+  fstrim_range range{0, UINT64_MAX, 0};
+  (void)ioctl(fd.get(), FITRIM, &range);
+}
+
 // The spare's fresh filesystem: a mount fd (fsmount) that no namespace holds.
 Result<UniqueFd> MountDetached(const std::string& device) {
   UniqueFd fs(fsopen("ext4", FSOPEN_CLOEXEC));
@@ -394,15 +407,7 @@ MountedWorkspace::~MountedWorkspace() {
 Result<void> MountedWorkspace::Release() {
   if (mount_point_.empty()) return {};
   const std::string dir = std::exchange(mount_point_, "");
-  // Gives the blocks no file uses back to the sessions filesystem: ext4 discards them, and the
-  // loop device punches them out of the image. A failure costs disk space, not safety.
-  if (UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); fd) {
-    // The sync first: ext4 trims only blocks whose freeing its journal has committed, and the
-    // session's last deletions are usually younger than the 5 s commit interval.
-    (void)syncfs(fd.get());
-    fstrim_range range{0, UINT64_MAX, 0};
-    (void)ioctl(fd.get(), FITRIM, &range);
-  }
+  GiveBackUnusedBlocks(dir);
   Result<void> unmounted = Unmount(dir);
   // A mount propagated back from a peer namespace can stack another copy on the same point:
   // none may stay for the next item to mount over.
@@ -420,8 +425,13 @@ Result<void> MountedWorkspace::Reserve() {
   // The whole image, reserved now: a session can then fill its own workspace, and nothing else.
   // The loop device may write meanwhile (srt-toolbox's start): fallocate leaves data alone.
   if (fallocate(image.get(), 0, 0, static_cast<off_t>(bytes_)) != 0) {
-    return SysError("reserve " + std::to_string(bytes_ >> 20) + " MiB for workspace " +
-                    Quote(mount_point_) + " on the sessions filesystem");
+    Error e = SysError("reserve " + std::to_string(bytes_ >> 20) + " MiB for workspace " +
+                       Quote(mount_point_) + " on the sessions filesystem");
+    // A fallocate that fails keeps every block it got: the sessions filesystem would stay full,
+    // for every other writer on it, until the failed item has ended (its sandbox stopped, the
+    // API told). The blocks are used by no file of the workspace: give them back now.
+    GiveBackUnusedBlocks(mount_point_);
+    return e;
   }
   return {};
 }

@@ -51,7 +51,8 @@ class MountedWorkspace {
   // Reserves the whole image on the sessions filesystem (fallocate), so that the session can fill
   // its own workspace and nothing else. Separate from the mount so that it can run beside the
   // sandbox's start; the caller lets no tool run before it has succeeded. Fails, naming the
-  // workspace, when the sessions filesystem has no room for it.
+  // workspace, when the sessions filesystem has no room for it, having given back what the
+  // failed attempt took (a failed fallocate keeps its blocks).
   [[nodiscard]] Result<void> Reserve();
   // Trims and unmounts now. An error says what is left (a lazily detached mount whose last
   // user is still exiting); the mount point is unmounted either way.
