@@ -447,6 +447,7 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
   struct stat st {};
   bool fresh = false;
+  bool asks_spare = false;
   if (lstat(image.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError("stat " + Quote(image));
     SRT_ASSIGN_OR_RETURN(bool empty, IsEmptyDir(mount_point));
@@ -464,8 +465,11 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
         return fd.error();
       }
       return std::unique_ptr<MountedWorkspace>(
-          new MountedWorkspace(mount_point, size, /*took_spare=*/true, std::move(*fd)));
+          new MountedWorkspace(mount_point, size, /*asks_spare=*/true, std::move(*fd)));
     }
+    // No spare to take: this session asks for one too, or a spare that failed once (a moment
+    // of ENOSPC) would never be made again.
+    asks_spare = spares != nullptr;
     SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
     fresh = true;
   }
@@ -491,7 +495,7 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
                     Quote(mount_point));
   }
   std::unique_ptr<MountedWorkspace> m(
-      new MountedWorkspace(mount_point, size, /*took_spare=*/false, std::move(fd)));
+      new MountedWorkspace(mount_point, size, asks_spare, std::move(fd)));
   // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
   // directory that is not empty); e2fsck makes one again when it needs it.
   if (fresh) rmdir((mount_point + "/lost+found").c_str());
@@ -528,6 +532,8 @@ std::unique_ptr<SpareWorkspace> SpareWorkspaceMaker::Take() {
   {
     std::lock_guard lock(mu_);
     spare = std::move(spare_);
+    // Asked for meanwhile by a session that found none: its taker asks again once started.
+    if (spare) wanted_ = false;
   }
   if (!spare) return nullptr;
   if (Result<void> ok = spare->Check(); !ok) {

@@ -1790,6 +1790,27 @@ TEST_F(PollerSessionTest, AReservationThatDoesNotFitGivesBackWhatItTookAtOnce) {
   EXPECT_TRUE((*sessions_fs)->Release().has_value());
 }
 
+// Hostile (found by a hostile review): one spare that cannot be made (here a directory is in
+// the way of its image; in life a moment of ENOSPC) must not end the spares for the rest of the
+// run. The next new session, which makes its own workspace, asks for a spare once its sandbox
+// has started, and one is made.
+TEST_F(PollerSessionTest, ASpareThatCouldNotBeMadeIsMadeAgainForTheNextSession) {
+  const std::string spare = sessions_ + "/.disks/.spare.ext4";
+  ASSERT_TRUE(fs::create_directories(spare));
+  StartPoller({"--disk", "64M"});
+  ASSERT_TRUE(poller_->WaitForLog("no spare workspace; sessions make their own", kStartTimeout))
+      << poller_->Logs();
+  ASSERT_EQ(rmdir(spare.c_str()), 0) << "errno " << errno;
+  const std::string sid = "sesn_nospare";
+  auto work = Enqueue({.session_id = sid});
+  EXPECT_EQ(Bash(sid, "echo up").text, "up\n\n") << poller_->Logs();
+  EXPECT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout))
+      << "no spare made after the first failed\n"
+      << poller_->Logs();
+  EndSession(work);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
 // A SIGKILLed srt-poller leaves no workspace mounted (they live in its own mount namespace),
 // and the session's next item, under the next srt-poller, mounts its workspace again.
 TEST_F(PollerSessionTest, AKilledPollerLeavesNoWorkspaceMounted) {
