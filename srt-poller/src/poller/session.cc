@@ -591,7 +591,7 @@ Result<std::unique_ptr<MountedWorkspace>> SessionWorker::PrepareWorkspace(
 
 void SessionWorker::ReplenishSpare(const std::unique_ptr<MountedWorkspace>& disk,
                                    bool& asked) const {
-  if (asked || !disk || !disk->took_spare() || ctx_.spare_workspaces == nullptr) return;
+  if (asked || !disk || !disk->asks_spare() || ctx_.spare_workspaces == nullptr) return;
   asked = true;
   ctx_.spare_workspaces->Replenish();
 }

@@ -219,6 +219,19 @@ Result<void> Unmount(const std::string& dir) {
   return MakeError(Errc::kSystem, Quote(dir) + " was still in use; detached it lazily");
 }
 
+// Gives the blocks no file of the workspace mounted at `dir` uses back to the sessions
+// filesystem: ext4 discards them, and the loop device punches them out of the image. A failure
+// costs disk space, not safety.
+void GiveBackUnusedBlocks(const std::string& dir) {
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return;
+  // The sync first: ext4 trims only blocks whose freeing its journal has committed, and the
+  // session's last deletions are usually younger than the 5 s commit interval.
+  (void)syncfs(fd.get());
+  fstrim_range range{0, UINT64_MAX, 0};
+  (void)ioctl(fd.get(), FITRIM, &range);
+}
+
 // The spare's fresh filesystem: a mount fd (fsmount) that no namespace holds.
 Result<UniqueFd> MountDetached(const std::string& device) {
   UniqueFd fs(fsopen("ext4", FSOPEN_CLOEXEC));
@@ -394,15 +407,7 @@ MountedWorkspace::~MountedWorkspace() {
 Result<void> MountedWorkspace::Release() {
   if (mount_point_.empty()) return {};
   const std::string dir = std::exchange(mount_point_, "");
-  // Gives the blocks no file uses back to the sessions filesystem: ext4 discards them, and the
-  // loop device punches them out of the image. A failure costs disk space, not safety.
-  if (UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); fd) {
-    // The sync first: ext4 trims only blocks whose freeing its journal has committed, and the
-    // session's last deletions are usually younger than the 5 s commit interval.
-    (void)syncfs(fd.get());
-    fstrim_range range{0, UINT64_MAX, 0};
-    (void)ioctl(fd.get(), FITRIM, &range);
-  }
+  GiveBackUnusedBlocks(dir);
   Result<void> unmounted = Unmount(dir);
   // A mount propagated back from a peer namespace can stack another copy on the same point:
   // none may stay for the next item to mount over.
@@ -420,8 +425,13 @@ Result<void> MountedWorkspace::Reserve() {
   // The whole image, reserved now: a session can then fill its own workspace, and nothing else.
   // The loop device may write meanwhile (srt-toolbox's start): fallocate leaves data alone.
   if (fallocate(image.get(), 0, 0, static_cast<off_t>(bytes_)) != 0) {
-    return SysError("reserve " + std::to_string(bytes_ >> 20) + " MiB for workspace " +
-                    Quote(mount_point_) + " on the sessions filesystem");
+    Error e = SysError("reserve " + std::to_string(bytes_ >> 20) + " MiB for workspace " +
+                       Quote(mount_point_) + " on the sessions filesystem");
+    // A fallocate that fails keeps every block it got: the sessions filesystem would stay full,
+    // for every other writer on it, until the failed item has ended (its sandbox stopped, the
+    // API told). The blocks are used by no file of the workspace: give them back now.
+    GiveBackUnusedBlocks(mount_point_);
+    return e;
   }
   return {};
 }
@@ -437,6 +447,7 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
   if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
   struct stat st {};
   bool fresh = false;
+  bool asks_spare = false;
   if (lstat(image.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError("stat " + Quote(image));
     SRT_ASSIGN_OR_RETURN(bool empty, IsEmptyDir(mount_point));
@@ -454,8 +465,11 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
         return fd.error();
       }
       return std::unique_ptr<MountedWorkspace>(
-          new MountedWorkspace(mount_point, size, /*took_spare=*/true, std::move(*fd)));
+          new MountedWorkspace(mount_point, size, /*asks_spare=*/true, std::move(*fd)));
     }
+    // No spare to take: this session asks for one too, or a spare that failed once (a moment
+    // of ENOSPC) would never be made again.
+    asks_spare = spares != nullptr;
     SRT_RETURN_IF_ERROR(CreateImage(image, bytes));
     fresh = true;
   }
@@ -481,7 +495,7 @@ Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string& imag
                     Quote(mount_point));
   }
   std::unique_ptr<MountedWorkspace> m(
-      new MountedWorkspace(mount_point, size, /*took_spare=*/false, std::move(fd)));
+      new MountedWorkspace(mount_point, size, asks_spare, std::move(fd)));
   // mkfs's lost+found would make the new workspace look used (`git clone URL .` refuses a
   // directory that is not empty); e2fsck makes one again when it needs it.
   if (fresh) rmdir((mount_point + "/lost+found").c_str());
@@ -518,6 +532,8 @@ std::unique_ptr<SpareWorkspace> SpareWorkspaceMaker::Take() {
   {
     std::lock_guard lock(mu_);
     spare = std::move(spare_);
+    // Asked for meanwhile by a session that found none: its taker asks again once started.
+    if (spare) wanted_ = false;
   }
   if (!spare) return nullptr;
   if (Result<void> ok = spare->Check(); !ok) {

@@ -51,29 +51,32 @@ class MountedWorkspace {
   // Reserves the whole image on the sessions filesystem (fallocate), so that the session can fill
   // its own workspace and nothing else. Separate from the mount so that it can run beside the
   // sandbox's start; the caller lets no tool run before it has succeeded. Fails, naming the
-  // workspace, when the sessions filesystem has no room for it.
+  // workspace, when the sessions filesystem has no room for it, having given back what the
+  // failed attempt took (a failed fallocate keeps its blocks).
   [[nodiscard]] Result<void> Reserve();
   // Trims and unmounts now. An error says what is left (a lazily detached mount whose last
   // user is still exiting); the mount point is unmounted either way.
   [[nodiscard]] Result<void> Release();
   const std::string& mount_point() const { return mount_point_; }
   uint64_t bytes() const { return bytes_; }
-  // The filesystem was the spare workspace (MountWorkspace's `spares`), which is gone now: the
-  // caller asks for the next one (SpareWorkspaceMaker::Replenish) once its sandbox has started.
-  bool took_spare() const { return took_spare_; }
+  // A new session's workspace, made with MountWorkspace's `spares`: it took the spare (gone
+  // now), or there was none to take (none ready, or the last one could not be made). Either way
+  // the caller asks for the next one (SpareWorkspaceMaker::Replenish) once its sandbox has
+  // started, so that a spare that failed once is tried again.
+  bool asks_spare() const { return asks_spare_; }
 
  private:
   friend Result<std::unique_ptr<MountedWorkspace>> MountWorkspace(const std::string&,
                                                                   const std::string&, uint64_t,
                                                                   SpareWorkspaceMaker*);
-  MountedWorkspace(std::string mount_point, uint64_t bytes, bool took_spare, UniqueFd image)
+  MountedWorkspace(std::string mount_point, uint64_t bytes, bool asks_spare, UniqueFd image)
       : mount_point_(std::move(mount_point)),
         bytes_(bytes),
-        took_spare_(took_spare),
+        asks_spare_(asks_spare),
         image_(std::move(image)) {}
   std::string mount_point_;  // empty once released
   uint64_t bytes_;
-  bool took_spare_;
+  bool asks_spare_;
   UniqueFd image_;  // until Reserve()
 };
 
@@ -117,7 +120,8 @@ class SpareWorkspaceMaker {
                                                                   const std::string&, uint64_t,
                                                                   SpareWorkspaceMaker*);
   // The spare, checked, or null when none is ready or it failed its check (then it is thrown
-  // away, `on_error` says why and the next is made at once). Each spare is handed out once.
+  // away, `on_error` says why and the next is made at once). Each spare is handed out once; the
+  // next is made when the taker asks (Replenish), not before.
   std::unique_ptr<SpareWorkspace> Take();
   void Loop();
 

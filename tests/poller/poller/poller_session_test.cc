@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -1752,6 +1753,61 @@ TEST_F(PollerSessionTest, AReservationThatDoesNotFitEndsTheItemBeforeAnyCallRuns
   ASSERT_TRUE(results.has_value()) << results.error().message();
   EXPECT_TRUE(results->empty()) << results->dump();
   EXPECT_EQ(poller_->CountLog("dispatched tool"), 0u) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile (found by a hostile review): a fallocate that fails keeps every block it got. A
+// reservation that does not fit must give them back at once, not when its item has ended (its
+// sandbox stopped, the API told: seconds with a slow server). Until then the sessions filesystem
+// is full for every other writer on it: another session's new image, the spare, and the whole
+// host when the sessions directory is on /.
+TEST_F(PollerSessionTest, AReservationThatDoesNotFitGivesBackWhatItTookAtOnce) {
+  ASSERT_TRUE(fs::create_directories(sessions_));
+  // A sessions filesystem of 48 MiB, ext4 (a tmpfs undoes a failed fallocate; ext4 does not),
+  // made as a workspace is: a 64 MiB reservation gets every free block, then fails.
+  auto sessions_fs =
+      srt::poller::MountWorkspace(dir_ + "/sessions.ext4", sessions_, uint64_t{48} << 20);
+  ASSERT_TRUE(sessions_fs.has_value()) << sessions_fs.error().message();
+  const std::string sid = "sesn_giveback";
+  // The item's end is held back: its stop call waits 3 s at the fake.
+  ASSERT_TRUE(cp_->AddFault({.endpoint = "stop", .kind = "delay", .delay_ms = 3000}).has_value());
+  FakeControlPlane::Enqueued work = Enqueue({.session_id = sid});
+  StartPoller({"--disk", "64M"});
+  ASSERT_TRUE(
+      poller_->WaitForLog("on the sessions filesystem: No space left on device", kStartTimeout))
+      << poller_->Logs();
+  struct statvfs vfs {};
+  ASSERT_EQ(statvfs(sessions_.c_str(), &vfs), 0) << "errno " << errno;
+  const uint64_t free_bytes = uint64_t{vfs.f_bavail} * vfs.f_frsize;
+  ASSERT_EQ(poller_->CountLog("session item finished"), 0u) << "the item ended before the check\n"
+                                                            << poller_->Logs();
+  EXPECT_GT(free_bytes, uint64_t{16} << 20)
+      << "the sessions filesystem has " << free_bytes << " bytes free while the item ends";
+  auto stopped = cp_->WaitForWorkState(work.work_id, "stopped", kStartTimeout);
+  ASSERT_TRUE(stopped.has_value()) << poller_->Logs();
+  ASSERT_TRUE(poller_->WaitForLog("session item finished", kStartTimeout)) << poller_->Logs();
+  EXPECT_EQ(StopPoller(), 0);
+  EXPECT_TRUE((*sessions_fs)->Release().has_value());
+}
+
+// Hostile (found by a hostile review): one spare that cannot be made (here a directory is in
+// the way of its image; in life a moment of ENOSPC) must not end the spares for the rest of the
+// run. The next new session, which makes its own workspace, asks for a spare once its sandbox
+// has started, and one is made.
+TEST_F(PollerSessionTest, ASpareThatCouldNotBeMadeIsMadeAgainForTheNextSession) {
+  const std::string spare = sessions_ + "/.disks/.spare.ext4";
+  ASSERT_TRUE(fs::create_directories(spare));
+  StartPoller({"--disk", "64M"});
+  ASSERT_TRUE(poller_->WaitForLog("no spare workspace; sessions make their own", kStartTimeout))
+      << poller_->Logs();
+  ASSERT_EQ(rmdir(spare.c_str()), 0) << "errno " << errno;
+  const std::string sid = "sesn_nospare";
+  auto work = Enqueue({.session_id = sid});
+  EXPECT_EQ(Bash(sid, "echo up").text, "up\n\n") << poller_->Logs();
+  EXPECT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout))
+      << "no spare made after the first failed\n"
+      << poller_->Logs();
+  EndSession(work);
   EXPECT_EQ(StopPoller(), 0);
 }
 
