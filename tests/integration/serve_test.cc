@@ -203,6 +203,16 @@ TEST_P(ServeTest, AnotherCommandCannotOpenACommandsTerminal) {
   EXPECT_EQ(ls.out, "ptmx\n");
 }
 
+// Neither the pty's master nor the devpts instance it comes from reaches the command: it holds
+// its terminal on 0-2 and nothing else.
+TEST_P(ServeTest, ACommandWithATerminalHoldsNoMasterAndNoMount) {
+  Runner::Terminal term =
+      run().StartProgramInTerminal({SrtAttachBinary(), socket_, ProbeBinary(), "fds"});
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 1 2\r\n"), std::string::npos) << r.out;
+}
+
 // Nor does a process an earlier command left behind in a session of its own (setsid), which
 // outlives that command and looks once a later one has its terminal.
 TEST_P(ServeTest, WhatACommandLeftBehindCannotOpenALaterCommandsTerminal) {
