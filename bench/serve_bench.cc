@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,23 +45,42 @@ constexpr char kUsage[] =
     "Times N short commands (git status, ls, cat, python3 -c pass) in a repository of --files\n"
     "files: bare, under bare bwrap, one `srt` each, and attached to one `srt --serve` (with\n"
     "`srt --attach` and with `srt-attach`, when there is one beside srt or at --srt-attach);\n"
-    "then the per-command overhead of an attached `true` over a bare `true`. The median of\n"
-    "--rounds.\n";
+    "then the per-command overhead of an attached `true` over a bare `true`, also with a\n"
+    "terminal (a pty the bench makes for each). The median of --rounds.\n";
 
-// Runs argv in `cwd` with stdout/stderr to /dev/null; returns the wait status.
-int Run(const std::vector<std::string>& argv, const std::string& cwd) {
+// Runs argv in `cwd` with stdout/stderr to /dev/null, or (`terminal`) with stdin, stdout and
+// stderr on a new pty whose output is drained until it hangs up; returns the wait status.
+int Run(const std::vector<std::string>& argv, const std::string& cwd, bool terminal = false) {
   std::vector<char*> c;
   for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
   c.push_back(nullptr);
+  int master = -1, replica = -1;
+  if (terminal) {
+    master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) Die("posix_openpt");
+    replica = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (replica < 0) Die("open the pty's replica");
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  if (terminal) {
+    for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_adddup2(&fa, replica, fd);
+  } else {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
   posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   pid_t pid;
   int err = posix_spawnp(&pid, c[0], &fa, nullptr, c.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (err != 0) Die("spawn " + argv[0] + ": " + std::string(strerror(err)));
+  if (terminal) {
+    close(replica);
+    char buf[4096];
+    while (read(master, buf, sizeof buf) > 0) {
+    }
+    close(master);
+  }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0) {
   }
@@ -77,11 +97,11 @@ std::vector<std::vector<std::string>> Workload(int n) {
 
 // Seconds for one command wrapped by `prefix`.
 double Time(const std::vector<std::string>& prefix, const std::vector<std::string>& cmd,
-            const std::string& repo) {
+            const std::string& repo, bool terminal = false) {
   const double start = ClockSeconds(CLOCK_MONOTONIC);
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), cmd.begin(), cmd.end());
-  int st = Run(argv, repo);
+  int st = Run(argv, repo, terminal);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     Die("`" + argv[0] + " ... " + cmd[0] + "` failed: " + DescribeStatus(st));
   }
@@ -221,7 +241,7 @@ int main(int argc, char** argv) {
   // loader and libraries), which every attached command pays before the warm sandbox is asked
   // anything.
   const std::vector<std::vector<std::string>> trues(static_cast<size_t>(o.commands), {"true", "x"});
-  enum { kBare, kAttach, kVersion, kSmall, kSmallVersion, kColumns };
+  enum { kBare, kAttach, kVersion, kSmall, kSmallVersion, kBareTty, kSmallTty, kColumns };
   std::vector<std::vector<double>> per(kColumns);
   for (int r = 0; r < o.rounds; ++r) {
     std::vector<double> round(kColumns, 0);
@@ -232,6 +252,9 @@ int main(int argc, char** argv) {
       if (small_client) {
         round[kSmall] += Time(small, cmd, repo);
         round[kSmallVersion] += Time({o.srt_attach}, {"--version"}, repo);
+        // With a terminal: the command gets a pty of its own (docs/serve.md, The terminal).
+        round[kBareTty] += Time({}, cmd, repo, /*terminal=*/true);
+        round[kSmallTty] += Time(small, cmd, repo, /*terminal=*/true);
       }
     }
     for (size_t c = 0; c < kColumns; ++c) per[c].push_back(round[c]);
@@ -252,6 +275,11 @@ int main(int argc, char** argv) {
         "  and %.3f ms the warm sandbox\n",
         ms(kBare), ms(kSmall), ms(kSmall) - ms(kBare), ms(kSmallVersion) - ms(kBare),
         ms(kSmall) - ms(kSmallVersion));
+    std::printf(
+        "per command in a terminal, `true x`: bare %.3f ms, srt-attach %.3f ms: %.3f ms of "
+        "overhead\n  (%.3f ms more than without a terminal: the command's pty, relayed)\n",
+        ms(kBareTty), ms(kSmallTty), ms(kSmallTty) - ms(kBareTty),
+        (ms(kSmallTty) - ms(kBareTty)) - (ms(kSmall) - ms(kBare)));
   }
   std::printf("load average after: %s\n", LoadAverage().c_str());
   kill(serve, SIGTERM);

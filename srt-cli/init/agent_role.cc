@@ -926,6 +926,62 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
   return got == 1 ? 0 : -ECHILD;  // the watcher stopped the sandbox (and said why)
 }
 
+// The sandbox's /dev/pts (bubblewrap's --dev: its own devpts instance, "ptmxmode=0666,mode=620"),
+// where a command makes its own ptys (script, tmux, ssh -t), gets the limit a devpts has no
+// default for: without it, a command could take every pty the host's kernel.pty.max leaves to
+// devpts instances other than the host's own (shared with every container and sandbox). A
+// remount resets the options it does not name, so bubblewrap's are named again. Nothing when the
+// sandbox has no devpts there. Returns 0 or -errno.
+long LimitSandboxPtys() {
+  constexpr long kDevptsSuperMagic = 0x1cd1;
+  constexpr const char* kMaxSandboxPtys = "256";
+  long dir = OpenNoSymlinks("/dev/pts", O_DIRECTORY);
+  if (dir == -ENOENT) return 0;
+  if (Failed(dir)) return dir;
+  long statfs[16] = {};  // struct statfs starts with f_type
+  long r = SRT_SYS(__NR_fstatfs, dir, statfs);
+  if (Failed(r) || statfs[0] != kDevptsSuperMagic) {
+    SRT_SYS(__NR_close, dir);
+    return Failed(r) ? r : 0;
+  }
+  long fs =
+      SRT_SYS(__NR_fspick, dir, "",
+              FSPICK_CLOEXEC | FSPICK_NO_AUTOMOUNT | FSPICK_SYMLINK_NOFOLLOW | FSPICK_EMPTY_PATH);
+  SRT_SYS(__NR_close, dir);
+  if (Failed(fs)) return fs;
+  r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0620", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "max", kMaxSandboxPtys, 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, 0, 0, 0);
+  SRT_SYS(__NR_close, fs);
+  return r;
+}
+
+// kTagPtys: a devpts instance of at most `max` ptys, made in the sandbox's user namespace and
+// mounted nowhere (never move_mount'ed): a detached mount, whose only handle is the descriptor
+// returned. srt hands it to the sandbox's PID 1, which opens each attached command's terminal
+// from its ptmx; no process in the sandbox has a path to that instance, so no other command (nor
+// what one left behind) can open another's pty by name, as any could in the sandbox's /dev/pts.
+// `max` also bounds what the commands' terminals take of the host's kernel.pty.max. Returns the
+// mount's descriptor (CLOEXEC) or -errno.
+long MakePtys(uint32_t max) {
+  char value[16];
+  rt::FormatInt(max, value);
+  long fs = SRT_SYS(__NR_fsopen, "devpts", FSOPEN_CLOEXEC);
+  if (Failed(fs)) return fs;
+  // ptmx only for its owner (the sandbox's user, as PID 1 is); each pty for its opener (PID 1),
+  // as a login's terminal is.
+  long r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0600", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0600", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "max", value, 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt =
+      Failed(r) ? r
+                : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+  SRT_SYS(__NR_close, fs);
+  return mnt;
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -995,6 +1051,23 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
                     "(enableWeakerNestedSandbox)");
       return 1;
     }
+  }
+  r = LimitSandboxPtys();
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageTerminal, r, "limit the ptys of the sandbox's /dev/pts");
+    return 1;
+  }
+  if (plan.ptys) {
+    // Made as the owner of the sandbox's user namespace (mount-owning), where PID 1 is.
+    long ptys = MakePtys(plan.ptys);
+    if (Failed(ptys)) {
+      ReportFailure(ctl, -1, wire::kStageTerminal, ptys,
+                    "make a devpts instance for the commands' terminals");
+      return 1;
+    }
+    r = SendMessage(ctl, wire::kMsgPtys, nullptr, 0, static_cast<int>(ptys));
+    SRT_SYS(__NR_close, ptys);
+    if (Failed(r)) return 1;
   }
   // After the /proc the command will see is in place (a private one is mounted over the host's
   // above), so that the covers are on that one. Only for a root caller, whose command is the

@@ -928,28 +928,53 @@ long OpenFifo(const GuardSetup& s, uint64_t id, int dir, const char* name, int f
 }
 
 // /dev/tty is its opener's controlling terminal, which the guard (no process of the command's
-// session) does not have. The only terminals in a sandbox are ptys of its own /dev/pts (srt-init
-// makes the command's): the guard opens the entry there that the caller's controlling terminal
-// is, checked to be that device. ENXIO, as from the kernel, for a caller without one.
+// session) does not have; /proc/<tid>/stat names it only by its device number (tty_nr).
+//
+// A plain run's only terminals are ptys of the sandbox's own /dev/pts (srt-init makes the
+// command's there): the guard opens the entry there that the caller's controlling terminal is,
+// checked to be that device.
+//
+// A warm sandbox's commands get ptys of a devpts instance no path reaches (serve_role.cc), whose
+// numbers the sandbox's /dev/pts repeats: its entry of the same number is another pty, perhaps
+// one a hostile command made to be found here. So the terminal is taken from the caller's own
+// standard descriptors instead: the first of 0-2 that is a character device of that number is
+// reopened (the same open file's inode, through its O_PATH descriptor), which gives the caller
+// nothing it does not hold. A caller whose terminal is none of them gets ENXIO, as the kernel
+// answers one without a terminal.
 long OpenControllingTerminal(Call& call, int flags) {
   unsigned major = 0, minor = 0;
   if (!call.ControllingTerminal(major, minor)) return -ENXIO;
   constexpr unsigned kPtySlaveMajor = 136, kPtySlaveMajors = 8;  // UNIX98 pty replicas
   if (major < kPtySlaveMajor || major >= kPtySlaveMajor + kPtySlaveMajors) return -ENXIO;
-  char name[32] = "dev/pts/";
-  AppendInt(name, 8, sizeof name,
-            static_cast<long>(major - kPtySlaveMajor) * 256 + static_cast<long>(minor));
-  open_how how{};
-  how.flags = static_cast<uint64_t>((flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_NOCTTY |
-                                    O_NOFOLLOW | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  Fd fd(SRT_SYS(__NR_openat2, call.Root(), name, &how, sizeof how));
-  if (!fd) return -ENXIO;
-  struct statx st {};
-  if (Failed(StatxAt(fd.fd, "", AT_EMPTY_PATH, st)) || TypeOf(st) != S_IFCHR ||
-      st.stx_rdev_major != major || st.stx_rdev_minor != minor) {
-    return -ENXIO;
+  const auto reopen_flags = static_cast<uint64_t>((flags & ~(O_CREAT | O_EXCL | O_TRUNC)) |
+                                                  O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  auto is_it = [&](int fd) {
+    struct statx st {};
+    return !Failed(StatxAt(fd, "", AT_EMPTY_PATH, st)) && TypeOf(st) == S_IFCHR &&
+           st.stx_rdev_major == major && st.stx_rdev_minor == minor;
+  };
+  Fd fd;
+  if (call.setup().serve) {
+    for (int slot = 0; slot < 3 && !fd; ++slot) {
+      Fd held(call.OpenFd(slot));
+      if (!held || !is_it(held.fd) || !call.Valid()) continue;
+      char p[64];
+      size_t n = AppendInt(p, 0, sizeof p, call.setup().self_pid);
+      n = Append(p, n, sizeof p, "/fd/");
+      AppendInt(p, n, sizeof p, held.fd);
+      fd = Fd(SRT_SYS(__NR_openat, call.setup().host_proc, p,
+                      static_cast<int>(reopen_flags & ~uint64_t{O_NOFOLLOW}), 0));
+    }
+  } else {
+    char name[32] = "dev/pts/";
+    AppendInt(name, 8, sizeof name,
+              static_cast<long>(major - kPtySlaveMajor) * 256 + static_cast<long>(minor));
+    open_how how{};
+    how.flags = reopen_flags;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    fd = Fd(SRT_SYS(__NR_openat2, call.Root(), name, &how, sizeof how));
   }
+  if (!fd || !is_it(fd.fd)) return -ENXIO;
   if ((flags & O_CLOEXEC) == 0) {
     long r = SRT_SYS(__NR_fcntl, fd.fd, F_SETFD, 0);
     if (Failed(r)) return r;

@@ -71,6 +71,7 @@ struct AgentPlan {
   const char* guard_private[kMaxGuardRoots] = {};
   size_t guard_private_count = 0;
   uint32_t guard_flags = 0;
+  uint32_t ptys = 0;  // kTagPtys: 0, or the most ptys of the commands' hidden devpts instance
 };
 
 // Pass 1 (argv == nullptr) validates the plan and counts arguments; pass 2 fills plan.argv.
@@ -170,6 +171,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   uint32_t v = 0;
   bool seen_tmpdir = false;
   plan.guard_call_count = plan.guard_root_count = plan.guard_private_count = 0;
+  plan.ptys = 0;
   bool host_path_allowed = false;  // the previous record was a kTagProtect
   // The previous record was a kTagCover or kTagMask (or a kTagSpelled after one): that file.
   const char* spelled_of = nullptr;
@@ -285,6 +287,13 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         (root ? plan.guard_roots : plan.guard_private)[count++] = s;
         break;
       }
+      case wire::kTagPtys:
+        if (!wire::PlanReader::AsU32(payload, len, v) || v == 0 || v > wire::kMaxPtys ||
+            plan.ptys != 0) {
+          return false;
+        }
+        plan.ptys = v;
+        break;
       case wire::kTagGuardFlags:
         if (!wire::PlanReader::AsU32(payload, len, v) ||
             (v & ~uint32_t{wire::kGuardAllowGitConfig | wire::kGuardServe})) {

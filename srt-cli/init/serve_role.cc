@@ -45,6 +45,8 @@ struct Slot {
 };
 
 Slot g_slots[wire::kMaxExecs];
+// The commands' devpts instance (kMsgServePtys), a mount no path in the sandbox reaches.
+int g_ptys = -1;
 
 Slot* Find(uint32_t id) {
   for (Slot& s : g_slots) {
@@ -168,15 +170,20 @@ long IsolateFromOtherCommands(long ruleset) {
                      const_cast<char**>(plan.envp), plan.argc);
 }
 
-// kMsgExecTerminalOpen: a pty of the sandbox's /dev/pts for the command to come; the master goes
-// to srt, which sets its modes and size before it sends the command.
+// kMsgExecTerminalOpen: a pty for the command to come; the master goes to srt, which sets its
+// modes and size before it sends the command. The pty is one of g_ptys, the devpts instance the
+// agent made and mounted nowhere, not of the sandbox's /dev/pts: no other command of the sandbox,
+// and nothing one left behind, has a name to open it by (a process can open any pty of a devpts
+// it reaches, as its user). Without that instance, no terminal: never one of /dev/pts.
 void OpenTerminal(int ctl, uint32_t id) {
   Slot* s = Take(id);
   if (!s) {
     SendExecInts(ctl, wire::kMsgExecRefused, id, wire::kStageTerminal, EAGAIN);
     return;
   }
-  long master = SRT_SYS(__NR_openat, AT_FDCWD, "/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC, 0);
+  long master = g_ptys < 0 ? -ENODEV
+                           : SRT_SYS(__NR_openat, g_ptys, "ptmx",
+                                     O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC, 0);
   int unlock = 0;
   long r = Failed(master) ? master : SRT_SYS(__NR_ioctl, master, TIOCSPTLCK, &unlock);
   long replica =
@@ -337,6 +344,13 @@ int RunServe(int ctl, int sfd, const InitPlan& plan, const uint8_t* filter, size
       const auto id = static_cast<uint32_t>(IntAt(msg, len, 0));
       if (type == wire::kMsgExec && len == 8) {
         Exec(ctl, plan, id, fds, nfds, guard_sock[1], ruleset, filter, deny_len, guard_len);
+      } else if (type == wire::kMsgServePtys && len == 8 && nfds == 1 && g_ptys < 0) {
+        constexpr long kDevptsSuperMagic = 0x1cd1;
+        long statfs[16] = {};  // struct statfs starts with f_type
+        if (!Failed(SRT_SYS(__NR_fstatfs, fds[0], statfs)) && statfs[0] == kDevptsSuperMagic) {
+          g_ptys = fds[0];
+          nfds = 0;  // kept
+        }
       } else if (type == wire::kMsgExecTerminalOpen && len == 8 && nfds == 0) {
         OpenTerminal(ctl, id);
       } else if (type == wire::kMsgExecSignal && len == 12 && nfds == 0) {

@@ -166,12 +166,14 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
   // The encoder writes covers and masks apart from the rest: compare each group in its order.
   const std::string again = srt::launch::EncodeAgentPlan(
       plan.proc, {plan.tmpdir ? plan.tmpdir : "", plan.tmpdir_in_kept_parent}, protections, {}, {},
-      covers, masks, symlinked);
+      covers, masks, symlinked, plan.ptys);
+  Check(plan.ptys <= srt::wire::kMaxPtys);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
   Check(round.proc == plan.proc);
   Check(round.tmpdir_in_kept_parent == plan.tmpdir_in_kept_parent);
+  Check(round.ptys == plan.ptys);
   // Spellings: the encoder writes each after every cover or mask of its file (a plan from
   // elsewhere may name a file twice, or as a cover and a mask, and spell it once), so compare
   // them as a set of (file, name).

@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
   const std::string agent = EncodeAgentPlan(srt::wire::kProcHidePid, {"/tmp/srt-0123456789ab"}, ps);
   seeds.push_back({"agent_typical", agent});
   seeds.push_back({"agent_empty", EncodeAgentPlan(srt::wire::kProcAsIs, {}, {})});
+  seeds.push_back({"agent_serve_ptys", EncodeAgentPlan(srt::wire::kProcHidePid, {}, {}, {}, {}, {},
+                                                       {}, {}, srt::wire::kMaxPtys)});
   seeds.push_back(
       {"agent_tmpdir_in_kept_parent",
        EncodeAgentPlan(srt::wire::kProcHidePid, {"/tmp/srt-1000/0123456789ab", true}, ps)});

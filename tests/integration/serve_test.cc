@@ -183,6 +183,126 @@ TEST_P(ServeTest, ATerminalIsPassedAsATerminal) {
   EXPECT_NE(r.out.find("tty-ok"), std::string::npos) << r.out;
 }
 
+// A command's terminal is a pty no path in the sandbox reaches (a devpts instance srt-init's
+// agent made and mounted nowhere): another command running at the same time finds no entry for
+// it in the sandbox's /dev/pts (there, it would have been /dev/pts/0, the instance's first).
+TEST_P(ServeTest, AnotherCommandCannotOpenACommandsTerminal) {
+  const std::string wait_probed =
+      "i=0; while [ ! -e probed ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo seen";
+  Runner::Terminal term = run().StartProgramInTerminal(
+      {SrtAttachBinary(), socket_, "sh", "-c", "test -t 0 && : > started; " + wait_probed});
+  ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }, std::chrono::seconds(10)));
+  RunResult open = Attach(Probe({"open-write", "/dev/pts/0"}));
+  RunResult ls = Attach(Probe({"ls", "/dev/pts"}));
+  run().WriteFile("probed", "");
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("seen"), std::string::npos) << r.out;
+  EXPECT_EQ(open.exit_code, ENOENT) << open.err;
+  EXPECT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "ptmx\n");
+}
+
+// Neither the pty's master nor the devpts instance it comes from reaches the command: it holds
+// its terminal on 0-2 and nothing else.
+TEST_P(ServeTest, ACommandWithATerminalHoldsNoMasterAndNoMount) {
+  Runner::Terminal term =
+      run().StartProgramInTerminal({SrtAttachBinary(), socket_, ProbeBinary(), "fds"});
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 1 2\r\n"), std::string::npos) << r.out;
+}
+
+// Nor does a process an earlier command left behind in a session of its own (setsid), which
+// outlives that command and looks once a later one has its terminal.
+TEST_P(ServeTest, WhatACommandLeftBehindCannotOpenALaterCommandsTerminal) {
+  const std::string probe = ProbeBinary();
+  const std::string left =
+      ": > left-up; i=0; while [ ! -e started ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); "
+      "done; " +
+      probe + " open-write /dev/pts/0; echo $? > left-open; " + probe +
+      " ls /dev/pts > left-ls; : > probed";
+  // The first command waits until its child has a session of its own (what is left of the
+  // command's process group is killed as it exits).
+  RunResult first = Attach({"sh", "-c",
+                            "setsid sh -c '" + left +
+                                "' < /dev/null > /dev/null 2>&1 &\n"
+                                "while [ ! -e left-up ]; do sleep 0.02; done"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  Runner::Terminal term = run().StartProgramInTerminal(
+      {SrtAttachBinary(), socket_, "sh", "-c",
+       "test -t 0 && : > started; i=0; while [ ! -e probed ] && [ $i -lt 400 ]; do sleep 0.05; "
+       "i=$((i+1)); done; echo seen"});
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("seen"), std::string::npos) << r.out;
+  EXPECT_EQ(run().ReadFile("left-open"), std::to_string(ENOENT) + "\n");
+  EXPECT_EQ(run().ReadFile("left-ls"), "ptmx\n");
+}
+
+// What a command with a terminal sees of it: a terminal that controls its session, whose
+// foreground job it is; /dev/tty (which the write guard opens for a write) is that terminal;
+// it has no name (ttyname(3): ENODEV), since no path in the sandbox reaches it.
+TEST_P(ServeTest, ACommandsTerminalControlsItsSessionAndHasNoName) {
+  run().WriteFile("look.py",
+                  "import errno, os\n"
+                  "print('fg' if os.tcgetpgrp(0) == os.getpgrp() else 'not-fg')\n"
+                  "try:\n    print('name', os.ttyname(0))\n"
+                  "except OSError as e:\n    print('noname', errno.errorcode[e.errno])\n"
+                  "with open('/dev/tty', 'w') as t:\n    t.write('via-dev-tty\\n')\n");
+  Runner::Terminal term = run().StartProgramInTerminal(
+      {SrtAttachBinary(), socket_, "sh", "-c", "python3 look.py; echo via-sh > /dev/tty"});
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("fg\r\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("noname ENODEV"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("via-dev-tty"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("via-sh"), std::string::npos) << r.out;
+}
+
+// The sandbox's /dev/pts numbers its ptys as the commands' instance does: the pty another
+// command makes there with the number of this command's terminal is not this command's
+// terminal. /dev/tty opened for writing (which the write guard performs) is the terminal the
+// command holds, and ENXIO once it holds it on none of its standard descriptors: never that
+// other pty, whose master is read here for anything written to it.
+TEST_P(ServeTest, DevTtyIsNeverAnotherPtyOfTheSameNumber) {
+  run().WriteFile("other.py",
+                  "import fcntl, os, select, struct\n"
+                  "m = os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY)\n"
+                  "fcntl.ioctl(m, 0x40045431, struct.pack('i', 0))  # TIOCSPTLCK: unlocked\n"
+                  "n = struct.unpack('I', fcntl.ioctl(m, 0x80045430, bytes(4)))[0]  # TIOCGPTN\n"
+                  "open('other-name', 'w').write('/dev/pts/%d\\n' % n)\n"
+                  "got = b''\n"
+                  "for _ in range(100):\n"
+                  "    if os.path.exists('probed'): break\n"
+                  "    if select.select([m], [], [], 0.05)[0]: got += os.read(m, 4096)\n"
+                  "open('other-got', 'w').write(repr(got) + '\\n')\n");
+  run().WriteFile("own.py",
+                  "import errno, os, time\n"
+                  "for _ in range(500):\n"
+                  "    if os.path.exists('other-name'): break\n"
+                  "    time.sleep(0.02)\n"
+                  "def tty(tag):\n"
+                  "    try:\n"
+                  "        with open('/dev/tty', 'w') as t: t.write('secret-' + tag + '\\n')\n"
+                  "        return 'ok'\n"
+                  "    except OSError as e: return errno.errorcode[e.errno]\n"
+                  "held = tty('held')\n"
+                  "for fd in (0, 1, 2): os.close(fd)\n"
+                  "open('own-got', 'w').write(held + ' ' + tty('none') + '\\n')\n"
+                  "open('probed', 'w')\n");
+  Runner::Terminal term =
+      run().StartProgramInTerminal({SrtAttachBinary(), socket_, "python3", "own.py"});
+  RunResult other = Attach({"python3", "other.py"});
+  RunResult r = run().FinishInTerminal(term);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(run().ReadFile("other-name"), "/dev/pts/0\n");
+  EXPECT_EQ(run().ReadFile("own-got"), "ok ENXIO\n");
+  EXPECT_NE(r.out.find("secret-held"), std::string::npos) << r.out;
+  EXPECT_EQ(run().ReadFile("other-got"), "b''\n");
+}
+
 TEST_P(ServeTest, EndOfInputReachesTheCommand) {
   RunResult r = run().Host(
       {"sh", "-c",

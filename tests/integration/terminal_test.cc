@@ -154,6 +154,21 @@ TEST_P(TerminalTest, TheCommandHasATerminalOfItsOwn) {
   EXPECT_EQ(after.cols, 100u);
 }
 
+// The sandbox's /dev/pts holds at most 256 ptys (max=): a command cannot take every pty the
+// host's kernel.pty.max leaves to containers and sandboxes (3072 by default).
+TEST_P(TerminalTest, TheSandboxsPtysAreLimited) {
+  run().WriteFile("many.py",
+                  "import errno, os\nfds = []\n"
+                  "try:\n"
+                  "    for _ in range(400):\n"
+                  "        fds.append(os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY))\n"
+                  "except OSError as e:\n    print(len(fds), errno.errorcode[e.errno])\n"
+                  "else:\n    print(len(fds), 'all')\n");
+  RunResult r = run().Srt(kWriteCwd, {"python3", "many.py"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "256 ENOSPC\n") << r.err;
+}
+
 TEST_P(TerminalTest, WhatIsTypedReachesTheCommand) {
   run().WriteFile("read.sh",
                   "echo \"$TMPDIR\" > tmpdir\n: > started\nread line\necho \"got:$line\" > got\n");

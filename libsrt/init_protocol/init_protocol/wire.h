@@ -56,16 +56,20 @@ enum Tag : uint16_t {
   kTagGuardPrivate = 29,  // string, repeated: a sandbox path below which nothing reaches the host
                           // (the private TMPDIR): no rules there
   kTagGuardFlags = 30,    // u32 GuardFlags
-  kTagCover = 31,    // string: put a read-only, nodev /dev/null over this file in the sandbox (a
-                     // denied file: open fails with EACCES); nothing when the sandbox has no such
-                     // file. srt-agent does these rather than bwrap, which re-reads the whole mount
-                     // table after every bind (a thousand denied files took seconds). Also
-                     // sent for a denied file that does not exist yet: the agent covers it once
-                     // the host makes it (see kTagMask)
-  kTagMask = 32,     // string: a masked credential file bwrap bound (--ro-bind-data). The agent
-                     // watches the directories of kTagCover and kTagMask paths and puts the same
-                     // cover back when the host replaces or makes one of them (a host-side rename
-                     // detaches the sandbox's mount on the old entry)
+  kTagCover = 31,  // string: put a read-only, nodev /dev/null over this file in the sandbox (a
+                   // denied file: open fails with EACCES); nothing when the sandbox has no such
+                   // file. srt-agent does these rather than bwrap, which re-reads the whole mount
+                   // table after every bind (a thousand denied files took seconds). Also
+                   // sent for a denied file that does not exist yet: the agent covers it once
+                   // the host makes it (see kTagMask)
+  kTagMask = 32,   // string: a masked credential file bwrap bound (--ro-bind-data). The agent
+                   // watches the directories of kTagCover and kTagMask paths and puts the same
+                   // cover back when the host replaces or makes one of them (a host-side rename
+                   // detaches the sandbox's mount on the old entry)
+  // u32 1..kMaxPtys (a warm sandbox): the agent makes a devpts instance of at most this many
+  // ptys, mounted nowhere, and sends it to srt (kMsgPtys), which hands it to init (kMsgServePtys):
+  // each command's terminal is a pty of that instance, which no path in the sandbox reaches
+  kTagPtys = 35,
   kTagSpelled = 33,  // string, repeated, only right after a kTagCover or kTagMask (or another
                      // kTagSpelled): how the settings name that file through symlinks. The agent
                      // also watches the directories of those symlinks and, when the host points
@@ -140,7 +144,7 @@ enum MessageType : uint32_t {
   // filter's i32 bytes, then the write guard's, which is loaded with
   // SECCOMP_FILTER_FLAG_NEW_LISTENER; none when nothing follows). init forks the command, which
   // loads them and waits for kMsgGo.
-  kMsgFilters = 16,
+  kMsgFilters = 17,
   kMsgSignal = 11,  // i32 signal to deliver to the command
   // (kTagServe) u32 id + SCM_RIGHTS: a sealed memfd with the exec plan (kTagArg, kTagEnv,
   // kTagCwd, kTagReopen, kTagTerminal), then its stdin, stdout and stderr: run it
@@ -148,12 +152,16 @@ enum MessageType : uint32_t {
   kMsgExecSignal = 13,        // u32 id, i32 signal: to that command's process group
   kMsgExecTerminalOpen = 14,  // u32 id: open a terminal for the command to come with this id
   kMsgStop = 15,              // end the warm sandbox: kill everything, exit
+  // (kTagServe) + SCM_RIGHTS: the agent's devpts instance (kTagPtys), sent once, right
+  // after kMsgGo: init opens each command's terminal from its ptmx
+  kMsgServePtys = 16,
   // srt -> agent
   kMsgSandbox = 30,        // + SCM_RIGHTS: a pidfd of the sandbox's PID 1; apply the plan now
   kMsgGuardListener = 31,  // + SCM_RIGHTS: the write guard's listener (kMsgGuard, relayed)
   // agent -> srt
   kMsgAgentReady = 20,  // namespaces joined, /proc remounted, protections in place
   kMsgSocket = 22,      // i32 index in the plan + SCM_RIGHTS: a socket of the sandbox's netns
+  kMsgPtys = 25,        // + SCM_RIGHTS: the devpts instance of kTagPtys (a detached mount)
   // u32 GuardOp, u32 errno, then the NUL-terminated sandbox path it refused (the first
   // kMaxGuardReports refusals; the rest are counted in kMsgGuardDone)
   kMsgGuardDenied = 23,
@@ -197,6 +205,9 @@ enum Stage : int32_t {
 
 // A warm sandbox runs at most this many commands at once (and holds as many terminals).
 inline constexpr uint32_t kMaxExecs = 256;
+// The most ptys the commands' devpts instance (kTagPtys) may hold: one per command with a
+// terminal, and those a process a command left behind still holds open.
+inline constexpr uint32_t kMaxPtys = 2 * kMaxExecs;
 
 inline constexpr size_t kMaxMessageBytes = 4096;
 inline constexpr uint32_t kMaxGuardReports = 256;

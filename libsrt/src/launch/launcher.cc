@@ -455,8 +455,9 @@ Result<void> Launch::SpawnAgent() {
                 spec_.policy.missing_denied_files.end());
   std::vector<std::string> masks;
   for (const policy::MaskedFile& m : spec_.policy.masked_files) masks.push_back(m.path);
-  std::string plan = EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets,
-                                     spec_.guard, covers, masks, spec_.policy.symlinked_files);
+  std::string plan =
+      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard, covers,
+                      masks, spec_.policy.symlinked_files, spec_.serve ? wire::kMaxPtys : 0);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
@@ -535,7 +536,14 @@ Result<void> Launch::AwaitAgent() {
         sockets[static_cast<size_t>(index)] = std::move(m.fd);
         continue;
       }
+      if (m.type == wire::kMsgPtys && spec_.serve && m.fd && !ptys_) {
+        ptys_ = std::move(m.fd);
+        continue;
+      }
       if (m.type == wire::kMsgAgentReady) {
+        if (spec_.serve && !ptys_) {
+          return MakeError(Errc::kProtocol, "srt-agent did not make the commands' terminals");
+        }
         Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
               " protections applied, " + std::to_string(spec_.net_sockets.size()) +
               " sockets made in the sandbox's network namespace");
@@ -580,6 +588,11 @@ Result<void> Launch::ForwardGuardListener(UniqueFd listener) {
 
 Result<void> Launch::AwaitStart() {
   SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo));
+  if (spec_.serve) {
+    // Before any command's kMsgExecTerminalOpen, which comes on the same socket.
+    SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgServePtys, 0, ptys_.get()));
+    ptys_.reset();
+  }
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));

@@ -184,6 +184,8 @@ class Launch {
   // bwrap sets up and sent once PID 1 has said hello; deny_bytes_ says where the first ends.
   UniqueFd filters_fd_;
   size_t deny_bytes_ = 0;
+  // A warm sandbox's devpts instance, mounted nowhere (wire::kTagPtys): from the agent to init.
+  UniqueFd ptys_;
   std::unique_ptr<StdioRelay> relay_;
   bool finished_ = false;
   // A warm sandbox's commands, by id (serve.cc).

@@ -68,13 +68,15 @@ struct GuardPlan {
 // `covers`: the denied files srt-agent puts /dev/null over (before the protections, which then
 // see the covers as bwrap's binds were seen before). `masks`: the masked files bwrap binds, which
 // srt-agent watches. `symlinked`: how the settings spell those of them they name through
-// symlinks (each follows its cover or mask as a wire::kTagSpelled record).
+// symlinks (each follows its cover or mask as a wire::kTagSpelled record). `ptys` (a warm
+// sandbox): the most ptys of the commands' devpts instance (wire::kTagPtys), 0 for none.
 std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
                             const GuardPlan& guard = {},
                             const std::vector<std::string>& covers = {},
                             const std::vector<std::string>& masks = {},
-                            const std::vector<policy::SymlinkedFile>& symlinked = {});
+                            const std::vector<policy::SymlinkedFile>& symlinked = {},
+                            uint32_t ptys = 0);
 
 }  // namespace srt::launch

@@ -155,6 +155,28 @@ TEST(PlanTest, AgentPlanCarriesTheWriteGuard) {
   }
 }
 
+// A warm sandbox's agent plan says how many ptys the commands' devpts instance holds.
+TEST(PlanTest, AgentPlanCarriesTheCommandsPtys) {
+  std::string bytes =
+      launch::EncodeAgentPlan(wire::kProcHidePid, {}, {}, {}, {}, {}, {}, {}, wire::kMaxPtys);
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(plan.ptys, wire::kMaxPtys);
+  bytes = launch::EncodeAgentPlan(wire::kProcHidePid, {}, {});
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(plan.ptys, 0u);
+  // None (0) or more than kMaxPtys: a malformed plan.
+  for (uint32_t bad : {0u, wire::kMaxPtys + 1}) {
+    std::string b = launch::EncodeAgentPlan(wire::kProcHidePid, {}, {}, {}, {}, {}, {}, {}, bad);
+    if (bad == 0) {  // the writer leaves it out: the last record, its value made 0 here
+      b = launch::EncodeAgentPlan(wire::kProcHidePid, {}, {}, {}, {}, {}, {}, {}, 1);
+      b[b.size() - 4] = 0;
+    }
+    init::AgentPlan p;
+    EXPECT_FALSE(init::DecodeAgentPlan(Bytes(b), b.size(), p)) << bad;
+  }
+}
+
 // A protection inside a bind carries its host path (where srt-agent looks whether it exists).
 TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
   std::vector<policy::Protection> ps = {
