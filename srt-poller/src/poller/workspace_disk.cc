@@ -529,7 +529,10 @@ void SpareWorkspaceMaker::Replenish() {
 std::unique_ptr<SpareWorkspace> SpareWorkspaceMaker::Take() {
   std::unique_ptr<SpareWorkspace> spare;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    // A spare being made is waited for, a bounded time: it is ready sooner than a workspace made
+    // here would be, and without a second mkfs.ext4 competing with it.
+    cv_.wait_for(lock, kSpareWait, [this] { return stopped_ || !making_; });
     spare = std::move(spare_);
   }
   if (!spare) return nullptr;
@@ -560,14 +563,16 @@ void SpareWorkspaceMaker::Loop() {
       cv_.wait(lock, [this] { return stopped_ || (wanted_ && !spare_); });
       if (stopped_) return;
       wanted_ = false;
+      making_ = true;
     }
     Result<std::unique_ptr<SpareWorkspace>> made = MakeSpare(sessions_dir_, bytes_);
-    if (!made) {
-      on_error_(made.error());
-      continue;
+    {
+      std::lock_guard lock(mu_);
+      making_ = false;
+      if (made) spare_ = std::move(*made);
     }
-    std::lock_guard lock(mu_);
-    spare_ = std::move(*made);
+    cv_.notify_all();
+    if (!made) on_error_(made.error());
   }
 }
 

@@ -15,6 +15,7 @@
 // filesystem, never the image file (the sessions directory is hidden from every sandbox).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -117,7 +118,8 @@ class SpareWorkspaceMaker {
                                                                   const std::string&, uint64_t,
                                                                   SpareWorkspaceMaker*);
   // The spare, checked, or null when none is ready or it failed its check (then it is thrown
-  // away, `on_error` says why and the next is made at once). Each spare is handed out once.
+  // away, `on_error` says why and the next is made at once). Each spare is handed out once. A
+  // spare being made is waited for, at most kSpareWait.
   std::unique_ptr<SpareWorkspace> Take();
   void Loop();
 
@@ -127,9 +129,11 @@ class SpareWorkspaceMaker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::unique_ptr<SpareWorkspace> spare_;  // guarded by mu_
-  bool wanted_ = true;                     // guarded by mu_
-  bool stopped_ = false;                   // guarded by mu_
-  std::thread thread_;                     // last: it starts once the rest exists
+  static constexpr std::chrono::milliseconds kSpareWait{2'000};
+  bool wanted_ = true;    // guarded by mu_
+  bool making_ = false;   // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  std::thread thread_;    // last: it starts once the rest exists
 };
 
 // Moves this process into a mount namespace of its own, a slave of the host's: the host's
