@@ -15,6 +15,7 @@
 // filesystem, never the image file (the sessions directory is hidden from every sandbox).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -121,7 +122,8 @@ class SpareWorkspaceMaker {
                                                                   SpareWorkspaceMaker*);
   // The spare, checked, or null when none is ready or it failed its check (then it is thrown
   // away, `on_error` says why and the next is made at once). Each spare is handed out once; the
-  // next is made when the taker asks (Replenish), not before.
+  // next is made when the taker asks (Replenish), not before. A spare being made is waited for,
+  // at most kSpareWait.
   std::unique_ptr<SpareWorkspace> Take();
   void Loop();
 
@@ -131,9 +133,11 @@ class SpareWorkspaceMaker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::unique_ptr<SpareWorkspace> spare_;  // guarded by mu_
-  bool wanted_ = true;                     // guarded by mu_
-  bool stopped_ = false;                   // guarded by mu_
-  std::thread thread_;                     // last: it starts once the rest exists
+  static constexpr std::chrono::milliseconds kSpareWait{2'000};
+  bool wanted_ = true;    // guarded by mu_
+  bool making_ = false;   // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  std::thread thread_;    // last: it starts once the rest exists
 };
 
 // Moves this process into a mount namespace of its own, a slave of the host's: the host's
