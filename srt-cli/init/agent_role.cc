@@ -382,12 +382,38 @@ struct Dirent64 {
 };
 constexpr uint8_t kDtReg = 8;
 
+// Top-level files of a procfs that anyone may read but that count the I/O of every block
+// device of the host, by name: with a loop device per workspace (srt-poller's --disk), what one
+// session reads and writes, live, and when, to any other session run by the same root caller.
+// Nothing in a sandbox needs them (its /dev has no block device, its /sys none either).
+constexpr const char* kProcHostBlockIo[] = {"diskstats", "partitions"};
+
+// Copies `name` into `failed`, cut to fit.
+void Name(char (&failed)[64], const char* name) {
+  const size_t len = strlen(name) < sizeof failed - 1 ? strlen(name) : sizeof failed - 1;
+  memcpy(failed, name, len);
+  failed[len] = '\0';
+}
+
+// Puts a read-only /dev/null (`null`) over the file `name` of the /proc `proc`. 0 or -errno.
+long MaskProcFile(int proc, int null, const char* name) {
+  long tree =
+      SRT_SYS(__NR_open_tree, null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  if (!Failed(r)) r = SRT_SYS(__NR_move_mount, tree, "", proc, name, MOVE_MOUNT_F_EMPTY_PATH);
+  SRT_SYS(__NR_close, tree);
+  return r;
+}
+
 // Covers each top-level file of the sandbox's /proc that only its owner, root, may read with a
 // read-only /dev/null: kpageflags and kpagecount (every page of the host), vmallocinfo (kernel
 // and physical addresses), slabinfo, timer_list and the like. A root caller's command is that
 // owner (see kProcHostWide), and reading them tells it about the host, not the sandbox. Found
-// by mode, so that what a newer kernel adds is covered too. Returns 0 or -errno, with `failed`
-// naming the file.
+// by mode, so that what a newer kernel adds is covered too. Covers kProcHostBlockIo too.
+// Returns 0 or -errno, with `failed` naming the file.
 long MaskRootOnlyProcFiles(char (&failed)[64]) {
   long proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (Failed(proc)) return proc;
@@ -408,25 +434,16 @@ long MaskRootOnlyProcFiles(char (&failed)[64]) {
           (st.stx_mode & 0004) != 0) {
         continue;
       }
-      long tree =
-          SRT_SYS(__NR_open_tree, null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-      r = tree;
-      if (!Failed(tree)) {
-        mount_attr attr{};
-        attr.attr_set = MOUNT_ATTR_RDONLY;
-        r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
-        if (!Failed(r)) {
-          r = SRT_SYS(__NR_move_mount, tree, "", proc, d->name, MOVE_MOUNT_F_EMPTY_PATH);
-        }
-        SRT_SYS(__NR_close, tree);
-      }
-      if (Failed(r)) {
-        const size_t len =
-            strlen(d->name) < sizeof failed - 1 ? strlen(d->name) : sizeof failed - 1;
-        memcpy(failed, d->name, len);
-        failed[len] = '\0';
-      }
+      r = MaskProcFile(static_cast<int>(proc), static_cast<int>(null), d->name);
+      if (Failed(r)) Name(failed, d->name);
     }
+  }
+  for (const char* name : kProcHostBlockIo) {
+    if (Failed(r)) break;
+    struct statx st {};
+    if (Failed(StatAt(static_cast<int>(proc), name, st))) continue;  // not in this kernel
+    r = MaskProcFile(static_cast<int>(proc), static_cast<int>(null), name);
+    if (Failed(r)) Name(failed, name);
   }
   if (!Failed(null)) SRT_SYS(__NR_close, null);
   SRT_SYS(__NR_close, proc);

@@ -300,6 +300,17 @@ TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
                           : "vmallocinfo=denied\nkpageflags=denied\nslabinfo=denied\n"
                             "timer_list=denied\n")
       << r.err;
+  // The I/O of every block device of the host, by name, reads as empty too for a root caller
+  // (srt-poller: each session's workspace is a loop device of its own). An unprivileged
+  // caller's /proc stays fully visible, as its nested sandboxes need it.
+  r = run().Srt("{}",
+                {"sh", "-c",
+                 "for f in diskstats partitions; do "
+                 "printf '%s=' $f; [ -n \"$(head -c 1 /proc/$f)\" ] && echo some || echo empty; "
+                 "done"});
+  EXPECT_EQ(r.out,
+            root() ? "diskstats=empty\npartitions=empty\n" : "diskstats=some\npartitions=some\n")
+      << r.err;
 }
 
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1617,6 +1618,40 @@ TEST_F(PollerSessionTest, ARunningSessionDoesNotHoldAnotherSessionsWorkspace) {
   EXPECT_EQ(poller_->CountLog("is still attached"), 0u) << poller_->Logs();
   EndSession(again);
   EndSession(work_b);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile (hostile review 4, F1): /proc/diskstats and /proc/partitions count the I/O of every
+// block device of the host, by name; each session's workspace is a loop device of its own, so
+// they would show a session, live, what the sessions beside it read and write, and how many
+// there are. Both read as empty in a session, whose own workspace is still there.
+TEST_F(PollerSessionTest, ASessionSeesNoOtherSessionsDiskIo) {
+  const std::string other = "sesn_ioother", spy = "sesn_iospy";
+  auto work_other = Enqueue({.session_id = other});
+  auto work_spy = Enqueue({.session_id = spy});
+  StartPoller({"--disk", "64M", "--concurrency", "2"});
+  EXPECT_EQ(Bash(spy, "echo up").text, "up\n\n") << poller_->Logs();
+  EXPECT_EQ(Bash(other, "head -c 4M /dev/urandom > /workspace/io && sync && echo ok").text,
+            "ok\n\n");
+  // The other session's workspace is on a loop device of its own.
+  std::string dev;
+  for (const std::string& l : SessionLoopsBelow(sessions_)) {
+    if (l.find("/" + other + ".ext4") != std::string::npos) dev = l.substr(0, l.find(' '));
+  }
+  ASSERT_FALSE(dev.empty()) << ::testing::PrintToString(SessionLoopsBelow(sessions_));
+  const Posted seen = Bash(spy, "cat /proc/diskstats /proc/partitions; echo end");
+  // "loop1" but not "loop12".
+  EXPECT_FALSE(std::regex_search(seen.text, std::regex("\\b" + dev + "\\b"))) << dev << " in:\n"
+                                                                              << seen.text;
+  EXPECT_EQ(seen.text, "end\n\n");
+  // Its own workspace is its own filesystem, writable.
+  EXPECT_EQ(Bash(spy,
+                 "echo mine > /workspace/f && cat /workspace/f && df --output=source "
+                 "/workspace | tail -1 | grep -c /dev/loop")
+                .text,
+            "mine\n1\n\n");
+  EndSession(work_spy);
+  EndSession(work_other);
   EXPECT_EQ(StopPoller(), 0);
 }
 
