@@ -115,24 +115,13 @@ Result<void> MakeFilesystem(const std::string& image, uint64_t bytes) {
 }
 
 // Makes the image at `image` (via a temporary name, so a crash leaves no half-made image).
-// `reserve`: its blocks are allocated before mkfs.ext4 runs (which discards nothing:
-// -E nodiscard), so MountedWorkspace::Reserve() later finds nothing to allocate; best effort,
-// and where the sessions filesystem has no room the image stays sparse, holding nothing.
-Result<void> CreateImage(const std::string& image, uint64_t bytes, bool reserve = false) {
+Result<void> CreateImage(const std::string& image, uint64_t bytes) {
   const std::string tmp = image + ".new";
   unlink(tmp.c_str());  // an earlier crash's
   {
     UniqueFd fd(open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return SysError("create " + Quote(tmp));
     if (ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
-      Error e = SysError("size " + Quote(tmp));
-      unlink(tmp.c_str());
-      return e;
-    }
-    // A failed fallocate may have allocated part of the range: the file emptied and sized
-    // again gives every block back (nothing is written in it yet).
-    if (reserve && fallocate(fd.get(), 0, 0, static_cast<off_t>(bytes)) != 0 &&
-        (ftruncate(fd.get(), 0) != 0 || ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0)) {
       Error e = SysError("size " + Quote(tmp));
       unlink(tmp.c_str());
       return e;
@@ -351,9 +340,7 @@ Result<std::unique_ptr<SpareWorkspace>> MakeSpare(const std::string& sessions_di
   const std::string disks = sessions_dir + "/.disks";
   if (unlink(path.c_str()) != 0 && errno != ENOENT) return SysError("remove " + Quote(path));
   if (mkdir(disks.c_str(), 0700) != 0 && errno != EEXIST) return SysError("create " + Quote(disks));
-  // Reserved ahead, on this low-priority thread: the session that takes the spare would
-  // otherwise pay the reservation (2-8 ms of CPU for 10 GiB) beside its sandbox's start.
-  SRT_RETURN_IF_ERROR(CreateImage(path, bytes, /*reserve=*/true));
+  SRT_RETURN_IF_ERROR(CreateImage(path, bytes));
   spare->image.reset(open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
   if (!spare->image) {
     Error e = SysError("open " + Quote(path));

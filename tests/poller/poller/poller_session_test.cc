@@ -1720,32 +1720,6 @@ TEST_F(PollerSessionTest, ANewSessionTakesTheMountedSpareAndNothingOfItOutlivesT
       << ::testing::PrintToString(LoopsBackedBelow(sessions_));
 }
 
-// The spare workspace is reserved ahead too (its whole image allocated on the sessions
-// filesystem, by the spare's low-priority thread), so the session that takes it does not pay
-// the reservation's fallocate beside its sandbox's start: by the time the spare is mounted it
-// holds every block of --disk, and the session's own reservation finds nothing left to do.
-TEST_F(PollerSessionTest, TheSpareWorkspaceIsReservedBeforeASessionTakesIt) {
-  const std::string spare = sessions_ + "/.disks/.spare.ext4";
-  StartPoller({"--disk", "64M"});
-  ASSERT_TRUE(WaitFor([&] { return SpareReady(sessions_); }, kStartTimeout))
-      << "no spare workspace ready\n"
-      << poller_->Logs();
-  struct stat made {};
-  ASSERT_EQ(stat(spare.c_str(), &made), 0);
-  EXPECT_EQ(made.st_size, off_t{64} << 20);
-  EXPECT_GE(made.st_blocks * 512, made.st_size) << "the spare is not reserved";
-
-  // A session served from it (taking the spare is ANewSessionTakesTheMountedSpare...'s test).
-  const std::string sid = "sesn_reserved";
-  auto work = Enqueue({.session_id = sid});
-  EXPECT_EQ(Bash(sid, "echo ok").text, "ok\n\n") << poller_->Logs();
-  struct stat image {};
-  ASSERT_EQ(stat((sessions_ + "/.disks/" + sid + ".ext4").c_str(), &image), 0);
-  EXPECT_GE(image.st_blocks * 512, image.st_size);
-  EndSession(work);
-  EXPECT_EQ(StopPoller(), 0);
-}
-
 // Hostile host side: what sits at the spare's path when a session takes it is checked, and a
 // spare that is no longer what srt-poller made (here: replaced by an image that holds another
 // session's file) is refused, with a warning naming it. The session makes a workspace of its
