@@ -177,7 +177,26 @@ namespace {
 
 // What PID 1 sends the waiting command over the guard socket (a channel of theirs alone).
 constexpr uint32_t kToCommandReopen = 1;  // i32 descriptor + SCM_RIGHTS: put it there
+constexpr uint32_t kToCommandCwd = 3;     // + SCM_RIGHTS: the working directory, to enter
 constexpr uint32_t kToCommandGo = 2;      // the agent's work is done: run the command
+
+// Discards a terminal's stop signals (Ctrl-Z, background reads and writes) that came while the
+// command waited with every signal blocked: delivered now, they would stop it before its execve,
+// with PID 1 waiting for that execve and nothing to continue it. Setting a signal to ignored
+// drops it if pending (POSIX); the default is back before the signals are unblocked, so the
+// command's program gets Ctrl-Z as usual.
+void DropPendingStops() {
+  struct {
+    uint64_t handler, flags, restorer, mask;
+  } action{};  // the kernel's struct sigaction (x86-64, arm64)
+  constexpr int kStops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+  for (int sig : kStops) {
+    action.handler = 1;  // SIG_IGN
+    SRT_SYS(__NR_rt_sigaction, sig, &action, 0, sizeof(uint64_t));
+    action.handler = 0;  // SIG_DFL
+    SRT_SYS(__NR_rt_sigaction, sig, &action, 0, sizeof(uint64_t));
+  }
+}
 
 // The command's side of the fork, made as soon as the filters arrive: everything that does not
 // depend on the agent's work is done while the agent does it, and the command then waits for
@@ -242,6 +261,12 @@ constexpr uint32_t kToCommandGo = 2;      // the agent's work is done: run the c
     if (got <= 0) rt::Exit(kExitSetupFailure);  // PID 1 gave up: never run the command
     const uint32_t type = TypeOf(msg, static_cast<size_t>(got));
     if (type == kToCommandGo) break;
+    if (type == kToCommandCwd && fd >= 0) {
+      r = SRT_SYS(__NR_fchdir, fd);
+      SRT_SYS(__NR_close, fd);
+      if (Failed(r)) fail(wire::kStageCwd, r);
+      continue;
+    }
     if (type != kToCommandReopen || fd < 0) rt::Exit(kExitSetupFailure);
     // A device the caller passed (or /dev/null for a closed standard descriptor), which PID 1
     // opened through the sandbox's read-only node after the go-ahead: no descriptor of the
@@ -256,12 +281,7 @@ constexpr uint32_t kToCommandGo = 2;      // the agent's work is done: run the c
     }
   }
   SRT_SYS(__NR_close, guard_sock);
-  // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
-  // mandatory denies) in place, so PID 1's is the directory beneath any protection mounted at or
-  // above it, where a relative path would write to the host. Entered again by its path, it is
-  // the one the protections cover.
-  r = SRT_SYS(__NR_chdir, plan.cwd);
-  if (Failed(r)) fail(wire::kStageCwd, r);
+  DropPendingStops();
   uint64_t empty = 0;
   SRT_SYS(__NR_rt_sigprocmask, SIG_SETMASK, &empty, 0, sizeof empty);
   Exec(status_fd, plan.argv, envp, plan.argc);
@@ -280,6 +300,11 @@ int RunInit(int argc, char** argv, char** envp) {
   // or file descriptors through /proc or ptrace.
   SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
   SRT_SYS(__NR_prctl, PR_SET_NAME, "srt-init", 0, 0, 0);
+  // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
+  // mandatory denies) in place: PID 1's is the writable directory beneath any protection mounted
+  // at or above it. No command may start there, nor reach it through /proc/self/cwd while it
+  // enters its own (each does so by path, after the go-ahead: RunCommand, serve_role.cc).
+  SRT_SYS(__NR_chdir, "/");
   int ctl = -1, plan_fd = -1;
   if (argc != 4 || !rt::ParseInt(argv[2], ctl) || !rt::ParseInt(argv[3], plan_fd)) {
     Die(-1, wire::kStagePlan, -EINVAL, "usage: srt-init init CTL-FD PLAN-FD (started by srt only)");
@@ -428,6 +453,17 @@ int RunInit(int argc, char** argv, char** envp) {
     SendMessage(guard_sock[0], kToCommandReopen, &target, sizeof target, static_cast<int>(fd));
     SRT_SYS(__NR_close, fd);
   }
+  // The working directory, by its path now that the protections are in place (bwrap's --chdir
+  // came before them), and without magic links: a symlink the command's earlier processes or
+  // another sandbox put in the path cannot lead anywhere else. The command, filtered already,
+  // only enters it.
+  long cwd = rt::OpenWorkingDirectory(plan.cwd);
+  if (Failed(cwd)) {
+    SRT_SYS(__NR_kill, pid, SIGKILL);
+    Die(ctl, wire::kStageCwd, cwd, plan.cwd);
+  }
+  SendMessage(guard_sock[0], kToCommandCwd, nullptr, 0, static_cast<int>(cwd));
+  SRT_SYS(__NR_close, cwd);
   SendMessage(guard_sock[0], kToCommandGo, nullptr, 0);
   SRT_SYS(__NR_close, guard_sock[0]);
   int32_t report[2] = {0, 0};

@@ -4,7 +4,9 @@
 
 #include <linux/close_range.h>
 #include <linux/errno.h>
+#include <linux/fcntl.h>
 #include <linux/mman.h>
+#include <linux/openat2.h>
 
 extern "C" {
 
@@ -214,6 +216,13 @@ void CloseAllExcept(int from, const int* keep, size_t n) {
     }
     if (i < m) lo = static_cast<unsigned int>(sorted[i]) + 1;
   }
+}
+
+long OpenWorkingDirectory(const char* path) {
+  open_how how{};
+  how.flags = static_cast<__u64>(O_PATH | O_DIRECTORY | O_CLOEXEC);
+  how.resolve = RESOLVE_NO_MAGICLINKS;
+  return SRT_SYS(__NR_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
 }  // namespace srt::rt

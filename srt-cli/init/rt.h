@@ -95,4 +95,9 @@ long MapPlan(int fd, size_t max_size, size_t& size);
 // a bounded loop where close_range is missing).
 void CloseAllExcept(int from, const int* keep, size_t n);
 
+// An O_PATH descriptor of the command's working directory `path`, resolved without magic links
+// (/proc/PID/cwd, /proc/self/fd/N: a symlink the command planted in the path must not lead to a
+// directory held from before the protections), for fchdir. Returns the fd or -errno.
+long OpenWorkingDirectory(const char* path);
+
 }  // namespace srt::rt

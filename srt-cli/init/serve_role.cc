@@ -155,7 +155,14 @@ long IsolateFromOtherCommands(long ruleset) {
   // Nothing of PID 1's reaches the command: not srt's socket, not another command's stdio.
   int keep[3] = {status_fd, guard_sock, static_cast<int>(ruleset)};
   rt::CloseAllExcept(3, keep, ruleset > 0 ? 3 : 2);
-  long r = SRT_SYS(__NR_chdir, plan.cwd);
+  // By path (PID 1's own working directory is /), without magic links: a symlink to
+  // /proc/self/cwd, put in the path by a command's leftover process, leads nowhere.
+  long r = rt::OpenWorkingDirectory(plan.cwd);
+  if (!Failed(r)) {
+    long fd = r;
+    r = SRT_SYS(__NR_fchdir, fd);
+    SRT_SYS(__NR_close, fd);
+  }
   if (Failed(r)) fail(wire::kStageCwd, r);
   if (init_plan.set_nofile) {
     constexpr int kRlimitNofile = 7;

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "srt/sandbox.h"
@@ -181,6 +182,42 @@ TEST_F(LimitsBindsTest, UnenforceableLimitFailsStartNamingIt) {
   Result<Sandbox> sb = Sandbox::Start(std::move(o));
   ASSERT_FALSE(sb.has_value());
   EXPECT_NE(sb.error().message().find("cpu_millis 5"), std::string::npos) << sb.error().message();
+}
+
+// Found by a hostile review: PID 1's working directory is where bwrap's --chdir put it, before
+// srt-agent's protections, i.e. the writable directory beneath a denyWrite one the sandbox was
+// started in. A warm sandbox's command entered its own working directory by path from there,
+// following symlinks, so a symlink to /proc/self/cwd in that path (which a command's leftover
+// process can plant where the next command's directory is) led it back to the writable one.
+TEST_F(LimitsBindsTest, AWarmSandboxsCommandCannotEnterThePreProtectionDirectory) {
+  const std::string prot = scratch_ + "/prot";
+  ASSERT_EQ(mkdir(prot.c_str(), 0755), 0);
+  ASSERT_EQ(symlink("/proc/self/cwd", (scratch_ + "/b").c_str()), 0);
+  SandboxOptions o = Options({});
+  o.serve = true;
+  o.cwd = prot;
+  o.settings.filesystem.allow_write = {{scratch_}};
+  o.settings.filesystem.deny_write = {{prot}};
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  ASSERT_TRUE(sb.has_value()) << sb.error().message();
+  std::thread waiter([&] { (void)sb->Wait(); });
+  auto create = [&](const std::string& cwd) {
+    ExecOptions e;
+    e.argv = {ProbeBinary(), "create", "f", "planted"};
+    e.cwd = cwd;
+    e.stdout_fd = e.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    Result<Execution> x = sb->Exec(std::move(e));
+    if (!x) return std::string("refused: ") + x.error().message();
+    Result<ExitStatus> st = x->Wait();
+    return st ? std::to_string(st->code) : "wait failed";
+  };
+  EXPECT_EQ(create(scratch_ + "/b"),
+            "refused: srt-init failed changing to the command's working "
+            "directory: Too many levels of symbolic links");
+  EXPECT_EQ(create(prot), std::to_string(EROFS));
+  EXPECT_FALSE(Exists(prot + "/f"));
+  ASSERT_TRUE(sb->Stop().has_value());
+  waiter.join();
 }
 
 TEST_F(LimitsBindsTest, BindToAMissingTargetIsWritableAndProtected) {

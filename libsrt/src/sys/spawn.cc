@@ -131,6 +131,12 @@ int CloneChildMain(void* arg) {
     void (*restorer)();
     uint64_t mask;
   } dfl{SIG_DFL, 0, nullptr, 0};
+  // A terminal's stop signals (Ctrl-Z) that came while the mask held them are dropped first
+  // (ignoring a signal discards it): delivered now, in a process group of its own, they would
+  // stop the child before its execve, with the parent waiting for that execve (CLONE_VFORK) and
+  // no `fg` reaching it.
+  KernelSigaction ign{SIG_IGN, 0, nullptr, 0};
+  for (int sig : {SIGTSTP, SIGTTIN, SIGTTOU}) syscall(SYS_rt_sigaction, sig, &ign, nullptr, 8);
   for (int sig = 1; sig < 65; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, &dfl, nullptr, 8);
   }
