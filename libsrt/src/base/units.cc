@@ -101,8 +101,12 @@ Result<uint32_t> ParseCpus(std::string_view text) {
     return Bad("invalid CPU count " + Quote(text) + " (e.g. 2 or 0.5)");
   }
   // Rounded half up by hand, not with std::lround: that one call was all srt needed libm for,
-  // and every run paid for loading it. v * 1000 is in [10, 4096000], where adding 0.5 is exact.
-  return static_cast<uint32_t>(v * 1000 + 0.5);
+  // and every run paid for loading it. v * 1000 is in [10, 4096000]: truncating it and
+  // comparing what is left with a half is exact there.
+  const double milli = v * 1000;
+  auto whole = static_cast<uint32_t>(milli);
+  if (milli - whole >= 0.5) ++whole;
+  return whole;
 }
 
 std::optional<uint32_t> ParseWholeNumber(std::string_view text, uint32_t min, uint32_t max) {
