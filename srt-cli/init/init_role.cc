@@ -177,8 +177,8 @@ namespace {
 
 // What PID 1 sends the waiting command over the guard socket (a channel of theirs alone).
 constexpr uint32_t kToCommandReopen = 1;  // i32 descriptor + SCM_RIGHTS: put it there
-constexpr uint32_t kToCommandCwd = 3;     // + SCM_RIGHTS: the working directory, to enter
-constexpr uint32_t kToCommandGo = 2;      // the agent's work is done: run the command
+// + SCM_RIGHTS: the working directory, to enter; the agent's work is done: run the command
+constexpr uint32_t kToCommandGo = 2;
 
 // Discards a terminal's stop signals (Ctrl-Z, background reads and writes) that came while the
 // command waited with every signal blocked: delivered now, they would stop it before its execve,
@@ -260,14 +260,15 @@ void DropPendingStops() {
     long got = ReceiveMessage(guard_sock, msg, sizeof msg, &fd);
     if (got <= 0) rt::Exit(kExitSetupFailure);  // PID 1 gave up: never run the command
     const uint32_t type = TypeOf(msg, static_cast<size_t>(got));
-    if (type == kToCommandGo) break;
-    if (type == kToCommandCwd && fd >= 0) {
+    if (fd < 0 || (type != kToCommandGo && type != kToCommandReopen)) {
+      rt::Exit(kExitSetupFailure);
+    }
+    if (type == kToCommandGo) {
       r = SRT_SYS(__NR_fchdir, fd);
       SRT_SYS(__NR_close, fd);
       if (Failed(r)) fail(wire::kStageCwd, r);
-      continue;
+      break;
     }
-    if (type != kToCommandReopen || fd < 0) rt::Exit(kExitSetupFailure);
     // A device the caller passed (or /dev/null for a closed standard descriptor), which PID 1
     // opened through the sandbox's read-only node after the go-ahead: no descriptor of the
     // host's node reaches the command, so it cannot change that node's mode or owner.
@@ -462,9 +463,8 @@ int RunInit(int argc, char** argv, char** envp) {
     SRT_SYS(__NR_kill, pid, SIGKILL);
     Die(ctl, wire::kStageCwd, cwd, plan.cwd);
   }
-  SendMessage(guard_sock[0], kToCommandCwd, nullptr, 0, static_cast<int>(cwd));
+  SendMessage(guard_sock[0], kToCommandGo, nullptr, 0, static_cast<int>(cwd));
   SRT_SYS(__NR_close, cwd);
-  SendMessage(guard_sock[0], kToCommandGo, nullptr, 0);
   SRT_SYS(__NR_close, guard_sock[0]);
   int32_t report[2] = {0, 0};
   long got;
