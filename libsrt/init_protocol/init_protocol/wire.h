@@ -292,4 +292,14 @@ class PlanReader {
   bool error_ = false;
 };
 
+// A kTagCwd record, the one rule for an init plan's and an exec plan's: an absolute path, given
+// once. False (and `cwd` unchanged) when `cwd` is already set or the payload is not an absolute
+// path; else `cwd` points into the payload.
+inline bool ReadCwdRecord(const uint8_t* payload, uint32_t length, const char*& cwd) {
+  const char* s;
+  if (cwd != nullptr || !PlanReader::AsString(payload, length, s) || s[0] != '/') return false;
+  cwd = s;
+  return true;
+}
+
 }  // namespace srt::wire
