@@ -308,6 +308,11 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     options.stdin_fd = options.stdout_fd = options.stderr_fd = serve_null.get();
     options.inherit_fds.clear();
   }
+  if (options.inherit_fds.size() > kMaxInheritFds) {
+    return MakeError(Errc::kInvalidArgument,
+                     "too many descriptors to pass: " + std::to_string(options.inherit_fds.size()) +
+                         " given, at most " + std::to_string(kMaxInheritFds));
+  }
   for (int fd : options.inherit_fds) {
     if (fd < 3) {
       return MakeError(Errc::kInvalidArgument,

@@ -11,7 +11,7 @@
 
 namespace srt::init {
 
-inline constexpr size_t kMaxKeepFds = 64;
+inline constexpr size_t kMaxKeepFds = wire::kMaxKeepFds;
 inline constexpr size_t kMaxArgs = 1u << 17;
 inline constexpr size_t kMaxOps = 1u << 14;
 

@@ -313,6 +313,31 @@ TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
       << r.err;
 }
 
+// Found by a hostile review (F4): 65 --pass-fd options made srt-init refuse its plan as
+// "malformed"; srt refuses them while reading its arguments, naming the option and the limit,
+// and passes the limit's worth.
+TEST_P(ProcessTest, PassFdPastItsLimitIsRefusedWhileReadingTheArguments) {
+  const std::string settings = run().SettingsFile("{}");
+  auto srt_passing = [&](int count) {
+    return run().Host({"bash", "-c",
+                       "for i in $(seq 10 " + std::to_string(9 + count) +
+                           "); do eval \"exec $i</dev/null\"; args+=(--pass-fd $i); done; exec " +
+                           SrtBinary() + " -s " + settings + " \"${args[@]}\" " + ProbeBinary() +
+                           " fds"});
+  };
+  RunResult over = srt_passing(65);
+  EXPECT_EQ(over.exit_code, 125);
+  EXPECT_EQ(over.out, "");
+  EXPECT_EQ(over.err,
+            "srt: --pass-fd is given 65 times; at most 64 descriptors can be passed (see 'srt "
+            "--help')\n");
+  RunResult full = srt_passing(64);
+  EXPECT_EQ(full.exit_code, 0) << full.err;
+  std::string expected = "0 1 2";
+  for (int fd = 10; fd < 74; ++fd) expected += " " + std::to_string(fd);
+  EXPECT_EQ(full.out, expected + "\n");
+}
+
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
   RunResult plain = run().Srt("{}", Probe({"fds"}));
   EXPECT_EQ(plain.exit_code, 0);

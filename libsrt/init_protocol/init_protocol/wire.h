@@ -203,6 +203,13 @@ enum Stage : int32_t {
   kStageKeptTmpdir = 21,  // the TMPDIR's kept parent (kTagTmpdirIn) is not as it must be
 };
 
+// The descriptors a command inherits by number (kTagKeepFd): at most the caller's
+// (srt::kMaxInheritFds in srt/sandbox.h, the same number) and the inner cgroup's cgroup.procs,
+// one per hierarchy with an inner limit (memory, pids).
+inline constexpr size_t kMaxInheritFds = 64;
+inline constexpr size_t kMaxInnerCgroupFds = 2;
+inline constexpr size_t kMaxKeepFds = kMaxInheritFds + kMaxInnerCgroupFds;
+
 // A warm sandbox runs at most this many commands at once (and holds as many terminals).
 inline constexpr uint32_t kMaxExecs = 256;
 // The most ptys the commands' devpts instance (kTagPtys) may hold: one per command with a

@@ -235,6 +235,10 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   return l;
 }
 
+// Start() counts the caller's descriptors against the public limit; srt-init's plan decoder
+// holds those and the inner cgroup's.
+static_assert(kMaxInheritFds == wire::kMaxInheritFds);
+
 Result<void> Launch::SpawnBwrap() {
   int exe = open(spec_.init_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (exe < 0) return SysError("open srt-init " + strings::Quote(spec_.init_path));
