@@ -338,6 +338,21 @@ TEST_P(ProcessTest, PassFdPastItsLimitIsRefusedWhileReadingTheArguments) {
   EXPECT_EQ(full.out, expected + "\n");
 }
 
+// Found by a hostile review (F5): started in a directory deleted from under it, srt ran the
+// command in "/" instead. It fails, naming the problem (upstream 0.0.83 fails too, with node's
+// "Error: ENOENT: no such file or directory, uv_cwd" and status 1).
+TEST_P(ProcessTest, ADeletedWorkingDirectoryFailsTheRunNamingIt) {
+  const std::string settings = run().SettingsFile("{}");
+  RunResult r = run().Host({"bash", "-c",
+                            "mkdir gone && cd gone && rmdir ../gone && exec " +
+                                std::string(SrtBinary()) + " -s " + settings + " -c pwd"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "srt: the working directory no longer exists or cannot be read (getcwd: No such file "
+            "or directory); change to a directory that exists and run again\n");
+}
+
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
   RunResult plain = run().Srt("{}", Probe({"fds"}));
   EXPECT_EQ(plain.exit_code, 0);
