@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "base/units.h"
+#include "srt/sandbox.h"
 
 namespace srt::cli {
 
@@ -135,6 +136,10 @@ Result<CliOptions> ParseArgs(const std::vector<std::string_view>& args) {
     }
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.pass_fds.size() > kMaxInheritFds) {
+    return Usage("--pass-fd is given " + std::to_string(o.pass_fds.size()) + " times; at most " +
+                 std::to_string(kMaxInheritFds) + " descriptors can be passed");
+  }
   if (o.log_fd && o.log_file) return Usage("--log-fd and --log-file cannot be used together");
   if (o.serve_socket) {
     if (shell_command || !rest.empty()) {
@@ -202,8 +207,8 @@ Options:
                        no network)
   -d, --debug          print every decision and the full bubblewrap command on stderr
                        (also enabled by SRT_DEBUG=1)
-      --pass-fd N      let the command inherit descriptor N (repeatable; by default only
-                       stdin, stdout and stderr reach the sandbox)
+      --pass-fd N      let the command inherit descriptor N (repeatable, up to 64 times; by
+                       default only stdin, stdout and stderr reach the sandbox)
       --log-file FILE  append every network decision (allowed or denied) to FILE as one JSON
                        line; --debug also prints a readable line for each on stderr
       --log-fd N       the same, written to descriptor N

@@ -101,8 +101,12 @@ int Attach(const std::string& socket_path, const std::vector<std::string>& argv,
     if (eq && eq != *e) command.env.emplace_back(*e);
   }
   char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd))
-    return AttachFail(print, std::string("getcwd: ") + ErrnoText(errno));
+  if (!getcwd(cwd, sizeof cwd)) {
+    return AttachFail(print, std::string("the working directory no longer exists or cannot be read "
+                                         "(getcwd: ") +
+                                 ErrnoText(errno) +
+                                 "); change to a directory that exists and run again");
+  }
   command.cwd = cwd;
   const std::string plan = EncodeAttachCommand(command);
   if (plan.size() > wire::kMaxExecPlanBytes) {

@@ -15,6 +15,7 @@
 
 #include "base/path.h"
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "cgroup/cgroup.h"
 #include "cgroup/plan.h"
@@ -36,10 +37,16 @@ namespace {
 
 using strings::Quote;
 
-std::string CurrentDirectory() {
+// The sandbox's working directory when the caller names none. One that cannot be read (most
+// often deleted from under the caller) fails Start: no other directory stands in for it.
+Result<std::string> CurrentDirectory() {
   char buf[PATH_MAX];
-  if (getcwd(buf, sizeof buf)) return buf;
-  return "/";
+  if (getcwd(buf, sizeof buf)) return std::string(buf);
+  const int err = errno;
+  return Error(err == ENOENT ? Errc::kNotFound : Errc::kSystem,
+               std::string("the working directory no longer exists or cannot be read (getcwd: ") +
+                   ErrnoText(err) + "); change to a directory that exists and run again",
+               err);
 }
 
 std::string HomeDirectory() {
@@ -233,7 +240,11 @@ bool KeptTmpdirParentUnusable(const std::string& path, uid_t euid) {
 Result<facade::HostFacts> GatherHostFacts(const SandboxOptions& options) {
   facade::HostFacts facts;
   facts.home = options.home ? *options.home : HomeDirectory();
-  facts.cwd = options.cwd ? *options.cwd : CurrentDirectory();
+  if (options.cwd) {
+    facts.cwd = *options.cwd;
+  } else {
+    SRT_ASSIGN_OR_RETURN(facts.cwd, CurrentDirectory());
+  }
   facts.euid = geteuid();
   if (!options.env) {
     for (char** e = environ; e && *e; ++e) facts.environment.emplace_back(*e);
@@ -307,6 +318,11 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     if (!serve_null) return SysError("open /dev/null");
     options.stdin_fd = options.stdout_fd = options.stderr_fd = serve_null.get();
     options.inherit_fds.clear();
+  }
+  if (options.inherit_fds.size() > kMaxInheritFds) {
+    return MakeError(Errc::kInvalidArgument,
+                     "too many descriptors to pass: " + std::to_string(options.inherit_fds.size()) +
+                         " given, at most " + std::to_string(kMaxInheritFds));
   }
   for (int fd : options.inherit_fds) {
     if (fd < 3) {

@@ -346,9 +346,13 @@ int Run(int argc, char** argv, char** envp) {
   // The command's plan: argv, the environment, the working directory.
   char cwd[4096];
   r = SRT_SYS(__NR_getcwd, cwd, sizeof cwd);
-  if (Failed(r)) {
+  // The system call (unlike libc's getcwd) returns "(unreachable)..." for a directory outside
+  // this process's root: no path to send either.
+  if (Failed(r) || cwd[0] != '/') {
     Line l;
-    return Fail(l.Add("srt: getcwd: ").Add(ErrnoText(static_cast<int>(-r), scratch)));
+    return Fail(l.Add("srt: the working directory no longer exists or cannot be read (getcwd: ")
+                    .Add(ErrnoText(Failed(r) ? static_cast<int>(-r) : ENOENT, scratch))
+                    .Add("); change to a directory that exists and run again"));
   }
   long memfd = SRT_SYS(__NR_memfd_create, "srt-attach", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (Failed(memfd)) {

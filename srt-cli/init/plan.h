@@ -11,7 +11,7 @@
 
 namespace srt::init {
 
-inline constexpr size_t kMaxKeepFds = 64;
+inline constexpr size_t kMaxKeepFds = wire::kMaxKeepFds;
 inline constexpr size_t kMaxArgs = 1u << 17;
 inline constexpr size_t kMaxOps = 1u << 14;
 
@@ -134,12 +134,9 @@ inline bool DecodeInitPlan(const uint8_t* data, size_t size, InitPlan& plan) {
         if (!wire::PlanReader::AsU32(payload, len, v) || v == 0 || v > 7) return false;
         plan.terminal = v;
         break;
-      case wire::kTagCwd: {
-        const char* s;
-        if (plan.cwd || !wire::PlanReader::AsString(payload, len, s) || s[0] != '/') return false;
-        plan.cwd = s;
+      case wire::kTagCwd:
+        if (!wire::ReadCwdRecord(payload, len, plan.cwd)) return false;
         break;
-      }
       case wire::kTagArg: {
         const char* s;
         if (!wire::PlanReader::AsString(payload, len, s)) return false;  // "" is a lone NUL

@@ -191,7 +191,7 @@ long MapPlan(int fd, size_t max_size, size_t& size) {
 
 void CloseAllExcept(int from, const int* keep, size_t n) {
   // Sort a copy of the keep list (tiny, insertion sort) so the gaps can be closed in order.
-  int sorted[128];  // the keep lists are at most kMaxKeepFds (64) + 3
+  int sorted[128];  // the keep lists are at most kMaxKeepFds (66) + 3
   size_t m = 0;
   for (size_t i = 0; i < n && m < 128; ++i) {
     if (keep[i] < from) continue;

@@ -184,6 +184,53 @@ TEST_F(LimitsBindsTest, UnenforceableLimitFailsStartNamingIt) {
   EXPECT_NE(sb.error().message().find("cpu_millis 5"), std::string::npos) << sb.error().message();
 }
 
+// Found by a hostile review (F4): more descriptors than srt-init's plan holds failed in srt-init
+// as a "malformed plan". Start refuses them, naming the limit; the limit's worth is passed, with
+// the inner cgroup's descriptors beside them.
+TEST_F(LimitsBindsTest, InheritFdsPastTheLimitFailStartNamingIt) {
+  std::vector<int> fds;
+  for (size_t i = 0; i <= kMaxInheritFds; ++i) {
+    fds.push_back(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ASSERT_GE(fds.back(), 3);
+  }
+  SandboxOptions over = Options({"true"});
+  over.inherit_fds = fds;
+  Result<Sandbox> sb = Sandbox::Start(std::move(over));
+  ASSERT_FALSE(sb.has_value());
+  EXPECT_EQ(sb.error().code(), Errc::kInvalidArgument);
+  EXPECT_EQ(sb.error().message(), "too many descriptors to pass: 65 given, at most 64");
+  fds.pop_back();
+  SandboxOptions full = Options({"/bin/bash", "-c",
+                                 "[ -e /proc/self/fd/" + std::to_string(fds.back()) +
+                                     " ] && [ -n \"$" + kInnerCgroupFdsVariable + "\" ]"});
+  full.inherit_fds = fds;
+  full.limits = ResourceLimits{128u << 20, 0, 64, 48u << 20, 32};
+  EXPECT_EQ(Run(std::move(full)).code, 0);
+  for (int fd : fds) close(fd);
+}
+
+// Found by a hostile review (F5): with no cwd given and the caller's working directory deleted,
+// Start ran the command in "/". It fails, naming the problem.
+TEST_F(LimitsBindsTest, ADeletedWorkingDirectoryFailsStartNamingIt) {
+  const std::string gone = scratch_ + "/gone";
+  ASSERT_EQ(mkdir(gone.c_str(), 0700), 0);
+  const int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(back, 0);
+  ASSERT_EQ(chdir(gone.c_str()), 0);
+  ASSERT_EQ(rmdir(gone.c_str()), 0);
+  SandboxOptions o = Options({"true"});
+  o.cwd.reset();
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  EXPECT_EQ(fchdir(back), 0);
+  close(back);
+  ASSERT_FALSE(sb.has_value());
+  EXPECT_EQ(sb.error().code(), Errc::kNotFound);
+  EXPECT_EQ(sb.error().sys_errno(), ENOENT);
+  EXPECT_EQ(sb.error().message(),
+            "the working directory no longer exists or cannot be read (getcwd: No such file or "
+            "directory); change to a directory that exists and run again");
+}
+
 // Found by a hostile review: PID 1's working directory is where bwrap's --chdir put it, before
 // srt-agent's protections, i.e. the writable directory beneath a denyWrite one the sandbox was
 // started in. A warm sandbox's command entered its own working directory by path from there,

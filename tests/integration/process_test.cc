@@ -313,6 +313,46 @@ TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
       << r.err;
 }
 
+// Found by a hostile review (F4): 65 --pass-fd options made srt-init refuse its plan as
+// "malformed"; srt refuses them while reading its arguments, naming the option and the limit,
+// and passes the limit's worth.
+TEST_P(ProcessTest, PassFdPastItsLimitIsRefusedWhileReadingTheArguments) {
+  const std::string settings = run().SettingsFile("{}");
+  auto srt_passing = [&](int count) {
+    return run().Host({"bash", "-c",
+                       "for i in $(seq 10 " + std::to_string(9 + count) +
+                           "); do eval \"exec $i</dev/null\"; args+=(--pass-fd $i); done; exec " +
+                           SrtBinary() + " -s " + settings + " \"${args[@]}\" " + ProbeBinary() +
+                           " fds"});
+  };
+  RunResult over = srt_passing(65);
+  EXPECT_EQ(over.exit_code, 125);
+  EXPECT_EQ(over.out, "");
+  EXPECT_EQ(over.err,
+            "srt: --pass-fd is given 65 times; at most 64 descriptors can be passed (see 'srt "
+            "--help')\n");
+  RunResult full = srt_passing(64);
+  EXPECT_EQ(full.exit_code, 0) << full.err;
+  std::string expected = "0 1 2";
+  for (int fd = 10; fd < 74; ++fd) expected += " " + std::to_string(fd);
+  EXPECT_EQ(full.out, expected + "\n");
+}
+
+// Found by a hostile review (F5): started in a directory deleted from under it, srt ran the
+// command in "/" instead. It fails, naming the problem (upstream 0.0.83 fails too, with node's
+// "Error: ENOENT: no such file or directory, uv_cwd" and status 1).
+TEST_P(ProcessTest, ADeletedWorkingDirectoryFailsTheRunNamingIt) {
+  const std::string settings = run().SettingsFile("{}");
+  RunResult r = run().Host({"bash", "-c",
+                            "mkdir gone && cd gone && rmdir ../gone && exec " +
+                                std::string(SrtBinary()) + " -s " + settings + " -c pwd"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "srt: the working directory no longer exists or cannot be read (getcwd: No such file "
+            "or directory); change to a directory that exists and run again\n");
+}
+
 TEST_P(ProcessTest, OnlyStandardDescriptorsCrossUnlessAskedFor) {
   RunResult plain = run().Srt("{}", Probe({"fds"}));
   EXPECT_EQ(plain.exit_code, 0);

@@ -125,6 +125,23 @@ TEST_P(ServeTest, ThePolicyHoldsForAttachedCommands) {
   EXPECT_NE(r.out.find("@localhost:"), std::string::npos) << r.out;
 }
 
+// F5: srt --attach and srt-attach started in a deleted directory send no working directory
+// for their command: they fail, naming the problem.
+TEST_P(ServeTest, AttachingFromADeletedDirectoryFailsNamingIt) {
+  for (const std::string& client :
+       {std::string(SrtBinary()) + " --attach", std::string(SrtAttachBinary())}) {
+    RunResult r = run().Host(
+        {"bash", "-c",
+         "mkdir gone && cd gone && rmdir ../gone && exec " + client + " " + socket_ + " pwd"});
+    EXPECT_EQ(r.exit_code, 125) << client;
+    EXPECT_EQ(r.out, "") << client;
+    EXPECT_EQ(r.err,
+              "srt: the working directory no longer exists or cannot be read (getcwd: No such "
+              "file or directory); change to a directory that exists and run again\n")
+        << client;
+  }
+}
+
 TEST_P(ServeTest, ExitStatusesFollowSrtsConventions) {
   RunResult killed = Attach(Probe({"kill-self", "TERM"}));
   EXPECT_EQ(killed.exit_code, 128 + SIGTERM) << killed.err;

@@ -22,6 +22,7 @@
 // *thread* that called Start(); call it from a thread that outlives the sandbox.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,6 +80,10 @@ struct BindMount {
 // Resource limits for everything in the sandbox (bwrap, srt-init, the command and its
 // children), enforced by a cgroup srt creates for the sandbox and removes after Wait(). 0 leaves
 // that limit unset.
+// The most descriptors SandboxOptions::inherit_fds may name (`srt --pass-fd`); Start() refuses
+// more.
+inline constexpr size_t kMaxInheritFds = 64;
+
 // Names the inner cgroup's descriptors in the command's environment (ResourceLimits).
 inline constexpr char kInnerCgroupFdsVariable[] = "SRT_INNER_CGROUP_FDS";
 
@@ -137,7 +142,8 @@ struct SandboxOptions {
   // and files open read-write are passed as they are. A terminal (0-2) is replaced by the
   // sandbox's own, relayed to and from it, with the caller's raw while the command reads it and
   // restored at the end. Start() refuses a directory, an O_PATH descriptor, a terminal above 2,
-  // and a file open for reading and appending; a closed standard descriptor becomes /dev/null.
+  // a file open for reading and appending, and more than kMaxInheritFds descriptors; a closed
+  // standard descriptor becomes /dev/null.
   int stdin_fd = 0;
   int stdout_fd = 1;
   int stderr_fd = 2;

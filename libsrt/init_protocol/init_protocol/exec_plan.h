@@ -87,12 +87,9 @@ inline bool DecodeExecPlan(const uint8_t* data, size_t size, ExecPlan& plan) {
         ++envs;
         break;
       }
-      case kTagCwd: {
-        const char* s;
-        if (plan.cwd || !PlanReader::AsString(payload, len, s) || s[0] != '/') return false;
-        plan.cwd = s;
+      case kTagCwd:
+        if (!ReadCwdRecord(payload, len, plan.cwd)) return false;
         break;
-      }
       case kTagTerminal:
         if (seen_terminal || !PlanReader::AsU32(payload, len, v) || v == 0 || v > 7) return false;
         seen_terminal = true;

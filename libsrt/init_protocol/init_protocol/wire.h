@@ -203,6 +203,13 @@ enum Stage : int32_t {
   kStageKeptTmpdir = 21,  // the TMPDIR's kept parent (kTagTmpdirIn) is not as it must be
 };
 
+// The descriptors a command inherits by number (kTagKeepFd): at most the caller's
+// (srt::kMaxInheritFds in srt/sandbox.h, the same number) and the inner cgroup's cgroup.procs,
+// one per hierarchy with an inner limit (memory, pids).
+inline constexpr size_t kMaxInheritFds = 64;
+inline constexpr size_t kMaxInnerCgroupFds = 2;
+inline constexpr size_t kMaxKeepFds = kMaxInheritFds + kMaxInnerCgroupFds;
+
 // A warm sandbox runs at most this many commands at once (and holds as many terminals).
 inline constexpr uint32_t kMaxExecs = 256;
 // The most ptys the commands' devpts instance (kTagPtys) may hold: one per command with a
@@ -291,5 +298,15 @@ class PlanReader {
   size_t records_ = 0;
   bool error_ = false;
 };
+
+// A kTagCwd record, the one rule for an init plan's and an exec plan's: an absolute path, given
+// once. False (and `cwd` unchanged) when `cwd` is already set or the payload is not an absolute
+// path; else `cwd` points into the payload.
+inline bool ReadCwdRecord(const uint8_t* payload, uint32_t length, const char*& cwd) {
+  const char* s;
+  if (cwd != nullptr || !PlanReader::AsString(payload, length, s) || s[0] != '/') return false;
+  cwd = s;
+  return true;
+}
 
 }  // namespace srt::wire

@@ -27,6 +27,7 @@
 #include "init_protocol/wire.h"
 #include "launch/diagnose.h"
 #include "launch/plan_writer.h"
+#include "launch/stage_name.h"
 #include "sys/fd.h"
 #include "sys/spawn.h"
 
@@ -101,54 +102,6 @@ Result<void> Send(const char* peer, int sock, uint32_t type, int32_t value = 0, 
   FdMessage msg(buf, fd >= 0 ? std::span<const int>(&fd, 1) : std::span<const int>());
   if (sendmsg(sock, msg.get(), MSG_NOSIGNAL) < 0) return SysError(std::string("send to ") + peer);
   return Ok();
-}
-
-const char* StageName(int32_t stage) {
-  switch (stage) {
-    case wire::kStagePlan:
-      return "reading its plan";
-    case wire::kStageFds:
-      return "setting up descriptors";
-    case wire::kStageSignals:
-      return "setting up signals";
-    case wire::kStagePidfd:
-      return "pidfd_open";
-    case wire::kStageFork:
-      return "starting the command";
-    case wire::kStageNoNewPrivs:
-      return "setting no_new_privs";
-    case wire::kStageSeccomp:
-      return "loading the seccomp filter";
-    case wire::kStageJoinNamespaces:
-      return "joining the sandbox's namespaces";
-    case wire::kStageHidePid:
-      return "hiding srt-init from the sandbox's /proc";
-    case wire::kStagePin:
-      return "pinning a directory";
-    case wire::kStageProtect:
-      return "protecting a path";
-    case wire::kStageGuard:
-      return "setting up the write guard";
-    case wire::kStageTmpdir:
-      return "making the private TMPDIR";
-    case wire::kStageKeptTmpdir:
-      return "checking the directory every sandbox's TMPDIR is kept in, which must be a "
-             "directory of the caller's with mode 0700, reached without a symlink";
-    case wire::kStageNetwork:
-      return "making the proxy's sockets in the sandbox";
-    case wire::kStageNofile:
-      return "restoring the open-file limit";
-    case wire::kStageTerminal:
-      return "making the sandbox's terminal";
-    case wire::kStageCover:
-      return "covering a denied file";
-    case wire::kStageProcCover:
-      return "making the host-wide settings in the sandbox's /proc read-only";
-    case wire::kStageCwd:
-      return "entering the working directory";
-    default:
-      return "set-up";
-  }
 }
 
 const char* GuardOpName(uint32_t op) {
@@ -281,6 +234,10 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   }
   return l;
 }
+
+// Start() counts the caller's descriptors against the public limit; srt-init's plan decoder
+// holds those and the inner cgroup's.
+static_assert(kMaxInheritFds == wire::kMaxInheritFds);
 
 Result<void> Launch::SpawnBwrap() {
   int exe = open(spec_.init_path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -19,6 +19,7 @@
 #include "init_protocol/wire.h"
 #include "launch/launcher.h"
 #include "launch/plan_writer.h"
+#include "launch/stage_name.h"
 #include "sys/fd.h"
 
 namespace srt::launch {
@@ -40,33 +41,6 @@ struct ExecState {
 };
 
 namespace {
-
-const char* ExecStageName(int32_t stage) {
-  switch (stage) {
-    case wire::kStagePlan:
-      return "reading the command's plan";
-    case wire::kStageFds:
-      return "setting up the command's descriptors";
-    case wire::kStageFork:
-      return "starting the command";
-    case wire::kStageCwd:
-      return "changing to the command's working directory";
-    case wire::kStageTerminal:
-      return "making the command's terminal";
-    case wire::kStageNoNewPrivs:
-      return "setting no_new_privs";
-    case wire::kStageSeccomp:
-      return "loading the seccomp filter";
-    case wire::kStageGuard:
-      return "setting up the write guard";
-    case wire::kStageNofile:
-      return "restoring the open-file limit";
-    case wire::kStageIsolate:
-      return "isolating the command from the others (Landlock)";
-    default:
-      return "set-up";
-  }
-}
 
 int32_t IntOf(const std::vector<uint8_t>& payload, size_t index) {
   int32_t v = 0;
@@ -242,9 +216,9 @@ bool Launch::HandleExecReport(uint32_t type, const std::vector<uint8_t>& payload
         state->wait_status = (err == ENOENT ? 127 : 126) << 8;
         state->started = true;
       } else {
-        state->failure = Error(
-            Errc::kSystem,
-            std::string("srt-init failed ") + ExecStageName(stage) + ": " + ErrnoText(err), err);
+        state->failure =
+            Error(Errc::kSystem,
+                  std::string("srt-init failed ") + StageName(stage) + ": " + ErrnoText(err), err);
       }
       MarkEnded(*state);
       break;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "proxy_args.h"
+#include "srt/sandbox.h"
 
 namespace srt::cli {
 namespace {
@@ -60,6 +61,22 @@ TEST(ArgsTest, PassFd) {
   EXPECT_EQ(ErrorOf({"--pass-fd", "x1", "cat", "x"}),
             "--pass-fd needs a descriptor number of 3 or more (0-2 are stdin, stdout and stderr), "
             "got 'x1' (see 'srt --help')");
+}
+
+// srt-init's plan holds at most kMaxInheritFds of them: more are refused here, naming the option
+// and the limit, not by srt-init as a malformed plan.
+TEST(ArgsTest, PassFdAtMostKMaxInheritFdsTimes) {
+  std::vector<std::string> numbers;
+  for (int fd = 10; fd < 10 + static_cast<int>(kMaxInheritFds) + 1; ++fd) {
+    numbers.push_back(std::to_string(fd));
+  }
+  std::vector<std::string_view> args;
+  for (size_t i = 0; i < kMaxInheritFds; ++i) args.insert(args.end(), {"--pass-fd", numbers[i]});
+  args.emplace_back("true");
+  EXPECT_EQ(Parse(args).pass_fds.size(), kMaxInheritFds);
+  args.insert(args.end() - 1, {"--pass-fd", numbers.back()});
+  EXPECT_EQ(ErrorOf(args),
+            "--pass-fd is given 65 times; at most 64 descriptors can be passed (see 'srt --help')");
 }
 
 TEST(ArgsTest, NetworkOptions) {

@@ -103,5 +103,53 @@ TEST(ExecPlanTest, AServingInitPlanHasNoCommand) {
   EXPECT_FALSE(init::DecodeInitPlan(Bytes(bytes), bytes.size(), plan));
 }
 
+// A plain run's init plan and a warm sandbox's exec plan carry the command's working directory
+// in the same record, read by one rule (wire::ReadCwdRecord): absolute, once.
+TEST(ExecPlanTest, BothPlansReadTheWorkingDirectoryByOneRule) {
+  auto record = [](const std::string& payload) {
+    std::string r(8, '\0');
+    r[0] = static_cast<char>(wire::kTagCwd);
+    r[4] = static_cast<char>(payload.size());
+    return r + payload;
+  };
+  // The rule itself.
+  for (const auto& [payload, ok] : std::vector<std::pair<std::string, bool>>{
+           {std::string("/w\0", 3), true},
+           {std::string("/\0", 2), true},
+           {std::string("w\0", 2), false},      // relative
+           {std::string("\0", 1), false},       // empty
+           {std::string("/w", 2), false},       // no NUL
+           {std::string("/a\0b\0", 5), false},  // a NUL inside
+       }) {
+    const char* cwd = nullptr;
+    const auto* p = reinterpret_cast<const uint8_t*>(payload.data());
+    const auto len = static_cast<uint32_t>(payload.size());
+    EXPECT_EQ(wire::ReadCwdRecord(p, len, cwd), ok) << payload;
+    EXPECT_EQ(cwd == nullptr, !ok) << payload;
+    // Never a second time.
+    if (ok) {
+      EXPECT_FALSE(wire::ReadCwdRecord(p, len, cwd)) << payload;
+    }
+  }
+  // Both decoders apply it.
+  launch::InitPlanSpec init_spec{8, {}, {"true"}};
+  init_spec.cwd = "/w";
+  const std::string init_bytes = launch::EncodeInitPlan(init_spec);
+  const std::string exec_bytes = launch::EncodeExecPlan({{"true"}, {}, "/w", 0, {}});
+  init::InitPlan plan;
+  Decoded d;
+  ASSERT_TRUE(init::DecodeInitPlan(Bytes(init_bytes), init_bytes.size(), plan));
+  ASSERT_TRUE(Decode(exec_bytes, d));
+  const std::string again = record(std::string("/v\0", 3));
+  const std::string twice_init = init_bytes + again, twice_exec = exec_bytes + again;
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(twice_init), twice_init.size(), plan));
+  EXPECT_FALSE(Decode(twice_exec, d));
+  init_spec.cwd = "w";
+  const std::string relative_init = launch::EncodeInitPlan(init_spec);
+  const std::string relative_exec = launch::EncodeExecPlan({{"true"}, {}, "w", 0, {}});
+  EXPECT_FALSE(init::DecodeInitPlan(Bytes(relative_init), relative_init.size(), plan));
+  EXPECT_FALSE(Decode(relative_exec, d));
+}
+
 }  // namespace
 }  // namespace srt
