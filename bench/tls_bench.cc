@@ -10,7 +10,7 @@
 // and the set-up of a fresh connection (connect, one GET, its answer), direct and through the
 // proxy (absolute-form requests, the proxy keeping its connection to the origin), and the same
 // keep-alive rate with real clients: curl and Python's http.client, each a program of its own,
-// unpinned and pinned (client on one CPU, origin and proxy on the other). Rounds are
+// unpinned, on one CPU and split over two (--only clients). Rounds are
 // interleaved and medians printed; nothing is asserted (the machine is shared and noisy). The proxy
 // runs in this process on its own loop thread, as in srt; no sandbox is started (srt-network-bench
 // measures that path).
@@ -35,7 +35,6 @@
 #include <cstring>
 #include <future>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
