@@ -8,7 +8,9 @@
 // Figures: keep-alive request rate (GET of a 100-byte body on one connection) and bulk
 // throughput (one GET of --bulk-mib MiB). Then plain HTTP (issue 12): a keep-alive request rate
 // and the set-up of a fresh connection (connect, one GET, its answer), direct and through the
-// proxy (absolute-form requests, the proxy keeping its connection to the origin). Rounds are
+// proxy (absolute-form requests, the proxy keeping its connection to the origin), and the same
+// keep-alive rate with real clients: curl and Python's http.client, each a program of its own,
+// unpinned, on one CPU and split over two (--only clients). Rounds are
 // interleaved and medians printed; nothing is asserted (the machine is shared and noisy). The proxy
 // runs in this process on its own loop thread, as in srt; no sandbox is started (srt-network-bench
 // measures that path).
@@ -19,8 +21,10 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +84,26 @@ UniqueFd Connect(uint16_t port) {
   const int one = 1;
   (void)setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
+}
+
+// The CPUs this process may use, as found at start.
+cpu_set_t& AllowedCpus() {
+  static cpu_set_t set = [] {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    if (sched_getaffinity(0, sizeof s, &s) != 0) Die("sched_getaffinity");
+    return s;
+  }();
+  return set;
+}
+
+// Pins the thread or process `tid` (0: the caller) to `cpu`, or (cpu < 0) lets it run on every
+// CPU allowed at start. Async-signal-safe once AllowedCpus() has run (a forked child calls it).
+void PinThread(pid_t tid, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  if (cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &one);
+  (void)sched_setaffinity(tid, sizeof one, cpu >= 0 ? &one : &AllowedCpus());
 }
 
 // The origin: a thread per connection, blocking OpenSSL. "GET /small" -> 100 bytes,
@@ -167,13 +191,21 @@ class PlainOrigin {
     for (std::thread& t : workers_) t.join();
   }
   uint16_t port() const { return port_; }
+  // Connections accepted so far: a client that keeps its connection alive makes one per run.
+  int accepted() const { return accepted_; }
+  // The CPU each connection's thread runs on from now (-1: any).
+  void PinTo(int cpu) { cpu_ = cpu; }
 
  private:
   void Accept() {
     for (;;) {
       UniqueFd c(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
       if (stop_ || !c) return;
-      workers_.emplace_back([fd = std::make_shared<UniqueFd>(std::move(c))] { Serve(*fd); });
+      ++accepted_;
+      workers_.emplace_back([this, fd = std::make_shared<UniqueFd>(std::move(c))] {
+        PinThread(0, cpu_);
+        Serve(*fd);
+      });
     }
   }
   static void Serve(const UniqueFd& fd) {
@@ -203,6 +235,8 @@ class PlainOrigin {
   UniqueFd listener_;
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::atomic<int> cpu_{-1};
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };
@@ -332,12 +366,10 @@ struct PlainContender {
 // proxy's own cost, which the machine's load does not inflate the way it does wall time.
 double ThreadCpuNs(pid_t tid) {
   const std::string path = "/proc/self/task/" + std::to_string(tid) + "/schedstat";
-  FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return 0;
-  unsigned long long ns = 0;  // NOLINT(google-runtime-int): what %llu reads
-  if (std::fscanf(f, "%llu", &ns) != 1) ns = 0;
-  (void)std::fclose(f);
-  return static_cast<double>(ns);
+  UniqueFd f(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char buf[128] = {};
+  if (!f || read(f.get(), buf, sizeof buf - 1) <= 0) return 0;
+  return static_cast<double>(std::strtoull(buf, nullptr, 10));
 }
 
 // CPU time (ns) every thread of this process has used.
@@ -356,6 +388,109 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// A program found on PATH, as an absolute path ("" when there is none).
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+struct ProgramRun {
+  double secs;      // wall time from fork to reaping
+  double cpu_ns;    // its CPU time, user and system
+  std::string out;  // its standard output (the first 4 KiB)
+};
+
+// Runs `argv` (argv[0] an absolute path) pinned to `cpu` (-1: any allowed CPU) with its standard
+// output read here; dies when it fails.
+ProgramRun RunProgram(const std::vector<std::string>& args, int cpu) {
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) Die("pipe2");
+  UniqueFd read_end(fds[0]);
+  UniqueFd write_end(fds[1]);
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) Die("fork");
+  if (pid == 0) {  // only async-signal-safe calls from here: this process has threads
+    PinThread(0, cpu);
+    if (dup2(write_end.get(), STDOUT_FILENO) < 0) _exit(126);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  write_end.reset();
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(read_end.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (out.size() < sizeof buf) out.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  rusage u{};
+  while (wait4(pid, &status, 0, &u) < 0 && errno == EINTR) {
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die(args[0] + " failed: " + out);
+  const double cpu_ns = (static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e9) +
+                        (static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e3);
+  return {secs, cpu_ns, out};
+}
+
+// The Python interpreter itself: a version manager's `python3` on PATH may be a shell script
+// (pyenv's shim) whose own start-up is no part of the figure.
+std::string FindPython() {
+  const std::string on_path = FindOnPath("python3");
+  if (on_path.empty()) return "";
+  std::string exe = RunProgram({on_path, "-c", "import sys; print(sys.executable)"}, -1).out;
+  while (!exe.empty() && exe.back() == '\n') exe.pop_back();
+  return !exe.empty() && access(exe.c_str(), X_OK) == 0 ? exe : on_path;
+}
+
+// The Python client: `n` GETs on one http.client connection (absolute-form through the proxy
+// when its port is not 0); prints the wall and CPU seconds of the last n - 1 (the first one
+// connects).
+constexpr const char* kPythonClient = R"(
+import http.client, sys, time
+n, port, proxy = (int(a) for a in sys.argv[1:4])
+c = http.client.HTTPConnection('127.0.0.1', proxy or port)
+path = 'http://127.0.0.1:%d/small' % port if proxy else '/small'
+host = {'Host': '127.0.0.1:%d' % port}
+def get():
+    c.request('GET', path, headers=host)
+    r = c.getresponse()
+    if r.status != 200 or len(r.read()) != 100:
+        sys.exit('bad answer: %d' % r.status)
+get()
+t, cpu = time.perf_counter(), time.process_time()
+for _ in range(n - 1):
+    get()
+print(time.perf_counter() - t, time.process_time() - cpu)
+)";
+
+// One real client's figures in one view (unpinned or pinned), direct and through the proxy.
+struct RealClientFigures {
+  std::vector<double> rates[2];      // [0] direct, [1] proxy: requests per second
+  std::vector<double> ratios;        // this round's proxy rate / direct's
+  std::vector<double> client_us[2];  // the client program's CPU per request
+  std::vector<double> origin_us[2];  // the origin's threads' CPU per request
+  std::vector<double> proxy_us_per_request;
+  // This round's CPU per request direct (client + origin) over proxied (client + origin + proxy
+  // thread): the ratio a machine whose CPUs are all busy would give.
+  std::vector<double> cpu_ratios;
+  int most_origin_connections = 0;  // per run: 1 when the connection was kept alive
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -366,6 +501,8 @@ int main(int argc, char** argv) {
   int tunnels = 100;
   bool run_tls = true;
   bool run_plain = true;
+  bool run_clients = true;
+  (void)AllowedCpus();  // before any thread or child changes its own
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) {
@@ -378,7 +515,8 @@ int main(int argc, char** argv) {
       const std::string only = argv[++i];
       run_tls = only == "tls";
       run_plain = only == "plain";
-      if (!run_tls && !run_plain) Die("--only: tls or plain");
+      run_clients = only == "clients";
+      if (!run_tls && !run_plain && !run_clients) Die("--only: tls, plain or clients");
     } else if (a == "--tunnels" && i + 1 < argc) {
       tunnels = static_cast<int>(std::strtol(argv[++i], nullptr, 10));
     } else if (a == "--connections" && i + 1 < argc) {
@@ -386,7 +524,7 @@ int main(int argc, char** argv) {
     } else {
       std::printf(
           "usage: srt-tls-bench [--rounds N] [--requests N] [--bulk-mib N] [--connections N] "
-          "[--tunnels N] [--only tls|plain]\n");
+          "[--tunnels N] [--only tls|plain|clients]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -591,6 +729,174 @@ int main(int argc, char** argv) {
         plain_proxy <= 2 * plain_direct + 100 ? "PASS" : "MISS");
     std::printf("proxy thread CPU per keep-alive request (median): %.1f us\n",
                 Median(plain[1].proxy_us_per_request));
+  }
+  // Real clients: each run is a program of its own making `requests` GETs on one kept-alive
+  // connection. curl's rate is (requests - 1) over the difference between a run of `requests`
+  // URLs and a run of one (its start-up and first connection cancel out); Python times its own
+  // last requests - 1. Three views: unpinned (where the scheduler puts them), every thread on one
+  // CPU (the CPU-bound view: no wake-up crosses CPUs, each request costs what its threads' CPU
+  // does) and split (the client on one CPU, the origin's and proxy's threads on another: every
+  // hand-off between client and server side wakes the other CPU).
+  struct RealClient {
+    const char* name;
+    std::string exe;
+  };
+  std::vector<RealClient> real = {{"curl", FindOnPath("curl")}, {"python", FindPython()}};
+  const cpu_set_t& allowed = AllowedCpus();
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(static_cast<size_t>(c), &allowed)) cpus.push_back(c);
+  }
+  constexpr size_t kViews = 3;
+  const char* view_names[kViews] = {"unpinned", "one-cpu", "split"};
+  const size_t views = cpus.size() >= 2 ? 3 : 2;
+  std::vector<RealClientFigures> figures(real.size() * kViews);
+  const std::string origin_url = "http://127.0.0.1:" + std::to_string(plain_origin.port());
+  // One run: the wall seconds and the client's CPU (ns) of `n` - 1 kept-alive GETs; the proxy
+  // thread's CPU, the rest of this process's (the origin's threads) and the connections the origin
+  // accepted over the run of `n`.
+  struct ClientSample {
+    double secs = 0;
+    double client_cpu_ns = 0;
+    double proxy_cpu_ns = 0;
+    double origin_cpu_ns = 0;
+    int origin_connections = 0;
+  };
+  const auto run_client = [&](const RealClient& rc, uint16_t proxy_port, int cpu,
+                              int n) -> ClientSample {
+    ClientSample sample;
+    double cpu_before = ThreadCpuNs(loop_tid);
+    double process_before = ProcessCpuNs();
+    int accepted_before = plain_origin.accepted();
+    if (std::string(rc.name) == "curl") {
+      const auto args = [&](int count) {
+        std::vector<std::string> a = {rc.exe, "-q", "-s", "-S", "--fail", "-o", "/dev/null"};
+        if (proxy_port != 0) {
+          a.insert(a.end(), {"-x", "http://127.0.0.1:" + std::to_string(proxy_port)});
+        } else {
+          a.insert(a.end(), {"--noproxy", "*"});
+        }
+        a.push_back(origin_url + "/small[1-" + std::to_string(count) + "]");
+        return a;
+      };
+      const ProgramRun one = RunProgram(args(1), cpu);
+      cpu_before = ThreadCpuNs(loop_tid);
+      process_before = ProcessCpuNs();
+      accepted_before = plain_origin.accepted();
+      const ProgramRun all = RunProgram(args(n), cpu);
+      sample.secs = all.secs - one.secs;
+      sample.client_cpu_ns = all.cpu_ns - one.cpu_ns;
+    } else {
+      const ProgramRun r =
+          RunProgram({rc.exe, "-c", kPythonClient, std::to_string(n),
+                      std::to_string(plain_origin.port()), std::to_string(proxy_port)},
+                     cpu);
+      char* end = nullptr;
+      sample.secs = std::strtod(r.out.c_str(), &end);
+      sample.client_cpu_ns = std::strtod(end, nullptr) * 1e9;
+    }
+    sample.proxy_cpu_ns = ThreadCpuNs(loop_tid) - cpu_before;
+    sample.origin_cpu_ns = ProcessCpuNs() - process_before - sample.proxy_cpu_ns;
+    sample.origin_connections = plain_origin.accepted() - accepted_before;
+    return sample;
+  };
+  const int client_requests = std::max(requests, 2);
+  for (int round = 0; run_clients && round < rounds; ++round) {
+    for (size_t k = 0; k < real.size(); ++k) {
+      if (real[k].exe.empty()) continue;
+      for (size_t v = 0; v < views; ++v) {
+        RealClientFigures& f = figures[(k * kViews) + v];
+        const int client_cpu = v == 0 ? -1 : v == 1 ? cpus[0] : cpus[1];
+        const int server_cpu = v == 0 ? -1 : cpus[0];
+        PinThread(loop_tid, server_cpu);
+        plain_origin.PinTo(server_cpu);
+        double round_rates[2] = {0, 0};
+        double round_cpu_us[2] = {0, 0};  // client + origin (+ proxy) per request
+        for (size_t j = 0; j < 2; ++j) {
+          const size_t c = (j + static_cast<size_t>(round)) % 2;
+          const ClientSample sample =
+              run_client(real[k], c == 1 ? opaque_port : 0, client_cpu, client_requests);
+          f.most_origin_connections =
+              std::max(f.most_origin_connections, sample.origin_connections);
+          const double client_us = sample.client_cpu_ns / 1e3 / (client_requests - 1);
+          const double origin_us = sample.origin_cpu_ns / 1e3 / client_requests;
+          const double proxy_us = sample.proxy_cpu_ns / 1e3 / client_requests;
+          f.client_us[c].push_back(client_us);
+          f.origin_us[c].push_back(origin_us);
+          if (c == 1) f.proxy_us_per_request.push_back(proxy_us);
+          round_cpu_us[c] = client_us + origin_us + (c == 1 ? proxy_us : 0);
+          // curl's difference of two runs can be lost in the noise: no figure this round
+          if (sample.secs <= 0) continue;
+          round_rates[c] = (client_requests - 1) / sample.secs;
+          f.rates[c].push_back(round_rates[c]);
+        }
+        if (round_rates[0] > 0 && round_rates[1] > 0) {
+          f.ratios.push_back(round_rates[1] / round_rates[0]);
+        }
+        if (round_cpu_us[0] > 0 && round_cpu_us[1] > 0) {
+          f.cpu_ratios.push_back(round_cpu_us[0] / round_cpu_us[1]);
+        }
+      }
+    }
+  }
+  PinThread(loop_tid, -1);
+  plain_origin.PinTo(-1);
+  if (run_clients) {
+    std::printf(
+        "\nplain HTTP keep-alive with real clients: %d rounds, %d GETs of a 100-byte body on one "
+        "connection per run, the client a program of its own (medians; one-cpu: every thread on "
+        "CPU "
+        "%d; split: the client on CPU %d, the origin and the proxy on CPU %d)\n",
+        rounds, client_requests, cpus[0], cpus.size() >= 2 ? cpus[1] : -1, cpus[0]);
+    std::printf("%-7s %-9s %12s %12s %10s %10s %13s %17s %7s\n", "client", "view", "direct req/s",
+                "proxy req/s", "direct us", "proxy +us", "proxy/direct", "per-round min-max",
+                "conns");
+    for (size_t k = 0; k < real.size(); ++k) {
+      if (real[k].exe.empty()) {
+        std::printf("%-7s not found, skipped\n", real[k].name);
+        continue;
+      }
+      for (size_t v = 0; v < views; ++v) {
+        const RealClientFigures& f = figures[(k * kViews) + v];
+        const double direct = Median(f.rates[0]);
+        const double proxied = Median(f.rates[1]);
+        const auto [lo, hi] = std::minmax_element(f.ratios.begin(), f.ratios.end());
+        const bool any = !f.ratios.empty();
+        std::printf("%-7s %-9s %12.0f %12.0f %10.1f %10.1f %13.2f %8.2f-%-8.2f %7d\n", real[k].name,
+                    view_names[v], direct, proxied, direct > 0 ? 1e6 / direct : 0,
+                    direct > 0 && proxied > 0 ? (1e6 / proxied) - (1e6 / direct) : 0,
+                    any ? Median(f.ratios) : 0, any ? *lo : 0, any ? *hi : 0,
+                    f.most_origin_connections);
+      }
+    }
+    std::printf(
+        "CPU us per request (medians): the client program, the origin's threads, the proxy "
+        "thread; cpu-bound = direct's client + origin over proxied's client + origin + proxy\n");
+    std::printf("%-7s %-9s %14s %14s %14s %14s %11s %10s\n", "client", "view", "client direct",
+                "client proxied", "origin direct", "origin proxied", "proxy", "cpu-bound");
+    for (size_t k = 0; k < real.size(); ++k) {
+      if (real[k].exe.empty()) continue;
+      for (size_t v = 0; v < views; ++v) {
+        const RealClientFigures& f = figures[(k * kViews) + v];
+        std::printf("%-7s %-9s %14.1f %14.1f %14.1f %14.1f %11.1f %10.2f\n", real[k].name,
+                    view_names[v], Median(f.client_us[0]), Median(f.client_us[1]),
+                    Median(f.origin_us[0]), Median(f.origin_us[1]), Median(f.proxy_us_per_request),
+                    Median(f.cpu_ratios));
+      }
+    }
+    for (size_t k = 0; k < real.size(); ++k) {
+      if (real[k].exe.empty()) continue;
+      std::printf("%s, proxy / direct (median of per-round ratios, target >= 0.70):", real[k].name);
+      for (size_t v = 0; v < views; ++v) {
+        const double r = Median(figures[(k * kViews) + v].ratios);
+        std::printf(" %s %.2f %s%s", view_names[v], r, r >= 0.7 ? "PASS" : "MISS",
+                    v + 1 < views ? "," : "");
+      }
+      // The one-cpu view's CPU: no wake-up of an idle CPU inflates it.
+      const RealClientFigures& one = figures[(k * kViews) + 1];
+      std::printf("; cpu-bound %.2f, proxy thread CPU %.1f us per request (one-cpu)\n",
+                  Median(one.cpu_ratios), Median(one.proxy_us_per_request));
+    }
   }
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) == 3)
