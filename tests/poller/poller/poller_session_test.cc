@@ -329,11 +329,21 @@ class PollerSessionTest : public ::testing::Test {
     return code.value_or(-1);
   }
 
-  // The session's workspace as srt-poller sees it: its --disk filesystem is mounted in a mount
-  // namespace of its item's thread, which /proc/PID/task/TID/root reaches while it runs.
+  // The session's workspace as srt-poller sees it now: its --disk filesystem is mounted in a
+  // mount namespace of its item's thread, which /proc/PID/task/TID/root reaches while it runs
+  // (a path that goes with the item); the host's directory when nothing is mounted there.
   std::string Workspace(const std::string& sid) const {
     const std::string point = sessions_ + "/" + sid;
     return (poller_ && poller_->running() ? poller_->RootWithMountAt(point) : "") + point;
+  }
+  // Workspace(sid) once the item's --disk filesystem is mounted (the streams may open before).
+  std::string WorkspaceOnceMounted(const std::string& sid) const {
+    const std::string point = sessions_ + "/" + sid;
+    std::string root;
+    EXPECT_TRUE(
+        WaitFor([&] { return !(root = poller_->RootWithMountAt(point)).empty(); }, kStartTimeout))
+        << sid << "'s workspace is not mounted";
+    return root + point;
   }
 
   std::unique_ptr<FakeControlPlane> cp_;
@@ -391,7 +401,7 @@ TEST_F(PollerSessionTest, BashKeepsStateReportsExitCodesAndRestartsAfterATimeout
 
 TEST_F(PollerSessionTest, FileToolsReadWriteEditGlobGrep) {
   auto work = StartSession("sesn_files");
-  const std::string ws = Workspace("sesn_files");
+  const std::string ws = WorkspaceOnceMounted("sesn_files");
 
   Posted r = Run("sesn_files", "write",
                  {{"file_path", "/workspace/a/b/notes.txt"}, {"content", "one\ntwo\nthree\nfour"}});
@@ -716,7 +726,7 @@ TEST_F(PollerSessionTest, AStoppedToolboxDoesNotHoldUpTheWorker) {
 TEST_F(PollerSessionTest, AskWaitsForTheVerdictAndDenyNeverRuns) {
   auto work = StartSession("sesn_ask");
   const std::string sid = "sesn_ask";
-  const std::string ws = Workspace(sid);
+  const std::string ws = WorkspaceOnceMounted(sid);
 
   // "ask": held. A later allowed call is the barrier proving the runner saw it and ran nothing.
   ASSERT_TRUE(
@@ -1234,7 +1244,7 @@ TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) 
 
   auto work = StartSession("sesn_skills");
   const std::string sid = "sesn_skills";
-  const std::string ws = Workspace(sid);
+  const std::string ws = WorkspaceOnceMounted(sid);
 
   Posted r =
       Bash(sid,
@@ -1252,8 +1262,9 @@ TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) 
   EXPECT_EQ(poller_->CountLog("skill failed"), 2u) << poller_->Logs();
 
   EndSession(work);
-  EXPECT_FALSE(fs::exists(ws + "/skills"));
-  EXPECT_TRUE(fs::exists(ws));
+  // The item is over: its workspace is unmounted, and its thread (whose root `ws` is) gone.
+  EXPECT_FALSE(fs::exists(Workspace(sid) + "/skills"));
+  EXPECT_TRUE(fs::exists(Workspace(sid)));
   EXPECT_EQ(StopPoller(), 0);
 }
 

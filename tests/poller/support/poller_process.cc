@@ -145,7 +145,7 @@ std::string PollerProcess::RootWithMountAt(const std::string& mount_point) const
       if (point == mount_point) return task.path().string() + "/root";
     }
   }
-  return proc + "/root";
+  return "";
 }
 
 }  // namespace srt::testing

@@ -51,7 +51,7 @@ class PollerProcess {
 
   // The root, as /proc/PID/task/TID/root, of the thread whose mount table has a mount at
   // `mount_point`: srt-poller mounts each item's workspace in a mount namespace of that item's
-  // thread. /proc/PID/root (srt-poller's own namespace) when no thread has one there.
+  // thread. "" when no thread has one there (nothing mounted there: the host's directory is it).
   std::string RootWithMountAt(const std::string& mount_point) const;
 
   static std::string DefaultBinary();
