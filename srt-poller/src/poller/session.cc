@@ -585,6 +585,9 @@ Result<std::unique_ptr<MountedWorkspace>> SessionWorker::PrepareWorkspace(
   const PollerConfig& cfg = *ctx_.config;
   SRT_RETURN_IF_ERROR(MakeWorkspace(cfg.sessions_dir, workspace));
   if (!cfg.limits || cfg.limits->disk_bytes == 0) return std::unique_ptr<MountedWorkspace>();
+  // This item's thread (its workspace's mount, its memory stores', its sandbox) in a mount
+  // namespace of its own: no other session's sandbox holds or lists them.
+  SRT_RETURN_IF_ERROR(EnterItemMountNamespace(cfg.sessions_dir));
   return MountWorkspace(WorkspaceImagePath(cfg.sessions_dir, work_.data_id), workspace,
                         cfg.limits->disk_bytes, ctx_.spare_workspaces);
 }

@@ -164,7 +164,9 @@ class SessionWorker {
   void EndToolboxSandbox(ToolboxClient& toolbox, Sandbox& sandbox);
   SessionEnd FinishNative(NativeSession& s, const std::string& workspace, SessionEnd end);
   void SetSandbox(Sandbox* sandbox);
-  // The workspace directory and, with --disk, its filesystem mounted there (null without).
+  // The workspace directory and, with --disk, its filesystem mounted there (null without), in a
+  // mount namespace of the calling thread's own (EnterItemMountNamespace): the item's thread
+  // calls it, before it mounts anything else or starts the sandbox.
   [[nodiscard]] Result<std::unique_ptr<MountedWorkspace>> PrepareWorkspace(
       const std::string& workspace) const;
   // Reserves the workspace's image (none without --disk).

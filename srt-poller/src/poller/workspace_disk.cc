@@ -586,17 +586,32 @@ Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir) {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
     return SysError("make the mount namespace a slave of the host's");
   }
-  // The sessions directory, a shared mount of its own here: every sandbox's namespace copies
-  // the workspaces mounted when it starts (other sessions' too, hidden under a tmpfs), and
-  // bwrap makes those copies slaves. Shared, our unmount at an item's end reaches the copies;
-  // private, a running session would keep another's loop device attached and its next item
-  // refused.
+  // The sessions directory, a mount of its own, private: each item's namespace makes its copy a
+  // peer group of its own (EnterItemMountNamespace), which needs a mount there.
   mkdir(sessions_dir.c_str(), 0700);  // may exist; the bind below says if it cannot
   if (mount(sessions_dir.c_str(), sessions_dir.c_str(), nullptr, MS_BIND, nullptr) != 0) {
     return SysError("bind the sessions directory '" + sessions_dir + "' onto itself");
   }
-  if (mount(nullptr, sessions_dir.c_str(), nullptr, MS_SHARED, nullptr) != 0) {
-    return SysError("make the sessions directory '" + sessions_dir + "' a shared mount");
+  if (mount(nullptr, sessions_dir.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+    return SysError("make the sessions directory '" + sessions_dir + "' a private mount");
+  }
+  return {};
+}
+
+Result<void> EnterItemMountNamespace(const std::string& sessions_dir) {
+  // CLONE_FS: setns and unshare of a mount namespace need a filesystem context of this thread
+  // alone; the kernel moves its root and working directory into the copy.
+  if (unshare(CLONE_FS | CLONE_NEWNS) != 0) {
+    return SysError("unshare(CLONE_NEWNS) for the item's workspace mounts");
+  }
+  // Private first: the copy would otherwise be a peer of srt-poller's mount (were it shared),
+  // then shared, in a peer group of its own. Every sandbox this thread starts copies it as a
+  // slave, so the item's unmount at its end reaches its sandbox's copy; no other namespace is
+  // in the group, so nothing mounted here reaches any other namespace.
+  if (mount(nullptr, sessions_dir.c_str(), nullptr, MS_PRIVATE, nullptr) != 0 ||
+      mount(nullptr, sessions_dir.c_str(), nullptr, MS_SHARED, nullptr) != 0) {
+    return SysError("make the sessions directory '" + sessions_dir +
+                    "' a shared mount of the item's own");
   }
   return {};
 }

@@ -5,8 +5,9 @@
 // Each session's workspace lives in an ext4 image, <sessions>/.disks/<session_id>.ext4, made at
 // the session's first item (or taken, made and mounted ahead, from SpareWorkspaceMaker) and kept
 // with the workspace. For each item the image is attached to a loop device and mounted
-// nosuid,nodev at <sessions>/<session_id>, which the sandbox binds at /workspace, and reserved in
-// full on the sessions filesystem (fallocate: a full host disk refuses the item, not a write of
+// nosuid,nodev at <sessions>/<session_id> in the item's own mount namespace
+// (EnterItemMountNamespace), which the sandbox binds at /workspace, and reserved in full on the
+// sessions filesystem (fallocate: a full host disk refuses the item, not a write of
 // another session later). When the item ends the unused blocks are given back (FITRIM punches
 // them out of the image) and the filesystem is unmounted, so an idle workspace takes only the
 // space its files use.
@@ -95,8 +96,8 @@ class MountedWorkspace {
 // nice 10 and the lowest best-effort I/O priority, so that neither mkfs.ext4 nor the mount is on
 // the path of a session's start. The spare is a fresh image at SpareImagePath(sessions_dir),
 // attached to a loop device and mounted as a *detached* mount (fsmount(2)): it is in no mount
-// namespace, so no sandbox's namespace (each is a copy of srt-poller's) holds it and nothing can
-// reach it until MountWorkspace moves it into one session's workspace (move_mount(2)). It is
+// namespace, so no sandbox's namespace holds it and nothing can reach it until MountWorkspace
+// moves it into one session's workspace (move_mount(2), in that item's namespace). It is
 // handed out once, after a check that it is still what was made (the image: srt-poller's, mode
 // 0600, one link, its size, the inode the loop device is backed by; the mount: ext4 on that loop
 // device, an empty root). One that fails the check is thrown away and the session makes its own.
@@ -141,14 +142,27 @@ class SpareWorkspaceMaker {
 };
 
 // Moves this process into a mount namespace of its own, a slave of the host's: the host's
-// mounts still reach it, its workspace mounts reach nothing else. Without it, any mount
-// namespace created on the host while a workspace is mounted (a service's, an `unshare -m`)
-// keeps a copy of that mount alive, and with it the loop device: the workspace's next item
-// would have to be refused (two mounts of one image corrupt it). `sessions_dir` becomes a
-// shared mount there, so that unmounts reach the sandboxes' copies too. It also means the kernel
-// unmounts everything when srt-poller dies, however it dies. Must run before any thread
-// starts (unshare(CLONE_NEWNS) refuses a multi-threaded process); needs CAP_SYS_ADMIN.
+// mounts still reach it, its mounts reach nothing else. Without it, any mount namespace created
+// on the host while a workspace is mounted (a service's, an `unshare -m`) keeps a copy of that
+// mount alive, and with it the loop device: the workspace's next item would have to be refused
+// (two mounts of one image corrupt it). No session's workspace is mounted here (each item's is
+// in a namespace of that item's own: EnterItemMountNamespace); only the start-up probe's, before
+// any session. `sessions_dir` becomes a private mount of its own here (a bind onto itself),
+// whose propagation each item's namespace sets. It also means the kernel unmounts everything
+// when srt-poller dies, however it dies. Must run before any thread starts, so that every thread
+// inherits it; needs CAP_SYS_ADMIN.
 [[nodiscard]] Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir);
+
+// Moves the calling thread (its filesystem context: root, working directory, umask) into a
+// mount namespace of its own, a copy of srt-poller's, for one session's item: its workspace and
+// memory stores are mounted there, and its sandbox's namespace is a copy of it. So no other
+// session's sandbox holds a copy of them, nor lists them in its mount table (their session
+// ids, when each item starts and ends, their loop devices), and no other namespace keeps their
+// loop devices attached. `sessions_dir` is a shared mount there, in a peer group of this thread
+// alone: the item's unmounts reach its own sandbox's copies (bwrap makes them slaves), nothing
+// else. Threads and processes the caller starts afterwards inherit the namespace; it goes with
+// the thread and the last of them. Only after IsolateWorkspaceMounts; needs CAP_SYS_ADMIN.
+[[nodiscard]] Result<void> EnterItemMountNamespace(const std::string& sessions_dir);
 
 // Unmounts every filesystem mounted directly below `sessions_dir` (a killed srt-poller's
 // workspaces) and returns their mount points. Only for the holder of the sessions lock.

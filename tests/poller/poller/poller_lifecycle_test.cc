@@ -302,12 +302,12 @@ class PollerLifecycleTest : public ::testing::Test {
     auto r = WaitForRecord("session item finished", {{"work_id", work_id}}, timeout);
     return r ? r->value("outcome", "") : "";
   }
-  // The session's workspace as srt-poller sees it: its --disk filesystems are mounted in its own
-  // mount namespace, which /proc/PID/root reaches while it runs.
+  // The session's workspace as srt-poller sees it now: its --disk filesystem is mounted in a
+  // mount namespace of its item's thread, which /proc/PID/task/TID/root reaches while it runs
+  // (a path that goes with the item); the host's directory when nothing is mounted there.
   std::string Workspace(const std::string& session_id) const {
-    const std::string root =
-        poller_ && poller_->running() ? "/proc/" + std::to_string(poller_->pid()) + "/root" : "";
-    return root + sessions_ + "/" + session_id;
+    const std::string point = sessions_ + "/" + session_id;
+    return (poller_ && poller_->running() ? poller_->RootWithMountAt(point) : "") + point;
   }
 
   std::string dir_;

@@ -102,17 +102,27 @@ json ToolUse(const std::string& id, const std::string& name, json input,
 }
 
 // The mount points in the host's mount table below `dir`, with their options.
-// srt-poller mounts workspaces in a mount namespace of its own: `pid` is whose table to read
-// (0: this process's, the host's).
+// srt-poller mounts each item's workspace in a mount namespace of that item's thread: `pid` is
+// whose tables to read, every thread's (0: this process's, the host's).
 std::map<std::string, std::string> MountsBelow(const std::string& dir, pid_t pid = 0) {
+  std::vector<std::string> tables;
+  if (pid == 0) {
+    tables.push_back("/proc/self/mountinfo");
+  } else {
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      tables.push_back(task.path().string() + "/mountinfo");
+    }
+  }
   std::map<std::string, std::string> found;
-  std::istringstream table(
-      ReadAll(pid == 0 ? "/proc/self/mountinfo" : "/proc/" + std::to_string(pid) + "/mountinfo"));
-  for (std::string line; std::getline(table, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point, options;
-    fields >> id >> parent >> dev >> root >> point >> options;
-    if (point.rfind(dir + "/", 0) == 0) found[point] = options;
+  for (const std::string& file : tables) {
+    std::istringstream table(ReadAll(file));
+    for (std::string line; std::getline(table, line);) {
+      std::istringstream fields(line);
+      std::string id, parent, dev, root, point, options;
+      fields >> id >> parent >> dev >> root >> point >> options;
+      if (point.rfind(dir + "/", 0) == 0) found[point] = options;
+    }
   }
   return found;
 }
@@ -319,12 +329,21 @@ class PollerSessionTest : public ::testing::Test {
     return code.value_or(-1);
   }
 
-  // The session's workspace as srt-poller sees it: its --disk filesystems are mounted in its own
-  // mount namespace, which /proc/PID/root reaches while it runs.
+  // The session's workspace as srt-poller sees it now: its --disk filesystem is mounted in a
+  // mount namespace of its item's thread, which /proc/PID/task/TID/root reaches while it runs
+  // (a path that goes with the item); the host's directory when nothing is mounted there.
   std::string Workspace(const std::string& sid) const {
-    const std::string root =
-        poller_ && poller_->running() ? "/proc/" + std::to_string(poller_->pid()) + "/root" : "";
-    return root + sessions_ + "/" + sid;
+    const std::string point = sessions_ + "/" + sid;
+    return (poller_ && poller_->running() ? poller_->RootWithMountAt(point) : "") + point;
+  }
+  // Workspace(sid) once the item's --disk filesystem is mounted (the streams may open before).
+  std::string WorkspaceOnceMounted(const std::string& sid) const {
+    const std::string point = sessions_ + "/" + sid;
+    std::string root;
+    EXPECT_TRUE(
+        WaitFor([&] { return !(root = poller_->RootWithMountAt(point)).empty(); }, kStartTimeout))
+        << sid << "'s workspace is not mounted";
+    return root + point;
   }
 
   std::unique_ptr<FakeControlPlane> cp_;
@@ -382,7 +401,7 @@ TEST_F(PollerSessionTest, BashKeepsStateReportsExitCodesAndRestartsAfterATimeout
 
 TEST_F(PollerSessionTest, FileToolsReadWriteEditGlobGrep) {
   auto work = StartSession("sesn_files");
-  const std::string ws = Workspace("sesn_files");
+  const std::string ws = WorkspaceOnceMounted("sesn_files");
 
   Posted r = Run("sesn_files", "write",
                  {{"file_path", "/workspace/a/b/notes.txt"}, {"content", "one\ntwo\nthree\nfour"}});
@@ -707,7 +726,7 @@ TEST_F(PollerSessionTest, AStoppedToolboxDoesNotHoldUpTheWorker) {
 TEST_F(PollerSessionTest, AskWaitsForTheVerdictAndDenyNeverRuns) {
   auto work = StartSession("sesn_ask");
   const std::string sid = "sesn_ask";
-  const std::string ws = Workspace(sid);
+  const std::string ws = WorkspaceOnceMounted(sid);
 
   // "ask": held. A later allowed call is the barrier proving the runner saw it and ran nothing.
   ASSERT_TRUE(
@@ -1225,7 +1244,7 @@ TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) 
 
   auto work = StartSession("sesn_skills");
   const std::string sid = "sesn_skills";
-  const std::string ws = Workspace(sid);
+  const std::string ws = WorkspaceOnceMounted(sid);
 
   Posted r =
       Bash(sid,
@@ -1243,8 +1262,9 @@ TEST_F(PollerSessionTest, SkillsAreExtractedWithTheirModesAndRemovedAfterwards) 
   EXPECT_EQ(poller_->CountLog("skill failed"), 2u) << poller_->Logs();
 
   EndSession(work);
-  EXPECT_FALSE(fs::exists(ws + "/skills"));
-  EXPECT_TRUE(fs::exists(ws));
+  // The item is over: its workspace is unmounted, and its thread (whose root `ws` is) gone.
+  EXPECT_FALSE(fs::exists(Workspace(sid) + "/skills"));
+  EXPECT_TRUE(fs::exists(Workspace(sid)));
   EXPECT_EQ(StopPoller(), 0);
 }
 
@@ -1592,10 +1612,10 @@ TEST_F(PollerSessionTest, AFullWorkspaceStopsOnlyItsOwnSession) {
 }
 
 // Hostile (found by a hostile review): a session's sandbox starts while another session's
-// workspace is mounted, so its mount namespace holds a copy of that mount. The copy must go
-// when the other session's item ends (the sessions directory is a shared mount in srt-poller's
-// namespace, so the unmount reaches the sandboxes' slave copies); else the loop device stays
-// attached and the other session's next item is refused.
+// workspace is mounted. Its mount namespace must hold no copy of that mount once the other
+// session's item ends (each item mounts its workspace in a mount namespace of its own, which no
+// other sandbox copies); else the loop device stays attached and the other session's next item
+// is refused.
 TEST_F(PollerSessionTest, ARunningSessionDoesNotHoldAnotherSessionsWorkspace) {
   const std::string a = "sesn_held", b = "sesn_holder";
   auto work_a = Enqueue({.session_id = a});
@@ -1652,6 +1672,47 @@ TEST_F(PollerSessionTest, ASessionSeesNoOtherSessionsDiskIo) {
             "mine\n1\n\n");
   EndSession(work_spy);
   EndSession(work_other);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile (hostile review 4, F1): each session's workspace is mounted where every sandbox's
+// mount namespace copies it (srt-poller's own, whose sessions directory is a shared mount), so
+// a session's mount table named the sessions running beside it: their ids, their loop devices,
+// and, live, when each item starts and ends. A session that starts before the other's
+// workspace is mounted (propagation) and one that starts after (the copy a new namespace
+// makes): neither mount table names the other session or its workspace, and each still has its
+// own workspace, a filesystem of its own.
+TEST_F(PollerSessionTest, ASessionsMountTableNamesNoOtherSession) {
+  const std::string first = "sesn_mntfirst", second = "sesn_mntsecond";
+  auto work_first = Enqueue({.session_id = first});
+  StartPoller({"--disk", "64M", "--concurrency", "2"});
+  EXPECT_EQ(Bash(first, "echo up").text, "up\n\n") << poller_->Logs();
+  auto work_second = Enqueue({.session_id = second});
+  EXPECT_EQ(Bash(second, "echo up").text, "up\n\n") << poller_->Logs();
+  std::map<std::string, std::string> loop_of;
+  for (const std::string& l : SessionLoopsBelow(sessions_)) {
+    for (const std::string& sid : {first, second}) {
+      if (l.find("/" + sid + ".ext4") != std::string::npos) loop_of[sid] = l.substr(0, l.find(' '));
+    }
+  }
+  ASSERT_EQ(loop_of.size(), 2u) << ::testing::PrintToString(SessionLoopsBelow(sessions_));
+  for (const auto& [spy, other] : {std::pair(first, second), std::pair(second, first)}) {
+    const Posted seen = Bash(spy, "cat /proc/self/mountinfo; echo end");
+    EXPECT_EQ(seen.text.find(other), std::string::npos) << spy << " sees " << other << " in:\n"
+                                                        << seen.text;
+    // "loop1" but not "loop12".
+    const std::string& dev = loop_of[other];
+    EXPECT_FALSE(std::regex_search(seen.text, std::regex("\\b" + dev + "\\b")))
+        << spy << " sees " << other << "'s " << dev << " in:\n"
+        << seen.text;
+    EXPECT_EQ(Bash(spy,
+                   "echo mine > /workspace/f && cat /workspace/f && df --output=source "
+                   "/workspace | tail -1")
+                  .text,
+              "mine\n/dev/" + loop_of[spy] + "\n\n");
+  }
+  EndSession(work_second);
+  EndSession(work_first);
   EXPECT_EQ(StopPoller(), 0);
 }
 

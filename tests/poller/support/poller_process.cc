@@ -133,4 +133,19 @@ size_t PollerProcess::CountLog(const std::string& needle) const {
   return n;
 }
 
+std::string PollerProcess::RootWithMountAt(const std::string& mount_point) const {
+  const std::string proc = "/proc/" + std::to_string(pid_);
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(proc + "/task", ec)) {
+    std::ifstream in(task.path() / "mountinfo");
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string id, parent, dev, root, point;
+      fields >> id >> parent >> dev >> root >> point;
+      if (point == mount_point) return task.path().string() + "/root";
+    }
+  }
+  return "";
+}
+
 }  // namespace srt::testing

@@ -49,6 +49,11 @@ class PollerProcess {
   // Counts lines of stderr containing `needle`.
   size_t CountLog(const std::string& needle) const;
 
+  // The root, as /proc/PID/task/TID/root, of the thread whose mount table has a mount at
+  // `mount_point`: srt-poller mounts each item's workspace in a mount namespace of that item's
+  // thread. "" when no thread has one there (nothing mounted there: the host's directory is it).
+  std::string RootWithMountAt(const std::string& mount_point) const;
+
   static std::string DefaultBinary();
 
  private:
