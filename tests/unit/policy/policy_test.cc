@@ -618,6 +618,30 @@ TEST(PolicyBindTest, DenyWriteInsideAWritableBindIsProtectedAtTheTarget) {
   EXPECT_THAT(ProtectedPaths(p, ProtectKind::kProtect), ::testing::Contains("/workspace/src"));
 }
 
+// A synthetic directory shows each host entry with a bind, unless a later rule replaces that
+// entry with a tmpfs of its own (a hidden or another synthetic directory): that bind would be
+// covered at once, and bwrap pays for every bind (it re-reads the whole mount table after each:
+// ~0.1 ms). srt-poller's sessions hide most of the root and bind /workspace into it.
+TEST(PolicyBindTest, ASyntheticDirectoryBindsNoEntryThatALaterTmpfsCovers) {
+  Settings s;
+  s.filesystem.deny_read = {{"/srv", false}};
+  Policy p = Resolve(s, BindHost(),
+                     WithBinds({{"/w", "/workspace", true}, {"/srv/file.txt", "/etc/new", false}}));
+  ASSERT_TRUE(p.synthetic_root);
+  std::vector<std::string> at_srv, at_etc;
+  for (const MountRule& m : p.mounts) {
+    if (m.path == "/srv") at_srv.push_back(ViewName(m.view));
+    if (m.path == "/etc") at_etc.push_back(ViewName(m.view));
+  }
+  EXPECT_EQ(at_srv, std::vector<std::string>{ViewName(View::kHiddenDir)});
+  EXPECT_EQ(at_etc, std::vector<std::string>{ViewName(View::kSyntheticDir)});
+  // The entries nothing replaces are still shown, and what the covering tmpfs holds too.
+  EXPECT_EQ(Find(p, "/tmp")->view, View::kHostReadOnly);
+  EXPECT_EQ(Find(p, "/etc/hosts")->view, View::kHostReadOnly);
+  EXPECT_EQ(Find(p, "/etc/new")->view, View::kHostReadOnly);
+  EXPECT_GT(IndexOf(p, "/etc/hosts"), IndexOf(p, "/etc"));
+}
+
 TEST(PolicyBindTest, ExistingTargetNeedsNoSyntheticDirectory) {
   Settings s;
   Policy p = Resolve(s, BindHost(), WithBinds({{"/srv/file.txt", "/etc/hosts", false}}));
