@@ -345,17 +345,45 @@ long MountPrivateProc(int pidns, bool root) {
 }
 
 // The entries of a procfs that set the whole host, not the sandbox: sysctls (kernel.*,
-// vm.*, fs.*), the magic SysRq key, IRQ affinity, bus, filesystem, ACPI, SCSI and driver
+// vm.*, fs.*), the magic SysRq key, IRQ affinity, bus, ACPI, SCSI and driver
 // settings. A root caller's command runs as the host's uid 0 (bwrap maps 0 to 0 and has no other
 // id to map), and the kernel lets uid 0 write many of these by their mode bits alone, with no
 // capability: kernel.core_pattern would then run a program of the command's choosing as the
 // host's root. bwrap's --proc covers some of them, but only where access(W_OK) succeeds, which
 // it does not for /proc/sys. The command's own /proc/self stays writable.
-constexpr const char* kProcHostWide[] = {"sys", "sysrq-trigger", "irq",  "bus",
-                                         "fs",  "acpi",          "scsi", "driver"};
+constexpr const char* kProcHostWide[] = {"sys",  "sysrq-trigger", "irq",   "bus",
+                                         "acpi", "scsi",          "driver"};
 
-// Binds each of kProcHostWide that this kernel has read-only over itself in the sandbox's /proc.
-// Returns 0 or -errno, with `failed` naming the entry.
+// Directories of a procfs that name every mounted filesystem of the host by its device: fs/ext4/
+// <dev> and fs/jbd2/<dev>-8 give each one's free blocks and journal commits, live. With a loop
+// device per workspace (srt-poller's --disk), that is when each other session starts and ends,
+// and how much it writes (hostile review 6, F1). Covered with an empty read-only tmpfs: nothing
+// in a sandbox needs them.
+constexpr const char* kProcHostFilesystems[] = {"fs"};
+
+// Mounts an empty, read-only tmpfs on the directory `target` (an fd). 0 or -errno.
+long CoverWithEmptyDirectory(int target) {
+  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (Failed(fs)) return fs;
+  long r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt =
+      Failed(r)
+          ? r
+          : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  SRT_SYS(__NR_close, fs);
+  if (Failed(mnt)) return mnt;
+  r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
+              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  SRT_SYS(__NR_close, mnt);
+  return r;
+}
+
+// Binds each of kProcHostWide that this kernel has read-only over itself in the sandbox's /proc,
+// and covers each of kProcHostFilesystems with an empty read-only directory. Returns 0 or -errno,
+// with `failed` naming the entry.
 long CoverProcHostWide(const char** failed) {
   for (const char* name : kProcHostWide) {
     char path[32] = "/proc/";
@@ -364,6 +392,18 @@ long CoverProcHostWide(const char** failed) {
     if (entry == -ENOENT) continue;  // not built into this kernel
     long r = Failed(entry) ? entry : BindOntoItself(static_cast<int>(entry), /*read_only=*/true);
     if (!Failed(entry)) SRT_SYS(__NR_close, entry);
+    if (Failed(r)) {
+      *failed = name;
+      return r;
+    }
+  }
+  for (const char* name : kProcHostFilesystems) {
+    char path[32] = "/proc/";
+    memcpy(path + 6, name, strlen(name) + 1);
+    long dir = OpenNoSymlinks(path, O_DIRECTORY);
+    if (dir == -ENOENT) continue;
+    long r = Failed(dir) ? dir : CoverWithEmptyDirectory(static_cast<int>(dir));
+    if (!Failed(dir)) SRT_SYS(__NR_close, dir);
     if (Failed(r)) {
       *failed = name;
       return r;

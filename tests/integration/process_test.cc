@@ -311,6 +311,13 @@ TEST_P(ProcessTest, HostWideSettingsInProcCannotBeOpenedForWriting) {
   EXPECT_EQ(r.out,
             root() ? "diskstats=empty\npartitions=empty\n" : "diskstats=some\npartitions=some\n")
       << r.err;
+  // So do the host's filesystems by device (hostile review 6, F1): /proc/fs/ext4/<dev> and
+  // /proc/fs/jbd2/<dev>-8 name every mounted ext4 of the host, with its free blocks and journal
+  // commits, live. For a root caller /proc/fs is an empty directory.
+  r = run().Srt("{}", {"sh", "-c",
+                       "[ -z \"$(ls -A /proc/fs)\" ] && echo empty || echo some; "
+                       "mkdir /proc/fs/x 2>/dev/null || echo refused"});
+  EXPECT_EQ(r.out, root() ? "empty\nrefused\n" : "some\nrefused\n") << r.err;
 }
 
 // Found by a hostile review (F4): 65 --pass-fd options made srt-init refuse its plan as

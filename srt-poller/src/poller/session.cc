@@ -432,6 +432,12 @@ Result<SandboxOptions> SessionSandboxOptions(const Settings& policy, const Polle
     }
     o.settings.filesystem.deny_read.push_back({*p, true});
   }
+  // Nor what names the other sessions' workspaces by their loop devices, whatever the policy
+  // shows of /sys: each loop device's backing file (a session's image, so its id) and I/O, and
+  // each mounted ext4 (when a session starts and ends). The session's own workspace needs neither.
+  for (const char* p : {"/sys/devices/virtual/block", "/sys/fs/ext4"}) {
+    o.settings.filesystem.deny_read.push_back({p, true});
+  }
   // The workspace is the session's own: the agent clones and commits there, and no host user's
   // git reads it (git's write-guard rules would refuse the clone).
   o.binds.push_back({workspace, kSessionWorkdir, true, /*own_repositories=*/true});

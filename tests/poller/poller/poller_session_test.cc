@@ -1664,12 +1664,43 @@ TEST_F(PollerSessionTest, ASessionSeesNoOtherSessionsDiskIo) {
   EXPECT_FALSE(std::regex_search(seen.text, std::regex("\\b" + dev + "\\b"))) << dev << " in:\n"
                                                                               << seen.text;
   EXPECT_EQ(seen.text, "end\n\n");
+  // Nor /proc/fs (hostile review 6, F1): /proc/fs/ext4/<dev>/mb_groups and /proc/fs/jbd2 name
+  // every mounted ext4 by its device, with its free blocks and journal commits.
+  EXPECT_EQ(Bash(spy, "echo $(ls -A /proc/fs | wc -l) entries").text, "0 entries\n\n");
   // Its own workspace is its own filesystem, writable.
   EXPECT_EQ(Bash(spy,
                  "echo mine > /workspace/f && cat /workspace/f && df --output=source "
                  "/workspace | tail -1 | grep -c /dev/loop")
                 .text,
             "mine\n1\n\n");
+  EndSession(work_spy);
+  EndSession(work_other);
+  EXPECT_EQ(StopPoller(), 0);
+}
+
+// Hostile (hostile review 6, F1b): a --policy that shows the host's /sys (policies/default.json
+// does) showed each loop device's backing file there, i.e. every other session's image and so its
+// id, and each mounted ext4 in /sys/fs/ext4. srt-poller hides both whatever the policy says.
+TEST_F(PollerSessionTest, APolicyThatShowsSysStillShowsNoOtherSession) {
+  const std::string other = "sesn_sysother", spy = "sesn_sysspy";
+  const std::string policy = dir_ + "/policy.json";
+  {
+    std::ofstream f(policy);
+    f << R"({"filesystem": {"allowWrite": [], "denyWrite": [], "denyRead": []},
+             "network": {"allowedDomains": [], "deniedDomains": []}})";
+  }
+  auto work_other = Enqueue({.session_id = other});
+  auto work_spy = Enqueue({.session_id = spy});
+  StartPoller({"--disk", "64M", "--concurrency", "2", "--policy", policy});
+  EXPECT_EQ(Bash(other, "echo up").text, "up\n\n") << poller_->Logs();
+  const Posted seen =
+      Bash(spy,
+           "cat /sys/devices/virtual/block/loop*/loop/backing_file 2>/dev/null; "
+           "ls /sys/fs/ext4 2>/dev/null; ls /sys/class 2>/dev/null | grep -c block");
+  EXPECT_EQ(seen.text.find(other), std::string::npos) << seen.text;
+  EXPECT_EQ(seen.text.find("loop"), std::string::npos) << seen.text;
+  // /sys itself is shown, as the policy asks.
+  EXPECT_EQ(seen.text, "1\n\n");
   EndSession(work_spy);
   EndSession(work_other);
   EXPECT_EQ(StopPoller(), 0);
