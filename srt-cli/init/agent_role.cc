@@ -223,6 +223,18 @@ long KeepTmpdirParent(const char* kept, uint32_t euid) {
   return r;
 }
 
+// A fresh tmpfs of mode `mode`, as a detached mount (no path leads to it until it is moved) with
+// the mount attributes `attrs`. Returns the mount's fd (CLOEXEC) or -errno.
+long DetachedTmpfs(const char* mode, uint64_t attrs) {
+  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (Failed(fs)) return fs;
+  long r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0);
+  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+  long mnt = Failed(r) ? r : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+  SRT_SYS(__NR_close, fs);
+  return mnt;
+}
+
 // The device of the sandbox's private tmpfs, for the guard (GuardSetup::private_dev_*).
 struct TmpfsDevice {
   bool known = false;
@@ -249,12 +261,7 @@ long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid, TmpfsD
       return r;
     }
   }
-  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-  if (!Failed(fs)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
-  if (!Failed(fs) && !Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
-  long mnt = Failed(fs) || Failed(r)
-                 ? (Failed(fs) ? fs : r)
-                 : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  long mnt = DetachedTmpfs("0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (!Failed(mnt)) {
     struct statx st {};
     r = StatAt(static_cast<int>(mnt), "", st);
@@ -268,7 +275,6 @@ long MountPrivateTmpfs(const char* path, const char* name, uint32_t euid, TmpfsD
   } else {
     r = mnt;
   }
-  if (!Failed(fs)) SRT_SYS(__NR_close, fs);
   SRT_SYS(__NR_close, target);
   return r;
 }
@@ -351,61 +357,45 @@ long MountPrivateProc(int pidns, bool root) {
 // capability: kernel.core_pattern would then run a program of the command's choosing as the
 // host's root. bwrap's --proc covers some of them, but only where access(W_OK) succeeds, which
 // it does not for /proc/sys. The command's own /proc/self stays writable.
-constexpr const char* kProcHostWide[] = {"sys",  "sysrq-trigger", "irq",   "bus",
-                                         "acpi", "scsi",          "driver"};
-
-// Directories of a procfs that name every mounted filesystem of the host by its device: fs/ext4/
-// <dev> and fs/jbd2/<dev>-8 give each one's free blocks and journal commits, live. With a loop
-// device per workspace (srt-poller's --disk), that is when each other session starts and ends,
-// and how much it writes (hostile review 6, F1). Covered with an empty read-only tmpfs: nothing
-// in a sandbox needs them.
-constexpr const char* kProcHostFilesystems[] = {"fs"};
+//
+// /proc/fs is emptied instead: its ext4/<dev> and jbd2/<dev>-8 name every mounted filesystem of
+// the host by its device, with its free blocks and journal commits, live; with a loop device per
+// workspace (srt-poller's --disk), when each other session starts and ends and how much it
+// writes (hostile review 6, F1). Nothing in a sandbox needs them.
+struct ProcHostWide {
+  const char* name;
+  bool emptied;  // an empty read-only tmpfs over it, not a read-only bind of itself
+};
+constexpr ProcHostWide kProcHostWide[] = {
+    {"sys", false}, {"sysrq-trigger", false}, {"irq", false},  {"bus", false},
+    {"fs", true},   {"acpi", false},          {"scsi", false}, {"driver", false},
+};
 
 // Mounts an empty, read-only tmpfs on the directory `target` (an fd). 0 or -errno.
 long CoverWithEmptyDirectory(int target) {
-  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-  if (Failed(fs)) return fs;
-  long r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0);
-  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0);
-  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
-  long mnt =
-      Failed(r)
-          ? r
-          : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
-                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-  SRT_SYS(__NR_close, fs);
+  long mnt = DetachedTmpfs(
+      "0555", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
   if (Failed(mnt)) return mnt;
-  r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
-              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  long r = SRT_SYS(__NR_move_mount, mnt, "", target, "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
   SRT_SYS(__NR_close, mnt);
   return r;
 }
 
-// Binds each of kProcHostWide that this kernel has read-only over itself in the sandbox's /proc,
-// and covers each of kProcHostFilesystems with an empty read-only directory. Returns 0 or -errno,
+// Covers each of kProcHostWide that this kernel has in the sandbox's /proc. Returns 0 or -errno,
 // with `failed` naming the entry.
 long CoverProcHostWide(const char** failed) {
-  for (const char* name : kProcHostWide) {
+  for (const ProcHostWide& entry : kProcHostWide) {
     char path[32] = "/proc/";
-    memcpy(path + 6, name, strlen(name) + 1);
-    long entry = OpenNoSymlinks(path, 0);
-    if (entry == -ENOENT) continue;  // not built into this kernel
-    long r = Failed(entry) ? entry : BindOntoItself(static_cast<int>(entry), /*read_only=*/true);
-    if (!Failed(entry)) SRT_SYS(__NR_close, entry);
+    memcpy(path + 6, entry.name, strlen(entry.name) + 1);
+    long fd = OpenNoSymlinks(path, 0);
+    if (fd == -ENOENT) continue;  // not built into this kernel
+    long r = Failed(fd)      ? fd
+             : entry.emptied ? CoverWithEmptyDirectory(static_cast<int>(fd))
+                             : BindOntoItself(static_cast<int>(fd), /*read_only=*/true);
+    if (!Failed(fd)) SRT_SYS(__NR_close, fd);
     if (Failed(r)) {
-      *failed = name;
-      return r;
-    }
-  }
-  for (const char* name : kProcHostFilesystems) {
-    char path[32] = "/proc/";
-    memcpy(path + 6, name, strlen(name) + 1);
-    long dir = OpenNoSymlinks(path, O_DIRECTORY);
-    if (dir == -ENOENT) continue;
-    long r = Failed(dir) ? dir : CoverWithEmptyDirectory(static_cast<int>(dir));
-    if (!Failed(dir)) SRT_SYS(__NR_close, dir);
-    if (Failed(r)) {
-      *failed = name;
+      *failed = entry.name;
       return r;
     }
   }
@@ -724,14 +714,7 @@ long PrivateCopyOf(int masked) {  // `masked`: open for reading
   long r = SRT_SYS(__NR_statx, masked, "", AT_EMPTY_PATH, STATX_SIZE | STATX_MODE, &st);
   if (Failed(r)) return r;
   if (st.stx_size > kMaxMaskedBytes) return -EFBIG;
-  long fs = SRT_SYS(__NR_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-  if (Failed(fs)) return fs;
-  r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0);
-  if (!Failed(r)) r = SRT_SYS(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
-  long mnt = Failed(r) ? r
-                       : SRT_SYS(__NR_fsmount, fs, FSMOUNT_CLOEXEC,
-                                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-  SRT_SYS(__NR_close, fs);
+  long mnt = DetachedTmpfs("0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
   if (Failed(mnt)) return mnt;
   long in = SRT_SYS(__NR_fcntl, masked, F_DUPFD_CLOEXEC, 0);
   long out = Failed(in) ? in

@@ -304,7 +304,9 @@ int RunInit(int argc, char** argv, char** envp) {
   // bwrap entered the working directory before srt-agent put its protections (denyWrite, the
   // mandatory denies) in place: PID 1's is the writable directory beneath any protection mounted
   // at or above it. No command may start there, nor reach it through /proc/self/cwd while it
-  // enters its own (each does so by path, after the go-ahead: RunCommand, serve_role.cc).
+  // enters its own: each enters it by path, without magic links, after the protections (a plain
+  // run's through the descriptor PID 1 passes with the go-ahead; a warm sandbox's in
+  // serve_role.cc).
   SRT_SYS(__NR_chdir, "/");
   int ctl = -1, plan_fd = -1;
   if (argc != 4 || !rt::ParseInt(argv[2], ctl) || !rt::ParseInt(argv[3], plan_fd)) {
