@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/retry.h"
@@ -372,7 +373,9 @@ std::string ShellSignalScopeGap() {
          "ends its own session within the toolbox deadlines";
 }
 
-Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy) {
+namespace {
+
+Result<void> ProbeOnThisThread(const PollerConfig& config, const Settings& policy) {
   std::error_code ec;
   std::filesystem::create_directories(config.sessions_dir, ec);
   if (ec) {
@@ -395,7 +398,8 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
     std::filesystem::remove_all(probe, ignored);
     std::filesystem::remove(probe_image, ignored);
   });
-  // With --disk, the probe's workspace is a filesystem of its own, of the smallest size.
+  // With --disk, the probe's workspace is a filesystem of its own, of the smallest size,
+  // mounted in this thread's own namespace (ProbeSessionSandbox).
   std::unique_ptr<MountedWorkspace> disk;
   if (config.limits && config.limits->disk_bytes != 0) {
     std::filesystem::remove(probe_image, ec);  // an earlier crash's
@@ -421,6 +425,29 @@ Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& pol
                                         " (expected a writable /workspace and /bin/bash)");
   }
   return {};
+}
+
+}  // namespace
+
+Result<void> ProbeSessionSandbox(const PollerConfig& config, const Settings& policy) {
+  if (!config.limits || config.limits->disk_bytes == 0) return ProbeOnThisThread(config, policy);
+  // With --disk, on a thread of its own that first enters a mount namespace of its own: the
+  // caller's namespace is srt-poller's, which every item's thread copies when it starts.
+  Result<void> result = MakeError(Errc::kInternal, "the probe's thread did not run");
+  std::thread probe([&] {
+    // The edge of this thread: an exception here would end srt-poller.
+    try {
+      if (auto entered = EnterProbeMountNamespace(); !entered) {
+        result = entered.error().Wrap("a workspace filesystem (--disk)");
+      } else {
+        result = ProbeOnThisThread(config, policy);
+      }
+    } catch (const std::exception& e) {
+      result = MakeError(Errc::kInternal, std::string("the sandbox probe: ") + e.what());
+    }
+  });
+  probe.join();
+  return result;
 }
 
 }  // namespace srt::poller

@@ -616,6 +616,18 @@ Result<void> EnterItemMountNamespace(const std::string& sessions_dir) {
   return {};
 }
 
+Result<void> EnterProbeMountNamespace() {
+  if (unshare(CLONE_FS | CLONE_NEWNS) != 0) {
+    return SysError("unshare(CLONE_NEWNS) for the probe's workspace mounts");
+  }
+  // Slaves all: were the caller's namespace the host's (srt-poller --check, when it could not
+  // isolate its mounts), the copy's mounts would be peers of the host's.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+    return SysError("make the probe's mount namespace a slave of srt-poller's");
+  }
+  return {};
+}
+
 Result<std::vector<std::string>> UnmountLeftoverWorkspaces(const std::string& sessions_dir) {
   std::string mountinfo = ReadKernelFile("/proc/self/mountinfo");
   if (mountinfo.empty()) return SysError("read /proc/self/mountinfo");

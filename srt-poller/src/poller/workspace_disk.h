@@ -146,11 +146,11 @@ class SpareWorkspaceMaker {
 // on the host while a workspace is mounted (a service's, an `unshare -m`) keeps a copy of that
 // mount alive, and with it the loop device: the workspace's next item would have to be refused
 // (two mounts of one image corrupt it). No session's workspace is mounted here (each item's is
-// in a namespace of that item's own: EnterItemMountNamespace); only the start-up probe's, before
-// any session. `sessions_dir` becomes a private mount of its own here (a bind onto itself),
-// whose propagation each item's namespace sets. It also means the kernel unmounts everything
-// when srt-poller dies, however it dies. Must run before any thread starts, so that every thread
-// inherits it; needs CAP_SYS_ADMIN.
+// in a namespace of that item's own: EnterItemMountNamespace), nor the probe's
+// (EnterProbeMountNamespace). `sessions_dir` becomes a private mount of its own here (a bind onto
+// itself), whose propagation each item's namespace sets. It also means the kernel unmounts
+// everything when srt-poller dies, however it dies. Must run before any thread starts, so that
+// every thread inherits it; needs CAP_SYS_ADMIN.
 [[nodiscard]] Result<void> IsolateWorkspaceMounts(const std::string& sessions_dir);
 
 // Moves the calling thread (its filesystem context: root, working directory, umask) into a
@@ -163,6 +163,15 @@ class SpareWorkspaceMaker {
 // else. Threads and processes the caller starts afterwards inherit the namespace; it goes with
 // the thread and the last of them. Only after IsolateWorkspaceMounts; needs CAP_SYS_ADMIN.
 [[nodiscard]] Result<void> EnterItemMountNamespace(const std::string& sessions_dir);
+
+// Moves the calling thread (its filesystem context) into a mount namespace of its own, a copy
+// of the caller's whose every mount is a slave: for the health check's probe, which mounts a
+// workspace filesystem of its own (--disk) and starts a sandbox on it. Done on srt-poller's
+// own namespace, an item thread that entered its namespace while the probe's workspace was
+// mounted would keep a copy of that mount, and with it the probe's loop device, until the item
+// ended. Nothing mounted there reaches any other namespace; it goes with the thread and the
+// processes it starts. Needs CAP_SYS_ADMIN.
+[[nodiscard]] Result<void> EnterProbeMountNamespace();
 
 // Unmounts every filesystem mounted directly below `sessions_dir` (a killed srt-poller's
 // workspaces) and returns their mount points. Only for the holder of the sessions lock.

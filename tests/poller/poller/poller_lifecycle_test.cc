@@ -5,6 +5,8 @@
 // (operator stop, idle exit, termination, duplicates, concurrency, signals, SIGHUP, --check),
 // asserted on the requests the fake recorded, item states, exit codes and the poller's logs.
 // Sandboxes are real (bwrap, cgroup limits): root only, unless SRT_MUST_WORK makes a skip fail.
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -26,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
@@ -790,6 +793,28 @@ TEST_F(PollerLifecycleTest, HealthcheckIsHeartbeatenProbedAndEndedAndASecretless
   EXPECT_EQ(Records("work item secret unusable").size(), 0u);
   ASSERT_NO_FATAL_FAILURE(Append(bare.session_id, Terminated()));
   EXPECT_EQ(WaitFinished(bare.work_id), "terminated");
+}
+
+// Hostile review 6, F2: the health check's probe mounted its workspace filesystem (--disk) in
+// srt-poller's own mount namespace, which every item's thread copies when it enters its own: an
+// item starting meanwhile kept a copy of that mount, and the probe's loop device, until the item
+// ended. The probe mounts in a namespace of its own thread now: srt-poller's mount table does not
+// change while a health check runs.
+TEST_F(PollerLifecycleTest, AHealthchecksProbeMountsNothingInThePollersNamespace) {
+  ASSERT_NO_FATAL_FAILURE(StartFake());
+  ASSERT_NO_FATAL_FAILURE(StartPoller());
+  // The kernel marks an open mountinfo whose namespace's table has changed since it was opened
+  // (poll reports POLLPRI): a mount and its unmount between two looks are both seen.
+  const std::string path = "/proc/" + std::to_string(poller_->pid()) + "/mountinfo";
+  UniqueFd mountinfo(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(mountinfo) << path;
+  auto health = Enqueue({.data_type = "healthcheck"});
+  ASSERT_TRUE(
+      WaitForRecord("health check passed", {{"work_id", health.work_id}}, seconds(20)).has_value())
+      << poller_->Logs();
+  pollfd changed{mountinfo.get(), POLLPRI, 0};
+  EXPECT_EQ(poll(&changed, 1, 0), 0) << "srt-poller's own mount table changed during the probe";
+  EXPECT_EQ(changed.revents, 0);
 }
 
 // A health check whose sandbox probe fails is not confirmed: the worker logs why and releases
