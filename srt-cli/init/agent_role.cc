@@ -17,6 +17,9 @@
 //     srt itself was killed, because the agent outlives srt in its own session. The teardown
 //     of the sandbox's mounts is left to a child the agent leaves behind as it exits, so that
 //     srt does not wait for it (HandOverTeardown).
+// It also does one thing bwrap could, faster: for a root caller, it shows host entries
+// read-only in a tmpfs of bwrap's (kTagShow), where bwrap would re-read the whole mount table
+// after each bind.
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
@@ -186,6 +189,84 @@ const char* SplitParent(const char* path, char* parent) {
   memcpy(parent, path, slash);
   parent[slash] = 0;
   return path + slash + 1;
+}
+
+// kTagShow, on the host (in the namespace bwrap copied for the sandbox), while bwrap sets up: a
+// clone of the entry at `path` and of everything mounted below it, as bwrap's --ro-bind would
+// bind it: read-only, nosuid and nodev throughout, each mount a slave of the one it copies (as
+// bwrap makes every mount of the sandbox), so that what the sandbox mounts below it never
+// reaches the host. `path` is canonical (the policy resolved it): a symlink on the way now is
+// one swapped in since (by a command of another sandbox, in a directory it may write), and
+// fails with ELOOP rather than show what it points to. Returns the clone's descriptor
+// (CLOEXEC), mounted nowhere yet, or -errno.
+long CloneHostEntry(const char* path) {
+  long entry = OpenNoSymlinks(path, 0);
+  if (Failed(entry)) return entry;
+  long tree = SRT_SYS(__NR_open_tree, entry, "",
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+  SRT_SYS(__NR_close, entry);
+  if (Failed(tree)) return tree;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  attr.propagation = MS_SLAVE;
+  long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr);
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, tree);
+    return r;
+  }
+  return tree;
+}
+
+// kTagShow, in the sandbox: the mount point `path` made in its parent (bwrap's tmpfs, where
+// nothing is at that name: bwrap::ShownByAgent), as bwrap makes one (a directory 0755, any other
+// entry an empty file 0444), and the clone `tree` mounted on it. 0 or -errno.
+long ShowHostEntry(const char* path, int tree) {
+  char parent[kPathMax];
+  const char* name = SplitParent(path, parent);
+  if (!name) return -EINVAL;
+  struct statx st {};
+  long r = StatAt(tree, "", st);
+  if (Failed(r)) return r;
+  long dir = OpenNoSymlinks(parent, O_DIRECTORY);
+  if (Failed(dir)) return dir;
+  r = (st.stx_mode & S_IFMT) == S_IFDIR ? SRT_SYS(__NR_mkdirat, dir, name, 0755)
+                                        : SRT_SYS(__NR_mknodat, dir, name, S_IFREG | 0444, 0);
+  // Relative to the parent, not following a symlink there (none can be: the command has not
+  // started, and nothing else writes in bwrap's tmpfs).
+  if (!Failed(r)) r = SRT_SYS(__NR_move_mount, tree, "", dir, name, MOVE_MOUNT_F_EMPTY_PATH);
+  SRT_SYS(__NR_close, dir);
+  return r;
+}
+
+// kTagSeal: the synthetic directory `path` (bwrap's tmpfs) read-only, nosuid and nodev, as
+// bwrap's --remount-ro makes it: that mount only, not those in it. 0 or -errno.
+long SealDirectory(const char* path) {
+  long dir = OpenNoSymlinks(path, O_DIRECTORY);
+  if (Failed(dir)) return dir;
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  long r = SRT_SYS(__NR_mount_setattr, dir, "", AT_EMPTY_PATH, &attr, sizeof attr);
+  SRT_SYS(__NR_close, dir);
+  return r;
+}
+
+// Every kTagShow of the plan (their clones in `trees`, in plan order), then every kTagSeal.
+// Returns 0, or -errno with the path at fault in `failed`.
+long ShowHostEntries(const AgentPlan& plan, const long* trees, const char** failed) {
+  size_t shown = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kShow) continue;
+    *failed = plan.ops[i].path;
+    long r = ShowHostEntry(plan.ops[i].path, static_cast<int>(trees[shown++]));
+    if (Failed(r)) return r;
+  }
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kSeal) continue;
+    *failed = plan.ops[i].path;
+    long r = SealDirectory(plan.ops[i].path);
+    if (Failed(r)) return r;
+  }
+  return 0;
 }
 
 // A directory of `euid`'s with mode 0700: the kept parent of the TMPDIR (kTagTmpdirIn).
@@ -1025,8 +1106,8 @@ long MakePtys(uint32_t max) {
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
-int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidfd,
-                 TmpfsDevice& tmpfs) {
+int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* show_trees,
+                 int init_pidfd, TmpfsDevice& tmpfs) {
   long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
@@ -1069,6 +1150,14 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
   if (!Failed(r)) r = SRT_SYS(__NR_setns, mntns, CLONE_NEWNS);
   if (Failed(r)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");
+    return 1;
+  }
+  // The host's entries first, where bwrap's binds would have been: before every other mount of
+  // the agent's, some of which may go below them (covers, protections).
+  const char* show_failed = "";
+  r = ShowHostEntries(plan, show_trees, &show_failed);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageShow, r, show_failed);
     return 1;
   }
   if (plan.proc == wire::kProcHidePid) {
@@ -1176,7 +1265,8 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, int init_pidf
     if (skip[i]) continue;
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kMask) continue;  // bwrap's; only watched (StartCoverWatcher)
-    if (op.spelled) continue;                // the watcher follows the name (FollowSpelled)
+    if (op.kind == OpKind::kShow || op.kind == OpKind::kSeal) continue;  // ShowHostEntries
+    if (op.spelled) continue;  // the watcher follows the name (FollowSpelled)
     if (op.kind == OpKind::kCover) {
       long fd = OpenNoSymlinks(op.path, 0);
       if (fd == -ENOENT) continue;  // not in the sandbox (below a hidden directory, say)
@@ -1413,6 +1503,22 @@ int RunAgent(int argc, char** argv) {
     blocked[blocked_count + mounted_count++] = plan.ops[i].path;
   }
 
+  // kTagShow: the host's entries cloned here, in the namespace bwrap copies, while it sets up;
+  // mounted once the agent is in the sandbox's (JoinAndApply). Only an agent that can (root with
+  // CAP_SYS_ADMIN, which stays outside the sandbox's user namespace) is sent any.
+  long show_trees[wire::kMaxShows];
+  size_t show_count = 0;
+  for (size_t i = 0; i < plan.op_count; ++i) {
+    if (plan.ops[i].kind != OpKind::kShow) continue;
+    long tree = euid == 0 && HasSysAdmin() ? CloneHostEntry(plan.ops[i].path) : -EPERM;
+    if (Failed(tree)) {
+      ReportFailure(ctl, -1, wire::kStageShow, tree, plan.ops[i].path);
+      remove_tmpdir();
+      return 1;
+    }
+    show_trees[show_count++] = tree;
+  }
+
   // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
   // gave up or died before that: no command ever ran.
   uint8_t msg[wire::kMaxMessageBytes];
@@ -1431,7 +1537,7 @@ int RunAgent(int argc, char** argv) {
   if (!guard && tmp_parent < 0) {
     // Nothing to guard or clean up afterwards: no need to keep a host-side process.
     TmpfsDevice tmpfs;
-    if (JoinAndApply(ctl, plan, skip, init_pidfd, tmpfs) != 0) return 1;
+    if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
@@ -1445,7 +1551,7 @@ int RunAgent(int argc, char** argv) {
   long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
     TmpfsDevice tmpfs;
-    if (JoinAndApply(ctl, plan, skip, init_pidfd, tmpfs) != 0) rt::Exit(1);
+    if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) rt::Exit(1);
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     if (!guard) rt::Exit(0);
     if (Failed(host_proc)) {
@@ -1455,6 +1561,8 @@ int RunAgent(int argc, char** argv) {
     rt::Exit(Guard(ctl, plan, blocked, blocked_count, mounted_count, init_pidfd,
                    static_cast<int>(host_proc), SRT_SYS(__NR_getpid), tmpfs));
   }
+  // The child mounted the clones (or failed): the copies here would only pin those mounts.
+  for (size_t i = 0; i < show_count; ++i) SRT_SYS(__NR_close, show_trees[i]);
   if (Failed(child)) {
     ReportFailure(ctl, -1, wire::kStageFork, child, "fork");
     remove_tmpdir();

@@ -42,7 +42,8 @@ struct InitPlan {
 inline constexpr uint32_t kReopenFlags = wire::kExecReopenFlags;
 inline bool IsReopenableDevice(const char* p) { return wire::IsExecReopenDevice(p); }
 
-enum class OpKind : uint8_t { kPin, kProtect, kCover, kMask };
+// kShow, kSeal (wire::kTagShow, kTagSeal) come before every other op in a plan.
+enum class OpKind : uint8_t { kPin, kProtect, kCover, kMask, kShow, kSeal };
 struct AgentOp {
   OpKind kind;
   const char* path;       // in the sandbox
@@ -71,7 +72,8 @@ struct AgentPlan {
   const char* guard_private[kMaxGuardRoots] = {};
   size_t guard_private_count = 0;
   uint32_t guard_flags = 0;
-  uint32_t ptys = 0;  // kTagPtys: 0, or the most ptys of the commands' hidden devpts instance
+  uint32_t ptys = 0;      // kTagPtys: 0, or the most ptys of the commands' hidden devpts instance
+  size_t show_count = 0;  // kTagShow records (at most wire::kMaxShows)
 };
 
 // Pass 1 (argv == nullptr) validates the plan and counts arguments; pass 2 fills plan.argv.
@@ -169,6 +171,8 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
   bool seen_tmpdir = false;
   plan.guard_call_count = plan.guard_root_count = plan.guard_private_count = 0;
   plan.ptys = 0;
+  plan.show_count = 0;
+  bool seen_other_op = false;      // a kTagShow or kTagSeal after any other op: malformed
   bool host_path_allowed = false;  // the previous record was a kTagProtect
   // The previous record was a kTagCover or kTagMask (or a kTagSpelled after one): that file.
   const char* spelled_of = nullptr;
@@ -227,6 +231,21 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         plan.sockets[sockets++] = ns;
         break;
       }
+      case wire::kTagShow:
+      case wire::kTagSeal: {
+        // An absolute path below the root (never the root itself), before any other op.
+        const char* s;
+        if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' || s[1] == 0 ||
+            seen_other_op || ops == kMaxOps) {
+          return false;
+        }
+        const bool show = tag == wire::kTagShow;
+        if (show && plan.show_count == wire::kMaxShows) return false;
+        if (show) ++plan.show_count;
+        if (plan.ops) plan.ops[ops] = AgentOp{show ? OpKind::kShow : OpKind::kSeal, s, s};
+        ++ops;
+        break;
+      }
       case wire::kTagPin:
       case wire::kTagProtect:
       case wire::kTagCover:
@@ -235,6 +254,7 @@ inline bool DecodeAgentPlan(const uint8_t* data, size_t size, AgentPlan& plan) {
         if (!wire::PlanReader::AsString(payload, len, s) || s[0] != '/' || ops == kMaxOps) {
           return false;
         }
+        seen_other_op = true;
         const OpKind kind = tag == wire::kTagPin       ? OpKind::kPin
                             : tag == wire::kTagProtect ? OpKind::kProtect
                             : tag == wire::kTagCover   ? OpKind::kCover

@@ -425,6 +425,44 @@ TEST_P(FilesystemTest, GitSafeDirectoriesLetGitUseARepositoryOwnedByAnotherUser)
   EXPECT_EQ(opted_out.out, "");
 }
 
+// Entries allowed back inside a hidden directory: for a root caller srt-agent shows them in
+// bwrap's place (bwrap::ShownByAgent: bwrap re-read the whole mount table for each bind), for an
+// unprivileged one bwrap binds them. Either way the view is the same: each the host's, read-only,
+// nosuid and nodev, with what is below it; a file denied inside one still covered; the rest of
+// the hidden directory gone; and the sandbox's own mount below a shown entry (the cover) is not
+// the host's.
+TEST_P(FilesystemTest, EntriesAllowedBackInAHiddenDirectoryAreTheHostsReadOnly) {
+  run().WriteFile("../home/.config/tool/settings", "TOOL");
+  run().WriteFile("../home/.config/tool/secret", "SECRET");
+  run().WriteFile("../home/.config/other/x", "OTHER");
+  run().WriteFile("../home/.config/file.txt", "FILE");
+  const std::string cfg = run().home() + "/.config";
+  const std::string s = R"({"filesystem": {"denyRead": ["~/.config", "~/.config/tool/secret"],
+      "allowRead": ["~/.config/tool", "~/.config/file.txt"]}})";
+  RunResult r = run().Srt(s, Probe({"read", cfg + "/tool/settings"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "TOOL");
+  EXPECT_EQ(Errno(s, {"read", cfg + "/file.txt"}), 0) << last_.err;
+  EXPECT_EQ(Errno(s, {"read", cfg + "/tool/secret"}), EACCES);
+  EXPECT_EQ(Errno(s, {"read", cfg + "/other/x"}), ENOENT);
+  EXPECT_EQ(Errno(s, {"write", cfg + "/tool/settings"}), EROFS);
+  EXPECT_EQ(Errno(s, {"write", cfg + "/file.txt"}), EROFS);
+  EXPECT_EQ(Errno(s, {"create", cfg + "/tool/new"}), EROFS);
+  // Their mounts: the host's filesystem, read-only, nosuid, nodev; the cover is not the host's.
+  r = run().Srt(s, {"sh", "-c", "grep -F ' " + cfg + "/' /proc/self/mountinfo | cut -d' ' -f5,6"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, cfg + "/file.txt ro,nosuid,nodev,relatime\n" + cfg +
+                       "/tool ro,nosuid,nodev,relatime\n" + cfg +
+                       "/tool/secret ro,nosuid,nodev,noexec,relatime\n")
+      << r.out;
+  std::ifstream host_mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(host_mounts, line)) {
+    EXPECT_EQ(line.find(cfg), std::string::npos) << "on the host: " << line;
+  }
+  EXPECT_EQ(run().ReadFile("../home/.config/tool/settings"), "TOOL");
+}
+
 SRT_INSTANTIATE(FilesystemTest);
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -305,6 +306,44 @@ TEST_F(LimitsBindsTest, BindToAMissingTargetIsWritableAndProtected) {
   o.binds = {{src, "/workspace", true}};
   EXPECT_EQ(Run(std::move(o)).code, 0);
   EXPECT_TRUE(Exists(src + "/rel.txt"));
+}
+
+// A bind target that is new in an existing directory makes that directory synthetic: a tmpfs
+// with its host entries shown, read-only once they are. For a root caller srt-agent shows them
+// and seals it, in bwrap's place (bwrap::ShownByAgent): the view is bwrap's, the entries read-only
+// with what is mounted below them, the directory itself read-only, and the writable bind in it
+// still writable.
+TEST_F(LimitsBindsTest, AnAgentShownSyntheticDirectoryIsSealedAroundItsEntries) {
+  const std::string dir = scratch_ + "/parent";
+  const std::string src = scratch_ + "/src";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir + "/d").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(src.c_str(), 0755), 0);
+  std::ofstream(dir + "/a") << "A";
+  std::ofstream(dir + "/d/f") << "F";
+  ASSERT_EQ(symlink("a", (dir + "/l").c_str()), 0);
+  auto probe = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), ProbeBinary());
+    SandboxOptions o = Options(std::move(args));
+    o.binds = {{src, dir + "/new", true}};
+    return Run(std::move(o)).code;
+  };
+  EXPECT_EQ(probe({"read", dir + "/a"}), 0);
+  EXPECT_EQ(probe({"read", dir + "/l"}), 0);
+  EXPECT_EQ(probe({"read", dir + "/d/f"}), 0);
+  EXPECT_EQ(probe({"write", dir + "/a"}), EROFS);
+  EXPECT_EQ(probe({"create", dir + "/d/g"}), EROFS);
+  EXPECT_EQ(probe({"create", dir + "/x"}), EROFS);
+  EXPECT_EQ(probe({"mkdir", dir + "/y"}), EROFS);
+  EXPECT_EQ(probe({"create", dir + "/new/z", "Z"}), 0);
+  EXPECT_TRUE(Exists(src + "/z"));
+  EXPECT_FALSE(Exists(dir + "/new"));
+  EXPECT_FALSE(Exists(dir + "/x"));
+  // The agent did it, not bwrap.
+  const std::string shown =
+      "srt-agent shows 2 host entries read-only in bwrap's place: " + dir + "/a " + dir + "/d";
+  EXPECT_NE(std::find(debug_.begin(), debug_.end(), shown), debug_.end())
+      << ::testing::PrintToString(debug_);
 }
 
 TEST_F(LimitsBindsTest, InvalidBindFailsStartNamingTheValue) {

@@ -4,6 +4,10 @@
 // order).
 #include "bwrap/argv_builder.h"
 
+#include <algorithm>
+
+#include "base/path.h"
+
 namespace srt::bwrap {
 
 namespace {
@@ -13,6 +17,56 @@ using policy::View;
 
 void Add(std::vector<std::string>& a, std::initializer_list<std::string> words) {
   a.insert(a.end(), words);
+}
+
+// One of the two is at or below the other.
+bool Related(const std::string& a, const std::string& b) {
+  return path::IsWithin(a, b) || path::IsWithin(b, a);
+}
+
+// Whether p.mounts[i] qualifies for ShownByAgent (see there).
+bool AgentMayShow(const Policy& p, size_t i) {
+  const policy::MountRule& m = p.mounts[i];
+  if (m.view != View::kHostReadOnly || (!m.source.empty() && m.source != m.path)) return false;
+  const std::string parent(path::Parent(m.path));
+  if (parent == "/") return false;
+  // The mount its mount point is made in: the last one before it at or above it, which must be
+  // bwrap's tmpfs at its parent. Nothing before it at or below it (whose parents bwrap made).
+  bool holder = false;
+  for (size_t j = i; j-- > 0;) {
+    const policy::MountRule& before = p.mounts[j];
+    if (path::IsWithin(before.path, m.path)) return false;
+    if (path::IsWithin(m.path, before.path)) {
+      holder = before.path == parent &&
+               (before.view == View::kHiddenDir || before.view == View::kSyntheticDir);
+      break;
+    }
+  }
+  if (!holder) return false;
+  // Nothing of bwrap's later at, below or above it. Covers of denied files are srt-agent's,
+  // after its shows.
+  for (size_t j = i + 1; j < p.mounts.size(); ++j) {
+    if (p.mounts[j].view != View::kHiddenFile && Related(p.mounts[j].path, m.path)) return false;
+  }
+  if (!p.resolv_conf.empty() && Related(p.resolv_conf, m.path)) return false;
+  for (const policy::MaskedFile& f : p.masked_files) {
+    if (Related(f.path, m.path)) return false;
+  }
+  for (const std::string& dir : p.remount_read_only) {
+    if (path::IsWithin(dir, m.path)) return false;
+  }
+  // bwrap enters the working directory (--chdir) before the agent's mounts.
+  return !path::IsWithin(p.cwd, m.path);
+}
+
+// The indexes in p.mounts of ShownByAgent's paths.
+std::vector<size_t> AgentShowIndexes(const Policy& p, const Layout& l) {
+  std::vector<size_t> out;
+  if (!l.agent_shows || p.filesystem_disabled) return out;
+  for (size_t i = 0; i < p.mounts.size() && out.size() < kMaxAgentShows; ++i) {
+    if (AgentMayShow(p, i)) out.push_back(i);
+  }
+  return out;
 }
 
 // Phase 1: process and namespaces. A new session blocks TIOCSTI-style injection into the
@@ -32,7 +86,8 @@ void Namespaces(const Policy& p, const Layout& l, std::vector<std::string>& a) {
 // Phase 2: the root, then bwrap's own /dev (a tmpfs with binds of the host's harmless device
 // nodes) and /proc (of the sandbox's pid namespace), then the policy's mounts in policy order:
 // shallow-first so that a deeper rule is mounted on top of the one it refines, the binds last.
-void Filesystem(const Policy& p, const Layout& l, std::vector<std::string>& a) {
+void Filesystem(const Policy& p, const Layout& l, const std::vector<size_t>& shown,
+                std::vector<std::string>& a) {
   if (p.filesystem_disabled) {
     Add(a, {"--bind", "/", "/"});
   } else if (p.synthetic_root) {
@@ -53,7 +108,14 @@ void Filesystem(const Policy& p, const Layout& l, std::vector<std::string>& a) {
   } else {
     Add(a, {"--proc", "/proc"});
   }
-  for (const policy::MountRule& m : p.mounts) {
+  size_t next_shown = 0;
+  for (size_t i = 0; i < p.mounts.size(); ++i) {
+    const policy::MountRule& m = p.mounts[i];
+    // srt-agent's (ShownByAgent): bwrap does not make the mount point either.
+    if (next_shown < shown.size() && shown[next_shown] == i) {
+      ++next_shown;
+      continue;
+    }
     const std::string& source = m.source.empty() ? m.path : m.source;
     switch (m.view) {
       case View::kHostReadOnly:
@@ -100,23 +162,50 @@ void MaskedFiles(const Policy& p, const Layout& l, std::vector<std::string>& a) 
 
 // Phase 2c: srt's synthetic directories become read-only once every mount point in them exists
 // (--remount-ro is not recursive: the mounts inside keep their own flags).
-void RemountReadOnly(const Policy& p, const Layout& l, std::vector<std::string>& a) {
-  for (const std::string& dir : p.remount_read_only) Add(a, {"--remount-ro", dir});
+// Those srt-agent shows entries in, it makes read-only itself, once they are in place.
+void RemountReadOnly(const Policy& p, const Layout& l, const std::vector<std::string>& sealed,
+                     std::vector<std::string>& a) {
+  for (const std::string& dir : p.remount_read_only) {
+    if (std::find(sealed.begin(), sealed.end(), dir) == sealed.end()) {
+      Add(a, {"--remount-ro", dir});
+    }
+  }
   if (l.tmpfs_bytes) Add(a, {"--remount-ro", "/dev"});
 }
 
 // Phase 3: where the command starts.
 void WorkingDirectory(const Policy& p, std::vector<std::string>& a) { Add(a, {"--chdir", p.cwd}); }
 
+// The paths at `indexes` of policy.mounts, and the synthetic directories holding them.
+AgentShows ShowsAt(const Policy& policy, const std::vector<size_t>& indexes) {
+  AgentShows out;
+  for (size_t i : indexes) {
+    const std::string& path = policy.mounts[i].path;
+    out.paths.push_back(path);
+    const std::string parent(path::Parent(path));
+    const auto& dirs = policy.remount_read_only;
+    if (std::find(dirs.begin(), dirs.end(), parent) != dirs.end() &&
+        std::find(out.seals.begin(), out.seals.end(), parent) == out.seals.end()) {
+      out.seals.push_back(parent);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+AgentShows ShownByAgent(const Policy& policy, const Layout& layout) {
+  return ShowsAt(policy, AgentShowIndexes(policy, layout));
+}
 
 Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Invocation inv;
+  const std::vector<size_t> shown = AgentShowIndexes(policy, layout);
   Namespaces(policy, layout, inv.args);
-  Filesystem(policy, layout, inv.args);
+  Filesystem(policy, layout, shown, inv.args);
   ResolvConf(policy, layout, inv.args);
   MaskedFiles(policy, layout, inv.args);
-  RemountReadOnly(policy, layout, inv.args);
+  RemountReadOnly(policy, layout, ShowsAt(policy, shown).seals, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",
               "--args",

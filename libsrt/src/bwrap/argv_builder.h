@@ -37,7 +37,30 @@ struct Layout {
   // directories and a /dev/shm of its own, with /dev itself read-only; 0: the kernel's default
   // size, and bwrap's writable /dev.
   uint64_t tmpfs_bytes = 0;
+  // srt-agent shows the host entries ShownByAgent picks, instead of bwrap: only when the agent
+  // has CAP_SYS_ADMIN over the host's mount namespace (a root caller's), where it clones them.
+  bool agent_shows = false;
 };
+
+// The host entries srt-agent mounts in bwrap's place (wire::kTagShow), and the synthetic
+// directories it then makes read-only (wire::kTagSeal). bwrap re-reads and parses the whole
+// mount table after each bind, which made an srt-poller session's 32 /etc entries a third of its
+// sandbox's start; the agent's three calls per entry read no table. An entry qualifies only
+// where the agent's later mount gives the same view as bwrap's: a read-only bind of the host's
+// entry onto itself, directly in a tmpfs of bwrap's (a hidden or synthetic directory, not the
+// root) that is the last mount above it, with no mount of bwrap's at, below or above it before
+// or after (the agent's own, covers and protections, come after its shows, as they came after
+// bwrap's mounts), and not where bwrap enters the working directory. Empty without
+// Layout::agent_shows; at most kMaxAgentShows entries (bwrap binds the rest). In mount order.
+inline constexpr size_t kMaxAgentShows = 256;  // wire::kMaxShows, which the launcher asserts
+struct AgentShows {
+  std::vector<std::string> paths;
+  // Of the synthetic directories (Policy::remount_read_only), those holding one of `paths`: bwrap
+  // leaves them writable, for the agent to create the mount points.
+  std::vector<std::string> seals;
+  bool operator==(const AgentShows&) const = default;
+};
+AgentShows ShownByAgent(const policy::Policy& policy, const Layout& layout);
 
 struct Invocation {
   // The options that go through the --args descriptor: every mount and namespace flag, so that

@@ -37,6 +37,19 @@ namespace {
 
 constexpr size_t kMaxDiagnostics = size_t{64} * 1024;
 
+static_assert(bwrap::kMaxAgentShows == wire::kMaxShows);
+
+// Whether srt-agent will have CAP_SYS_ADMIN over the host's mount namespace, as srt has: root's
+// agent (not a container's root without it) stays outside the sandbox's user namespace and can
+// clone the host's entries (bwrap::Layout::agent_shows). The agent checks the same way.
+bool AgentMountsOnTheHost() {
+  if (geteuid() != 0) return false;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[0].effective & (1u << CAP_SYS_ADMIN)) != 0;
+}
+
 struct Message {
   uint32_t type = 0;
   std::vector<uint8_t> payload;
@@ -290,6 +303,7 @@ Result<void> Launch::SpawnBwrap() {
   layout.resolv_conf_fd = resolv_target;
   layout.masked_file_fds = masked_targets;
   layout.tmpfs_bytes = spec_.tmpfs_bytes;
+  layout.agent_shows = AgentMountsOnTheHost();
   // bwrap can only keep a capability srt's bounding set still has (a container may have
   // dropped it; then `unshare -r` fails inside as the kernel wants).
   layout.keep_setfcap = layout.caller_is_root && spec_.policy.allow_nested_user_namespaces &&
@@ -306,6 +320,9 @@ Result<void> Launch::SpawnBwrap() {
     masked_fds.push_back(std::move(fd));
   }
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
+  bwrap::AgentShows shows = bwrap::ShownByAgent(spec_.policy, layout);
+  agent_shows_ = std::move(shows.paths);
+  agent_seals_ = std::move(shows.seals);
   SRT_ASSIGN_OR_RETURN(UniqueFd args,
                        sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
   if (spec_.debug) {
@@ -314,6 +331,10 @@ Result<void> Launch::SpawnBwrap() {
     shown.insert(shown.end(), inv.argv.begin() + 3, inv.argv.end());
     Debug("bwrap command (options passed through --args " + std::to_string(args_target) +
           "): " + strings::ShellJoin(shown));
+    if (!agent_shows_.empty()) {
+      Debug("srt-agent shows " + std::to_string(agent_shows_.size()) +
+            " host entries read-only in bwrap's place: " + strings::ShellJoin(agent_shows_));
+    }
     Debug("command: " + strings::ShellJoin(spec_.argv));
   }
 
@@ -412,9 +433,9 @@ Result<void> Launch::SpawnAgent() {
                 spec_.policy.missing_denied_files.end());
   std::vector<std::string> masks;
   for (const policy::MaskedFile& m : spec_.policy.masked_files) masks.push_back(m.path);
-  std::string plan =
-      EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets, spec_.guard, covers,
-                      masks, spec_.policy.symlinked_files, spec_.serve ? wire::kMaxPtys : 0);
+  std::string plan = EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets,
+                                     spec_.guard, covers, masks, spec_.policy.symlinked_files,
+                                     spec_.serve ? wire::kMaxPtys : 0, agent_shows_, agent_seals_);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

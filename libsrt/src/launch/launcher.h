@@ -186,6 +186,10 @@ class Launch {
   size_t deny_bytes_ = 0;
   // A warm sandbox's devpts instance, mounted nowhere (wire::kTagPtys): from the agent to init.
   UniqueFd ptys_;
+  // The host entries the agent mounts in bwrap's place, and the synthetic directories it then
+  // makes read-only (bwrap::ShownByAgent): SpawnBwrap decides, SpawnAgent sends.
+  std::vector<std::string> agent_shows_;
+  std::vector<std::string> agent_seals_;
   std::unique_ptr<StdioRelay> relay_;
   bool finished_ = false;
   // A warm sandbox's commands, by id (serve.cc).

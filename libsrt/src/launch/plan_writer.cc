@@ -86,9 +86,13 @@ std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<wire::NetSocket>& sockets, const GuardPlan& guard,
                             const std::vector<std::string>& covers,
                             const std::vector<std::string>& masks,
-                            const std::vector<policy::SymlinkedFile>& symlinked, uint32_t ptys) {
+                            const std::vector<policy::SymlinkedFile>& symlinked, uint32_t ptys,
+                            const std::vector<std::string>& shows,
+                            const std::vector<std::string>& seals) {
   std::string out = Header();
   RecordU32(out, wire::kTagProc, proc);
+  for (const std::string& path : shows) RecordString(out, wire::kTagShow, path);
+  for (const std::string& dir : seals) RecordString(out, wire::kTagSeal, dir);
   if (ptys != 0) RecordU32(out, wire::kTagPtys, ptys);
   if (!tmpdir.path.empty()) {
     RecordString(out, tmpdir.in_kept_parent ? wire::kTagTmpdirIn : wire::kTagTmpdir, tmpdir.path);

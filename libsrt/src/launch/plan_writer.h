@@ -70,6 +70,8 @@ struct GuardPlan {
 // srt-agent watches. `symlinked`: how the settings spell those of them they name through
 // symlinks (each follows its cover or mask as a wire::kTagSpelled record). `ptys` (a warm
 // sandbox): the most ptys of the commands' devpts instance (wire::kTagPtys), 0 for none.
+// `shows`, `seals`: the host entries srt-agent mounts in bwrap's place, and the synthetic
+// directories it then makes read-only (wire::kTagShow, kTagSeal; bwrap::ShownByAgent).
 std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},
@@ -77,6 +79,7 @@ std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<std::string>& covers = {},
                             const std::vector<std::string>& masks = {},
                             const std::vector<policy::SymlinkedFile>& symlinked = {},
-                            uint32_t ptys = 0);
+                            uint32_t ptys = 0, const std::vector<std::string>& shows = {},
+                            const std::vector<std::string>& seals = {});
 
 }  // namespace srt::launch

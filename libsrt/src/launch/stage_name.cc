@@ -46,6 +46,8 @@ const char* StageName(int32_t stage) {
       return "covering a denied file";
     case wire::kStageProcCover:
       return "making the host-wide settings in the sandbox's /proc read-only";
+    case wire::kStageShow:
+      return "showing a host entry in the sandbox";
     case wire::kStageCwd:
       return "changing to the command's working directory";
     case wire::kStageIsolate:

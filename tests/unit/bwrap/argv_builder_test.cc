@@ -301,5 +301,84 @@ TEST(ArgvBuilderTest, BindOntoAnExistingTarget) {
                      "--bind", "/srv/x", "/mnt/x", "--chdir", "/w"}}));
 }
 
+// A root caller's srt-agent shows the read-only entries bwrap would bind directly into a tmpfs
+// of its own (a hidden directory's, a synthetic one's), so bwrap does not re-read the mount table
+// for each: neither the bind nor its mount point is bwrap's, and a synthetic directory holding
+// one is made read-only by the agent, after them. Everything else stays bwrap's, in order.
+TEST(ArgvBuilderTest, ARootCallersAgentShowsTheEntriesOfBwrapsTmpfsInItsPlace) {
+  Policy p = Base();
+  p.mounts = {MountRule{"/etc", View::kHiddenDir, ""},
+              MountRule{"/etc/passwd", View::kHostReadOnly, ""},
+              MountRule{"/etc/perl", View::kHostReadOnly, ""},
+              MountRule{"/etc/perl/secret", View::kHiddenFile, ""},
+              MountRule{"/opt", View::kSyntheticDir, ""},
+              MountRule{"/opt/link", View::kSymlink, "", "tool"},
+              MountRule{"/opt/tool", View::kHostReadOnly, ""},
+              MountRule{"/opt/work", View::kHostWritable, "", "/src/s1"}};
+  p.remount_read_only = {"/opt"};
+  Layout root = kLayout;
+  root.caller_is_root = true;
+  root.agent_shows = true;
+  EXPECT_EQ(ShownByAgent(p, root),
+            (AgentShows{{"/etc/passwd", "/etc/perl", "/opt/tool"}, {"/opt"}}));
+  EXPECT_EQ(
+      BuildInvocation(p, root).args,
+      Concat({Namespaces(),
+              {"--cap-drop", "ALL",       "--disable-userns", "--ro-bind", "/",         "/",
+               "--dev",      "/dev",      "--proc",           "/proc",     "--tmpfs",   "/etc",
+               "--tmpfs",    "/opt",      "--symlink",        "tool",      "/opt/link", "--bind",
+               "/src/s1",    "/opt/work", "--chdir",          "/w"}}));
+  // Without an agent that can (an unprivileged caller's), all of it is bwrap's, as before.
+  Layout plain = root;
+  plain.agent_shows = false;
+  EXPECT_EQ(ShownByAgent(p, plain), AgentShows{});
+  EXPECT_EQ(BuildInvocation(p, plain).args,
+            Concat({Namespaces(), {"--cap-drop", "ALL",         "--disable-userns",
+                                   "--ro-bind",  "/",           "/",
+                                   "--dev",      "/dev",        "--proc",
+                                   "/proc",      "--tmpfs",     "/etc",
+                                   "--ro-bind",  "/etc/passwd", "/etc/passwd",
+                                   "--ro-bind",  "/etc/perl",   "/etc/perl",
+                                   "--tmpfs",    "/opt",        "--symlink",
+                                   "tool",       "/opt/link",   "--ro-bind",
+                                   "/opt/tool",  "/opt/tool",   "--bind",
+                                   "/src/s1",    "/opt/work",   "--remount-ro",
+                                   "/opt",       "--chdir",     "/w"}}));
+}
+
+// Where the agent's later mount would not give bwrap's view, the entry stays bwrap's: a mount of
+// bwrap's after it at, below or above it (it would end up below the agent's), one before it
+// below it, a parent that is not bwrap's tmpfs (the host's root; a directory bwrap makes on the
+// way), another source, a writable bind, the working directory (bwrap enters it before the
+// agent runs), the resolv.conf and masked files bwrap binds after the mounts.
+TEST(ArgvBuilderTest, TheAgentShowsNoEntryWhoseViewWouldChange) {
+  Policy p = Base();
+  p.cwd = "/etc/cwd/sub";
+  p.mounts = {MountRule{"/etc", View::kHiddenDir, ""},
+              MountRule{"/etc/early/x", View::kHiddenDir, ""},
+              MountRule{"/etc/early", View::kHostReadOnly, ""},
+              MountRule{"/etc/below", View::kHostReadOnly, ""},
+              MountRule{"/etc/on", View::kHostReadOnly, ""},
+              MountRule{"/etc/renamed", View::kHostReadOnly, "", "/srv/other"},
+              MountRule{"/etc/rw", View::kHostWritable, ""},
+              MountRule{"/etc/cwd", View::kHostReadOnly, ""},
+              MountRule{"/etc/resolv.conf", View::kHostReadOnly, ""},
+              MountRule{"/etc/token", View::kHostReadOnly, ""},
+              MountRule{"/etc/ssl/certs", View::kHostReadOnly, ""},
+              MountRule{"/usr", View::kHostReadOnly, ""},
+              MountRule{"/etc/ok", View::kHostReadOnly, ""},
+              MountRule{"/etc/below/deeper", View::kHiddenDir, ""},
+              MountRule{"/etc/on", View::kSymlink, "", "x"}};
+  p.resolv_conf = "/etc/resolv.conf";
+  p.masked_files = {{"/etc/token", 0}};
+  Layout root = kLayout;
+  root.caller_is_root = true;
+  root.agent_shows = true;
+  EXPECT_EQ(ShownByAgent(p, root), (AgentShows{{"/etc/ok"}, {}}));
+  // After a later mount above it, nothing is the agent's either.
+  p.mounts.push_back(MountRule{"/etc", View::kHiddenDir, ""});
+  EXPECT_EQ(ShownByAgent(p, root), AgentShows{});
+}
+
 }  // namespace
 }  // namespace srt::bwrap

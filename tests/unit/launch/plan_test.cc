@@ -177,6 +177,54 @@ TEST(PlanTest, AgentPlanCarriesTheCommandsPtys) {
   }
 }
 
+// The host entries srt-agent shows in bwrap's place (wire::kTagShow) and the synthetic
+// directories it then seals (kTagSeal) come first, in order, before its other mounts; at most
+// kMaxShows; never the root, never relative, never after another op.
+TEST(PlanTest, AgentPlanShowsHostEntriesBeforeAnythingElse) {
+  std::vector<policy::Protection> ps = {
+      {policy::ProtectKind::kProtect, "/etc/x/.bashrc", true, ""}};
+  std::string bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, ps, {}, {}, {"/etc/x/secret"},
+                                              {}, {}, 0, {"/etc/x", "/opt/a"}, {"/opt"});
+  init::AgentPlan plan;
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  ASSERT_EQ(plan.op_count, 5u);
+  EXPECT_EQ(plan.show_count, 2u);
+  std::vector<init::AgentOp> ops(plan.op_count);
+  plan.ops = ops.data();
+  ASSERT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), plan));
+  EXPECT_EQ(ops[0].kind, init::OpKind::kShow);
+  EXPECT_STREQ(ops[0].path, "/etc/x");
+  EXPECT_EQ(ops[1].kind, init::OpKind::kShow);
+  EXPECT_STREQ(ops[1].path, "/opt/a");
+  EXPECT_EQ(ops[2].kind, init::OpKind::kSeal);
+  EXPECT_STREQ(ops[2].path, "/opt");
+  EXPECT_EQ(ops[3].kind, init::OpKind::kCover);
+  EXPECT_EQ(ops[4].kind, init::OpKind::kProtect);
+  // kMaxShows of them, not one more.
+  std::vector<std::string> many(wire::kMaxShows, "/etc/e");
+  bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {}, {}, 0, many);
+  init::AgentPlan most;  // counted only (no ops array)
+  EXPECT_TRUE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), most));
+  EXPECT_EQ(most.show_count, wire::kMaxShows);
+  many.push_back("/etc/e");
+  bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {}, {}, 0, many);
+  init::AgentPlan too_many;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), too_many));
+  for (const char* bad : {"/", "etc/x", ""}) {
+    bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {}, {}, 0, {bad});
+    init::AgentPlan p;
+    EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), p)) << bad;
+    bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {}, {}, 0, {}, {bad});
+    EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), p)) << bad;
+  }
+  // After another op: the agent would mount it too late.
+  bytes = launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {"/etc/x/secret"});
+  bytes += launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}, {}, {}, {}, {}, {}, 0, {"/etc/x"})
+               .substr(launch::EncodeAgentPlan(wire::kProcAsIs, {}, {}).size());
+  init::AgentPlan late;
+  EXPECT_FALSE(init::DecodeAgentPlan(Bytes(bytes), bytes.size(), late));
+}
+
 // A protection inside a bind carries its host path (where srt-agent looks whether it exists).
 TEST(PlanTest, AgentPlanCarriesHostPathsOfProtectionsInsideBinds) {
   std::vector<policy::Protection> ps = {

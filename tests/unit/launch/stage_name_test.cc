@@ -17,13 +17,13 @@ namespace {
 // a plain run's failure nor a warm sandbox command's refusal reads "failed set-up".
 TEST(StageNameTest, EveryStageHasItsOwnWords) {
   std::set<std::string> seen;
-  for (int32_t stage = wire::kStagePlan; stage <= wire::kStageKeptTmpdir; ++stage) {
+  for (int32_t stage = wire::kStagePlan; stage <= wire::kStageShow; ++stage) {
     const std::string name = StageName(stage);
     EXPECT_NE(name, "set-up") << stage;
     EXPECT_TRUE(seen.insert(name).second) << stage << ": " << name;
   }
   EXPECT_STREQ(StageName(0), "set-up");
-  EXPECT_STREQ(StageName(wire::kStageKeptTmpdir + 1), "set-up");
+  EXPECT_STREQ(StageName(wire::kStageShow + 1), "set-up");
   // The words users see for a command's own stages.
   EXPECT_STREQ(StageName(wire::kStageCwd), "changing to the command's working directory");
   EXPECT_STREQ(StageName(wire::kStageTerminal), "making the command's terminal");
