@@ -13,7 +13,7 @@ namespace srt::init {
 
 inline constexpr size_t kMaxKeepFds = wire::kMaxKeepFds;
 inline constexpr size_t kMaxArgs = 1u << 17;
-inline constexpr size_t kMaxOps = 1u << 14;
+inline constexpr size_t kMaxOps = wire::kMaxAgentOps;
 
 struct InitPlan {
   int stderr_fd = -1;

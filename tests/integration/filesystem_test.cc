@@ -463,6 +463,55 @@ TEST_P(FilesystemTest, EntriesAllowedBackInAHiddenDirectoryAreTheHostsReadOnly) 
   EXPECT_EQ(run().ReadFile("../home/.config/tool/settings"), "TOOL");
 }
 
+// Hostile review 7: root callers for whom srt-agent cannot, or must not, show entries in bwrap's
+// place still get them, from bwrap, where the first version of it failed to start: the root of a
+// user namespace that shares the host's mount namespace (the agent's clone needs CAP_SYS_ADMIN
+// over that), a low open-file limit (the agent holds a clone per entry at once), and a policy
+// whose denied files leave the agent's plan no room for them.
+TEST_P(FilesystemTest, EveryRootCallerGetsItsEntriesAllowedBack) {
+  if (!root()) GTEST_SKIP() << "root callers only";
+  const std::string dir = run().Path("hidden");
+  for (int i = 0; i < 100; ++i) run().WriteFile("hidden/e" + std::to_string(i), "E");
+  run().WriteFile("hidden/secret", "SECRET");
+  for (int i = 0; i < 16280; ++i) run().WriteFile("denied/f" + std::to_string(i), "");
+  std::string allowed, denied;
+  for (int i = 0; i < 100; ++i) allowed += ", \"" + dir + "/e" + std::to_string(i) + "\"";
+  for (int i = 0; i < 16280; ++i)
+    denied += ", \"" + run().Path("denied/f" + std::to_string(i)) + "\"";
+  const std::string shows = "{\"filesystem\": {\"denyRead\": [\"" + dir + "\"], \"allowRead\": [" +
+                            allowed.substr(2) + "]}}";
+  const std::string crowded = "{\"filesystem\": {\"denyRead\": [\"" + dir + "\"" + denied +
+                              "], \"allowRead\": [" + allowed.substr(2) + "]}}";
+  run().WriteFile("shows.json", shows);
+  run().WriteFile("crowded.json", crowded);
+  const std::string srt = SrtBinary();
+  const std::string cmd = " -c 'cat " + dir + "/e0 " + dir + "/e99; cat " + dir + "/secret'";
+  for (const std::string& how : {"unshare -Ur " + srt + " -s " + run().Path("shows.json"),
+                                 "ulimit -n 64; " + srt + " -s " + run().Path("shows.json"),
+                                 srt + " -s " + run().Path("crowded.json")}) {
+    FILE* p = popen(("cd /usr && " + how + cmd + " 2>&1").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 256) << how << ":\n" << out;  // cat's 1, for the hidden file
+    EXPECT_TRUE(out.starts_with("EE")) << how << ":\n" << out;
+    EXPECT_NE(out.find("No such file or directory"), std::string::npos) << how << ":\n" << out;
+  }
+  // A policy past the agent's plan even without them fails before anything starts, naming the
+  // limit (not a broken pipe to the agent, as before).
+  for (int i = 0; i < 110; ++i) run().WriteFile("more/f" + std::to_string(i), "");
+  for (int i = 0; i < 110; ++i) denied += ", \"" + run().Path("more/f" + std::to_string(i)) + "\"";
+  RunResult over =
+      run().Srt("{\"filesystem\": {\"denyRead\": [" + denied.substr(2) + "]}}", {"true"});
+  EXPECT_EQ(over.exit_code, 125) << over.err;
+  EXPECT_NE(
+      over.err.find("the policy needs 16396 operations of srt-agent (denied and masked files, "
+                    "protected paths), more than its limit of 16384"),
+      std::string::npos)
+      << over.err;
+}
+
 SRT_INSTANTIATE(FilesystemTest);
 
 }  // namespace

@@ -92,6 +92,9 @@ enum Tag : uint16_t {
 
 // The most host entries one agent shows (kTagShow); the launcher leaves the rest to bwrap.
 inline constexpr size_t kMaxShows = 256;
+// The most operations one agent plan holds: kTagShow, kTagSeal, kTagPin, kTagProtect, kTagCover,
+// kTagMask and kTagSpelled records together.
+inline constexpr size_t kMaxAgentOps = size_t{1} << 14;
 
 // The write guard: every system call of the command that creates, renames or links a name (a
 // socket's bind included), or opens a file for writing, is handed by the kernel

@@ -62,8 +62,9 @@ bool AgentMayShow(const Policy& p, size_t i) {
 // The indexes in p.mounts of ShownByAgent's paths.
 std::vector<size_t> AgentShowIndexes(const Policy& p, const Layout& l) {
   std::vector<size_t> out;
-  if (!l.agent_shows || p.filesystem_disabled) return out;
-  for (size_t i = 0; i < p.mounts.size() && out.size() < kMaxAgentShows; ++i) {
+  if (p.filesystem_disabled) return out;
+  const size_t most = std::min(l.agent_shows, kMaxAgentShows);
+  for (size_t i = 0; i < p.mounts.size() && out.size() < most; ++i) {
     if (AgentMayShow(p, i)) out.push_back(i);
   }
   return out;

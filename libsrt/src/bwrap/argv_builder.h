@@ -37,9 +37,11 @@ struct Layout {
   // directories and a /dev/shm of its own, with /dev itself read-only; 0: the kernel's default
   // size, and bwrap's writable /dev.
   uint64_t tmpfs_bytes = 0;
-  // srt-agent shows the host entries ShownByAgent picks, instead of bwrap: only when the agent
-  // has CAP_SYS_ADMIN over the host's mount namespace (a root caller's), where it clones them.
-  bool agent_shows = false;
+  // srt-agent shows at most this many of the host entries ShownByAgent picks, instead of bwrap
+  // (and never more than kMaxAgentShows): 0 unless the agent has CAP_SYS_ADMIN over the host's
+  // mount namespace (a root caller's), where it clones them; fewer when its descriptors or its
+  // plan's operations would run out.
+  size_t agent_shows = 0;
 };
 
 // The host entries srt-agent mounts in bwrap's place (wire::kTagShow), and the synthetic
@@ -50,8 +52,8 @@ struct Layout {
 // entry onto itself, directly in a tmpfs of bwrap's (a hidden or synthetic directory, not the
 // root) that is the last mount above it, with no mount of bwrap's at, below or above it before
 // or after (the agent's own, covers and protections, come after its shows, as they came after
-// bwrap's mounts), and not where bwrap enters the working directory. Empty without
-// Layout::agent_shows; at most kMaxAgentShows entries (bwrap binds the rest). In mount order.
+// bwrap's mounts), and not where bwrap enters the working directory. At most
+// Layout::agent_shows and kMaxAgentShows entries (bwrap binds the rest). In mount order.
 inline constexpr size_t kMaxAgentShows = 256;  // wire::kMaxShows, which the launcher asserts
 struct AgentShows {
   std::vector<std::string> paths;

@@ -4,8 +4,11 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,6 +22,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/fd_message.h"
 #include "base/strings.h"
@@ -39,15 +44,58 @@ constexpr size_t kMaxDiagnostics = size_t{64} * 1024;
 
 static_assert(bwrap::kMaxAgentShows == wire::kMaxShows);
 
-// Whether srt-agent will have CAP_SYS_ADMIN over the host's mount namespace, as srt has: root's
-// agent (not a container's root without it) stays outside the sandbox's user namespace and can
-// clone the host's entries (bwrap::Layout::agent_shows). The agent checks the same way.
+// Whether srt-agent can clone the host's entries (bwrap::Layout::agent_shows): it runs with
+// srt's credentials and namespaces, and stays outside the sandbox's user namespace as root with
+// CAP_SYS_ADMIN (it checks that itself); open_tree's clone then needs that capability over the
+// mount namespace, i.e. srt's user namespace must own it. Not so for the root of a user
+// namespace that shares an outer mount namespace (`unshare -r` without -m, a service's
+// PrivateUsers=), nor for a root without CAP_SYS_ADMIN (a container's): bwrap binds for them.
 bool AgentMountsOnTheHost() {
   if (geteuid() != 0) return false;
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
   if (syscall(SYS_capget, &header, data) != 0) return false;
-  return (data[0].effective & (1u << CAP_SYS_ADMIN)) != 0;
+  if ((data[0].effective & (1u << CAP_SYS_ADMIN)) == 0) return false;
+  UniqueFd mnt(open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+  UniqueFd owner(mnt ? ioctl(mnt.get(), NS_GET_USERNS) : -1);
+  struct stat own {
+  }, user{};
+  return owner && fstat(owner.get(), &own) == 0 && stat("/proc/self/ns/user", &user) == 0 &&
+         own.st_dev == user.st_dev && own.st_ino == user.st_ino;
+}
+
+// The descriptors srt-agent holds besides the clones of the entries it shows (one each, all at
+// once: it makes them before it joins the sandbox): its plan, control socket, namespaces,
+// pidfds and a few more, with room to spare.
+constexpr size_t kAgentOwnFds = 32;
+
+// Everything of srt-agent's plan but its shows, gathered once: SpawnBwrap counts it against
+// wire::kMaxAgentOps, SpawnAgent sends it.
+AgentOps GatherAgentOps(const policy::Policy& policy) {
+  AgentOps ops;
+  ops.protections = policy.protections;
+  for (const char* node : bwrap::kHostDeviceNodes) {
+    ops.protections.push_back(
+        {policy::ProtectKind::kProtect, node, true, "a host device node", ""});
+  }
+  // Denied files: srt-agent covers them (bwrap::BuildInvocation leaves them out) ...
+  for (const policy::MountRule& m : policy.mounts) {
+    if (m.view == policy::View::kHiddenFile) ops.covers.push_back(m.path);
+  }
+  // ... and those that do not exist yet, once the host makes them; masked files (which bwrap
+  // binds) it watches, to mask them again if the host replaces them.
+  ops.covers.insert(ops.covers.end(), policy.missing_denied_files.begin(),
+                    policy.missing_denied_files.end());
+  for (const policy::MaskedFile& m : policy.masked_files) ops.masks.push_back(m.path);
+  // Each cover or mask is one record, and one more per spelling (wire::kTagSpelled).
+  std::unordered_map<std::string_view, size_t> named;
+  for (const std::string& c : ops.covers) ++named[c];
+  for (const std::string& m : ops.masks) ++named[m];
+  ops.count = ops.protections.size() + ops.covers.size() + ops.masks.size();
+  for (const policy::SymlinkedFile& f : policy.symlinked_files) {
+    if (auto it = named.find(f.path); it != named.end()) ops.count += it->second;
+  }
+  return ops;
 }
 
 struct Message {
@@ -303,7 +351,24 @@ Result<void> Launch::SpawnBwrap() {
   layout.resolv_conf_fd = resolv_target;
   layout.masked_file_fds = masked_targets;
   layout.tmpfs_bytes = spec_.tmpfs_bytes;
-  layout.agent_shows = AgentMountsOnTheHost();
+  // srt-agent's plan, but for its shows, within its limit (a policy of some 16,000 denied files).
+  agent_ops_ = GatherAgentOps(spec_.policy);
+  if (agent_ops_.count > wire::kMaxAgentOps) {
+    return MakeError(Errc::kInvalidArgument,
+                     "the policy needs " + std::to_string(agent_ops_.count) +
+                         " operations of srt-agent (denied and masked files, protected paths), "
+                         "more than its limit of " +
+                         std::to_string(wire::kMaxAgentOps));
+  }
+  if (AgentMountsOnTheHost()) {
+    // As many as its plan (a show and at most one seal each) and its descriptors have room for.
+    rlimit nofile{};
+    const size_t fds = getrlimit(RLIMIT_NOFILE, &nofile) != 0 ? 0
+                       : nofile.rlim_cur == RLIM_INFINITY     ? wire::kMaxShows
+                       : nofile.rlim_cur > kAgentOwnFds       ? nofile.rlim_cur - kAgentOwnFds
+                                                              : 0;
+    layout.agent_shows = std::min(fds, (wire::kMaxAgentOps - agent_ops_.count) / 2);
+  }
   // bwrap can only keep a capability srt's bounding set still has (a container may have
   // dropped it; then `unshare -r` fails inside as the kernel wants).
   layout.keep_setfcap = layout.caller_is_root && spec_.policy.allow_nested_user_namespaces &&
@@ -418,24 +483,10 @@ Result<void> Launch::SpawnAgent() {
   // Either way the command sees only its own pid namespace, srt's PID 1 hidden in it.
   const wire::ProcMode proc =
       spec_.policy.weaker_nested_sandbox ? wire::kProcPrivate : wire::kProcHidePid;
-  std::vector<policy::Protection> protections = spec_.policy.protections;
-  for (const char* node : bwrap::kHostDeviceNodes) {
-    protections.push_back({policy::ProtectKind::kProtect, node, true, "a host device node", ""});
-  }
-  // Denied files: srt-agent covers them (bwrap::BuildInvocation leaves them out).
-  std::vector<std::string> covers;
-  for (const policy::MountRule& m : spec_.policy.mounts) {
-    if (m.view == policy::View::kHiddenFile) covers.push_back(m.path);
-  }
-  // ... and those that do not exist yet, once the host makes them; masked files (which bwrap
-  // binds) it watches, to mask them again if the host replaces them.
-  covers.insert(covers.end(), spec_.policy.missing_denied_files.begin(),
-                spec_.policy.missing_denied_files.end());
-  std::vector<std::string> masks;
-  for (const policy::MaskedFile& m : spec_.policy.masked_files) masks.push_back(m.path);
-  std::string plan = EncodeAgentPlan(proc, spec_.tmpdir, protections, spec_.net_sockets,
-                                     spec_.guard, covers, masks, spec_.policy.symlinked_files,
-                                     spec_.serve ? wire::kMaxPtys : 0, agent_shows_, agent_seals_);
+  std::string plan =
+      EncodeAgentPlan(proc, spec_.tmpdir, agent_ops_.protections, spec_.net_sockets, spec_.guard,
+                      agent_ops_.covers, agent_ops_.masks, spec_.policy.symlinked_files,
+                      spec_.serve ? wire::kMaxPtys : 0, agent_shows_, agent_seals_);
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);

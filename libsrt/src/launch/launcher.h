@@ -87,6 +87,15 @@ struct ExecSpec {
 };
 
 class Launch;
+
+// srt-agent's plan, but for its shows (the launcher's GatherAgentOps): `count` records of
+// wire::kMaxAgentOps.
+struct AgentOps {
+  std::vector<policy::Protection> protections;  // the policy's, and the host's device nodes
+  std::vector<std::string> covers;              // denied files, also those not there yet
+  std::vector<std::string> masks;               // masked files, which bwrap binds
+  size_t count = 0;
+};
 struct ExecState;
 
 // A running command of a warm sandbox. Its Launch must outlive it.
@@ -186,6 +195,7 @@ class Launch {
   size_t deny_bytes_ = 0;
   // A warm sandbox's devpts instance, mounted nowhere (wire::kTagPtys): from the agent to init.
   UniqueFd ptys_;
+  AgentOps agent_ops_;  // SpawnBwrap gathers and counts it, SpawnAgent sends it
   // The host entries the agent mounts in bwrap's place, and the synthetic directories it then
   // makes read-only (bwrap::ShownByAgent): SpawnBwrap decides, SpawnAgent sends.
   std::vector<std::string> agent_shows_;

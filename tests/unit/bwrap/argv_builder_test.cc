@@ -318,7 +318,7 @@ TEST(ArgvBuilderTest, ARootCallersAgentShowsTheEntriesOfBwrapsTmpfsInItsPlace) {
   p.remount_read_only = {"/opt"};
   Layout root = kLayout;
   root.caller_is_root = true;
-  root.agent_shows = true;
+  root.agent_shows = kMaxAgentShows;
   EXPECT_EQ(ShownByAgent(p, root),
             (AgentShows{{"/etc/passwd", "/etc/perl", "/opt/tool"}, {"/opt"}}));
   EXPECT_EQ(
@@ -329,8 +329,12 @@ TEST(ArgvBuilderTest, ARootCallersAgentShowsTheEntriesOfBwrapsTmpfsInItsPlace) {
                "--tmpfs",    "/opt",      "--symlink",        "tool",      "/opt/link", "--bind",
                "/src/s1",    "/opt/work", "--chdir",          "/w"}}));
   // Without an agent that can (an unprivileged caller's), all of it is bwrap's, as before.
+  // As many as the launcher has room for (the agent's descriptors, its plan's operations).
+  Layout two = root;
+  two.agent_shows = 2;
+  EXPECT_EQ(ShownByAgent(p, two), (AgentShows{{"/etc/passwd", "/etc/perl"}, {}}));
   Layout plain = root;
-  plain.agent_shows = false;
+  plain.agent_shows = 0;
   EXPECT_EQ(ShownByAgent(p, plain), AgentShows{});
   EXPECT_EQ(BuildInvocation(p, plain).args,
             Concat({Namespaces(), {"--cap-drop", "ALL",         "--disable-userns",
@@ -373,7 +377,7 @@ TEST(ArgvBuilderTest, TheAgentShowsNoEntryWhoseViewWouldChange) {
   p.masked_files = {{"/etc/token", 0}};
   Layout root = kLayout;
   root.caller_is_root = true;
-  root.agent_shows = true;
+  root.agent_shows = kMaxAgentShows;
   EXPECT_EQ(ShownByAgent(p, root), (AgentShows{{"/etc/ok"}, {}}));
   // After a later mount above it, nothing is the agent's either.
   p.mounts.push_back(MountRule{"/etc", View::kHiddenDir, ""});
