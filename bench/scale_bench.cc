@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // srt-scale-bench: how srt's start-up grows with the work a policy asks for, beside bare bwrap
-// given the same mounts. Three curves (issue 12): denied files (each a /dev/null over a file),
-// allowWrite roots (each a writable bind, with its mandatory denies), and the mandatory-deny walk
-// over a tree of directories at mandatoryDenySearchDepth 10. Each point runs `srt -c true` and the
+// given the same mounts. Four curves (issue 12): denied files (each a /dev/null over a file),
+// allowWrite roots (each a writable bind, with its mandatory denies), entries allowed back in a
+// hidden directory (each a read-only bind in a tmpfs), and the mandatory-deny walk over a tree of
+// directories at mandatoryDenySearchDepth 10. Each point runs `srt -c true` and the
 // bwrap command in turn (A B A B ...) and prints the medians and their ratio. It prints figures
 // and asserts nothing; its exit status is non-zero only when it cannot measure.
 #include <fcntl.h>
@@ -34,8 +35,9 @@ struct Options {
 constexpr char kUsage[] =
     R"(Usage: srt-scale-bench [--runs N] [--srt PATH] [--bwrap PATH] [--workdir DIR]
 
-How srt's start-up grows with denied files, allowWrite roots and the mandatory-deny walk, beside
-bare bwrap given the same mounts. Prints median wall times (ms) and their ratio per point.
+How srt's start-up grows with denied files, allowWrite roots, entries allowed back in a hidden
+directory and the mandatory-deny walk, beside bare bwrap given the same mounts. Prints median
+wall times (ms) and their ratio per point.
   --runs N      timed pairs per point (default 9)
   --srt PATH    default: srt next to this program
   --bwrap PATH  default: bwrap from PATH
@@ -177,6 +179,26 @@ int main(int argc, char** argv) {
     p.settings = Settings(root, "roots-" + std::to_string(n) + ".json",
                           "{\"filesystem\": {\"denyRead\": [], \"allowWrite\": [" + Quoted(dirs) +
                               "], \"denyWrite\": []}, " + net + "}");
+    Measure(o, p);
+  }
+
+  std::printf(
+      "entries allowed back in a hidden directory (denyRead D, allowRead N files in D; for root,\n"
+      "srt-agent shows them, bwrap re-reads the mount table for each):\n");
+  for (int n : {10, 30, 100}) {
+    const std::string dir = root + "/shown" + std::to_string(n);
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> paths;
+    Point p{std::to_string(n) + " entries", "", {"--tmpfs", dir}, root};
+    for (int i = 0; i < n; ++i) {
+      paths.push_back(dir + "/e" + std::to_string(i));
+      srt::bench::WriteFile(paths.back(), "");
+      p.bwrap_adds.insert(p.bwrap_adds.end(), {"--ro-bind", paths.back(), paths.back()});
+    }
+    p.settings =
+        Settings(root, "shown-" + std::to_string(n) + ".json",
+                 "{\"filesystem\": {\"denyRead\": [\"" + dir + "\"], \"allowRead\": [" +
+                     Quoted(paths) + "], \"allowWrite\": [], \"denyWrite\": []}, " + net + "}");
     Measure(o, p);
   }
 
