@@ -131,6 +131,14 @@ long OpenNs(long pid, const char* kind) {
   return SRT_SYS(__NR_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 }
 
+// Whether two namespace descriptors name the same namespace (nsfs: one device, an inode each).
+bool SameNamespace(int a, int b) {
+  struct statx x {
+  }, y{};
+  return !Failed(StatAt(a, "", x)) && !Failed(StatAt(b, "", y)) && x.stx_ino == y.stx_ino &&
+         x.stx_dev_major == y.stx_dev_major && x.stx_dev_minor == y.stx_dev_minor;
+}
+
 bool Alive(int pidfd) {
   PollFd p{pidfd, kPollIn, 0};
   timespec zero{0, 0};
@@ -1299,10 +1307,13 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
   // The guard acts as the sandbox's user, inside the user namespace the command runs in (where
   // it drops every effective capability): PID 1's, which with --disable-userns is one bwrap
   // nests inside the namespace that owns the mounts. (Root stayed outside both so far, for the
-  // hidepid group above.)
+  // hidepid group above.) Without the nesting (enableWeakerNestedSandbox) an agent that joined
+  // above is in it already, where setns would fail with EINVAL.
   if (plan.guard_call_count) {
     r = Failed(command_userns) ? command_userns
-                               : SRT_SYS(__NR_setns, command_userns, CLONE_NEWUSER);
+        : join && SameNamespace(static_cast<int>(command_userns), static_cast<int>(userns))
+            ? 0
+            : SRT_SYS(__NR_setns, command_userns, CLONE_NEWUSER);
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the command's users");
       return 1;

@@ -512,6 +512,24 @@ TEST_P(FilesystemTest, EveryRootCallerGetsItsEntriesAllowedBack) {
       << over.err;
 }
 
+// Hostile review 7, seen beside it: a root without CAP_SYS_ADMIN (a container's) has its agent
+// join the sandbox's user namespace, which with enableWeakerNestedSandbox is also the command's
+// (bwrap nests none): joining it again failed every such sandbox with EINVAL.
+TEST_P(FilesystemTest, ARootWithoutCapSysAdminRunsAWeakerNestedSandbox) {
+  if (!root()) GTEST_SKIP() << "root callers only";
+  run().WriteFile("weaker.json", R"({"enableWeakerNestedSandbox": true})");
+  const std::string cmd = "cd /usr && setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin " +
+                          std::string(SrtBinary()) + " -s " + run().Path("weaker.json") +
+                          " -c 'echo ran; grep CapEff /proc/self/status' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_EQ(out, "ran\nCapEff:\t0000000000000000\n");
+}
+
 SRT_INSTANTIATE(FilesystemTest);
 
 }  // namespace
