@@ -226,7 +226,7 @@ long CloneHostEntry(const char* path) {
 }
 
 // kTagShow, in the sandbox: the mount point `path` made in its parent (bwrap's tmpfs, where
-// nothing is at that name: bwrap::ShownByAgent), as bwrap makes one (a directory 0755, any other
+// nothing is at that name: bwrap::AgentShows), as bwrap makes one (a directory 0755, any other
 // entry an empty file 0444), and the clone `tree` mounted on it. 0 or -errno.
 long ShowHostEntry(const char* path, int tree) {
   char parent[kPathMax];

@@ -426,7 +426,7 @@ TEST_P(FilesystemTest, GitSafeDirectoriesLetGitUseARepositoryOwnedByAnotherUser)
 }
 
 // Entries allowed back inside a hidden directory: for a root caller srt-agent shows them in
-// bwrap's place (bwrap::ShownByAgent: bwrap re-read the whole mount table for each bind), for an
+// bwrap's place (bwrap::AgentShows: bwrap re-read the whole mount table for each bind), for an
 // unprivileged one bwrap binds them. Either way the view is the same: each the host's, read-only,
 // nosuid and nodev, with what is below it; a file denied inside one still covered; the rest of
 // the hidden directory gone; and the sandbox's own mount below a shown entry (the cover) is not

@@ -310,7 +310,7 @@ TEST_F(LimitsBindsTest, BindToAMissingTargetIsWritableAndProtected) {
 
 // A bind target that is new in an existing directory makes that directory synthetic: a tmpfs
 // with its host entries shown, read-only once they are. For a root caller srt-agent shows them
-// and seals it, in bwrap's place (bwrap::ShownByAgent): the view is bwrap's, the entries read-only
+// and seals it, in bwrap's place (bwrap::AgentShows): the view is bwrap's, the entries read-only
 // with what is mounted below them, the directory itself read-only, and the writable bind in it
 // still writable.
 TEST_F(LimitsBindsTest, AnAgentShownSyntheticDirectoryIsSealedAroundItsEntries) {

@@ -24,7 +24,7 @@ bool Related(const std::string& a, const std::string& b) {
   return path::IsWithin(a, b) || path::IsWithin(b, a);
 }
 
-// Whether p.mounts[i] qualifies for ShownByAgent (see there).
+// Whether p.mounts[i] qualifies for AgentShows (argv_builder.h).
 bool AgentMayShow(const Policy& p, size_t i) {
   const policy::MountRule& m = p.mounts[i];
   if (m.view != View::kHostReadOnly || (!m.source.empty() && m.source != m.path)) return false;
@@ -59,7 +59,7 @@ bool AgentMayShow(const Policy& p, size_t i) {
   return !path::IsWithin(p.cwd, m.path);
 }
 
-// The indexes in p.mounts of ShownByAgent's paths.
+// The indexes in p.mounts of the entries srt-agent shows (AgentShows).
 std::vector<size_t> AgentShowIndexes(const Policy& p, const Layout& l) {
   std::vector<size_t> out;
   if (p.filesystem_disabled) return out;
@@ -112,7 +112,7 @@ void Filesystem(const Policy& p, const Layout& l, const std::vector<size_t>& sho
   size_t next_shown = 0;
   for (size_t i = 0; i < p.mounts.size(); ++i) {
     const policy::MountRule& m = p.mounts[i];
-    // srt-agent's (ShownByAgent): bwrap does not make the mount point either.
+    // srt-agent's (AgentShows): bwrap does not make the mount point either.
     if (next_shown < shown.size() && shown[next_shown] == i) {
       ++next_shown;
       continue;
@@ -195,10 +195,6 @@ AgentShows ShowsAt(const Policy& policy, const std::vector<size_t>& indexes) {
 
 }  // namespace
 
-AgentShows ShownByAgent(const Policy& policy, const Layout& layout) {
-  return ShowsAt(policy, AgentShowIndexes(policy, layout));
-}
-
 Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Invocation inv;
   const std::vector<size_t> shown = AgentShowIndexes(policy, layout);
@@ -206,7 +202,8 @@ Invocation BuildInvocation(const Policy& policy, const Layout& layout) {
   Filesystem(policy, layout, shown, inv.args);
   ResolvConf(policy, layout, inv.args);
   MaskedFiles(policy, layout, inv.args);
-  RemountReadOnly(policy, layout, ShowsAt(policy, shown).seals, inv.args);
+  inv.agent_shows = ShowsAt(policy, shown);
+  RemountReadOnly(policy, layout, inv.agent_shows.seals, inv.args);
   WorkingDirectory(policy, inv.args);
   inv.argv = {"bwrap",
               "--args",

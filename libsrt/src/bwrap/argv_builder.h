@@ -37,7 +37,7 @@ struct Layout {
   // directories and a /dev/shm of its own, with /dev itself read-only; 0: the kernel's default
   // size, and bwrap's writable /dev.
   uint64_t tmpfs_bytes = 0;
-  // srt-agent shows at most this many of the host entries ShownByAgent picks, instead of bwrap
+  // srt-agent shows at most this many of the host entries AgentShows describes, instead of bwrap
   // (and never more than kMaxAgentShows): 0 unless the agent has CAP_SYS_ADMIN over the host's
   // mount namespace (a root caller's), where it clones them; fewer when its descriptors or its
   // plan's operations would run out.
@@ -46,7 +46,7 @@ struct Layout {
 
 // The host entries srt-agent mounts in bwrap's place (wire::kTagShow), and the synthetic
 // directories it then makes read-only (wire::kTagSeal). bwrap re-reads and parses the whole
-// mount table after each bind, which made an srt-poller session's 32 /etc entries a third of its
+// mount table after each bind, which made an srt-poller session's 31 /etc entries a third of its
 // sandbox's start; the agent's three calls per entry read no table. An entry qualifies only
 // where the agent's later mount gives the same view as bwrap's: a read-only bind of the host's
 // entry onto itself, directly in a tmpfs of bwrap's (a hidden or synthetic directory, not the
@@ -62,7 +62,6 @@ struct AgentShows {
   std::vector<std::string> seals;
   bool operator==(const AgentShows&) const = default;
 };
-AgentShows ShownByAgent(const policy::Policy& policy, const Layout& layout);
 
 struct Invocation {
   // The options that go through the --args descriptor: every mount and namespace flag, so that
@@ -70,6 +69,8 @@ struct Invocation {
   std::vector<std::string> args;
   // bwrap's own argv: {"bwrap", "--args", N, "--", "/proc/self/fd/E", "init", C, P}.
   std::vector<std::string> argv;
+  // What srt-agent mounts instead (AgentShows): not in `args`.
+  AgentShows agent_shows;
 };
 
 Invocation BuildInvocation(const policy::Policy& policy, const Layout& layout);

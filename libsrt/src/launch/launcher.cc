@@ -58,8 +58,8 @@ bool AgentMountsOnTheHost() {
   if ((data[0].effective & (1u << CAP_SYS_ADMIN)) == 0) return false;
   UniqueFd mnt(open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
   UniqueFd owner(mnt ? ioctl(mnt.get(), NS_GET_USERNS) : -1);
-  struct stat own {
-  }, user{};
+  struct stat own = {};
+  struct stat user = {};
   return owner && fstat(owner.get(), &own) == 0 && stat("/proc/self/ns/user", &user) == 0 &&
          own.st_dev == user.st_dev && own.st_ino == user.st_ino;
 }
@@ -385,9 +385,8 @@ Result<void> Launch::SpawnBwrap() {
     masked_fds.push_back(std::move(fd));
   }
   bwrap::Invocation inv = bwrap::BuildInvocation(spec_.policy, layout);
-  bwrap::AgentShows shows = bwrap::ShownByAgent(spec_.policy, layout);
-  agent_shows_ = std::move(shows.paths);
-  agent_seals_ = std::move(shows.seals);
+  agent_shows_ = std::move(inv.agent_shows.paths);
+  agent_seals_ = std::move(inv.agent_shows.seals);
   SRT_ASSIGN_OR_RETURN(UniqueFd args,
                        sys::SealedMemfd("srt-bwrap-args", bwrap::SerializeArgs(inv.args)));
   if (spec_.debug) {

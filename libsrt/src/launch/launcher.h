@@ -197,7 +197,7 @@ class Launch {
   UniqueFd ptys_;
   AgentOps agent_ops_;  // SpawnBwrap gathers and counts it, SpawnAgent sends it
   // The host entries the agent mounts in bwrap's place, and the synthetic directories it then
-  // makes read-only (bwrap::ShownByAgent): SpawnBwrap decides, SpawnAgent sends.
+  // makes read-only (bwrap::AgentShows): SpawnBwrap decides, SpawnAgent sends.
   std::vector<std::string> agent_shows_;
   std::vector<std::string> agent_seals_;
   std::unique_ptr<StdioRelay> relay_;

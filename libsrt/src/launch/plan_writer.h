@@ -71,7 +71,7 @@ struct GuardPlan {
 // symlinks (each follows its cover or mask as a wire::kTagSpelled record). `ptys` (a warm
 // sandbox): the most ptys of the commands' devpts instance (wire::kTagPtys), 0 for none.
 // `shows`, `seals`: the host entries srt-agent mounts in bwrap's place, and the synthetic
-// directories it then makes read-only (wire::kTagShow, kTagSeal; bwrap::ShownByAgent).
+// directories it then makes read-only (wire::kTagShow, kTagSeal; bwrap::AgentShows).
 std::string EncodeAgentPlan(wire::ProcMode proc, const PrivateTmpdir& tmpdir,
                             const std::vector<policy::Protection>& protections,
                             const std::vector<wire::NetSocket>& sockets = {},

@@ -319,7 +319,7 @@ TEST(ArgvBuilderTest, ARootCallersAgentShowsTheEntriesOfBwrapsTmpfsInItsPlace) {
   Layout root = kLayout;
   root.caller_is_root = true;
   root.agent_shows = kMaxAgentShows;
-  EXPECT_EQ(ShownByAgent(p, root),
+  EXPECT_EQ(BuildInvocation(p, root).agent_shows,
             (AgentShows{{"/etc/passwd", "/etc/perl", "/opt/tool"}, {"/opt"}}));
   EXPECT_EQ(
       BuildInvocation(p, root).args,
@@ -332,10 +332,10 @@ TEST(ArgvBuilderTest, ARootCallersAgentShowsTheEntriesOfBwrapsTmpfsInItsPlace) {
   // As many as the launcher has room for (the agent's descriptors, its plan's operations).
   Layout two = root;
   two.agent_shows = 2;
-  EXPECT_EQ(ShownByAgent(p, two), (AgentShows{{"/etc/passwd", "/etc/perl"}, {}}));
+  EXPECT_EQ(BuildInvocation(p, two).agent_shows, (AgentShows{{"/etc/passwd", "/etc/perl"}, {}}));
   Layout plain = root;
   plain.agent_shows = 0;
-  EXPECT_EQ(ShownByAgent(p, plain), AgentShows{});
+  EXPECT_EQ(BuildInvocation(p, plain).agent_shows, AgentShows{});
   EXPECT_EQ(BuildInvocation(p, plain).args,
             Concat({Namespaces(), {"--cap-drop", "ALL",         "--disable-userns",
                                    "--ro-bind",  "/",           "/",
@@ -378,10 +378,10 @@ TEST(ArgvBuilderTest, TheAgentShowsNoEntryWhoseViewWouldChange) {
   Layout root = kLayout;
   root.caller_is_root = true;
   root.agent_shows = kMaxAgentShows;
-  EXPECT_EQ(ShownByAgent(p, root), (AgentShows{{"/etc/ok"}, {}}));
+  EXPECT_EQ(BuildInvocation(p, root).agent_shows, (AgentShows{{"/etc/ok"}, {}}));
   // After a later mount above it, nothing is the agent's either.
   p.mounts.push_back(MountRule{"/etc", View::kHiddenDir, ""});
-  EXPECT_EQ(ShownByAgent(p, root), AgentShows{});
+  EXPECT_EQ(BuildInvocation(p, root).agent_shows, AgentShows{});
 }
 
 }  // namespace
