@@ -133,11 +133,21 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
   std::vector<srt::policy::Protection> protections;
   std::vector<std::string> covers, masks;
   std::vector<srt::policy::SymlinkedFile> symlinked;
+  std::vector<std::string> shows, seals;
   std::set<std::pair<std::string, std::string>> spelled;
+  bool other_op = false;  // seen one that is not a show or a seal
   for (size_t i = 0; i < ops.size(); ++i) {
     Check(ops[i].kind == OpKind::kPin || ops[i].kind == OpKind::kProtect ||
-          ops[i].kind == OpKind::kCover || ops[i].kind == OpKind::kMask);
+          ops[i].kind == OpKind::kCover || ops[i].kind == OpKind::kMask ||
+          ops[i].kind == OpKind::kShow || ops[i].kind == OpKind::kSeal);
     Check(InsideInput(ops[i].path, data, size) && ops[i].path[0] == '/');
+    if (ops[i].kind == OpKind::kShow || ops[i].kind == OpKind::kSeal) {
+      // Before every other op, never the root itself, at most kMaxShows shows.
+      Check(!other_op && ops[i].spelled == nullptr && ops[i].path[1] != 0);
+      (ops[i].kind == OpKind::kShow ? shows : seals).emplace_back(ops[i].path);
+    } else {
+      other_op = true;
+    }
     if (ops[i].spelled != nullptr) {
       // The file of the cover or mask just before, by another name.
       Check(i > 0 && ops[i - 1].path == ops[i].path && ops[i - 1].kind == ops[i].kind);
@@ -151,6 +161,7 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
                            : ops[i - 1].spelled != nullptr ? ops[i - 1].spelled
                                                            : ops[i - 1].path;
     Check(i == 0 || previous + std::strlen(previous) < ops[i].path);
+    if (ops[i].kind == OpKind::kShow || ops[i].kind == OpKind::kSeal) continue;
     if (ops[i].kind == OpKind::kCover) {
       covers.emplace_back(ops[i].path);
       continue;
@@ -166,8 +177,9 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
   // The encoder writes covers and masks apart from the rest: compare each group in its order.
   const std::string again = srt::launch::EncodeAgentPlan(
       plan.proc, {plan.tmpdir ? plan.tmpdir : "", plan.tmpdir_in_kept_parent}, protections, {}, {},
-      covers, masks, symlinked, plan.ptys);
+      covers, masks, symlinked, plan.ptys, shows, seals);
   Check(plan.ptys <= srt::wire::kMaxPtys);
+  Check(plan.show_count == shows.size() && shows.size() <= srt::wire::kMaxShows);
   AgentPlan round;
   std::vector<AgentOp> round_ops;
   Check(DecodeAgentTwoPass(Bytes(again), again.size(), round, round_ops));
@@ -182,8 +194,15 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
     if (op.spelled != nullptr) round_spelled.emplace(op.path, op.spelled);
   }
   Check(round_spelled == spelled);
-  // Group 0: pins and protections; 1: covers; 2: masks (each without its spellings).
-  auto group = [](OpKind k) { return k == OpKind::kCover ? 1 : k == OpKind::kMask ? 2 : 0; };
+  // Group 0: pins and protections; 1: covers; 2: masks (each without its spellings); 3: shows;
+  // 4: seals.
+  auto group = [](OpKind k) {
+    return k == OpKind::kCover  ? 1
+           : k == OpKind::kMask ? 2
+           : k == OpKind::kShow ? 3
+           : k == OpKind::kSeal ? 4
+                                : 0;
+  };
   auto by_group = [&](const std::vector<AgentOp>& v, int g) {
     std::vector<std::pair<OpKind, std::string>> out;
     for (const AgentOp& op : v) {
@@ -191,7 +210,7 @@ void CheckAgentPlan(const uint8_t* data, size_t size) {
     }
     return out;
   };
-  for (int g = 0; g < 3; ++g) Check(by_group(round_ops, g) == by_group(ops, g));
+  for (int g = 0; g < 5; ++g) Check(by_group(round_ops, g) == by_group(ops, g));
 }
 
 }  // namespace
