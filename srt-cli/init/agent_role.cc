@@ -133,8 +133,8 @@ long OpenNs(long pid, const char* kind) {
 
 // Whether two namespace descriptors name the same namespace (nsfs: one device, an inode each).
 bool SameNamespace(int a, int b) {
-  struct statx x {
-  }, y{};
+  struct statx x = {};
+  struct statx y = {};
   return !Failed(StatAt(a, "", x)) && !Failed(StatAt(b, "", y)) && x.stx_ino == y.stx_ino &&
          x.stx_dev_major == y.stx_dev_major && x.stx_dev_minor == y.stx_dev_minor;
 }
