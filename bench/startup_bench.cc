@@ -766,6 +766,7 @@ int main(int argc, char** argv) {
   std::vector<Phase> phases = {
       {"bwrap command", "srt ready to spawn bwrap (settings, policy, plans)", {}},
       {"srt-init is running", "bwrap done: srt-init running as the sandbox's PID 1", {}},
+      {"the proxy serves", "srt serves the proxy's sockets (made by the helper first)", {}},
       {"srt-agent:", "host-side helper: /proc hidden, protections applied", {}},
       {"command started", "command exec'd inside the sandbox", {}},
       {"the command ended", "command ended, sandbox empty", {}},

@@ -1111,6 +1111,31 @@ long MakePtys(uint32_t max) {
   return mnt;
 }
 
+// Joins the sandbox's network namespace (`netns`) and makes the plan's sockets there, each
+// handed to srt on `ctl` as it is made: srt serves them from the host side (no relay process
+// runs inside the sandbox). Returns false once a failure is reported.
+bool MakeNetSockets(int ctl, const AgentPlan& plan, long netns) {
+  long r = SRT_SYS(__NR_setns, netns, CLONE_NEWNET);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageNetwork, r, "setns into the sandbox's network namespace");
+    return false;
+  }
+  for (size_t i = 0; i < plan.socket_count; ++i) {
+    long fd = MakeNetSocket(plan.sockets[i]);
+    if (Failed(fd)) {
+      char what[48] = "socket for port ";
+      rt::FormatInt(plan.sockets[i].port, what + strlen(what));
+      ReportFailure(ctl, -1, wire::kStageNetwork, fd, what);
+      return false;
+    }
+    int32_t index = static_cast<int32_t>(i);
+    r = SendMessage(ctl, wire::kMsgSocket, &index, sizeof index, static_cast<int>(fd));
+    SRT_SYS(__NR_close, fd);
+    if (Failed(r)) return false;
+  }
+  return true;
+}
+
 // Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
@@ -1155,7 +1180,15 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
   const bool root = SRT_SYS(__NR_geteuid) == 0;
   const bool join = !root || !HasSysAdmin();
   long r = join ? SRT_SYS(__NR_setns, userns, CLONE_NEWUSER) : 0;
-  if (!Failed(r)) r = SRT_SYS(__NR_setns, mntns, CLONE_NEWNS);
+  if (Failed(r)) {
+    ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");
+    return 1;
+  }
+  // The proxy's sockets before any mount: srt installs their routes and serves them while the
+  // mounts below are made, rather than after them (the command waits for both). The network
+  // namespace is independent of the mount namespace joined next.
+  if (plan.socket_count && !MakeNetSockets(ctl, plan, netns)) return 1;
+  r = SRT_SYS(__NR_setns, mntns, CLONE_NEWNS);
   if (Failed(r)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, r, "setns into the sandbox");
     return 1;
@@ -1245,28 +1278,6 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
     if (Failed(r)) {
       ReportFailure(ctl, -1, wire::kStageTmpdir, r, mount_point);
       return 1;
-    }
-  }
-  // The proxy's sockets: made inside the sandbox's network namespace and handed to srt, which
-  // serves them from the host side (no relay process runs inside the sandbox).
-  if (plan.socket_count) {
-    r = SRT_SYS(__NR_setns, netns, CLONE_NEWNET);
-    if (Failed(r)) {
-      ReportFailure(ctl, -1, wire::kStageNetwork, r, "setns into the sandbox's network namespace");
-      return 1;
-    }
-    for (size_t i = 0; i < plan.socket_count; ++i) {
-      long fd = MakeNetSocket(plan.sockets[i]);
-      if (Failed(fd)) {
-        char what[48] = "socket for port ";
-        rt::FormatInt(plan.sockets[i].port, what + strlen(what));
-        ReportFailure(ctl, -1, wire::kStageNetwork, fd, what);
-        return 1;
-      }
-      int32_t index = static_cast<int32_t>(i);
-      r = SendMessage(ctl, wire::kMsgSocket, &index, sizeof index, static_cast<int>(fd));
-      SRT_SYS(__NR_close, fd);
-      if (Failed(r)) return 1;
     }
   }
   for (size_t i = 0; i < plan.op_count; ++i) {

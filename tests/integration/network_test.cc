@@ -1061,6 +1061,26 @@ TEST_P(NetworkTest, DebugPrintsOneSummaryPerDecision) {
       << r.err;
 }
 
+// srt serves the proxy's sockets while srt-agent is still mounting (it makes them first), not
+// after it: the command waits for both, so they overlap. The network works all the same.
+TEST_P(NetworkTest, TheProxysSocketsAreServedBeforeTheAgentHasMounted) {
+  RunResult r = Sh(kCurl + Origin("/early"), DefaultSettings(), {"-d"});
+  ExpectReachedOrigin(r, "http", "/early");
+  const size_t init = r.err.find("] srt-init is running as the sandbox's PID 1\n");
+  const size_t served = r.err.find("] the proxy serves the ");
+  const size_t agent = r.err.find("] srt-agent: /proc hidden, ");
+  ASSERT_NE(init, std::string::npos) << r.err;
+  ASSERT_NE(served, std::string::npos) << r.err;
+  ASSERT_NE(agent, std::string::npos) << r.err;
+  EXPECT_LT(init, served) << r.err;
+  EXPECT_LT(served, agent) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err,
+      std::regex(
+          R"(\] the proxy serves the \d+ sockets made in the sandbox's network namespace\n)")))
+      << r.err;
+}
+
 // --- --control-fd --------------------------------------------------------------------------
 
 // The command waits for `go` between its two phases; the test changes the config in between.

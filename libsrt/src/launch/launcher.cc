@@ -24,6 +24,7 @@
 #include <iterator>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "base/fd_message.h"
 #include "base/strings.h"
@@ -538,7 +539,11 @@ Result<void> Launch::AwaitAgent() {
   SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgFilters,
                            static_cast<int32_t>(deny_bytes_), filters_fd_.get()));
   filters_fd_.reset();
-  std::vector<UniqueFd> sockets;
+  // The agent makes the proxy's sockets first: they are served (routes installed, listeners
+  // added) as soon as the last one is in, while the agent is still mounting.
+  std::vector<UniqueFd> sockets(spec_.net_sockets.size());
+  size_t sockets_in = 0;
+  bool network_attached = spec_.net_sockets.empty();
   for (;;) {
     std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get(), ctl_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -557,11 +562,19 @@ Result<void> Launch::AwaitAgent() {
       SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
       if (m.type == wire::kMsgSocket) {
         int32_t index = IntAt(m, 0);
-        if (!m.fd || index < 0 || static_cast<size_t>(index) >= spec_.net_sockets.size()) {
+        if (!m.fd || index < 0 || static_cast<size_t>(index) >= sockets.size() ||
+            sockets[static_cast<size_t>(index)]) {
           return MakeError(Errc::kProtocol, "srt-agent sent an unexpected socket");
         }
-        sockets.resize(spec_.net_sockets.size());
         sockets[static_cast<size_t>(index)] = std::move(m.fd);
+        if (++sockets_in == sockets.size()) {
+          // Emptied: a socket sent after the last is unexpected.
+          std::vector<UniqueFd> all = std::exchange(sockets, {});
+          if (spec_.on_network) SRT_RETURN_IF_ERROR(spec_.on_network(std::move(all)));
+          network_attached = true;
+          Debug("the proxy serves the " + std::to_string(sockets_in) +
+                " sockets made in the sandbox's network namespace");
+        }
         continue;
       }
       if (m.type == wire::kMsgPtys && spec_.serve && m.fd && !ptys_) {
@@ -572,16 +585,11 @@ Result<void> Launch::AwaitAgent() {
         if (spec_.serve && !ptys_) {
           return MakeError(Errc::kProtocol, "srt-agent did not make the commands' terminals");
         }
-        Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
-              " protections applied, " + std::to_string(spec_.net_sockets.size()) +
-              " sockets made in the sandbox's network namespace");
-        if (spec_.on_network && !spec_.net_sockets.empty()) {
-          if (sockets.size() != spec_.net_sockets.size() ||
-              std::any_of(sockets.begin(), sockets.end(), [](const UniqueFd& fd) { return !fd; })) {
-            return MakeError(Errc::kProtocol, "srt-agent did not make every socket");
-          }
-          SRT_RETURN_IF_ERROR(spec_.on_network(std::move(sockets)));
+        if (!network_attached) {
+          return MakeError(Errc::kProtocol, "srt-agent did not make every socket");
         }
+        Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
+              " protections applied");
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
