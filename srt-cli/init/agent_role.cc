@@ -884,25 +884,28 @@ long EnsureCovered(Watched& w) {
   rt::Exit(1);
 }
 
-// The watcher's life: set up, say so on `ready`, then serve until the sandbox's PID 1 is gone.
-[[noreturn]] void RunCoverWatcher(Watched* items, size_t count, int ctl, int init_pidfd,
-                                  int ready) {
-  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
-  // The window between a host's rename and the new cover is the watcher's wake-up delay, on a
-  // busy machine mostly the scheduler's: a real-time priority shortens it where the caller may
-  // have one (root); elsewhere the call fails and nothing changes. The watcher sleeps in ppoll
-  // but for a few system calls per host-side change.
-  constexpr int kSchedFifo = 1;
-  const int priority = 1;
-  SRT_SYS(__NR_sched_setscheduler, 0, kSchedFifo, &priority);
+// A failure of the watch's set-up (SetUpCoverWatch): reported, naming the file; no command has
+// run, and srt stops the sandbox. Returns `err`.
+long CoverSetUpFailed(int ctl, const Watched& w, long err) {
+  ReportFailure(ctl, -1, wire::kStageCover, err, w.spelled ? w.spelled : w.path);
+  return err;
+}
+
+// Sets up the watch of `items` in this process, in the sandbox's namespaces: the masks' private
+// copies, an inotify instance (`*inotify_out`, or -1) with every directory watched, then each
+// item covered again where the host changed it between the covers and the watches. Everything
+// the host changes from now on is queued in the instance, for ServeCoverWatch. 0, or -errno
+// once reported.
+long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
   long inotify = SRT_SYS(__NR_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
+  *inotify_out = inotify;
   for (size_t i = 0; i < count; ++i) {
     Watched& w = items[i];
     if (w.spelled && w.kind == OpKind::kMask) {
       // The masked copy of the file it names (items[i - 1] or an item before it, in plan order).
       size_t of = i;
       while (of > 0 && items[of].spelled) --of;
-      if (items[of].spelled) FailClosed(ctl, init_pidfd, w, -EINVAL);
+      if (items[of].spelled) return CoverSetUpFailed(ctl, w, -EINVAL);
       const Watched& m = items[of];
       w.mask = m.mask;
       w.mask_ino = m.mask_ino;
@@ -925,14 +928,14 @@ long EnsureCovered(Watched& w) {
       if (!Failed(r) && st.stx_nlink != 0) r = -ESTALE;
       if (!Failed(r)) r = PrivateCopyOf(static_cast<int>(fd));
       if (!Failed(fd)) SRT_SYS(__NR_close, fd);
-      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      if (Failed(r)) return CoverSetUpFailed(ctl, w, r);
       w.mask = static_cast<int>(r);
       w.mask_ino = st.stx_ino;
       w.mask_dev_major = st.stx_dev_major;
       w.mask_dev_minor = st.stx_dev_minor;
       struct statx copy {};
       r = SRT_SYS(__NR_statx, w.mask, "m", AT_SYMLINK_NOFOLLOW, STATX_INO, &copy);
-      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      if (Failed(r)) return CoverSetUpFailed(ctl, w, r);
       w.copy_ino = copy.stx_ino;
       w.copy_dev_major = copy.stx_dev_major;
       w.copy_dev_minor = copy.stx_dev_minor;
@@ -940,16 +943,29 @@ long EnsureCovered(Watched& w) {
     if (!Failed(inotify)) {
       long r = w.spelled ? FollowSpelled(static_cast<int>(inotify), w) : 0;
       if (!Failed(r)) r = WatchDirectoryOf(static_cast<int>(inotify), w);
-      if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
+      if (Failed(r)) return CoverSetUpFailed(ctl, w, r);
     }
   }
   // What the host changed between the covers and the watches.
   for (size_t i = 0; i < count; ++i) {
     long r = Failed(inotify) ? inotify : EnsureCovered(items[i]);
-    if (Failed(r)) FailClosed(ctl, init_pidfd, items[i], r);
+    if (Failed(r)) return CoverSetUpFailed(ctl, items[i], r);
   }
-  SRT_SYS(__NR_write, ready, "1", 1);
-  SRT_SYS(__NR_close, ready);
+  return 0;
+}
+
+// The watcher's life once SetUpCoverWatch is done: serve the queued and coming changes until
+// the sandbox's PID 1 is gone.
+[[noreturn]] void ServeCoverWatch(Watched* items, size_t count, long inotify, int ctl,
+                                  int init_pidfd) {
+  SRT_SYS(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // The window between a host's rename and the new cover is the watcher's wake-up delay, on a
+  // busy machine mostly the scheduler's: a real-time priority shortens it where the caller may
+  // have one (root); elsewhere the call fails and nothing changes. The watcher sleeps in ppoll
+  // but for a few system calls per host-side change.
+  constexpr int kSchedFifo = 1;
+  const int priority = 1;
+  SRT_SYS(__NR_sched_setscheduler, 0, kSchedFifo, &priority);
   alignas(8) static uint8_t buf[16384];
   for (;;) {
     PollFd p[2] = {{static_cast<int>(inotify), kPollIn, 0}, {init_pidfd, kPollIn, 0}};
@@ -1001,20 +1017,25 @@ long EnsureCovered(Watched& w) {
   }
 }
 
-// Starts the watcher for the plan's covers and masks, if it has any; returns once it watches.
-// 0, or -errno.
-long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
+// Starts the watcher for the plan's covers and masks, if it has any. It watches before this
+// returns: the set-up is this process's, only the serving is the watcher's, so nothing waits for
+// the watcher to be scheduled. False once a failure is reported.
+bool StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
+  auto failed = [ctl](long err) {
+    ReportFailure(ctl, -1, wire::kStageCover, err, "watch the covered files");
+    return false;
+  };
   size_t count = 0, spelled = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind == OpKind::kCover || plan.ops[i].kind == OpKind::kMask) ++count;
     if (plan.ops[i].spelled) ++spelled;
   }
-  if (count == 0) return 0;
+  if (count == 0) return true;
   // The items, then a name's worth of room for each that has a spelling.
   const size_t bytes = count * sizeof(Watched) + spelled * kPathMax;
   long mem =
       SRT_SYS(__NR_mmap, 0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (Failed(mem)) return mem;
+  if (Failed(mem)) return failed(mem);
   auto* items = reinterpret_cast<Watched*>(mem);
   char* targets = reinterpret_cast<char*>(items + count);
   size_t n = 0, room = 0;
@@ -1027,7 +1048,7 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
         const size_t len = strlen(op.path);
         if (len >= kPathMax) {
           SRT_SYS(__NR_munmap, mem, bytes);
-          return -ENAMETOOLONG;
+          return failed(-ENAMETOOLONG);
         }
         w.target = targets + room++ * kPathMax;
         memcpy(w.target, op.path, len + 1);
@@ -1036,23 +1057,18 @@ long StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
       ++n;
     }
   }
-  int pipe[2] = {-1, -1};
-  long r = SRT_SYS(__NR_pipe2, pipe, O_CLOEXEC);
-  if (Failed(r)) return r;
-  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
-  if (child == 0) {
-    SRT_SYS(__NR_close, pipe[0]);
-    RunCoverWatcher(items, count, ctl, init_pidfd, pipe[1]);
+  long inotify = -1;
+  bool ok = !Failed(SetUpCoverWatch(items, count, ctl, &inotify));
+  long child = ok ? SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0) : -1;
+  if (child == 0) ServeCoverWatch(items, count, inotify, ctl, init_pidfd);
+  // The watcher has its own copies of the instance and the masks' private copies.
+  if (!Failed(inotify)) SRT_SYS(__NR_close, inotify);
+  for (size_t i = 0; i < count; ++i) {
+    if (items[i].mask >= 0 && !items[i].spelled) SRT_SYS(__NR_close, items[i].mask);
   }
-  SRT_SYS(__NR_close, pipe[1]);
   SRT_SYS(__NR_munmap, mem, bytes);
-  char byte = 0;
-  long got = Failed(child) ? child : 0;
-  while (!Failed(child) && (got = SRT_SYS(__NR_read, pipe[0], &byte, 1)) == -EINTR) {
-  }
-  SRT_SYS(__NR_close, pipe[0]);
-  if (Failed(got)) return got;
-  return got == 1 ? 0 : -ECHILD;  // the watcher stopped the sandbox (and said why)
+  if (ok && Failed(child)) return failed(child);
+  return ok;
 }
 
 // The sandbox's /dev/pts (bubblewrap's --dev: its own devpts instance, "ptmxmode=0666,mode=620"),
@@ -1310,11 +1326,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
       return 1;
     }
   }
-  r = StartCoverWatcher(plan, ctl, init_pidfd);
-  if (Failed(r)) {
-    ReportFailure(ctl, -1, wire::kStageCover, r, "watch the covered files");
-    return 1;
-  }
+  if (!StartCoverWatcher(plan, ctl, init_pidfd)) return 1;
   // The guard acts as the sandbox's user, inside the user namespace the command runs in (where
   // it drops every effective capability): PID 1's, which with --disable-userns is one bwrap
   // nests inside the namespace that owns the mounts. (Root stayed outside both so far, for the
