@@ -475,7 +475,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
     }
   }
   SRT_ASSIGN_OR_RETURN(std::unique_ptr<net::SandboxNetwork> network,
-                       net::SandboxNetwork::Start(policy.network, std::move(network_options)));
+                       net::SandboxNetwork::Create(policy.network, std::move(network_options)));
   for (auto& [name, value] : network->Environment(plan.environment)) {
     facade::SetEnv(plan.environment, name, value);
   }
@@ -520,6 +520,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.net_sockets = network->sockets();
   spec.resolv_conf = network->resolv_conf();
   spec.masked_file_contents = std::move(masked_contents);
+  spec.beside_bwrap = [net = network.get()] { return net->Run(); };
   spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
     return net->Attach(std::move(sockets));
   };

@@ -268,6 +268,7 @@ Result<std::unique_ptr<Launch>> Launch::Start(LaunchSpec spec) {
   // bwrap's set-up; it applies its plan once srt hands it the sandbox (AwaitAgent).
   Result<void> r = l->SpawnBwrap();
   if (r) r = l->SpawnAgent();
+  if (r && l->spec_.beside_bwrap) r = l->spec_.beside_bwrap();
   if (r) {
     Result<SeccompPrograms> filters = l->spec_.build_seccomp_filter();
     if (filters) {

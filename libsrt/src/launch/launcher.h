@@ -57,6 +57,9 @@ struct LaunchSpec {
   // (called once they all exist, before the command starts; an error aborts the launch).
   std::vector<wire::NetSocket> net_sockets;
   std::function<Result<void>(std::vector<UniqueFd>)> on_network;
+  // Work of the caller's done while bubblewrap sets up (once bwrap and the agent are spawned,
+  // before srt-init's hello); an error aborts the launch. May be empty.
+  std::function<Result<void>()> beside_bwrap;
   // The sandbox's /etc/resolv.conf when the policy points it at srt's DNS stub.
   std::string resolv_conf;
   // What the sandbox reads at each of policy.masked_files (same order): the file with its

@@ -33,8 +33,8 @@ std::optional<proxy::SocketUse> ServedAs(PlannedSocket::Use use) {
 
 }  // namespace
 
-Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolicy& network,
-                                                              NetworkOptions options) {
+Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Create(const NetworkPolicy& network,
+                                                               NetworkOptions options) {
   std::unique_ptr<SandboxNetwork> self(new SandboxNetwork());
   SRT_ASSIGN_OR_RETURN(self->token_, sys::RandomHex(16));
   self->options_ = std::move(options);
@@ -58,7 +58,7 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
       sink(ConnectionEvent{e.json, e.text, e.allowed, e.destination, e.reason});
     };
   }
-  SRT_ASSIGN_OR_RETURN(self->proxy_, proxy::Proxy::Start(network, std::move(config)));
+  SRT_ASSIGN_OR_RETURN(self->proxy_, proxy::Proxy::Create(network, std::move(config)));
   if (network.tls_terminate) {
     SRT_RETURN_IF_ERROR(self->options_.trust_bundle->Write(self->proxy_->trust_bundle()));
     if (self->options_.debug) {
@@ -87,6 +87,8 @@ Result<std::unique_ptr<SandboxNetwork>> SandboxNetwork::Start(const NetworkPolic
 }
 
 SandboxNetwork::~SandboxNetwork() = default;
+
+Result<void> SandboxNetwork::Run() { return proxy_->Run(); }
 
 std::vector<wire::NetSocket> SandboxNetwork::sockets() const {
   std::vector<wire::NetSocket> out;

@@ -4,14 +4,16 @@
 // transparent capture, and the environment and resolv.conf that point the command at it.
 //
 // Usage protocol (the facade, sandbox.cc):
-//   1. SandboxNetwork::Start(policy.network, options): starts the proxy (proxy/proxy.h) in the
-//      background, so that overlaps with bubblewrap's start.
+//   1. SandboxNetwork::Create(policy.network, options): plans the sockets and the proxy
+//      (proxy/proxy.h); nothing runs yet.
 //   2. Pass sockets() to the launch (LaunchSpec::net_sockets), apply Environment() to the
 //      command's environment and put resolv_conf() over the sandbox's /etc/resolv.conf.
-//   3. Attach(fds) from LaunchSpec::on_network, before the command starts: installs the routes
+//   3. Run() from LaunchSpec::beside_bwrap: starts the proxy's thread, which makes its server
+//      in the background while bubblewrap sets up.
+//   4. Attach(fds) from LaunchSpec::on_network, before the command starts: installs the routes
 //      and hands the sockets to the proxy; when it returns, the proxy serves them.
-//   4. Update(network) any time (any thread) for live allow/deny changes.
-//   5. Destroying it stops the proxy (open connections are logged with end "shutdown").
+//   5. Update(network) any time after Run() (any thread) for live allow/deny changes.
+//   6. Destroying it stops the proxy (open connections are logged with end "shutdown").
 #pragma once
 
 #include <functional>
@@ -55,8 +57,8 @@ struct NetworkOptions {
 
 class SandboxNetwork {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<SandboxNetwork>> Start(const NetworkPolicy& network,
-                                                                     NetworkOptions options);
+  [[nodiscard]] static Result<std::unique_ptr<SandboxNetwork>> Create(const NetworkPolicy& network,
+                                                                      NetworkOptions options);
   ~SandboxNetwork();
   SandboxNetwork(const SandboxNetwork&) = delete;
   SandboxNetwork& operator=(const SandboxNetwork&) = delete;
@@ -69,6 +71,7 @@ class SandboxNetwork {
   // The sandbox's /etc/resolv.conf, or "" to leave it alone (no capture).
   [[nodiscard]] std::string resolv_conf() const;
 
+  [[nodiscard]] Result<void> Run();
   [[nodiscard]] Result<void> Attach(std::vector<UniqueFd> sockets);
   [[nodiscard]] Result<void> Update(const NetworkPolicy& network);
 

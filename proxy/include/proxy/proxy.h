@@ -4,15 +4,17 @@
 // (network_policy/network_policy.h) and nothing else: it never sees the settings.
 //
 // Usage protocol (net/sandbox_network.cc):
-//   1. Proxy::Start(policy, config): builds the rules, starts the proxy's thread and creates the
-//      server there in the background (so that overlaps with bubblewrap's start).
+//   1. Proxy::Create(policy, config): builds the rules; no thread yet.
 //   2. capture_ports() says which ports transparent capture needs sockets for.
-//   3. Serve(sockets): the sockets srt-init made in the sandbox, each with its use; waits for
-//      step 1 and returns once the proxy serves them, or why it cannot.
-//   4. Update(policy) any time, from any thread, for live allow/deny changes.
-//   5. Destroying it stops the proxy (open connections are logged with end "shutdown").
-// With policy.tls_terminate, Start() also makes (or loads) the CA in this process, before it
-// returns; trust_bundle() is then what the sandbox must trust (step 2 puts it there).
+//   3. Run(): starts the proxy's thread, which reads this host's addresses and creates the
+//      server in the background (srt runs it once bubblewrap is spawned, so that it all
+//      overlaps bubblewrap's set-up).
+//   4. Serve(sockets): the sockets srt-agent made in the sandbox, each with its use; waits for
+//      step 3 and returns once the proxy serves them, or why it cannot.
+//   5. Update(policy) any time after Run(), from any thread, for live allow/deny changes.
+//   6. Destroying it stops the proxy (open connections are logged with end "shutdown").
+// With policy.tls_terminate, Create() also makes (or loads) the CA in this process, before it
+// returns; trust_bundle() is then what the sandbox must trust.
 #pragma once
 
 #include <cstdint>
@@ -74,10 +76,12 @@ struct ProxyConfig {
 
 class Proxy {
  public:
-  // Fails (kInvalidArgument) only for a policy the policy side would not have resolved, or when
-  // the thread or this host's interface addresses cannot be had.
-  [[nodiscard]] static Result<std::unique_ptr<Proxy>> Start(const NetworkPolicy& policy,
-                                                            ProxyConfig config);
+  // Fails (kInvalidArgument) only for a policy the policy side would not have resolved.
+  [[nodiscard]] static Result<std::unique_ptr<Proxy>> Create(const NetworkPolicy& policy,
+                                                             ProxyConfig config);
+  // Once. Fails when the thread cannot be had; what fails on the thread (this host's interface
+  // addresses, the resolver) Serve() returns.
+  [[nodiscard]] Result<void> Run();
   ~Proxy();
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
@@ -92,7 +96,7 @@ class Proxy {
   // New decisions use the policy's domain rules and denied addresses; connections already open
   // keep theirs. Parent proxies, DNS servers, ports and TLS termination stay as started.
   // kInvalidArgument for a policy with network.mitmProxy when the proxy terminates TLS (the
-  // settings refuse the two together).
+  // settings refuse the two together), or before Run().
   [[nodiscard]] Result<void> Update(const NetworkPolicy& policy);
 
  private:

@@ -89,52 +89,76 @@ struct Proxy::State {
   bool terminates_tls = false;  // started with network.tlsTerminate (an update cannot change it)
   std::string trust_bundle;
   std::vector<std::string> tls_notes;
+  // Made by Create(), taken by Run()'s loop thread: the rules but for this host's addresses
+  // (their guard is made there, with the denied networks), and the server's options.
+  struct Unstarted {
+    NetworkRules rules;
+    std::vector<IpNetwork> denied_resolved_addresses;
+    ProxyOptions options;
+    ResolverOptions resolver_options;
+  };
+  std::unique_ptr<Unstarted> unstarted;
   std::unique_ptr<LoopThread> thread;
-  // Lives on the loop thread; created there by Start() (`ready` says how that went).
+  // Lives on the loop thread; created there by Run() (`ready` says how that went).
   std::unique_ptr<ProxyServer> server;
   std::future<Result<void>> ready;
 };
 
 Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-Result<std::unique_ptr<Proxy>> Proxy::Start(const NetworkPolicy& policy, ProxyConfig config) {
-  SRT_ASSIGN_OR_RETURN(std::shared_ptr<const NetworkRules> rules, RulesFor(policy));
+Result<std::unique_ptr<Proxy>> Proxy::Create(const NetworkPolicy& policy, ProxyConfig config) {
   auto state = std::make_unique<State>();
-  state->capture_ports = rules->matcher.CapturePorts();
-  ProxyOptions options = OptionsFor(policy, config);
-  SRT_ASSIGN_OR_RETURN(options.tls, TlsFor(policy));
-  if (options.tls) {
+  // This host's addresses are read on the loop thread (Run); the guard made here is replaced
+  // there before any connection is decided.
+  state->unstarted = std::make_unique<State::Unstarted>(State::Unstarted{
+      MakeNetworkRules(policy, {}), policy.denied_resolved_addresses, ProxyOptions{}, {}});
+  State::Unstarted& u = *state->unstarted;
+  state->capture_ports = u.rules.matcher.CapturePorts();
+  u.options = OptionsFor(policy, config);
+  SRT_ASSIGN_OR_RETURN(u.options.tls, TlsFor(policy));
+  if (u.options.tls) {
     state->terminates_tls = true;
-    state->trust_bundle = options.tls->engine->trust_bundle();
-    state->tls_notes = options.tls->engine->notes();
+    state->trust_bundle = u.options.tls->engine->trust_bundle();
+    state->tls_notes = u.options.tls->engine->notes();
   }
-  ResolverOptions resolver_options;
-  resolver_options.servers = policy.dns_servers;
+  u.resolver_options.servers = policy.dns_servers;
+  return std::unique_ptr<Proxy>(new Proxy(std::move(state)));
+}
 
-  state->thread = std::make_unique<LoopThread>("srt-proxy");
-  SRT_RETURN_IF_ERROR(state->thread->Start());
-  std::unique_ptr<Proxy> self(new Proxy(std::move(state)));
+Result<void> Proxy::Run() {
+  if (!state_->unstarted) return MakeError(Errc::kInvalidArgument, "the proxy was already run");
+  // Before the thread exists: a second Run() finds nothing to run.
+  std::shared_ptr<State::Unstarted> u(std::move(state_->unstarted));
+  state_->thread = std::make_unique<LoopThread>("srt-proxy");
+  SRT_RETURN_IF_ERROR(state_->thread->Start());
   auto made = std::make_shared<std::promise<Result<void>>>();
-  self->state_->ready = made->get_future();
-  State* raw = self->state_.get();
-  raw->thread->loop().RunInLoop(
-      [raw, made, rules, resolver_options, options = std::move(options)]() mutable {
-        EventLoop& loop = raw->thread->loop();
-        Result<std::unique_ptr<Resolver>> resolver = CreateAresResolver(loop, resolver_options);
-        if (!resolver) {
-          made->set_value(std::move(resolver).error().Wrap("start the proxy's resolver"));
-          return;
-        }
-        Result<std::unique_ptr<ProxyServer>> server =
-            ProxyServer::Create(loop, std::move(options), std::move(*resolver), rules);
-        if (!server) {
-          made->set_value(std::move(server).error());
-          return;
-        }
-        raw->server = std::move(*server);
-        made->set_value(Ok());
-      });
-  return self;
+  state_->ready = made->get_future();
+  State* raw = state_.get();
+  // `u` shared: the functor must be copyable (std::function).
+  raw->thread->loop().RunInLoop([raw, made, u] {
+    Result<std::vector<IpAddress>> own = HostInterfaceAddresses();
+    if (!own) {
+      made->set_value(std::move(own).error());
+      return;
+    }
+    u->rules.guard = AddressGuard(*own, u->denied_resolved_addresses);
+    auto rules = std::make_shared<const NetworkRules>(std::move(u->rules));
+    EventLoop& loop = raw->thread->loop();
+    Result<std::unique_ptr<Resolver>> resolver = CreateAresResolver(loop, u->resolver_options);
+    if (!resolver) {
+      made->set_value(std::move(resolver).error().Wrap("start the proxy's resolver"));
+      return;
+    }
+    Result<std::unique_ptr<ProxyServer>> server =
+        ProxyServer::Create(loop, std::move(u->options), std::move(*resolver), rules);
+    if (!server) {
+      made->set_value(std::move(server).error());
+      return;
+    }
+    raw->server = std::move(*server);
+    made->set_value(Ok());
+  });
+  return Ok();
 }
 
 Proxy::~Proxy() {
@@ -153,6 +177,9 @@ const std::string& Proxy::trust_bundle() const { return state_->trust_bundle; }
 const std::vector<std::string>& Proxy::tls_notes() const { return state_->tls_notes; }
 
 Result<void> Proxy::Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets) {
+  if (!state_->ready.valid()) {
+    return MakeError(Errc::kInvalidArgument, "the proxy is not running (Run) or already serves");
+  }
   SRT_RETURN_IF_ERROR(state_->ready.get());
   std::promise<Result<void>> served;
   std::future<Result<void>> done = served.get_future();
@@ -193,6 +220,7 @@ Result<void> Proxy::Update(const NetworkPolicy& policy) {
                      "sandbox terminates TLS (network.tlsTerminate at its start), so an update "
                      "cannot add network.mitmProxy");
   }
+  if (!state_->thread) return MakeError(Errc::kInvalidArgument, "the proxy is not running (Run)");
   SRT_ASSIGN_OR_RETURN(std::shared_ptr<const NetworkRules> rules, RulesFor(policy));
   state_->thread->loop().RunInLoop([state = state_.get(), rules = std::move(rules)]() mutable {
     if (state->server) state->server->UpdateRules(std::move(rules));

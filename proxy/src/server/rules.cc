@@ -9,6 +9,11 @@ namespace srt::proxy {
 
 std::shared_ptr<const NetworkRules> BuildNetworkRules(const NetworkPolicy& network,
                                                       const std::vector<IpAddress>& own_addresses) {
+  return std::make_shared<const NetworkRules>(MakeNetworkRules(network, own_addresses));
+}
+
+NetworkRules MakeNetworkRules(const NetworkPolicy& network,
+                              const std::vector<IpAddress>& own_addresses) {
   TlsTunnelRules tls;
   if (network.tls_terminate) {
     tls.exclude = DomainMatcher::Build(network.tls_terminate->exclude, {});
@@ -20,10 +25,9 @@ std::shared_ptr<const NetworkRules> BuildNetworkRules(const NetworkPolicy& netwo
     mitm = MitmRoute{network.mitm_proxy->socket_path,
                      DomainMatcher::Build(network.mitm_proxy->domains, {})};
   }
-  return std::make_shared<const NetworkRules>(
-      NetworkRules{DomainMatcher::Build(network.allowed, network.denied),
-                   AddressGuard(own_addresses, network.denied_resolved_addresses), std::move(tls),
-                   std::move(mitm)});
+  return NetworkRules{DomainMatcher::Build(network.allowed, network.denied),
+                      AddressGuard(own_addresses, network.denied_resolved_addresses),
+                      std::move(tls), std::move(mitm)};
 }
 
 Result<std::vector<IpAddress>> HostInterfaceAddresses() {

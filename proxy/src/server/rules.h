@@ -44,6 +44,9 @@ struct NetworkRules {
 };
 
 // Pure. `own_addresses`: this host's interface addresses (HostInterfaceAddresses()).
+[[nodiscard]] NetworkRules MakeNetworkRules(const NetworkPolicy& network,
+                                            const std::vector<IpAddress>& own_addresses);
+// MakeNetworkRules, shared as a connection keeps them.
 [[nodiscard]] std::shared_ptr<const NetworkRules> BuildNetworkRules(
     const NetworkPolicy& network, const std::vector<IpAddress>& own_addresses);
 

@@ -21,8 +21,9 @@ MitmProxyPolicy Mitm() {
 TEST(ProxyUpdateTest, MitmProxyCannotBeAddedWhileTlsIsTerminated) {
   NetworkPolicy start;
   start.tls_terminate = TlsTerminatePolicy{};
-  Result<std::unique_ptr<Proxy>> proxy = Proxy::Start(start, ProxyConfig{});
+  Result<std::unique_ptr<Proxy>> proxy = Proxy::Create(start, ProxyConfig{});
   ASSERT_TRUE(proxy.has_value()) << proxy.error().message();
+  ASSERT_TRUE((*proxy)->Run().has_value());
   NetworkPolicy update;
   update.mitm_proxy = Mitm();
   Result<void> r = (*proxy)->Update(update);
@@ -36,8 +37,9 @@ TEST(ProxyUpdateTest, MitmProxyCannotBeAddedWhileTlsIsTerminated) {
 }
 
 TEST(ProxyUpdateTest, MitmProxyCanBeAddedWithoutTermination) {
-  Result<std::unique_ptr<Proxy>> proxy = Proxy::Start(NetworkPolicy{}, ProxyConfig{});
+  Result<std::unique_ptr<Proxy>> proxy = Proxy::Create(NetworkPolicy{}, ProxyConfig{});
   ASSERT_TRUE(proxy.has_value()) << proxy.error().message();
+  ASSERT_TRUE((*proxy)->Run().has_value());
   NetworkPolicy update;
   update.mitm_proxy = Mitm();
   update.tls_terminate = TlsTerminatePolicy{};  // termination does not start by an update

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// proxy/proxy.h: Create() starts nothing (srt creates the proxy before bubblewrap is spawned and
+// runs it while bubblewrap sets up); Run() starts the proxy's thread, once; Serve() and Update()
+// need it.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "proxy/proxy.h"
+
+namespace srt::proxy {
+namespace {
+
+// How many of this process's threads are named `name`.
+int ThreadsNamed(const std::string& name) {
+  int n = 0;
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+TEST(ProxyRunTest, CreateStartsNoThreadAndRunStartsOneOnce) {
+  ASSERT_EQ(ThreadsNamed("srt-proxy"), 0);
+  Result<std::unique_ptr<Proxy>> proxy = Proxy::Create(NetworkPolicy{}, ProxyConfig{});
+  ASSERT_TRUE(proxy.has_value()) << proxy.error().message();
+  EXPECT_EQ(ThreadsNamed("srt-proxy"), 0);
+  EXPECT_EQ((*proxy)->capture_ports(), (std::vector<uint16_t>{80, 443}));
+
+  Result<void> early = (*proxy)->Serve({});
+  ASSERT_FALSE(early.has_value());
+  EXPECT_EQ(early.error().code(), Errc::kInvalidArgument);
+  Result<void> update = (*proxy)->Update(NetworkPolicy{});
+  ASSERT_FALSE(update.has_value());
+  EXPECT_EQ(update.error().message(), "the proxy is not running (Run)");
+
+  ASSERT_TRUE((*proxy)->Run().has_value());
+  EXPECT_EQ(ThreadsNamed("srt-proxy"), 1);
+  Result<void> again = (*proxy)->Run();
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().message(), "the proxy was already run");
+  EXPECT_EQ(ThreadsNamed("srt-proxy"), 1);
+  EXPECT_TRUE((*proxy)->Serve({}).has_value());
+  EXPECT_TRUE((*proxy)->Update(NetworkPolicy{}).has_value());
+
+  proxy->reset();
+  EXPECT_EQ(ThreadsNamed("srt-proxy"), 0);
+}
+
+}  // namespace
+}  // namespace srt::proxy
