@@ -1447,6 +1447,21 @@ int Guard(int ctl, const AgentPlan& plan, const char* const* blocked, size_t blo
   return RunGuard(setup);
 }
 
+// Waits for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. Returns it, or -1
+// on EOF (srt gave up or died before that: no command ever ran).
+int AwaitSandbox(int ctl) {
+  uint8_t msg[wire::kMaxMessageBytes];
+  for (;;) {
+    int init_pidfd = -1;
+    long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
+    if (n <= 0) return -1;
+    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSandbox && init_pidfd >= 0) {
+      return init_pidfd;
+    }
+    if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
+  }
+}
+
 }  // namespace
 
 int RunAgent(int argc, char** argv) {
@@ -1553,23 +1568,11 @@ int RunAgent(int argc, char** argv) {
     show_trees[show_count++] = tree;
   }
 
-  // Then wait for the sandbox: srt sends a pidfd of its PID 1 once bwrap is done. EOF means srt
-  // gave up or died before that: no command ever ran.
-  uint8_t msg[wire::kMaxMessageBytes];
-  int init_pidfd = -1;
-  for (;;) {
-    long n = ReceiveMessage(ctl, msg, sizeof msg, &init_pidfd);
-    if (n <= 0) {
-      remove_tmpdir();
-      return 1;
-    }
-    if (TypeOf(msg, static_cast<size_t>(n)) == wire::kMsgSandbox && init_pidfd >= 0) break;
-    if (init_pidfd >= 0) SRT_SYS(__NR_close, init_pidfd);
-  }
-
   const bool guard = plan.guard_call_count > 0;
   if (!guard && tmp_parent < 0) {
     // Nothing to guard or clean up afterwards: no need to keep a host-side process.
+    int init_pidfd = AwaitSandbox(ctl);
+    if (init_pidfd < 0) return 1;
     TmpfsDevice tmpfs;
     if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) return 1;
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
@@ -1578,12 +1581,27 @@ int RunAgent(int argc, char** argv) {
   // The host's /proc, for the guard (the pids it is told are the host's): opened before the
   // child joins the sandbox's mount namespace, where /proc is the sandbox's.
   long host_proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  // A reference to the sandbox's mount namespace, so that neither its PID 1 nor the guard is the
-  // last to leave it: tearing its mounts down (an RCU grace period, several ms on a busy machine)
-  // is then left to HandOverTeardown's child, after srt has the command's status.
-  long mntns = HoldMountNamespace(init_pidfd);
-  long child = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
+  // The child that joins the sandbox is forked now, while bwrap still sets up, so that the
+  // sandbox's hand-over finds it waiting: it takes srt's message itself, then passes PID 1's
+  // pidfd, and a reference to the sandbox's mount namespace (HoldMountNamespace: so that
+  // neither PID 1 nor the guard is the last to leave it; tearing its mounts down, an RCU grace
+  // period, several ms on a busy machine, is then left to HandOverTeardown's child, after srt has
+  // the command's status) on to this process over `relay`. The reference is taken before the
+  // child joins: it cannot come too late (after a short command has ended).
+  int relay[2] = {-1, -1};
+  long r = MessagePair(relay);
+  long child = Failed(r) ? r : SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
+    SRT_SYS(__NR_close, relay[0]);
+    int init_pidfd = AwaitSandbox(ctl);
+    if (init_pidfd < 0) rt::Exit(1);
+    long held = HoldMountNamespace(init_pidfd);
+    const int pass[2] = {init_pidfd, static_cast<int>(held)};
+    // Should the agent not get them (it was killed), it still reaps this child, which goes on:
+    // srt waits for the sandbox's set-up or its failure.
+    SendMessageFds(relay[1], wire::kMsgSandbox, nullptr, 0, pass, held >= 0 ? 2 : 1);
+    SRT_SYS(__NR_close, relay[1]);
+    if (held >= 0) SRT_SYS(__NR_close, held);
     TmpfsDevice tmpfs;
     if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) rt::Exit(1);
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
@@ -1595,12 +1613,35 @@ int RunAgent(int argc, char** argv) {
     rt::Exit(Guard(ctl, plan, blocked, blocked_count, mounted_count, init_pidfd,
                    static_cast<int>(host_proc), SRT_SYS(__NR_getpid), tmpfs));
   }
-  // The child mounted the clones (or failed): the copies here would only pin those mounts.
+  // The child mounts the clones (or fails): the copies here would only pin those mounts.
   for (size_t i = 0; i < show_count; ++i) SRT_SYS(__NR_close, show_trees[i]);
+  if (!Failed(r)) SRT_SYS(__NR_close, relay[1]);
   if (Failed(child)) {
+    if (!Failed(r)) SRT_SYS(__NR_close, relay[0]);
     ReportFailure(ctl, -1, wire::kStageFork, child, "fork");
     remove_tmpdir();
     return 1;
+  }
+  // The sandbox's PID 1 and the mount namespace's reference (or none: PID 1 was gone), from the
+  // child. EOF means srt gave up or died before handing the sandbox over (or the child failed);
+  // no command ever ran.
+  int init_pidfd = -1;
+  long mntns = -1;
+  {
+    uint8_t msg[wire::kMaxMessageBytes];
+    int fds[2] = {-1, -1};
+    size_t got = 0;
+    long n = ReceiveMessageFds(relay[0], msg, sizeof msg, fds, 2, &got);
+    SRT_SYS(__NR_close, relay[0]);
+    if (n > 0 && got >= 1) init_pidfd = fds[0];
+    if (n > 0 && got == 2) mntns = fds[1];
+    if (init_pidfd < 0) {
+      int status = 0;
+      while (SRT_SYS(__NR_wait4, child, &status, 0, 0) == -EINTR) {
+      }
+      remove_tmpdir();
+      return 1;
+    }
   }
   // The sandbox's PID 1 exits only after every process in the sandbox is gone; the guard then
   // has nothing left to serve either.

@@ -413,9 +413,8 @@ int RunInit(int argc, char** argv, char** envp) {
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "pipe2");
   // The command hands its write guard's listener back over this pair and waits on it for the
   // go-ahead (PID 1 is not filtered).
-  constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
   int guard_sock[2] = {-1, -1};
-  r = SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, guard_sock);
+  r = MessagePair(guard_sock);
   if (Failed(r)) Die(ctl, wire::kStageFork, r, "socketpair");
   long pid = SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (Failed(pid)) Die(ctl, wire::kStageFork, pid, "fork");

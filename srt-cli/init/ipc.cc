@@ -43,6 +43,11 @@ long Send(int sock, uint32_t type, const void* payload, size_t len, const int* f
           unsigned flags);
 }  // namespace
 
+long MessagePair(int (&sockets)[2]) {
+  constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
+  return SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, sockets);
+}
+
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass) {
   return Send(sock, type, payload, len, &fd_to_pass, fd_to_pass >= 0 ? 1 : 0, 0);
 }

@@ -9,6 +9,10 @@
 
 namespace srt::init {
 
+// A pair of connected SOCK_SEQPACKET sockets, close-on-exec, for messages between srt-init's
+// own processes. Returns 0 or -errno.
+long MessagePair(int (&sockets)[2]);
+
 // Sends one message: u32 type, then `payload`; `fd_to_pass` >= 0 rides along as SCM_RIGHTS.
 // Returns 0 or -errno.
 long SendMessage(int sock, uint32_t type, const void* payload, size_t len, int fd_to_pass = -1);

@@ -293,9 +293,8 @@ void Exec(int ctl, const InitPlan& init_plan, uint32_t id, const int* fds, size_
 int RunServe(int ctl, int sfd, const InitPlan& plan, const uint8_t* filter, size_t deny_len,
              size_t guard_len) {
   // Each command hands its write guard's listener back over this pair; PID 1 passes it on.
-  constexpr int kAfUnix = 1, kSockSeqpacket = 5, kSockCloexec = 02000000;
   int guard_sock[2] = {-1, -1};
-  long r = SRT_SYS(__NR_socketpair, kAfUnix, kSockSeqpacket | kSockCloexec, 0, guard_sock);
+  long r = MessagePair(guard_sock);
   if (Failed(r)) {
     ReportFailure(ctl, -1, wire::kStageFork, r, "socketpair");
     return kExitSetupFailure;
