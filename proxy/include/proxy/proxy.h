@@ -11,7 +11,8 @@
 //      overlaps bubblewrap's set-up).
 //   4. Serve(sockets): the sockets srt-agent made in the sandbox, each with its use; waits for
 //      step 3 and returns once the proxy serves them, or why it cannot.
-//   5. Update(policy) any time after Run(), from any thread, for live allow/deny changes.
+//   5. Update(policy) any time after Run() has returned, from any thread, for live allow/deny
+//      changes (it is queued behind the server's creation).
 //   6. Destroying it stops the proxy (open connections are logged with end "shutdown").
 // With policy.tls_terminate, Create() also makes (or loads) the CA in this process, before it
 // returns; trust_bundle() is then what the sandbox must trust.
