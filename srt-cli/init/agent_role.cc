@@ -1590,18 +1590,23 @@ int RunAgent(int argc, char** argv) {
   // child joins: it cannot come too late (after a short command has ended).
   int relay[2] = {-1, -1};
   long r = MessagePair(relay);
+  const long agent_pid = SRT_SYS(__NR_getpid);
   long child = Failed(r) ? r : SRT_SYS(__NR_clone, SIGCHLD, 0, 0, 0, 0);
   if (child == 0) {
+    // Until it has passed the sandbox on, this child dies with the agent: an agent killed
+    // meanwhile (only SIGKILL gets through its mask) fails the launch, as it did before the
+    // child existed, rather than leave the sandbox to a child whose host-side half is gone.
+    SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (SRT_SYS(__NR_getppid) != agent_pid) rt::Exit(1);  // it died before the prctl
     SRT_SYS(__NR_close, relay[0]);
     int init_pidfd = AwaitSandbox(ctl);
     if (init_pidfd < 0) rt::Exit(1);
     long held = HoldMountNamespace(init_pidfd);
     const int pass[2] = {init_pidfd, static_cast<int>(held)};
-    // Should the agent not get them (it was killed), it still reaps this child, which goes on:
-    // srt waits for the sandbox's set-up or its failure.
     SendMessageFds(relay[1], wire::kMsgSandbox, nullptr, 0, pass, held >= 0 ? 2 : 1);
     SRT_SYS(__NR_close, relay[1]);
     if (held >= 0) SRT_SYS(__NR_close, held);
+    SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, 0, 0, 0, 0);
     TmpfsDevice tmpfs;
     if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) rt::Exit(1);
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);

@@ -152,6 +152,59 @@ TEST_P(ProcessTest, SignalsRelayedAsTheCommandEndsDoNotCostItsStatus) {
   EXPECT_EQ(failures, 0) << last_err;
 }
 
+// The children (by /proc/PID/task/PID/children) of `pid` whose command line holds `needle`.
+std::vector<pid_t> ChildrenMatching(pid_t pid, const std::string& needle) {
+  std::vector<pid_t> out;
+  std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  pid_t child = 0;
+  while (list >> child) {
+    std::ifstream cmdline("/proc/" + std::to_string(child) + "/cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    if (needle.empty() || text.find(needle) != std::string::npos) out.push_back(child);
+  }
+  return out;
+}
+
+// srt-agent forks the child that joins the sandbox while bwrap still sets up. Until that child
+// has passed the sandbox on to the agent, it dies with it: an agent killed then (SIGKILL, from the
+// host) fails the launch, and no command runs without the agent's host-side half.
+TEST_P(ProcessTest, AnAgentKilledBeforeTheHandOverStopsTheLaunch) {
+  std::string bwrap;
+  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/bin"}) {
+    if (access((std::string(dir) + "/bwrap").c_str(), X_OK) == 0) {
+      bwrap = std::string(dir) + "/bwrap";
+      break;
+    }
+  }
+  if (bwrap.empty()) GTEST_SKIP() << "no bwrap";
+  // bwrap, held until the test says go (at most 20 s).
+  run().WriteFile("slow-bwrap",
+                  "#!/bin/sh\n: > bwrap-waits\ni=0\nwhile [ ! -e go ] && [ $i -lt 2000 ]; do "
+                  "sleep 0.01; i=$((i+1)); done\nexec " +
+                      bwrap + " \"$@\"\n");
+  ASSERT_EQ(chmod(run().Path("slow-bwrap").c_str(), 0755), 0);
+  // bwrap outside the write root (srt refuses one inside).
+  run().MakeDir("out");
+  const std::string settings = R"({"bwrapPath": ")" + run().Path("slow-bwrap") +
+                               R"(", "filesystem": {"allowWrite": ["out"]}})";
+  pid_t pid = run().Start(settings, {"sh", "-c", ": > out/ran"});
+  pid_t agent = -1;
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<pid_t> agents = ChildrenMatching(pid, " agent ");
+    if (!run().Exists("bwrap-waits") || agents.size() != 1) return false;
+    agent = agents[0];
+    return ChildrenMatching(agent, "").size() == 1;  // its child, waiting for the sandbox
+  }));
+  ASSERT_EQ(kill(agent, SIGKILL), 0);
+  run().WriteFile("go", "");
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("srt-agent exited before the sandbox was ready"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(run().Exists("out/ran")) << r.err;
+}
+
 TEST_P(ProcessTest, SigtermKillsACommandThatDoesNotHandleIt) {
   pid_t pid = run().Start(kWriteCwd, {"sh", "-c", ": > started; exec sleep 600"});
   ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }));
