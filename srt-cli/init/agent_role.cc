@@ -1152,7 +1152,8 @@ bool MakeNetSockets(int ctl, const AgentPlan& plan, long netns) {
   return true;
 }
 
-// Joins the sandbox's user and mount namespaces and applies the plan. A process cannot leave
+// Joins the sandbox's user, network (for the proxy's sockets, made first) and mount namespaces
+// and applies the plan. A process cannot leave
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
 int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* show_trees,

@@ -152,8 +152,9 @@ TEST_P(ProcessTest, SignalsRelayedAsTheCommandEndsDoNotCostItsStatus) {
   EXPECT_EQ(failures, 0) << last_err;
 }
 
-// The children (by /proc/PID/task/PID/children) of `pid` whose command line holds `needle`.
-std::vector<pid_t> ChildrenMatching(pid_t pid, const std::string& needle) {
+// The children (by /proc/PID/task/PID/children) of `pid` whose command line holds `needle`
+// (any, when it is empty).
+std::vector<pid_t> ChildrenOf(pid_t pid, const std::string& needle = "") {
   std::vector<pid_t> out;
   std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   pid_t child = 0;
@@ -191,10 +192,10 @@ TEST_P(ProcessTest, AnAgentKilledBeforeTheHandOverStopsTheLaunch) {
   pid_t pid = run().Start(settings, {"sh", "-c", ": > out/ran"});
   pid_t agent = -1;
   ASSERT_TRUE(Eventually([&] {
-    std::vector<pid_t> agents = ChildrenMatching(pid, " agent ");
+    std::vector<pid_t> agents = ChildrenOf(pid, " agent ");
     if (!run().Exists("bwrap-waits") || agents.size() != 1) return false;
     agent = agents[0];
-    return ChildrenMatching(agent, "").size() == 1;  // its child, waiting for the sandbox
+    return ChildrenOf(agent).size() == 1;  // its child, waiting for the sandbox
   }));
   ASSERT_EQ(kill(agent, SIGKILL), 0);
   run().WriteFile("go", "");
@@ -224,18 +225,10 @@ TEST_P(ProcessTest, SigkillOfSrtTakesTheSandboxDownAndLeavesNothing) {
   // Nothing of srt's is on the host while it runs (the write guard blocks missing paths)...
   EXPECT_FALSE(run().Exists(".mcp.json"));
   // srt's own children, bwrap and srt-agent, and the agent's: its write guard.
-  auto children_of = [](pid_t parent) {
-    std::vector<pid_t> out;
-    std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
-                           "/children");
-    pid_t c;
-    while (children >> c) out.push_back(c);
-    return out;
-  };
-  std::vector<pid_t> helpers = children_of(pid);
+  std::vector<pid_t> helpers = ChildrenOf(pid);
   EXPECT_EQ(helpers.size(), 2u) << "expected bwrap and srt-agent under srt";
   for (pid_t h : std::vector<pid_t>(helpers)) {
-    for (pid_t g : children_of(h)) helpers.push_back(g);
+    for (pid_t g : ChildrenOf(h)) helpers.push_back(g);
   }
   kill(pid, SIGKILL);
   run().Finish(pid);

@@ -543,8 +543,7 @@ Result<void> Launch::AwaitAgent() {
   // The agent makes the proxy's sockets first: they are served (routes installed, listeners
   // added) as soon as the last one is in, while the agent is still mounting.
   std::vector<UniqueFd> sockets(spec_.net_sockets.size());
-  size_t sockets_in = 0;
-  bool network_attached = spec_.net_sockets.empty();
+  size_t sockets_in = 0;  // all in: attached
   for (;;) {
     std::vector<int> fds = {agent_ctl_.get(), agent_pidfd_.get(), bwrap_pidfd_.get(), ctl_.get()};
     SRT_ASSIGN_OR_RETURN(std::vector<short> ev, PollAll(fds));
@@ -572,7 +571,6 @@ Result<void> Launch::AwaitAgent() {
           // Emptied: a socket sent after the last is unexpected.
           std::vector<UniqueFd> all = std::exchange(sockets, {});
           if (spec_.on_network) SRT_RETURN_IF_ERROR(spec_.on_network(std::move(all)));
-          network_attached = true;
           Debug("the proxy serves the " + std::to_string(sockets_in) +
                 " sockets made in the sandbox's network namespace");
         }
@@ -586,7 +584,7 @@ Result<void> Launch::AwaitAgent() {
         if (spec_.serve && !ptys_) {
           return MakeError(Errc::kProtocol, "srt-agent did not make the commands' terminals");
         }
-        if (!network_attached) {
+        if (sockets_in != spec_.net_sockets.size()) {
           return MakeError(Errc::kProtocol, "srt-agent did not make every socket");
         }
         Debug("srt-agent: /proc hidden, " + std::to_string(spec_.policy.protections.size()) +
