@@ -521,6 +521,7 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   spec.resolv_conf = network->resolv_conf();
   spec.masked_file_contents = std::move(masked_contents);
   spec.beside_bwrap = [net = network.get()] { return net->Run(); };
+  spec.on_sandbox_empty = [net = network.get()] { net->StopServing(); };
   spec.on_network = [net = network.get()](std::vector<UniqueFd> sockets) {
     return net->Attach(std::move(sockets));
   };
@@ -574,8 +575,8 @@ Result<void> Sandbox::Signal(int signal) {
 
 Result<ExitStatus> Sandbox::Wait(int forward_signals_fd) {
   if (!launch_) return MakeError(Errc::kInvalidArgument, "the sandbox has ended");
-  // The proxy stays up until the Sandbox is destroyed (UpdateNetwork may race with this call;
-  // connections of the ended command close with its sockets).
+  // The proxy stops serving once srt-init reports the sandbox empty (on_sandbox_empty); the
+  // Sandbox's destruction waits for it. UpdateNetwork may race with this call.
   return launch_->Wait(forward_signals_fd);
 }
 

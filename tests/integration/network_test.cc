@@ -1081,6 +1081,36 @@ TEST_P(NetworkTest, TheProxysSocketsAreServedBeforeTheAgentHasMounted) {
       << r.err;
 }
 
+// The proxy shuts down as soon as srt-init reports the sandbox empty, while bubblewrap and
+// srt-agent exit, not once they have: a bwrap that lingers after its sandbox has ended finds the
+// proxy's thread gone. The command's connection worked and was logged all the same.
+TEST_P(NetworkTest, TheProxyStopsOnceTheSandboxIsEmpty) {
+  const std::string bwrap = SystemBwrap();
+  if (bwrap.empty()) GTEST_SKIP() << "no bwrap";
+  // bwrap, then a wait for the test's go (at most 20 s) before its status is passed on.
+  run().WriteFile("lingering-bwrap", "#!/bin/sh\n" + bwrap +
+                                         " \"$@\"\nst=$?\n: > bwrap-exited\ni=0\nwhile [ ! -e go ] "
+                                         "&& [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); "
+                                         "done\nexit $st\n");
+  ASSERT_EQ(chmod(run().Path("lingering-bwrap").c_str(), 0755), 0);
+  // The wrapper outside the write root (srt refuses a bwrap the sandbox could replace).
+  run().MakeDir("out");
+  json settings = DefaultSettings();
+  settings["bwrapPath"] = run().Path("lingering-bwrap");
+  settings["filesystem"]["allowWrite"] = {"out"};
+  const std::string log = run().Path("lingering.jsonl");
+  pid_t pid = run().Start(settings.dump(), {"--log-file", log, "-c", kCurl + Origin("/last")});
+  ASSERT_TRUE(Eventually([&] { return run().Exists("bwrap-exited"); }, std::chrono::seconds(20)))
+      << run().Finish(pid).err;
+  EXPECT_TRUE(Eventually([&] { return ThreadsNamed(pid, "srt-proxy") == 0; }))
+      << "the proxy still runs after the sandbox ended";
+  run().WriteFile("go", "");
+  RunResult r = run().Finish(pid);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "origin: GET /last\n") << r.err;
+  EXPECT_NE(run().ReadFile("lingering.jsonl").find("\"origin.test\""), std::string::npos) << r.err;
+}
+
 // --- --control-fd --------------------------------------------------------------------------
 
 // The command waits for `go` between its two phases; the test changes the config in between.

@@ -171,13 +171,7 @@ std::vector<pid_t> ChildrenOf(pid_t pid, const std::string& needle = "") {
 // has passed the sandbox on to the agent, it dies with it: an agent killed then (SIGKILL, from the
 // host) fails the launch, and no command runs without the agent's host-side half.
 TEST_P(ProcessTest, AnAgentKilledBeforeTheHandOverStopsTheLaunch) {
-  std::string bwrap;
-  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/bin"}) {
-    if (access((std::string(dir) + "/bwrap").c_str(), X_OK) == 0) {
-      bwrap = std::string(dir) + "/bwrap";
-      break;
-    }
-  }
+  const std::string bwrap = SystemBwrap();
   if (bwrap.empty()) GTEST_SKIP() << "no bwrap";
   // bwrap, held until the test says go (at most 20 s).
   run().WriteFile("slow-bwrap",

@@ -442,6 +442,29 @@ std::vector<pid_t> ProcessesMatching(const std::string& needle) {
   return out;
 }
 
+size_t ThreadsNamed(pid_t pid, const std::string& name) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(tasks.c_str());
+  if (!d) return 0;
+  size_t n = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(tasks + "/" + e->d_name + "/comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+std::string SystemBwrap() {
+  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/bin"}) {
+    std::string path = std::string(dir) + "/bwrap";
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
 bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -140,6 +140,12 @@ bool KernelRunsI386();
 // The pids of processes whose command line contains `needle`.
 std::vector<pid_t> ProcessesMatching(const std::string& needle);
 
+// How many threads of process `pid` are named `name` (/proc/PID/task/*/comm); 0 once it is gone.
+size_t ThreadsNamed(pid_t pid, const std::string& name);
+
+// The bwrap srt would find first in /usr/bin, /usr/local/bin or /bin; "" when there is none.
+std::string SystemBwrap();
+
 // Polls `done` until it holds or `limit` passes.
 bool Eventually(const std::function<bool()>& done,
                 std::chrono::milliseconds limit = std::chrono::seconds(5));

@@ -169,7 +169,8 @@ struct SandboxOptions {
   // Letters, digits, '.', '_' and '-', at most 64.
   std::string id;
   // Every connection the proxy decides, allowed or denied; called on the proxy's thread, so it
-  // must be quick and thread-safe.
+  // must be quick and thread-safe. The proxy stops once the sandbox is empty (connections still
+  // open then end with "shutdown"); no call comes after the Sandbox is destroyed.
   std::function<void(const ConnectionEvent&)> on_connection;
 
   // --- Mounts and limits ------------------------------------------------------------------------
@@ -256,7 +257,7 @@ class Sandbox {
   // deniedDomainReasons, deniedResolvedAddresses, mitmProxy and tlsTerminate's excludeDomains,
   // maxTunnels and handshakeTimeoutMs (other keys keep their start-up values, and ports first
   // named here are reached through the proxy variables, not captured).
-  // Thread-safe. Fails if `network` is invalid.
+  // Thread-safe. Fails if `network` is invalid; changes nothing once the sandbox is empty.
   [[nodiscard]] Result<void> UpdateNetwork(const NetworkSettings& network);
 
   // A warm sandbox: runs one more command, without a bubblewrap of its own (about a fork and

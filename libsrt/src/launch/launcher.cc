@@ -739,6 +739,7 @@ Result<bool> Launch::ReadInitReport() {
     command_status_ = IntAt(m, 0);
     Debug("the command ended; the sandbox is empty (wait status " +
           std::to_string(command_status_) + ")");
+    if (spec_.on_sandbox_empty) spec_.on_sandbox_empty();
   } else if (m.type == wire::kMsgStopped) {
     // Ctrl-Z on the command's terminal: the caller's shell gets its terminal back (the
     // srt command stops itself), and the command goes on once srt is continued.

@@ -60,6 +60,10 @@ struct LaunchSpec {
   // Work of the caller's done while bubblewrap sets up (once bwrap and the agent are spawned,
   // before srt-init's hello); an error aborts the launch. May be empty.
   std::function<Result<void>()> beside_bwrap;
+  // Work of the caller's done while bubblewrap and srt-agent exit: called once srt-init has
+  // reported that the command (or the warm sandbox) ended and it emptied the sandbox. Not called
+  // when the sandbox ends without that report. May be empty.
+  std::function<void()> on_sandbox_empty;
   // The sandbox's /etc/resolv.conf when the policy points it at srt's DNS stub.
   std::string resolv_conf;
   // What the sandbox reads at each of policy.masked_files (same order): the file with its

@@ -144,4 +144,6 @@ Result<void> SandboxNetwork::Update(const NetworkPolicy& network) {
   return proxy_->Update(network);
 }
 
+void SandboxNetwork::StopServing() { proxy_->StopServing(); }
+
 }  // namespace srt::net

@@ -13,7 +13,9 @@
 //   4. Attach(fds) from LaunchSpec::on_network, before the command starts: installs the routes
 //      and hands the sockets to the proxy; when it returns, the proxy serves them.
 //   5. Update(network) any time after Run() (any thread) for live allow/deny changes.
-//   6. Destroying it stops the proxy (open connections are logged with end "shutdown").
+//   6. StopServing() from LaunchSpec::on_sandbox_empty: the proxy shuts down while bubblewrap
+//      and srt-agent exit. Destroying it waits for that (or stops the proxy if nobody did; open
+//      connections are logged with end "shutdown").
 #pragma once
 
 #include <functional>
@@ -74,6 +76,7 @@ class SandboxNetwork {
   [[nodiscard]] Result<void> Run();
   [[nodiscard]] Result<void> Attach(std::vector<UniqueFd> sockets);
   [[nodiscard]] Result<void> Update(const NetworkPolicy& network);
+  void StopServing();
 
  private:
   SandboxNetwork() = default;

@@ -13,7 +13,9 @@
 //      step 3 and returns once the proxy serves them, or why it cannot.
 //   5. Update(policy) any time after Run() has returned, from any thread, for live allow/deny
 //      changes (it is queued behind the server's creation).
-//   6. Destroying it stops the proxy (open connections are logged with end "shutdown").
+//   6. StopServing() once the sandbox is empty (srt: when srt-init reports the command's end),
+//      so the proxy's shutdown overlaps bubblewrap's exit; destroying it joins the thread (or
+//      stops the proxy first if nobody did). Open connections are logged with end "shutdown".
 // With policy.tls_terminate, Create() also makes (or loads) the CA in this process, before it
 // returns; trust_bundle() is then what the sandbox must trust.
 #pragma once
@@ -99,6 +101,11 @@ class Proxy {
   // kInvalidArgument for a policy with network.mitmProxy when the proxy terminates TLS (the
   // settings refuse the two together), or before Run().
   [[nodiscard]] Result<void> Update(const NetworkPolicy& policy);
+  // For when nothing is left to serve (the sandbox is empty): the loop thread destroys the
+  // server (listeners, resolver, open connections, logged with end "shutdown") and then ends,
+  // while the caller goes on; the destructor joins it. Idempotent; from any thread once Run()
+  // has returned. Serve() after it fails; Update() after it changes nothing.
+  void StopServing();
 
  private:
   struct State;

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <future>
 
 #include "dns/resolver.h"
@@ -102,6 +103,8 @@ struct Proxy::State {
   // Lives on the loop thread; created there by Run() (`ready` says how that went).
   std::unique_ptr<ProxyServer> server;
   std::future<Result<void>> ready;
+  // StopServing() was called: the loop may have ended, and a functor queued now may never run.
+  std::atomic<bool> stopping{false};
 };
 
 Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -161,6 +164,13 @@ Result<void> Proxy::Run() {
   return Ok();
 }
 
+void Proxy::StopServing() {
+  if (!state_->thread || state_->stopping.exchange(true)) return;
+  // Queued before Stop(), so the loop's shutdown drain runs it (loop/event_loop.h).
+  state_->thread->loop().RunInLoop([state = state_.get()] { state->server.reset(); });
+  state_->thread->loop().Stop();
+}
+
 Proxy::~Proxy() {
   if (!state_->thread) return;
   if (state_->thread->running()) {
@@ -180,6 +190,7 @@ Result<void> Proxy::Serve(std::vector<std::pair<UniqueFd, SocketUse>> sockets) {
   if (!state_->ready.valid()) {
     return MakeError(Errc::kInvalidArgument, "the proxy is not running (Run) or already serves");
   }
+  if (state_->stopping.load()) return MakeError(Errc::kInvalidArgument, "the proxy has stopped");
   SRT_RETURN_IF_ERROR(state_->ready.get());
   std::promise<Result<void>> served;
   std::future<Result<void>> done = served.get_future();

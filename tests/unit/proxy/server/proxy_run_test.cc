@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // proxy/proxy.h: Create() starts nothing (srt creates the proxy before bubblewrap is spawned and
 // runs it while bubblewrap sets up); Run() starts the proxy's thread, once; Serve() and Update()
-// need it.
+// need it. StopServing() ends that thread without waiting for it (srt, once the sandbox is empty).
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "proxy/proxy.h"
 
@@ -51,6 +53,27 @@ TEST(ProxyRunTest, CreateStartsNoThreadAndRunStartsOneOnce) {
   EXPECT_EQ(again.error().message(), "the proxy was already run");
   EXPECT_EQ(ThreadsNamed("srt-proxy"), 1);
   EXPECT_TRUE((*proxy)->Update(NetworkPolicy{}).has_value());
+}
+
+TEST(ProxyRunTest, StopServingEndsTheThreadAndServeRefusesAfterIt) {
+  ASSERT_EQ(ThreadsNamed("srt-proxy"), 0);
+  Result<std::unique_ptr<Proxy>> proxy = Proxy::Create(NetworkPolicy{}, ProxyConfig{});
+  ASSERT_TRUE(proxy.has_value()) << proxy.error().message();
+  (*proxy)->StopServing();  // before Run(): nothing to stop
+  ASSERT_TRUE((*proxy)->Run().has_value());
+  (*proxy)->StopServing();
+  (*proxy)->StopServing();  // idempotent
+  // The thread ends by itself (nobody joins it before the destructor).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ThreadsNamed("srt-proxy") != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(ThreadsNamed("srt-proxy"), 0);
+  Result<void> served = (*proxy)->Serve({});
+  ASSERT_FALSE(served.has_value());
+  EXPECT_EQ(served.error().message(), "the proxy has stopped");
+  EXPECT_TRUE((*proxy)->Update(NetworkPolicy{}).has_value());  // changes nothing, blocks nothing
+  proxy->reset();
 }
 
 }  // namespace
