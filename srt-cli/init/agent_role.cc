@@ -19,7 +19,9 @@
 //     srt does not wait for it (HandOverTeardown).
 // It also does one thing bwrap could, faster: for a root caller, it shows host entries
 // read-only in a tmpfs of bwrap's (kTagShow), where bwrap would re-read the whole mount table
-// after each bind.
+// after each bind. For that caller it also readies, while bwrap sets up, the covers of the
+// procfs files only root may read (PrepareProcMasks), so that after the hand-over each is one
+// move_mount.
 // Mount work needs capabilities over the sandbox's namespaces, which the unprivileged caller has
 // as the owner of the sandbox's user namespace; the in-sandbox helper never holds any.
 #include <linux/errno.h>
@@ -514,56 +516,177 @@ void Name(char (&failed)[64], const char* name) {
   failed[len] = '\0';
 }
 
-// Puts a read-only /dev/null (`null`) over the file `name` of the /proc `proc`. 0 or -errno.
-long MaskProcFile(int proc, int null, const char* name) {
+// A read-only clone of the /dev/null `null` (bwrap's bind of the host's node, or the host's
+// node itself), mounted nowhere yet: nosuid as bwrap's binds are. Its descriptor, or -errno.
+long ReadOnlyNullClone(int null) {
   long tree =
       SRT_SYS(__NR_open_tree, null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   if (Failed(tree)) return tree;
   mount_attr attr{};
-  attr.attr_set = MOUNT_ATTR_RDONLY;
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
   long r = SRT_SYS(__NR_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr);
-  if (!Failed(r)) r = SRT_SYS(__NR_move_mount, tree, "", proc, name, MOVE_MOUNT_F_EMPTY_PATH);
-  SRT_SYS(__NR_close, tree);
-  return r;
+  if (Failed(r)) {
+    SRT_SYS(__NR_close, tree);
+    return r;
+  }
+  return tree;
 }
 
-// Covers each top-level file of the sandbox's /proc that only its owner, root, may read with a
-// read-only /dev/null: kpageflags and kpagecount (every page of the host), vmallocinfo (kernel
-// and physical addresses), slabinfo, timer_list and the like. A root caller's command is that
-// owner (see kProcHostWide), and reading them tells it about the host, not the sandbox. Found
-// by mode, so that what a newer kernel adds is covered too. Covers kProcHostBlockIo too.
-// Returns 0 or -errno, with `failed` naming the file.
-long MaskRootOnlyProcFiles(char (&failed)[64]) {
+bool SameName(const char* a, const char* b) {
+  const size_t n = strlen(a);
+  return n == strlen(b) && memcmp(a, b, n) == 0;
+}
+
+// Whether a top-level file of procfs gets a read-only /dev/null over it in a root caller's
+// sandbox: one that only its owner, root, may read (kpageflags and kpagecount: every page of
+// the host; vmallocinfo: kernel and physical addresses; slabinfo, timer_list and the like),
+// found by mode so that what a newer kernel adds is covered too, and kProcHostBlockIo. A root
+// caller's command is that owner (see kProcHostWide), and reading them tells it about the host,
+// not the sandbox.
+bool MaskedProcFile(const char* name, uint16_t mode) {
+  if ((mode & 0004) == 0) return true;
+  for (const char* io : kProcHostBlockIo) {
+    if (SameName(name, io)) return true;
+  }
+  return false;
+}
+
+// What PrepareProcMasks learnt from the host's /proc while bwrap set the sandbox up. A mode
+// belongs to procfs's entry, which every procfs instance shares, so the host's is the
+// sandbox's; an entry the host's /proc does not show as procfs's own (covered there, say, or
+// beyond these limits) is not known, and the sandbox's /proc is asked instead.
+struct ProcMasks {
+  static constexpr size_t kMax = 96;
+  static constexpr size_t kNameMax = 32;
+  struct Entry {
+    char name[kNameMax];
+    bool masked;
+    long cover;  // masked: a ReadOnlyNullClone of the host's /dev/null, or -errno
+  };
+  Entry entries[kMax];
+  size_t count = 0;
+
+  const Entry* Find(const char* name) const {
+    for (size_t i = 0; i < count; ++i) {
+      if (SameName(entries[i].name, name)) return &entries[i];
+    }
+    return nullptr;
+  }
+  void Close() {
+    for (size_t i = 0; i < count; ++i) {
+      if (entries[i].masked && !Failed(entries[i].cover)) SRT_SYS(__NR_close, entries[i].cover);
+    }
+    count = 0;
+  }
+};
+
+// Calls `each(name)` for every regular file at the top of the procfs `proc`. Returns 0, the
+// first failure of `each`, or getdents64's -errno. With `before_pids`, stops at the first
+// process's directory: procfs lists its own entries first, then "self", "thread-self" and the
+// processes (proc_root_readdir), and listing a host's processes costs far more than the rest.
+template <typename Each>
+long ForEachProcFile(int proc, bool before_pids, Each&& each) {
+  alignas(8) char buf[4096] = {};  // getdents64 fills it (the analyzer cannot see that)
+  for (;;) {
+    long n = SRT_SYS(__NR_getdents64, proc, buf, sizeof buf);
+    if (n <= 0) return n;
+    for (long at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const Dirent64*>(buf + at);
+      at += d->reclen;
+      if (before_pids && d->name[0] >= '0' && d->name[0] <= '9') return 0;
+      if (d->type != kDtReg) continue;
+      long r = each(d->name);
+      if (Failed(r)) return r;
+    }
+  }
+}
+
+// On the host, for a root caller's agent that can clone the host's mounts (root with
+// CAP_SYS_ADMIN), while bwrap sets the sandbox up: which top-level files of procfs are masked
+// (MaskedProcFile), from the host's /proc, and a cover ready for each, so that the sandbox's
+// are covered by one move_mount each once the agent has joined it (MaskProcFiles). Whatever
+// cannot be learnt here is left out of `masks`; nothing fails.
+void PrepareProcMasks(ProcMasks& masks) {
+  long proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (Failed(proc)) return;
+  constexpr long kProcSuperMagic = 0x9fa0;
+  long statfs[16] = {};  // struct statfs starts with f_type
+  struct statx self {};
+  long null = -EBADF;
+  // The host's /proc must be procfs, and its /dev/null the null device, or nothing is learnt.
+  if (!Failed(SRT_SYS(__NR_fstatfs, proc, statfs)) && statfs[0] == kProcSuperMagic &&
+      !Failed(SRT_SYS(__NR_statx, proc, "", AT_EMPTY_PATH, STATX_MNT_ID, &self)) &&
+      (self.stx_mask & STATX_MNT_ID) != 0) {
+    null = OpenNoSymlinks("/dev/null", 0);
+    struct statx st {};
+    if (!Failed(null) &&
+        (Failed(StatAt(static_cast<int>(null), "", st)) || (st.stx_mode & S_IFMT) != S_IFCHR ||
+         st.stx_rdev_major != 1 || st.stx_rdev_minor != 3)) {
+      SRT_SYS(__NR_close, null);
+      null = -ENODEV;
+    }
+  }
+  if (!Failed(null)) {
+    long clone = 0;
+    // What a reordered listing would leave out is only not known (MaskProcFiles asks the
+    // sandbox's /proc, which it reads whole).
+    ForEachProcFile(static_cast<int>(proc), /*before_pids=*/true, [&](const char* name) -> long {
+      struct statx st {};
+      const size_t len = strlen(name);
+      // Known only if it is procfs's own entry: not something mounted over it on the host.
+      if (masks.count == ProcMasks::kMax || len >= ProcMasks::kNameMax ||
+          Failed(SRT_SYS(__NR_statx, proc, name, AT_SYMLINK_NOFOLLOW, STATX_MODE | STATX_MNT_ID,
+                         &st)) ||
+          (st.stx_mask & (STATX_MODE | STATX_MNT_ID)) != (STATX_MODE | STATX_MNT_ID) ||
+          st.stx_mnt_id != self.stx_mnt_id) {
+        return 0;
+      }
+      ProcMasks::Entry& e = masks.entries[masks.count++];
+      memcpy(e.name, name, len + 1);
+      e.masked = MaskedProcFile(name, st.stx_mode);
+      // After a clone fails (EPERM: the host's mounts are not this root's), none is tried again;
+      // the modes still count, and the sandbox's /dev/null is cloned for those instead.
+      e.cover = !e.masked ? -1 : Failed(clone) ? clone : ReadOnlyNullClone(static_cast<int>(null));
+      if (e.masked && Failed(e.cover)) clone = e.cover;
+      return 0;
+    });
+    SRT_SYS(__NR_close, null);
+  }
+  SRT_SYS(__NR_close, proc);
+}
+
+// Covers each top-level file of the sandbox's /proc that MaskedProcFile says, with a read-only
+// /dev/null: the one `prepared` has for it (the host's), or else a clone of the sandbox's. The
+// modes are `prepared`'s where it knows the file, else the sandbox's. Returns 0 or -errno, with
+// `failed` naming the file.
+long MaskProcFiles(const ProcMasks& prepared, char (&failed)[64]) {
   long proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (Failed(proc)) return proc;
   long null = OpenNoSymlinks("/dev/null", 0);
-  long r = Failed(null) ? null : 0;
-  alignas(8) char buf[4096] = {};  // getdents64 fills it (the analyzer cannot see that)
-  while (!Failed(r)) {
-    long n = SRT_SYS(__NR_getdents64, proc, buf, sizeof buf);
-    if (n <= 0) {
-      r = n;
-      break;
-    }
-    for (long at = 0; at < n && !Failed(r);) {
-      const auto* d = reinterpret_cast<const Dirent64*>(buf + at);
-      at += d->reclen;
-      struct statx st {};
-      if (d->type != kDtReg || Failed(StatAt(static_cast<int>(proc), d->name, st)) ||
-          (st.stx_mode & 0004) != 0) {
-        continue;
-      }
-      r = MaskProcFile(static_cast<int>(proc), static_cast<int>(null), d->name);
-      if (Failed(r)) Name(failed, d->name);
-    }
-  }
-  for (const char* name : kProcHostBlockIo) {
-    if (Failed(r)) break;
-    struct statx st {};
-    if (Failed(StatAt(static_cast<int>(proc), name, st))) continue;  // not in this kernel
-    r = MaskProcFile(static_cast<int>(proc), static_cast<int>(null), name);
-    if (Failed(r)) Name(failed, name);
-  }
+  long r =
+      Failed(null)
+          ? null
+          : ForEachProcFile(static_cast<int>(proc), /*before_pids=*/false, [&](const char* name) {
+              const ProcMasks::Entry* known = prepared.Find(name);
+              if (!known) {
+                struct statx st {};
+                if (Failed(StatAt(static_cast<int>(proc), name, st)) ||
+                    !MaskedProcFile(name, st.stx_mode)) {
+                  return 0L;
+                }
+              } else if (!known->masked) {
+                return 0L;
+              }
+              long cover = known && !Failed(known->cover)
+                               ? known->cover
+                               : ReadOnlyNullClone(static_cast<int>(null));
+              long moved = Failed(cover) ? cover
+                                         : SRT_SYS(__NR_move_mount, cover, "", proc, name,
+                                                   MOVE_MOUNT_F_EMPTY_PATH);
+              if (!Failed(cover) && (!known || Failed(known->cover))) SRT_SYS(__NR_close, cover);
+              if (Failed(moved)) Name(failed, name);
+              return moved;
+            });
   if (!Failed(null)) SRT_SYS(__NR_close, null);
   SRT_SYS(__NR_close, proc);
   return r;
@@ -1157,7 +1280,7 @@ bool MakeNetSockets(int ctl, const AgentPlan& plan, long netns) {
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
 int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* show_trees,
-                 int init_pidfd, TmpfsDevice& tmpfs) {
+                 const ProcMasks& proc_masks, int init_pidfd, TmpfsDevice& tmpfs) {
   long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
@@ -1265,7 +1388,7 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
   r = root ? CoverProcHostWide(&uncovered) : 0;
   char unmasked[64] = "";
   if (!Failed(r) && root) {
-    r = MaskRootOnlyProcFiles(unmasked);
+    r = MaskProcFiles(proc_masks, unmasked);
     uncovered = unmasked;
   }
   if (Failed(r)) {
@@ -1556,17 +1679,29 @@ int RunAgent(int argc, char** argv) {
   // kTagShow: the host's entries cloned here, in the namespace bwrap copies, while it sets up;
   // mounted once the agent is in the sandbox's (JoinAndApply). Only an agent that can (root with
   // CAP_SYS_ADMIN, which stays outside the sandbox's user namespace) is sent any.
+  const bool clones_host_mounts = euid == 0 && HasSysAdmin();
   long show_trees[wire::kMaxShows];
   size_t show_count = 0;
   for (size_t i = 0; i < plan.op_count; ++i) {
     if (plan.ops[i].kind != OpKind::kShow) continue;
-    long tree = euid == 0 && HasSysAdmin() ? CloneHostEntry(plan.ops[i].path) : -EPERM;
+    long tree = clones_host_mounts ? CloneHostEntry(plan.ops[i].path) : -EPERM;
     if (Failed(tree)) {
       ReportFailure(ctl, -1, wire::kStageShow, tree, plan.ops[i].path);
       remove_tmpdir();
       return 1;
     }
     show_trees[show_count++] = tree;
+  }
+  // The same agent learns which of procfs's files a root caller's command must not read, and
+  // readies their covers, here too (MaskProcFiles then only mounts them).
+  // Only with room under the open-file limit for them (at most ProcMasks::kMax), beside the
+  // clones above and the agent's own (the launcher's kAgentOwnFds): else as before.
+  ProcMasks proc_masks;
+  uint64_t nofile[2] = {0, 0};  // soft, hard
+  constexpr int kRlimitNofile = 7;
+  if (clones_host_mounts && !Failed(SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, nullptr, nofile)) &&
+      nofile[0] >= show_count + 32 + ProcMasks::kMax) {
+    PrepareProcMasks(proc_masks);
   }
 
   const bool guard = plan.guard_call_count > 0;
@@ -1575,7 +1710,8 @@ int RunAgent(int argc, char** argv) {
     int init_pidfd = AwaitSandbox(ctl);
     if (init_pidfd < 0) return 1;
     TmpfsDevice tmpfs;
-    if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) return 1;
+    if (JoinAndApply(ctl, plan, skip, show_trees, proc_masks, init_pidfd, tmpfs) != 0) return 1;
+    proc_masks.Close();
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
@@ -1609,7 +1745,10 @@ int RunAgent(int argc, char** argv) {
     if (held >= 0) SRT_SYS(__NR_close, held);
     SRT_SYS(__NR_prctl, PR_SET_PDEATHSIG, 0, 0, 0, 0);
     TmpfsDevice tmpfs;
-    if (JoinAndApply(ctl, plan, skip, show_trees, init_pidfd, tmpfs) != 0) rt::Exit(1);
+    if (JoinAndApply(ctl, plan, skip, show_trees, proc_masks, init_pidfd, tmpfs) != 0) {
+      rt::Exit(1);
+    }
+    proc_masks.Close();
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     if (!guard) rt::Exit(0);
     if (Failed(host_proc)) {
@@ -1621,6 +1760,7 @@ int RunAgent(int argc, char** argv) {
   }
   // The child mounts the clones (or fails): the copies here would only pin those mounts.
   for (size_t i = 0; i < show_count; ++i) SRT_SYS(__NR_close, show_trees[i]);
+  proc_masks.Close();
   if (!Failed(r)) SRT_SYS(__NR_close, relay[1]);
   if (Failed(child)) {
     if (!Failed(r)) SRT_SYS(__NR_close, relay[0]);

@@ -594,6 +594,11 @@ TEST(ContainerRootTest, RootWithoutSysAdminRunsSandboxesLikeTheHostsRoot) {
   EXPECT_NE(uid.out.find("CapEff:\t0000000000000000"), std::string::npos) << uid.out;
   EXPECT_EQ(in_container({ProbeBinary(), "open-write", "/proc/sys/kernel/core_pattern"}).exit_code,
             EROFS);
+  // The files only the host's root may read are masked here too, although this agent cannot
+  // ready their covers on the host: it finds them in the sandbox's /proc.
+  RunResult masked =
+      in_container({"sh", "-c", "wc -c < /proc/vmallocinfo; wc -c < /proc/diskstats"});
+  EXPECT_EQ(masked.out, "0\n0\n") << masked.err;
   RunResult proxy = in_container({"sh", "-c", "printenv HTTP_PROXY | cut -d@ -f2"});
   EXPECT_EQ(proxy.out, "localhost:3128\n") << proxy.err;
 }
