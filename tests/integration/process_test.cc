@@ -200,6 +200,22 @@ TEST_P(ProcessTest, AnAgentKilledBeforeTheHandOverStopsTheLaunch) {
   EXPECT_FALSE(run().Exists("out/ran")) << r.err;
 }
 
+// Hostile review 8, P3: a caller at its limit on processes is told so, by what srt could not
+// start and which limit to raise, not that the host refuses user namespaces (bwrap's words for
+// the same EAGAIN) or a bare "Resource temporarily unavailable" (a relay thread's).
+TEST_P(ProcessTest, AProcessLimitThatStopsTheStartIsNamed) {
+  if (root()) GTEST_SKIP() << "RLIMIT_NPROC does not hold root back";
+  RunResult r = run().Host(
+      {"prlimit", "--nproc=1", "--", SrtBinary(), "-s", run().SettingsFile("{}"), "-c", "true"});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("srt: start '"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(": Resource temporarily unavailable (no more processes may be started: "
+                       "the caller's limit (ulimit -u) or this host's (kernel.threads-max, "
+                       "kernel.pid_max) is reached)\n"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_P(ProcessTest, SigtermKillsACommandThatDoesNotHandleIt) {
   pid_t pid = run().Start(kWriteCwd, {"sh", "-c", ": > started; exec sleep 600"});
   ASSERT_TRUE(Eventually([&] { return run().Exists("started"); }));

@@ -21,6 +21,17 @@ const char* SignalText(int sig) {
   return text != nullptr ? text : "unknown signal";
 }
 
+const char* ProcessLimitText() {
+  return "no more processes may be started: the caller's limit (ulimit -u) or this host's "
+         "(kernel.threads-max, kernel.pid_max) is reached";
+}
+
+Error StartError(std::string_view what, int err) {
+  Error e = SysError(what, err);
+  if (err != EAGAIN) return e;
+  return Error(e.code(), e.message() + " (" + ProcessLimitText() + ")", err);
+}
+
 Error SysError(std::string_view what) { return SysError(what, errno); }
 
 Error SysError(std::string_view what, int err) {

@@ -4,6 +4,10 @@
 // proxy, srt-poller's sessions and the launcher's relay threads all format errors at once.
 #pragma once
 
+#include <string_view>
+
+#include "srt/result.h"
+
 namespace srt {
 
 // "No such file or directory" for ENOENT, "unknown error" for a value libc has no text for; the
@@ -12,5 +16,13 @@ const char* ErrnoText(int err);
 
 // "Killed" for SIGKILL, "unknown signal" for a number libc has no text for; a constant.
 const char* SignalText(int sig);
+
+// What a fork, clone or thread start that failed with EAGAIN means, and which limit to raise
+// (without a leading capital or a final stop: it follows the errno text). A constant.
+const char* ProcessLimitText();
+
+// SysError(what, err) for a process or thread that could not be started, with
+// ProcessLimitText() in parentheses after an EAGAIN.
+[[nodiscard]] Error StartError(std::string_view what, int err);
 
 }  // namespace srt

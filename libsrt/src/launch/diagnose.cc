@@ -2,6 +2,8 @@
 // bwrap failure diagnosis.
 #include "launch/diagnose.h"
 
+#include "base/system_text.h"
+
 namespace srt::launch {
 
 namespace {
@@ -33,6 +35,10 @@ std::string DiagnoseBwrapFailure(std::string_view bwrap_stderr, int bwrap_exit_c
     out += ": " + said;
   } else {
     out += " (bwrap exited with status " + std::to_string(bwrap_exit_code) + " and said nothing)";
+  }
+  // A clone that fails for want of processes is EAGAIN, whichever namespaces it asked for.
+  if (Has(bwrap_stderr, "Resource temporarily unavailable")) {
+    return out + "\nbwrap could not start another process: " + ProcessLimitText() + ".";
   }
   if (!LooksLikeUsernsRefusal(bwrap_stderr)) return out;
 

@@ -228,6 +228,7 @@ Error FailureFrom(const Message& m, std::string_view who) {
   if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
   text += ": ";
   text += ErrnoText(err);
+  if (err == EAGAIN) text += std::string(" (") + ProcessLimitText() + ")";
   return Error(err == EPERM || err == EACCES ? Errc::kPermissionDenied : Errc::kSystem,
                std::move(text), err);
 }
@@ -491,6 +492,7 @@ Result<void> Launch::SpawnAgent() {
   SRT_ASSIGN_OR_RETURN(UniqueFd plan_fd, sys::SealedMemfd("srt-agent-plan", plan));
   sys::SpawnRequest req;
   req.path = "/proc/self/fd/" + std::to_string(kExe);
+  req.name = "srt-init agent";
   req.argv = {"srt-init", "agent", std::to_string(kCtl), std::to_string(kPlan)};
   req.fds = {{actl.second.get(), kCtl}, {plan_fd.get(), kPlan}, {init_exe_.get(), kExe}};
   SRT_ASSIGN_OR_RETURN(agent_pid_, sys::Spawn(req));

@@ -14,7 +14,9 @@
 #include <cerrno>
 #include <csignal>
 #include <string>
+#include <system_error>
 
+#include "base/system_text.h"
 #include "sys/fd.h"
 
 namespace srt::launch {
@@ -223,21 +225,28 @@ StdioRelay::~StdioRelay() {
   Suspend();
 }
 
-void StdioRelay::StartPump(Pump& pump) {
+Result<void> StdioRelay::StartPump(Pump& pump) {
   // The pumps take no signal: a process-directed one goes to a thread that waits for it, and
   // a write to a reader that is gone returns EPIPE instead of killing srt.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pump.thread = std::thread([this, &pump] { Run(pump); });
+  int err = 0;
+  try {
+    pump.thread = std::thread([this, &pump] { Run(pump); });
+  } catch (const std::system_error& e) {
+    err = e.code().value();
+  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (err == 0) return Ok();
+  return StartError("start a thread relaying the command's output", err);
 }
 
 Result<void> StdioRelay::Started() {
   command_ends_.clear();
   for (auto& pump : pumps_) {
     // A warm sandbox's command gets its terminal (AttachTerminal, which starts its pumps) first.
-    if (!pump->thread.joinable()) StartPump(*pump);
+    if (!pump->thread.joinable()) SRT_RETURN_IF_ERROR(StartPump(*pump));
   }
   return Ok();
 }
@@ -332,15 +341,14 @@ Result<void> StdioRelay::AttachTerminal(UniqueFd master) {
     in->src = terminal_in_;
     in->dst = master_.get();
     pumps_.push_back(std::move(in));
-    StartPump(*pumps_.back());
+    SRT_RETURN_IF_ERROR(StartPump(*pumps_.back()));
   }
   auto out = std::make_unique<Pump>();
   out->terminal = true;
   out->src = master_.get();
   out->dst = terminal_out_;
   pumps_.push_back(std::move(out));
-  StartPump(*pumps_.back());
-  return Ok();
+  return StartPump(*pumps_.back());
 }
 
 void StdioRelay::Resize() {

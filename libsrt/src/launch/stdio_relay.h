@@ -62,7 +62,7 @@ class StdioRelay {
   struct Pump;
 
   StdioRelay() = default;
-  void StartPump(Pump& pump);
+  [[nodiscard]] Result<void> StartPump(Pump& pump);
   void Run(Pump& pump);
   static void Ended(Pump& pump);
   void Stop(bool abandon_output);

@@ -18,12 +18,24 @@
 #include <csignal>
 
 #include "base/strings.h"
+#include "base/system_text.h"
 #include "base/unique_fd.h"
 #include "sys/fd.h"
 
 namespace srt::sys {
 
 namespace {
+
+std::string NameOf(const SpawnRequest& request) {
+  return strings::Quote(request.name.empty() ? request.path : request.name);
+}
+
+// "start 'NAME'[: STEP]: errno text", with which limit was reached after an EAGAIN.
+Error StartError(const SpawnRequest& request, int err, const char* step = nullptr) {
+  std::string what = "start " + NameOf(request);
+  if (step != nullptr) what += std::string(": ") + step;
+  return srt::StartError(what, err);
+}
 
 std::vector<char*> CStrings(const std::vector<std::string>& v) {
   std::vector<char*> out;
@@ -201,7 +213,7 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   pid_t pid = -1;
   if (int rc = posix_spawn(&pid, request.path.c_str(), &actions.fa, &attr.attr, argv.data(),
                            envp.data())) {
-    return SysError("start " + strings::Quote(request.path), rc);
+    return StartError(request, rc);
   }
   return pid;
 }
@@ -245,7 +257,7 @@ Result<pid_t> SpawnByClone(const SpawnRequest& request) {
   constexpr size_t kStackBytes = size_t{256} * 1024;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return SysError("mmap a stack to start " + strings::Quote(request.path));
+  if (stack == MAP_FAILED) return SysError("mmap a stack to start " + NameOf(request));
   // No handler of ours may run on the child's stack or in its half-made state.
   sigset_t all, old;
   sigfillset(&all);
@@ -255,16 +267,15 @@ Result<pid_t> SpawnByClone(const SpawnRequest& request) {
   const int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   munmap(stack, kStackBytes);
-  if (pid < 0) return SysError("start " + strings::Quote(request.path), clone_errno);
+  if (pid < 0) return StartError(request, clone_errno);
   if (child.err != 0) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (child.failed_step != nullptr) {
-      return SysError("start " + strings::Quote(request.path) + ": " + child.failed_step,
-                      child.err);
+      return StartError(request, child.err, child.failed_step);
     }
-    return SysError("start " + strings::Quote(request.path), child.err);
+    return StartError(request, child.err);
   }
   return pid;
 }

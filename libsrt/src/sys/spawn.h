@@ -20,6 +20,7 @@ struct FdMapping {
 
 struct SpawnRequest {
   std::string path;  // executable (may be /proc/self/fd/N of a mapped target N)
+  std::string name;  // what errors call it; empty: `path`
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "NAME=value"
   std::vector<FdMapping> fds;    // every other descriptor is closed in the child

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/system_text.h"
+
 namespace srt::proxy {
 
 LoopThread::LoopThread(std::string name) : name_(std::move(name)) {}
@@ -32,6 +34,7 @@ Result<void> LoopThread::Start(std::function<void()> before_run) {
     return SysError("pthread_sigmask", err);
   }
   std::string thread_error;
+  int thread_errno = 0;
   try {
     thread_ = std::thread(
         [loop = loop_.get(), name = name_.substr(0, 15), before_run = std::move(before_run)] {
@@ -43,10 +46,12 @@ Result<void> LoopThread::Start(std::function<void()> before_run) {
         });
   } catch (const std::system_error& e) {
     thread_error = e.what();
+    thread_errno = e.code().value();
   }
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (!thread_.joinable()) {
     loop_.reset();
+    if (thread_errno != 0) return StartError("start thread '" + name_ + "'", thread_errno);
     return MakeError(Errc::kSystem, "start thread '" + name_ + "': " + thread_error);
   }
   loop_->BindTo(thread_.get_id());

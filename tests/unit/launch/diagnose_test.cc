@@ -46,5 +46,18 @@ TEST(DiagnoseTest, GenericUsernsHint) {
   EXPECT_NE(d.find("Check that unprivileged user namespaces are enabled"), std::string::npos);
 }
 
+// Hostile review 8, P3: a clone that fails for want of processes (RLIMIT_NPROC, threads-max,
+// pid_max) is EAGAIN, not a refused user namespace, and the advice says what to raise.
+TEST(DiagnoseTest, ProcessLimitIsNotARefusedUserNamespace) {
+  HostFacts f;
+  f.in_container = true;
+  std::string d = DiagnoseBwrapFailure(
+      "bwrap: Creating new namespace failed: Resource temporarily unavailable\n", 1, f);
+  EXPECT_EQ(d.find("refuses the user namespace"), std::string::npos) << d;
+  EXPECT_EQ(d.find("seccomp=unconfined"), std::string::npos) << d;
+  EXPECT_NE(d.find("could not start another process"), std::string::npos) << d;
+  EXPECT_NE(d.find("ulimit -u"), std::string::npos) << d;
+}
+
 }  // namespace
 }  // namespace srt::launch
