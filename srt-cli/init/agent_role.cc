@@ -1280,7 +1280,7 @@ bool MakeNetSockets(int ctl, const AgentPlan& plan, long netns) {
 // those namespaces again, so this runs in a child when the agent still has host work to do
 // afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
 int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* show_trees,
-                 const ProcMasks& proc_masks, int init_pidfd, TmpfsDevice& tmpfs) {
+                 ProcMasks& proc_masks, int init_pidfd, TmpfsDevice& tmpfs) {
   long pid = PidOfPidfd(init_pidfd);
   if (Failed(pid)) {
     ReportFailure(ctl, -1, wire::kStageJoinNamespaces, pid, "find the sandbox's init");
@@ -1391,6 +1391,8 @@ int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* s
     r = MaskProcFiles(proc_masks, unmasked);
     uncovered = unmasked;
   }
+  // Mounted or not needed: the cover watcher forked below must not hold them.
+  proc_masks.Close();
   if (Failed(r)) {
     char what[80] = "/proc/";
     const size_t len = strlen(uncovered) < sizeof what - 7 ? strlen(uncovered) : sizeof what - 7;
@@ -1711,7 +1713,6 @@ int RunAgent(int argc, char** argv) {
     if (init_pidfd < 0) return 1;
     TmpfsDevice tmpfs;
     if (JoinAndApply(ctl, plan, skip, show_trees, proc_masks, init_pidfd, tmpfs) != 0) return 1;
-    proc_masks.Close();
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     return 0;
   }
@@ -1748,7 +1749,6 @@ int RunAgent(int argc, char** argv) {
     if (JoinAndApply(ctl, plan, skip, show_trees, proc_masks, init_pidfd, tmpfs) != 0) {
       rt::Exit(1);
     }
-    proc_masks.Close();
     SendMessage(ctl, wire::kMsgAgentReady, nullptr, 0);
     if (!guard) rt::Exit(0);
     if (Failed(host_proc)) {
