@@ -6,14 +6,19 @@
 
 #include <utility>
 
+#include "base/start_thread.h"
+
 namespace srt::cli {
 
-void CommandTimeout::Start(Sandbox& sandbox, std::chrono::milliseconds after,
-                           std::chrono::milliseconds kill_after, std::string what, Print print) {
+Result<void> CommandTimeout::Start(Sandbox& sandbox, std::chrono::milliseconds after,
+                                   std::chrono::milliseconds kill_after, std::string what,
+                                   Print print) {
   sandbox_ = &sandbox;
   what_ = std::move(what);
   print_ = std::move(print);
-  thread_ = std::thread([this, after, kill_after] { Run(after, kill_after); });
+  SRT_ASSIGN_OR_RETURN(thread_, StartThread(what_ + ": start its thread",
+                                            [this, after, kill_after] { Run(after, kill_after); }));
+  return Ok();
 }
 
 void CommandTimeout::Stop() {

@@ -4,7 +4,8 @@
 // then ends whatever it left running); srt then exits 124, as timeout(1) does.
 //
 // Usage protocol (main.cc):
-//   1. Start(sandbox, after, what, print) once the sandbox runs: a thread waits for the deadline.
+//   1. Start(sandbox, after, what, print) once the sandbox runs: a thread waits for the deadline
+//      (an error if it cannot be started: main then ends the sandbox).
 //   2. After Wait(): Stop() joins the thread; fired() tells whether the deadline ended the
 //      command (srt's exit status is then kExitTimedOut, whatever the command's).
 #pragma once
@@ -30,9 +31,11 @@ class CommandTimeout {
   CommandTimeout(const CommandTimeout&) = delete;
   CommandTimeout& operator=(const CommandTimeout&) = delete;
 
-  // `what` names the limit in srt's messages ("--timeout 30s").
-  void Start(Sandbox& sandbox, std::chrono::milliseconds after,
-             std::chrono::milliseconds kill_after, std::string what, Print print);
+  // `what` names the limit in srt's messages ("--timeout 30s"). Fails only when the thread
+  // cannot be started.
+  [[nodiscard]] Result<void> Start(Sandbox& sandbox, std::chrono::milliseconds after,
+                                   std::chrono::milliseconds kill_after, std::string what,
+                                   Print print);
   void Stop();
   [[nodiscard]] bool fired() const { return fired_.load(); }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/start_thread.h"
 #include "base/system_text.h"
 #include "srt/settings.h"
 
@@ -34,7 +35,8 @@ Result<void> ControlChannel::Start(int fd, Sandbox& sandbox, Print print) {
   print_ = std::move(print);
   stop_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stop_) return SysError("eventfd");
-  thread_ = std::thread([this] { Run(); });
+  SRT_ASSIGN_OR_RETURN(thread_,
+                       StartThread("start the thread reading " + name_, [this] { Run(); }));
   return Ok();
 }
 

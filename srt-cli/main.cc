@@ -465,8 +465,14 @@ int Run(int argc, char** argv) {
   }
   srt::cli::CommandTimeout timeout;
   if (cli.timeout) {
-    timeout.Start(*sandbox, *cli.timeout, srt::cli::kTimeoutKillAfter,
-                  "--timeout " + cli.timeout_text, Print);
+    if (srt::Result<void> ok = timeout.Start(*sandbox, *cli.timeout, srt::cli::kTimeoutKillAfter,
+                                             "--timeout " + cli.timeout_text, Print);
+        !ok) {
+      control.Stop();
+      (void)sandbox->Signal(SIGKILL);
+      (void)sandbox->Wait();
+      return Fail(ok.error().message());
+    }
   }
   srt::Result<srt::ExitStatus> status = sandbox->Wait(sfd);
   timeout.Stop();

@@ -25,6 +25,7 @@
 #include "attach_protocol.h"
 #include "attach_socket.h"
 #include "base/path.h"
+#include "base/start_thread.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "init_protocol/exec_plan.h"
@@ -81,8 +82,7 @@ class Server {
       return SysError("fcntl O_NONBLOCK on the socket");
     }
     std::lock_guard<std::mutex> lock(mu_);
-    SpawnWorker();
-    return Ok();
+    return SpawnWorker();
   }
 
   // After the sandbox has ended: every command with it.
@@ -102,8 +102,9 @@ class Server {
   struct Worker;
 
   // Under mu_. The threads of workers that ended are joined here, so that a long-lived server
-  // holds no more threads than serve or wait.
-  void SpawnWorker() {
+  // holds no more threads than serve or wait. Fails when no thread can be started (a process
+  // limit): the server then goes on with the threads it has.
+  Result<void> SpawnWorker() {
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (it->done) {
         it->thread.join();
@@ -112,10 +113,17 @@ class Server {
         ++it;
       }
     }
-    if (stopping_) return;
+    if (stopping_) return Ok();
     Worker& slot = workers_.emplace_back();
+    Result<std::thread> thread =
+        StartThread("start a thread serving commands", [this, &slot] { Work(slot); });
+    if (!thread) {
+      workers_.pop_back();
+      return std::move(thread).error();
+    }
     ++waiting_;
-    slot.thread = std::thread([this, &slot] { Work(slot); });
+    slot.thread = std::move(*thread);
+    return Ok();
   }
 
   void Work(Worker& self) {
@@ -147,7 +155,13 @@ class Server {
         }
         ++active_;
         --waiting_;
-        if (waiting_ == 0 && active_ < kMaxSessions) SpawnWorker();  // the next client's
+        if (waiting_ == 0 && active_ < kMaxSessions) {
+          // The next client's. Without it, the next client waits for a thread that is done.
+          if (Result<void> spawned = SpawnWorker(); !spawned) {
+            print_("srt: --serve: " + spawned.error().message() +
+                   "; the next command waits for one that ends");
+          }
+        }
       }
       Session(std::move(conn));
       std::lock_guard<std::mutex> lock(mu_);

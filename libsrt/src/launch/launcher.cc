@@ -224,13 +224,8 @@ Error FailureFrom(const Message& m, std::string_view who) {
     detail.assign(reinterpret_cast<const char*>(m.payload.data() + 8), m.payload.size() - 8);
     detail = detail.c_str();  // up to the NUL
   }
-  std::string text = std::string(who) + " failed " + StageName(stage);
-  if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
-  text += ": ";
-  text += ErrnoText(err);
-  if (err == EAGAIN) text += std::string(" (") + ProcessLimitText() + ")";
   return Error(err == EPERM || err == EACCES ? Errc::kPermissionDenied : Errc::kSystem,
-               std::move(text), err);
+               FailedStageText(who, stage, detail, err), err);
 }
 
 std::string ReadSysctl(const char* path) {

@@ -216,9 +216,7 @@ bool Launch::HandleExecReport(uint32_t type, const std::vector<uint8_t>& payload
         state->wait_status = (err == ENOENT ? 127 : 126) << 8;
         state->started = true;
       } else {
-        state->failure =
-            Error(Errc::kSystem,
-                  std::string("srt-init failed ") + StageName(stage) + ": " + ErrnoText(err), err);
+        state->failure = Error(Errc::kSystem, FailedStageText("srt-init", stage, "", err), err);
       }
       MarkEnded(*state);
       break;

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "launch/stage_name.h"
 
+#include <cerrno>
+
+#include "base/strings.h"
+#include "base/system_text.h"
 #include "init_protocol/wire.h"
 
 namespace srt::launch {
@@ -55,6 +59,15 @@ const char* StageName(int32_t stage) {
     default:
       return "set-up";
   }
+}
+
+std::string FailedStageText(std::string_view who, int32_t stage, std::string_view detail, int err) {
+  std::string text = std::string(who) + " failed " + StageName(stage);
+  if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
+  text += ": ";
+  text += ErrnoText(err);
+  if (err == EAGAIN) text += std::string(" (") + ProcessLimitText() + ")";
+  return text;
 }
 
 }  // namespace srt::launch

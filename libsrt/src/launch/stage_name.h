@@ -5,10 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace srt::launch {
 
 // "set-up" for a stage this srt does not know.
 const char* StageName(int32_t stage);
+
+// "<who> failed <stage>[ ('<detail>')]: <errno text>", and after an EAGAIN which limit was
+// reached (ProcessLimitText).
+std::string FailedStageText(std::string_view who, int32_t stage, std::string_view detail, int err);
 
 }  // namespace srt::launch

@@ -14,9 +14,8 @@
 #include <cerrno>
 #include <csignal>
 #include <string>
-#include <system_error>
 
-#include "base/system_text.h"
+#include "base/start_thread.h"
 #include "sys/fd.h"
 
 namespace srt::launch {
@@ -231,15 +230,12 @@ Result<void> StdioRelay::StartPump(Pump& pump) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int err = 0;
-  try {
-    pump.thread = std::thread([this, &pump] { Run(pump); });
-  } catch (const std::system_error& e) {
-    err = e.code().value();
-  }
+  Result<std::thread> thread =
+      StartThread("start a thread relaying the command's output", [this, &pump] { Run(pump); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (err == 0) return Ok();
-  return StartError("start a thread relaying the command's output", err);
+  if (!thread) return std::move(thread).error();
+  pump.thread = std::move(*thread);
+  return Ok();
 }
 
 Result<void> StdioRelay::Started() {

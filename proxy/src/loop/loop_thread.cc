@@ -8,10 +8,9 @@
 
 #include <cstdlib>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
-#include "base/system_text.h"
+#include "base/start_thread.h"
 
 namespace srt::proxy {
 
@@ -33,27 +32,21 @@ Result<void> LoopThread::Start(std::function<void()> before_run) {
     loop_.reset();
     return SysError("pthread_sigmask", err);
   }
-  std::string thread_error;
-  int thread_errno = 0;
-  try {
-    thread_ = std::thread(
-        [loop = loop_.get(), name = name_.substr(0, 15), before_run = std::move(before_run)] {
-          // Named from inside: the calling thread's name is a prctl, another's a write to /proc.
-          // Cosmetic (ps -L, gdb).
-          ::pthread_setname_np(::pthread_self(), name.c_str());
-          if (before_run) before_run();
-          loop->Run();
-        });
-  } catch (const std::system_error& e) {
-    thread_error = e.what();
-    thread_errno = e.code().value();
-  }
+  Result<std::thread> thread = StartThread(
+      "start thread '" + name_ + "'",
+      [loop = loop_.get(), name = name_.substr(0, 15), before_run = std::move(before_run)] {
+        // Named from inside: the calling thread's name is a prctl, another's a write to /proc.
+        // Cosmetic (ps -L, gdb).
+        ::pthread_setname_np(::pthread_self(), name.c_str());
+        if (before_run) before_run();
+        loop->Run();
+      });
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (!thread_.joinable()) {
+  if (!thread) {
     loop_.reset();
-    if (thread_errno != 0) return StartError("start thread '" + name_ + "'", thread_errno);
-    return MakeError(Errc::kSystem, "start thread '" + name_ + "': " + thread_error);
+    return std::move(thread).error();
   }
+  thread_ = std::move(*thread);
   loop_->BindTo(thread_.get_id());
   return Ok();
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <set>
 #include <string>
 
@@ -28,6 +29,21 @@ TEST(StageNameTest, EveryStageHasItsOwnWords) {
   EXPECT_STREQ(StageName(wire::kStageCwd), "changing to the command's working directory");
   EXPECT_STREQ(StageName(wire::kStageTerminal), "making the command's terminal");
   EXPECT_STREQ(StageName(wire::kStageIsolate), "isolating the command from the others (Landlock)");
+}
+
+// One sentence for a failure reported by srt-init or srt-agent, from a sandbox's set-up or a warm
+// sandbox's command: an EAGAIN also names the limit (hostile reviews 8 and 9).
+TEST(StageNameTest, AFailedStageIsOneSentenceAndAProcessLimitIsNamed) {
+  EXPECT_EQ(FailedStageText("srt-init", wire::kStageCwd, "/w", ENOENT),
+            "srt-init failed changing to the command's working directory ('/w'): No such file or "
+            "directory");
+  EXPECT_EQ(FailedStageText("srt-init", wire::kStageCwd, "", EACCES),
+            "srt-init failed changing to the command's working directory: Permission denied");
+  const std::string limit = FailedStageText("srt-init", wire::kStageFork, "", EAGAIN);
+  EXPECT_NE(limit.find(": Resource temporarily unavailable (no more processes may be started: "
+                       "the caller's limit (ulimit -u)"),
+            std::string::npos)
+      << limit;
 }
 
 }  // namespace
