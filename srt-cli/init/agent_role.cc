@@ -663,30 +663,25 @@ long MaskProcFiles(const ProcMasks& prepared, char (&failed)[64]) {
   long proc = SRT_SYS(__NR_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (Failed(proc)) return proc;
   long null = OpenNoSymlinks("/dev/null", 0);
+  auto mask = [&](const char* name) -> long {
+    const ProcMasks::Entry* known = prepared.Find(name);
+    struct statx st {};
+    const bool masked = known ? known->masked
+                              : !Failed(StatAt(static_cast<int>(proc), name, st)) &&
+                                    MaskedProcFile(name, st.stx_mode);
+    if (!masked) return 0;
+    // The prepared cover stays open (ProcMasks::Close); a clone made here is closed here.
+    const bool ready = known && !Failed(known->cover);
+    long cover = ready ? known->cover : ReadOnlyNullClone(static_cast<int>(null));
+    long r = Failed(cover)
+                 ? cover
+                 : SRT_SYS(__NR_move_mount, cover, "", proc, name, MOVE_MOUNT_F_EMPTY_PATH);
+    if (!ready && !Failed(cover)) SRT_SYS(__NR_close, cover);
+    if (Failed(r)) Name(failed, name);
+    return r;
+  };
   long r =
-      Failed(null)
-          ? null
-          : ForEachProcFile(static_cast<int>(proc), /*before_pids=*/false, [&](const char* name) {
-              const ProcMasks::Entry* known = prepared.Find(name);
-              if (!known) {
-                struct statx st {};
-                if (Failed(StatAt(static_cast<int>(proc), name, st)) ||
-                    !MaskedProcFile(name, st.stx_mode)) {
-                  return 0L;
-                }
-              } else if (!known->masked) {
-                return 0L;
-              }
-              long cover = known && !Failed(known->cover)
-                               ? known->cover
-                               : ReadOnlyNullClone(static_cast<int>(null));
-              long moved = Failed(cover) ? cover
-                                         : SRT_SYS(__NR_move_mount, cover, "", proc, name,
-                                                   MOVE_MOUNT_F_EMPTY_PATH);
-              if (!Failed(cover) && (!known || Failed(known->cover))) SRT_SYS(__NR_close, cover);
-              if (Failed(moved)) Name(failed, name);
-              return moved;
-            });
+      Failed(null) ? null : ForEachProcFile(static_cast<int>(proc), /*before_pids=*/false, mask);
   if (!Failed(null)) SRT_SYS(__NR_close, null);
   SRT_SYS(__NR_close, proc);
   return r;
@@ -1276,9 +1271,9 @@ bool MakeNetSockets(int ctl, const AgentPlan& plan, long netns) {
 }
 
 // Joins the sandbox's user, network (for the proxy's sockets, made first) and mount namespaces
-// and applies the plan. A process cannot leave
-// those namespaces again, so this runs in a child when the agent still has host work to do
-// afterwards (removing placeholders). Returns 0, or reports the failure and returns 1.
+// and applies the plan. A process cannot leave those namespaces again, so this runs in a child
+// when the agent still has host work to do afterwards (removing placeholders). Returns 0, or
+// reports the failure and returns 1.
 int JoinAndApply(int ctl, const AgentPlan& plan, const bool* skip, const long* show_trees,
                  ProcMasks& proc_masks, int init_pidfd, TmpfsDevice& tmpfs) {
   long pid = PidOfPidfd(init_pidfd);
@@ -1695,14 +1690,13 @@ int RunAgent(int argc, char** argv) {
     show_trees[show_count++] = tree;
   }
   // The same agent learns which of procfs's files a root caller's command must not read, and
-  // readies their covers, here too (MaskProcFiles then only mounts them).
-  // Only with room under the open-file limit for them (at most ProcMasks::kMax), beside the
-  // clones above and the agent's own (the launcher's kAgentOwnFds): else as before.
+  // readies their covers, here too (MaskProcFiles then only mounts them); only with room under
+  // the open-file limit for them beside the clones above and its own: else as before.
   ProcMasks proc_masks;
   uint64_t nofile[2] = {0, 0};  // soft, hard
-  constexpr int kRlimitNofile = 7;
-  if (clones_host_mounts && !Failed(SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, nullptr, nofile)) &&
-      nofile[0] >= show_count + 32 + ProcMasks::kMax) {
+  if (clones_host_mounts &&
+      !Failed(SRT_SYS(__NR_prlimit64, 0, rt::kRlimitNofile, nullptr, nofile)) &&
+      nofile[0] >= show_count + wire::kAgentOwnFds + ProcMasks::kMax) {
     PrepareProcMasks(proc_masks);
   }
 

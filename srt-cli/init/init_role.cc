@@ -234,8 +234,7 @@ void DropPendingStops() {
   if (plan.set_nofile) {
     // srt raised its own open-file limit for the proxy; the command gets the one srt was given
     // (programs using select(2) break above 1024).
-    constexpr int kRlimitNofile = 7;
-    long rl = SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, plan.nofile, 0);
+    long rl = SRT_SYS(__NR_prlimit64, 0, rt::kRlimitNofile, plan.nofile, 0);
     if (Failed(rl)) fail(wire::kStageNofile, rl);
   }
   if (tty >= 0) {

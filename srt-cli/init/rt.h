@@ -81,6 +81,7 @@ size_t FormatInt(long v, char* buf);
 const char* ErrnoName(int err, char* scratch);
 
 inline constexpr short kPollIn = 0x001;  // POLLIN
+inline constexpr int kRlimitNofile = 7;  // RLIMIT_NOFILE
 struct PollFd {                          // struct pollfd
   int fd;
   short events;

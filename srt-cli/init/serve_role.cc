@@ -165,8 +165,7 @@ long IsolateFromOtherCommands(long ruleset) {
   }
   if (Failed(r)) fail(wire::kStageCwd, r);
   if (init_plan.set_nofile) {
-    constexpr int kRlimitNofile = 7;
-    r = SRT_SYS(__NR_prlimit64, 0, kRlimitNofile, init_plan.nofile, 0);
+    r = SRT_SYS(__NR_prlimit64, 0, rt::kRlimitNofile, init_plan.nofile, 0);
     if (Failed(r)) fail(wire::kStageNofile, r);
   }
   r = SRT_SYS(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

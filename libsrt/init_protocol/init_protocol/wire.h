@@ -92,6 +92,11 @@ enum Tag : uint16_t {
 
 // The most host entries one agent shows (kTagShow); the launcher leaves the rest to bwrap.
 inline constexpr size_t kMaxShows = 256;
+// The descriptors srt-agent holds besides what it clones before it joins the sandbox (the
+// entries it shows, the /proc masks' covers): its plan, control socket, namespaces, pidfds and
+// a few more, with room to spare. The launcher gives the shows the open-file limit less this,
+// and the agent readies the covers only with room for them beyond it.
+inline constexpr size_t kAgentOwnFds = 32;
 // The most operations one agent plan holds: kTagShow, kTagSeal, kTagPin, kTagProtect, kTagCover,
 // kTagMask and kTagSpelled records together.
 inline constexpr size_t kMaxAgentOps = size_t{1} << 14;

@@ -26,10 +26,15 @@ const char* ProcessLimitText() {
          "(kernel.threads-max, kernel.pid_max) is reached";
 }
 
+std::string StartErrnoText(int err) {
+  std::string text = ErrnoText(err);
+  if (err == EAGAIN) text += std::string(" (") + ProcessLimitText() + ")";
+  return text;
+}
+
 Error StartError(std::string_view what, int err) {
-  Error e = SysError(what, err);
-  if (err != EAGAIN) return e;
-  return Error(e.code(), e.message() + " (" + ProcessLimitText() + ")", err);
+  const Errc code = SysError(what, err).code();
+  return Error(code, std::string(what) + ": " + StartErrnoText(err), err);
 }
 
 Error SysError(std::string_view what) { return SysError(what, errno); }

@@ -4,6 +4,7 @@
 // proxy, srt-poller's sessions and the launcher's relay threads all format errors at once.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "srt/result.h"
@@ -21,8 +22,11 @@ const char* SignalText(int sig);
 // (without a leading capital or a final stop: it follows the errno text). A constant.
 const char* ProcessLimitText();
 
-// SysError(what, err) for a process or thread that could not be started, with
-// ProcessLimitText() in parentheses after an EAGAIN.
+// ErrnoText(err) for a process or thread that could not be started: after an EAGAIN, with
+// ProcessLimitText() in parentheses.
+std::string StartErrnoText(int err);
+
+// SysError(what, err) with StartErrnoText.
 [[nodiscard]] Error StartError(std::string_view what, int err);
 
 }  // namespace srt

@@ -65,11 +65,6 @@ bool AgentMountsOnTheHost() {
          own.st_dev == user.st_dev && own.st_ino == user.st_ino;
 }
 
-// The descriptors srt-agent holds besides the clones of the entries it shows (one each, all at
-// once: it makes them before it joins the sandbox): its plan, control socket, namespaces,
-// pidfds and a few more, with room to spare.
-constexpr size_t kAgentOwnFds = 32;
-
 // Everything of srt-agent's plan but its shows, gathered once: SpawnBwrap counts it against
 // wire::kMaxAgentOps, SpawnAgent sends it.
 AgentOps GatherAgentOps(const policy::Policy& policy) {
@@ -363,7 +358,7 @@ Result<void> Launch::SpawnBwrap() {
     rlimit nofile{};
     const size_t fds = getrlimit(RLIMIT_NOFILE, &nofile) != 0 ? 0
                        : nofile.rlim_cur == RLIM_INFINITY     ? wire::kMaxShows
-                       : nofile.rlim_cur > kAgentOwnFds       ? nofile.rlim_cur - kAgentOwnFds
+                       : nofile.rlim_cur > wire::kAgentOwnFds ? nofile.rlim_cur - wire::kAgentOwnFds
                                                               : 0;
     layout.agent_shows = std::min(fds, (wire::kMaxAgentOps - agent_ops_.count) / 2);
   }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "launch/stage_name.h"
 
-#include <cerrno>
-
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "init_protocol/wire.h"
@@ -64,10 +62,7 @@ const char* StageName(int32_t stage) {
 std::string FailedStageText(std::string_view who, int32_t stage, std::string_view detail, int err) {
   std::string text = std::string(who) + " failed " + StageName(stage);
   if (!detail.empty()) text += " (" + strings::Quote(detail) + ")";
-  text += ": ";
-  text += ErrnoText(err);
-  if (err == EAGAIN) text += std::string(" (") + ProcessLimitText() + ")";
-  return text;
+  return text + ": " + StartErrnoText(err);
 }
 
 }  // namespace srt::launch

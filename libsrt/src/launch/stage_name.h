@@ -14,7 +14,7 @@ namespace srt::launch {
 const char* StageName(int32_t stage);
 
 // "<who> failed <stage>[ ('<detail>')]: <errno text>", and after an EAGAIN which limit was
-// reached (ProcessLimitText).
+// reached (StartErrnoText).
 std::string FailedStageText(std::string_view who, int32_t stage, std::string_view detail, int err);
 
 }  // namespace srt::launch

@@ -61,14 +61,20 @@ TEST(ProxyRunTest, StopServingEndsTheThreadAndServeRefusesAfterIt) {
   ASSERT_TRUE(proxy.has_value()) << proxy.error().message();
   (*proxy)->StopServing();  // before Run(): nothing to stop
   ASSERT_TRUE((*proxy)->Run().has_value());
+  // Polls (at most 5 s) until `n` threads carry the proxy's name.
+  auto named = [](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (ThreadsNamed("srt-proxy") != n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return ThreadsNamed("srt-proxy");
+  };
+  // The thread names itself once it runs: before that, none would be counted either way.
+  ASSERT_EQ(named(1), 1);
   (*proxy)->StopServing();
   (*proxy)->StopServing();  // idempotent
   // The thread ends by itself (nobody joins it before the destructor).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (ThreadsNamed("srt-proxy") != 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(ThreadsNamed("srt-proxy"), 0);
+  EXPECT_EQ(named(0), 0);
   Result<void> served = (*proxy)->Serve({});
   ASSERT_FALSE(served.has_value());
   EXPECT_EQ(served.error().message(), "the proxy has stopped");
