@@ -1593,7 +1593,7 @@ int RunAgent(int argc, char** argv) {
   }
   // The agent must outlive srt to clean up: its own session keeps the terminal's SIGINT/SIGHUP
   // for srt's process group away from it, and the other signals stay blocked (only SIGKILL ends
-  // it early).
+  // it early). srt spawns it in a session of its own already; this is for any other caller.
   SRT_SYS(__NR_setsid);
   uint64_t all = ~0ULL;
   SRT_SYS(__NR_rt_sigprocmask, SIG_BLOCK, &all, 0, sizeof all);

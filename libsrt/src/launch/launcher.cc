@@ -485,6 +485,10 @@ Result<void> Launch::SpawnAgent() {
   req.name = "srt-init agent";
   req.argv = {"srt-init", "agent", std::to_string(kCtl), std::to_string(kPlan)};
   req.fds = {{actl.second.get(), kCtl}, {plan_fd.get(), kPlan}, {init_exe_.get(), kExe}};
+  // A session of its own from before its execve: a Ctrl-C at the caller's terminal (or a
+  // hang-up) in the moment before it could call setsid itself killed it, and the launch failed
+  // with "srt-agent exited before the sandbox was ready" rather than as interrupted.
+  req.new_session = true;
   SRT_ASSIGN_OR_RETURN(agent_pid_, sys::Spawn(req));
   SRT_ASSIGN_OR_RETURN(agent_pidfd_, sys::PidfdOpen(agent_pid_));
   agent_ctl_ = std::move(actl.first);

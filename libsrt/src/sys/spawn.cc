@@ -149,6 +149,14 @@ int CloneChildMain(void* arg) {
   // no `fg` reaching it.
   KernelSigaction ign{SIG_IGN, 0, nullptr, 0};
   for (int sig : {SIGTSTP, SIGTTIN, SIGTTOU}) syscall(SYS_rt_sigaction, sig, &ign, nullptr, 8);
+  // A child that left our process group also drops the Ctrl-C, Ctrl-\ and hang-up a terminal
+  // sent that group while it was still in it (between clone and setsid/setpgid): they were for
+  // the group it left, which we are in and take them for. Delivered now, one would kill it
+  // before its execve (a Ctrl-C at srt's start failed the launch as "bwrap exited with status
+  // 130" or "srt-agent exited before the sandbox was ready").
+  if (c->new_session || c->new_process_group) {
+    for (int sig : {SIGINT, SIGQUIT, SIGHUP}) syscall(SYS_rt_sigaction, sig, &ign, nullptr, 8);
+  }
   for (int sig = 1; sig < 65; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, &dfl, nullptr, 8);
   }
@@ -161,8 +169,10 @@ int CloneChildMain(void* arg) {
 }  // namespace
 
 Result<pid_t> Spawn(const SpawnRequest& request) {
+  // Leaving our process group takes the clone path too: posix_spawn cannot drop the terminal's
+  // signals that reach the child before it has left (CloneChildMain).
   if (!request.join_cgroup_fds.empty() || !request.cwd.empty() || request.controlling_terminal ||
-      request.landlock_ruleset_fd >= 0) {
+      request.landlock_ruleset_fd >= 0 || request.new_session || request.new_process_group) {
     return SpawnByClone(request);
   }
   // Sources are first duplicated above every target number, so that dup2(source, target) can never
@@ -199,14 +209,8 @@ Result<pid_t> Spawn(const SpawnRequest& request) {
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr.attr, &none);
   posix_spawnattr_setsigdefault(&attr.attr, &all);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (request.new_session) {
-    flags |= POSIX_SPAWN_SETSID;
-  } else if (request.new_process_group) {
-    posix_spawnattr_setpgroup(&attr.attr, 0);
-    flags |= POSIX_SPAWN_SETPGROUP;
-  }
-  posix_spawnattr_setflags(&attr.attr, flags);
+  // The child stays in our session and process group here (leaving them takes the clone path).
+  posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> argv = CStrings(request.argv);
   std::vector<char*> envp = CStrings(request.env);

@@ -45,8 +45,9 @@ struct SpawnRequest {
 // Starts the child and returns its pid. Errors name the executable, or the step of the child's
 // set-up that failed (joining a cgroup, its Landlock domain, its directory, its terminal): the
 // child is then reaped and nothing runs. Anything beyond posix_spawn's reach (cgroups, cwd,
-// terminal, Landlock) selects a clone(CLONE_VM | CLONE_VFORK) spawn: glibc 2.36's posix_spawn
-// has no hook for them.
+// terminal, Landlock, and dropping the signals a terminal sent our process group before a child
+// that leaves it has left) selects a clone(CLONE_VM | CLONE_VFORK) spawn: glibc 2.36's
+// posix_spawn has no hook for them.
 [[nodiscard]] Result<pid_t> Spawn(const SpawnRequest& request);
 
 }  // namespace srt::sys

@@ -3,10 +3,15 @@
 // names. Unprivileged: Landlock needs no privilege.
 #include "sys/spawn.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "sys/fd.h"
@@ -82,6 +87,56 @@ TEST(SpawnTest, TheLandlockDomainKeepsSignalsFromItsParentButNotFromItsOwnJobs) 
   EXPECT_EQ(ran.out, "parent=1\nown=143\n");
   // The domain is the child's alone: this process can still signal itself.
   EXPECT_EQ(kill(getpid(), 0), 0);
+}
+
+// A child that leaves our process group never dies of a Ctrl-C meant for the group: a terminal
+// signals the whole foreground group, and a child between clone and setsid/setpgid is still in
+// it (a Ctrl-C at srt's start killed bwrap or srt-agent that way: the launch failed with 125).
+// A helper process of its own group spawns children while a thread sends SIGINT to that group
+// as fast as it can; the helper itself takes SIGINT blocked, as srt does.
+TEST(SpawnTest, AChildThatLeavesOurGroupDropsTheGroupsCtrlC) {
+  for (const bool session : {false, true}) {
+    pid_t helper = fork();
+    ASSERT_GE(helper, 0);
+    if (helper == 0) {
+      setpgid(0, 0);
+      sigset_t intr;
+      sigemptyset(&intr);
+      sigaddset(&intr, SIGINT);
+      pthread_sigmask(SIG_BLOCK, &intr, nullptr);
+      std::atomic<bool> stop{false};
+      std::atomic<long> sent{0};
+      std::thread hammer([&] {
+        while (!stop) {
+          kill(-getpgrp(), SIGINT);
+          ++sent;
+        }
+      });
+      int killed = 0;
+      for (int i = 0; i < 300; ++i) {
+        SpawnRequest request;
+        request.path = "/bin/true";
+        request.argv = {"true"};
+        request.new_session = session;
+        request.new_process_group = !session;
+        auto pid = Spawn(request);
+        if (!pid) _exit(200);
+        int status = 0;
+        while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) ++killed;
+      }
+      stop = true;
+      hammer.join();
+      _exit(sent > 0 ? std::min(killed, 100) : 201);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(helper, &status, 0), helper);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << (session ? "new_session" : "new_process_group")
+                                      << ": children killed by the group's SIGINT (200: a spawn "
+                                         "failed, 201: no signal sent)";
+  }
 }
 
 }  // namespace
