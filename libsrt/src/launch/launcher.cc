@@ -632,7 +632,8 @@ Result<void> Launch::AwaitStart() {
       switch (m.type) {
         case wire::kMsgStarted:
           Debug("command started (pid " + std::to_string(IntAt(m, 0)) + " in the sandbox)");
-          return Ok();
+          // It leads the foreground job of its terminal since before its execve.
+          return relay_->CommandInForeground();
         case wire::kMsgServing:
           if (!spec_.serve) break;
           Debug("the warm sandbox is ready for commands");

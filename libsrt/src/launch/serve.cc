@@ -141,8 +141,11 @@ Result<std::unique_ptr<Execution>> Launch::Exec(ExecSpec spec) {
     state->cv.wait(lock, [&] { return state->started || state->ended; });
     if (state->failure) return *state->failure;
   }
-  // srt-init holds the command's ends now: srt's copies close and the pumps start.
-  if (Result<void> r = state->relay->Started(); !r) {
+  // srt-init holds the command's ends now: srt's copies close and the pumps start. The command
+  // leads its terminal's foreground job (its own session) since before its execve.
+  Result<void> r = state->relay->Started();
+  if (r) r = state->relay->CommandInForeground();
+  if (!r) {
     (void)exec->Signal(SIGKILL);
     return std::move(r).error();
   }

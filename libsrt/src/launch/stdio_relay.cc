@@ -241,8 +241,20 @@ Result<void> StdioRelay::StartPump(Pump& pump) {
 Result<void> StdioRelay::Started() {
   command_ends_.clear();
   for (auto& pump : pumps_) {
-    // A warm sandbox's command gets its terminal (AttachTerminal, which starts its pumps) first.
-    if (!pump->thread.joinable()) SRT_RETURN_IF_ERROR(StartPump(*pump));
+    // A warm sandbox's command gets its terminal (AttachTerminal, which starts its output pump)
+    // first; the terminal's input waits for CommandInForeground.
+    if (!pump->thread.joinable() && !(pump->input && pump->terminal)) {
+      SRT_RETURN_IF_ERROR(StartPump(*pump));
+    }
+  }
+  return Ok();
+}
+
+Result<void> StdioRelay::CommandInForeground() {
+  for (auto& pump : pumps_) {
+    if (pump->input && pump->terminal && !pump->thread.joinable()) {
+      SRT_RETURN_IF_ERROR(StartPump(*pump));
+    }
   }
   return Ok();
 }
@@ -332,12 +344,11 @@ Result<void> StdioRelay::AttachTerminal(UniqueFd master) {
   master_ = std::move(master);
   if (terminal_in_ >= 0) {
     Resume();
-    auto in = std::make_unique<Pump>();
+    auto in = std::make_unique<Pump>();  // started by CommandInForeground
     in->input = in->terminal = true;
     in->src = terminal_in_;
     in->dst = master_.get();
     pumps_.push_back(std::move(in));
-    SRT_RETURN_IF_ERROR(StartPump(*pumps_.back()));
   }
   auto out = std::make_unique<Pump>();
   out->terminal = true;

@@ -6,7 +6,8 @@
 //
 // Usage: Prepare() before bwrap is spawned (it refuses what cannot be passed), hand bwrap
 // CommandFd(i); Started() once it runs; AttachTerminal() when srt-init sends the terminal's
-// master; Finish() once the sandbox has ended. Destroying it stops everything at once.
+// master, CommandInForeground() once the command runs; Finish() once the sandbox has ended.
+// Destroying it stops everything at once.
 #pragma once
 
 #include <termios.h>
@@ -42,10 +43,17 @@ class StdioRelay {
 
   // bwrap holds the command's ends: srt's copies are closed and the pipes' threads start.
   [[nodiscard]] Result<void> Started();
-  // The sandbox's terminal: it takes the caller's terminal's modes and size; when the command
-  // reads the caller's terminal, that one is put in raw mode (its keys, Ctrl-C included, are
-  // the command's terminal's to interpret) until Suspend() or Finish().
+  // The sandbox's terminal: it takes the caller's terminal's modes and size, and what the
+  // command writes there is passed on from now; when the command reads the caller's terminal,
+  // that one is put in raw mode (its keys, Ctrl-C included, are the command's terminal's to
+  // interpret) until Suspend() or Finish().
   [[nodiscard]] Result<void> AttachTerminal(UniqueFd master);
+  // The command leads the foreground job of the sandbox's terminal (srt-init makes it so before
+  // the command's execve): the caller's keys go to that terminal from now. Keys typed earlier
+  // wait in the caller's terminal: a Ctrl-C typed before would make the sandbox's terminal
+  // signal whatever job was in its foreground then (none, or PID 1, which ignores it), and the
+  // command would run on as if it had never been typed. No-op without a terminal to read.
+  [[nodiscard]] Result<void> CommandInForeground();
   void Resize();   // the caller's terminal changed its size (SIGWINCH)
   void Suspend();  // the command was stopped: the caller's terminal back in its own modes
   void Resume();   // ... and continued
