@@ -1591,10 +1591,9 @@ int RunAgent(int argc, char** argv) {
     ReportFailure(-1, 2, wire::kStagePlan, -EINVAL, "usage: srt-init agent CTL-FD PLAN-FD");
     return 125;
   }
-  // The agent must outlive srt to clean up: its own session keeps the terminal's SIGINT/SIGHUP
-  // for srt's process group away from it, and the other signals stay blocked (only SIGKILL ends
-  // it early). srt spawns it in a session of its own already; this is for any other caller.
-  SRT_SYS(__NR_setsid);
+  // The agent must outlive srt to clean up: the session of its own srt spawns it in (from
+  // before its execve) keeps the terminal's SIGINT/SIGHUP for srt's process group away from it,
+  // and the other signals stay blocked (only SIGKILL ends it early).
   uint64_t all = ~0ULL;
   SRT_SYS(__NR_rt_sigprocmask, SIG_BLOCK, &all, 0, sizeof all);
 

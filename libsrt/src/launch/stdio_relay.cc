@@ -111,6 +111,8 @@ struct StdioRelay::Pump {
   size_t chunk = kAtomicBytes;
   size_t held = 0;  // input read from `src` that never reached the command
   std::thread thread;
+  // The caller's keys for the sandbox's terminal: started by CommandInForeground alone.
+  bool keys() const { return input && terminal; }
 };
 
 Result<std::unique_ptr<StdioRelay>> StdioRelay::Prepare(int stdin_fd, int stdout_fd, int stderr_fd,
@@ -243,7 +245,7 @@ Result<void> StdioRelay::Started() {
   for (auto& pump : pumps_) {
     // A warm sandbox's command gets its terminal (AttachTerminal, which starts its output pump)
     // first; the terminal's input waits for CommandInForeground.
-    if (!pump->thread.joinable() && !(pump->input && pump->terminal)) {
+    if (!pump->thread.joinable() && !pump->keys()) {
       SRT_RETURN_IF_ERROR(StartPump(*pump));
     }
   }
@@ -252,7 +254,7 @@ Result<void> StdioRelay::Started() {
 
 Result<void> StdioRelay::CommandInForeground() {
   for (auto& pump : pumps_) {
-    if (pump->input && pump->terminal && !pump->thread.joinable()) {
+    if (pump->keys() && !pump->thread.joinable()) {
       SRT_RETURN_IF_ERROR(StartPump(*pump));
     }
   }
