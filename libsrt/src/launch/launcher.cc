@@ -161,6 +161,14 @@ Result<void> Send(const char* peer, int sock, uint32_t type, int32_t value = 0, 
   return Ok();
 }
 
+// Whether a Send failed because its peer is gone: EPIPE, or ECONNRESET when the peer left
+// messages unread.
+bool PeerGone(const Error& e) { return e.sys_errno() == EPIPE || e.sys_errno() == ECONNRESET; }
+
+Error AgentExited() {
+  return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+}
+
 const char* GuardOpName(uint32_t op) {
   switch (op) {
     case wire::kGuardOpen:
@@ -495,6 +503,22 @@ Result<void> Launch::SpawnAgent() {
   return Ok();
 }
 
+// What srt sends PID 1 and the agent while the sandbox starts. A busy srt can find a message and
+// the end of the other peer at once (PID 1's hello and the agent's exit): it takes the message,
+// and the peer that is gone refuses what srt sends next (EPIPE, ECONNRESET). The launch then fails
+// as it does when srt sees that end first, never as "send to srt-agent: Broken pipe".
+Result<void> Launch::SendInit(uint32_t type, int32_t value, int fd) {
+  Result<void> sent = Send("srt-init", ctl_.get(), type, value, fd);
+  if (!sent && PeerGone(sent.error())) return BwrapFailure();  // PID 1 never started or died
+  return sent;
+}
+
+Result<void> Launch::SendAgent(uint32_t type, int fd) {
+  Result<void> sent = Send("srt-agent", agent_ctl_.get(), type, 0, fd);
+  if (!sent && PeerGone(sent.error())) return AgentExited();
+  return sent;
+}
+
 Result<void> Launch::AwaitHello() {
   for (;;) {
     std::vector<int> fds = {ctl_.get(), bwrap_pidfd_.get(), diag_ ? diag_.get() : -1,
@@ -524,17 +548,17 @@ Result<void> Launch::AwaitHello() {
       // The agent speaks before the sandbox is handed over only to report a failure.
       SRT_ASSIGN_OR_RETURN(Message m, Receive(agent_ctl_.get()));
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
-      return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+      return AgentExited();
     }
   }
 }
 
 Result<void> Launch::AwaitAgent() {
-  SRT_RETURN_IF_ERROR(Send("srt-agent", agent_ctl_.get(), wire::kMsgSandbox, 0, init_pidfd_.get()));
+  SRT_RETURN_IF_ERROR(SendAgent(wire::kMsgSandbox, init_pidfd_.get()));
   // The agent first (its work is the longer); PID 1 meanwhile forks the command, which loads
   // these and waits for the go-ahead. The message says where the deny filter ends in the memfd.
-  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgFilters,
-                           static_cast<int32_t>(deny_bytes_), filters_fd_.get()));
+  SRT_RETURN_IF_ERROR(
+      SendInit(wire::kMsgFilters, static_cast<int32_t>(deny_bytes_), filters_fd_.get()));
   filters_fd_.reset();
   // The agent makes the proxy's sockets first: they are served (routes installed, listeners
   // added) as soon as the last one is in, while the agent is still mounting.
@@ -588,10 +612,9 @@ Result<void> Launch::AwaitAgent() {
         return Ok();
       }
       if (m.type == wire::kMsgFailed) return FailureFrom(m, "srt-agent");
-      if (m.type == 0)
-        return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+      if (m.type == 0) return AgentExited();
     } else if (ev[1]) {
-      return MakeError(Errc::kSystem, "srt-agent exited before the sandbox was ready");
+      return AgentExited();
     }
     if (ev[2]) return BwrapFailure();
   }
@@ -610,18 +633,16 @@ Result<void> Launch::ForwardGuardListener(UniqueFd listener) {
   // listener reaches it. Nothing is left to guard then; were the command still running, its
   // guarded calls fail with ENOSYS once the listener's last copy (this one) closes, so going on
   // fails closed either way.
-  if (sent.error().sys_errno() != EPIPE && sent.error().sys_errno() != ECONNRESET) {
-    return std::move(sent).error();
-  }
+  if (!PeerGone(sent.error())) return std::move(sent).error();
   Debug("the write guard ended before the command's filter reached it");
   return Ok();
 }
 
 Result<void> Launch::AwaitStart() {
-  SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgGo));
+  SRT_RETURN_IF_ERROR(SendInit(wire::kMsgGo));
   if (spec_.serve) {
     // Before any command's kMsgExecTerminalOpen, which comes on the same socket.
-    SRT_RETURN_IF_ERROR(Send("srt-init", ctl_.get(), wire::kMsgServePtys, 0, ptys_.get()));
+    SRT_RETURN_IF_ERROR(SendInit(wire::kMsgServePtys, 0, ptys_.get()));
     ptys_.reset();
   }
   for (;;) {

@@ -174,6 +174,8 @@ class Launch {
   void ReapAgent();
   void Abort();
   Error BwrapFailure();
+  Result<void> SendInit(uint32_t type, int32_t value = 0, int fd = -1);
+  Result<void> SendAgent(uint32_t type, int fd);
 
   LaunchSpec spec_;
   std::mutex ctl_mu_;  // Signal() may run on another thread than Wait()
