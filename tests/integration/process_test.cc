@@ -254,6 +254,14 @@ pid_t HelloSaid(pid_t pid) {
   return init;
 }
 
+// srt `pid` (from StartWithBwrapHeld) ends with 125 and says `why`, and the command never ran.
+void ExpectTheStartFailed(Runner& r, pid_t pid, const std::string& why) {
+  RunResult res = r.Finish(pid);
+  EXPECT_EQ(res.exit_code, 125) << res.err;
+  EXPECT_NE(res.err.find(why), std::string::npos) << res.err;
+  EXPECT_FALSE(r.Exists("out/ran")) << res.err;
+}
+
 // srt-agent forks the child that joins the sandbox while bwrap still sets up. Until that child
 // has passed the sandbox on to the agent, it dies with it: an agent killed then (SIGKILL, from the
 // host) fails the launch, and no command runs without the agent's host-side half.
@@ -263,11 +271,7 @@ TEST_P(ProcessTest, AnAgentKilledBeforeTheHandOverStopsTheLaunch) {
   ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(agent, SIGKILL), 0);
   run().WriteFile("go", "");
-  RunResult r = run().Finish(pid);
-  EXPECT_EQ(r.exit_code, 125) << r.err;
-  EXPECT_NE(r.err.find("srt: srt-agent exited before the sandbox was ready\n"), std::string::npos)
-      << r.err;
-  EXPECT_FALSE(run().Exists("out/ran")) << r.err;
+  ExpectTheStartFailed(run(), pid, "srt: srt-agent exited before the sandbox was ready\n");
 }
 
 // The same with srt stopped from before the kill until PID 1's hello waits for it: srt finds the
@@ -284,11 +288,7 @@ TEST_P(ProcessTest, AnAgentKilledWhileSrtIsBusyStopsTheLaunchByName) {
   const pid_t init = HelloSaid(pid);
   kill(pid, SIGCONT);
   EXPECT_GT(init, 0) << "the sandbox's PID 1 never waited for srt";
-  RunResult r = run().Finish(pid);
-  EXPECT_EQ(r.exit_code, 125) << r.err;
-  EXPECT_NE(r.err.find("srt: srt-agent exited before the sandbox was ready\n"), std::string::npos)
-      << r.err;
-  EXPECT_FALSE(run().Exists("out/ran")) << r.err;
+  ExpectTheStartFailed(run(), pid, "srt: srt-agent exited before the sandbox was ready\n");
 }
 
 // PID 1 killed (from the host) once it has said hello, while srt is stopped: the launch fails as
@@ -307,12 +307,8 @@ TEST_P(ProcessTest, APid1KilledWhileSrtIsBusyIsBubblewrapsFailure) {
   }
   kill(pid, SIGCONT);
   EXPECT_GT(init, 0) << "the sandbox's PID 1 never waited for srt";
-  RunResult r = run().Finish(pid);
-  EXPECT_EQ(r.exit_code, 125) << r.err;
-  EXPECT_NE(r.err.find("srt: bubblewrap could not create the sandbox (bwrap exited with status "),
-            std::string::npos)
-      << r.err;
-  EXPECT_FALSE(run().Exists("out/ran")) << r.err;
+  ExpectTheStartFailed(run(), pid,
+                       "srt: bubblewrap could not create the sandbox (bwrap exited with status ");
 }
 
 // Hostile review 8, P3: a caller at its limit on processes is told so, by what srt could not
