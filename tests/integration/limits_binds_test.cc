@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -25,6 +26,22 @@ namespace {
 bool Exists(const std::string& p) {
   struct stat st;
   return lstat(p.c_str(), &st) == 0;
+}
+
+std::vector<std::string> Lines(const std::string& file) {
+  std::vector<std::string> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    names.push_back(e.path().filename());
+  }
+  return names;
 }
 
 class LimitsBindsTest : public ::testing::Test {
@@ -166,10 +183,19 @@ TEST_F(LimitsBindsTest, CpuQuotaIsWrittenWhileTheCommandRunsAndTheCgroupIsGoneAf
     EXPECT_EQ(quota, "25000");
   }
   // bwrap, srt-init and the command are all inside.
-  std::ifstream procs(dir + "/cgroup.procs");
-  int n = 0;
-  for (std::string line; std::getline(procs, line);) ++n;
-  EXPECT_GE(n, 3);
+  std::vector<std::string> pids = Lines(dir + "/cgroup.procs");
+  EXPECT_GE(pids.size(), 3u);
+  // Whole processes: a v1 leaf is joined through "tasks", which moves one thread; each thread
+  // of each of them is there too.
+  if (Exists(dir + "/tasks")) {
+    std::vector<std::string> tasks = Lines(dir + "/tasks");
+    for (const std::string& pid : pids) {
+      for (const std::string& tid : Entries("/proc/" + pid + "/task")) {
+        EXPECT_NE(std::find(tasks.begin(), tasks.end(), tid), tasks.end())
+            << "thread " << tid << " of process " << pid << " is outside " << dir;
+      }
+    }
+  }
   close(pipe_fds[1]);
   Result<ExitStatus> st = sb->Wait();
   ASSERT_TRUE(st.has_value()) << st.error().message();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // cgroup/cgroup: carries out a cgroup Plan - creates a sandbox's cgroups and writes its limits,
-// holds the cgroup.procs descriptors the spawned child joins through, and after the sandbox
+// holds the descriptors the spawned child joins them through, and after the sandbox
 // ends reads the OOM kill count, kills what is left and removes the cgroups.
 #pragma once
 
@@ -35,8 +35,8 @@ class Cgroups {
   Cgroups(const Cgroups&) = delete;
   Cgroups& operator=(const Cgroups&) = delete;
 
-  // Write-only descriptors of every leaf's cgroup.procs (CLOEXEC): a child writing "0" to each
-  // joins the sandbox's cgroups.
+  // Write-only descriptors of every leaf's join file (Plan::procs_files; CLOEXEC): a child of
+  // one thread writing "0" to each joins the sandbox's cgroups.
   std::vector<int> procs_fds() const;
   // The same for the inner cgroup (Plan::inner_procs_files), empty without one.
   std::vector<int> inner_procs_fds() const;

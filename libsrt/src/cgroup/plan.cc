@@ -352,7 +352,15 @@ Result<Plan> PlanCgroups(const HostCgroups& host, const Limits& limits, std::str
         inner.push_back(c);
       }
     }
-    std::string procs = leaf + "/cgroup.procs";
+    // A v1 leaf is joined through its "tasks" file, which moves the writing thread alone. The
+    // one writer is srt's spawned child, a process of one thread that writes "0" between clone
+    // and exec, so that moves all of it, and without what "cgroup.procs" costs: a write there
+    // takes the kernel's global lock on every thread group's cgroups, and when no such write
+    // ran in the last few milliseconds that waits for an RCU grace period (5-20 ms on a 2-vCPU
+    // VM, in front of bwrap's start). v2 has no such file for a domain cgroup
+    // ("cgroup.threads" refuses it). The inner cgroup keeps "cgroup.procs": its writers are the
+    // command's, and the command moves whole processes.
+    std::string procs = leaf + (is_v2 ? "/cgroup.procs" : "/tasks");
     if (!inner.empty()) {
       if (is_v2) {
         // Handing the controllers to children first (the writes run in order), and the

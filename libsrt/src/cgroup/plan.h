@@ -82,7 +82,8 @@ struct Plan {
   // Written in order, after the mkdirs: controller delegation, then the limits.
   std::vector<FileWrite> writes;
   // The spawned child writes "0" to each before it executes bwrap, so bwrap and everything it
-  // starts are inside from the first instruction.
+  // starts are inside from the first instruction: "<leaf>/tasks" in a v1 hierarchy (see
+  // PlanCgroups), "cgroup.procs" in v2.
   std::vector<std::string> procs_files;
   // With inner limits: the cgroup.procs files of the inner cgroup, "<leaf>/inner" in each
   // hierarchy that has one of its controllers. The command moves the processes it does not

@@ -28,9 +28,9 @@ struct SpawnRequest {
   // setpgid(0, 0) in the child: a process group of its own, so that signals a terminal sends
   // to the caller's foreground group (Ctrl-C, Ctrl-\\, hang-up) do not reach it.
   bool new_process_group = false;
-  // Open cgroup.procs files (v1 or v2) the child writes "0" to before
-  // it executes `path`, so that it and everything it starts belong to those cgroups from the
-  // start.
+  // Open cgroup.procs (or v1 "tasks") files the child writes "0" to before it executes `path`,
+  // so that it and everything it starts belong to those cgroups from the start. The child is a
+  // process of one thread: a "tasks" file moves all of it.
   std::vector<int> join_cgroup_fds;
   // The child's working directory; empty keeps ours.
   std::string cwd;

@@ -101,8 +101,8 @@ TEST(CgroupPlanTest, HybridHostUsesV1HierarchiesUnderTheOwnCgroup) {
                           FileWrite{mem + "/memory.limit_in_bytes", "268435456"},
                           FileWrite{mem + "/memory.memsw.limit_in_bytes", "268435456", true},
                           FileWrite{pids + "/pids.max", "32"}));
-  EXPECT_THAT(p->procs_files,
-              ElementsAre(cpu + "/cgroup.procs", mem + "/cgroup.procs", pids + "/cgroup.procs"));
+  // v1: joined through "tasks", whose write skips the global lock "cgroup.procs" takes.
+  EXPECT_THAT(p->procs_files, ElementsAre(cpu + "/tasks", mem + "/tasks", pids + "/tasks"));
   EXPECT_THAT(p->leaves, ElementsAre(cpu, mem, pids));
   EXPECT_THAT(p->oom_events, ElementsAre(mem + "/memory.oom_control"));
 }
@@ -129,8 +129,8 @@ TEST(CgroupPlanTest, V1InnerCgroupSitsBelowTheLeafWithItsOwnLimits) {
                   FileWrite{mem + "/inner/memory.limit_in_bytes", "201326592"},
                   FileWrite{mem + "/inner/memory.memsw.limit_in_bytes", "201326592", true},
                   FileWrite{pids + "/pids.max", "32"}, FileWrite{pids + "/inner/pids.max", "24"}));
-  EXPECT_THAT(p->procs_files,
-              ElementsAre(cpu + "/cgroup.procs", mem + "/cgroup.procs", pids + "/cgroup.procs"));
+  // v1: joined through "tasks", whose write skips the global lock "cgroup.procs" takes.
+  EXPECT_THAT(p->procs_files, ElementsAre(cpu + "/tasks", mem + "/tasks", pids + "/tasks"));
   EXPECT_THAT(p->inner_procs_files,
               ElementsAre(mem + "/inner/cgroup.procs", pids + "/inner/cgroup.procs"));
   // Removed last first: the inner cgroups before their leaves.
