@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -159,6 +160,39 @@ TEST_F(LimitsBindsTest, TheInnerCgroupTakesTheOomKillAndTheCommandGoesOn) {
   ssize_t n = read(out2[0], buf, sizeof buf);
   close(out2[0]);
   EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "unset\n");
+}
+
+// With an inner cgroup srt moves bwrap to the leaf it joined once more, while bwrap sets up (it
+// readies the kernel for the inner cgroup's first join): that write moves nothing. The
+// sandbox's processes stay in the leaves, none in the inner cgroup the command did not use,
+// and the caller stays where it was.
+TEST_F(LimitsBindsTest, TheRejoinWithAnInnerCgroupMovesNothing) {
+  const std::vector<std::string> caller_before = Lines("/proc/self/cgroup");
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+  SandboxOptions o = Options({"cat"});
+  o.stdin_fd = pipe_fds[0];
+  o.stdout_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  o.limits = ResourceLimits{128u << 20, 0, 64, 48u << 20, 32};
+  Result<Sandbox> sb = Sandbox::Start(std::move(o));
+  close(pipe_fds[0]);
+  ASSERT_TRUE(sb.has_value()) << sb.error().message();
+  // The rejoin's thread has had its grace period (~5-20 ms) and more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::vector<std::string> dirs = CgroupDirs();
+  ASSERT_FALSE(dirs.empty());
+  for (const std::string& dir : dirs) {
+    EXPECT_GE(Lines(dir + "/cgroup.procs").size(), 3u) << dir;
+    if (Exists(dir + "/inner")) {
+      EXPECT_TRUE(Lines(dir + "/inner/cgroup.procs").empty()) << dir << "/inner";
+    }
+  }
+  EXPECT_EQ(Lines("/proc/self/cgroup"), caller_before);
+  close(pipe_fds[1]);
+  Result<ExitStatus> st = sb->Wait();
+  ASSERT_TRUE(st.has_value()) << st.error().message();
+  EXPECT_EQ(st->code, 0);
+  EXPECT_EQ(Lines("/proc/self/cgroup"), caller_before);
 }
 
 TEST_F(LimitsBindsTest, CpuQuotaIsWrittenWhileTheCommandRunsAndTheCgroupIsGoneAfter) {

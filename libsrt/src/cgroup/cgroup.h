@@ -41,6 +41,11 @@ class Cgroups {
   // The same for the inner cgroup (Plan::inner_procs_files), empty without one.
   std::vector<int> inner_procs_fds() const;
   const Plan& plan() const { return plan_; }
+  // Moves `member`, a process that joined through procs_fds() and is not reaped yet (so its
+  // pid names no other process), to the cgroup it is in: nothing changes, but the write waits
+  // out the kernel's grace period that the inner cgroup's first join would otherwise wait out
+  // later (see cgroup.cc). Blocks for that long: run it beside other work.
+  [[nodiscard]] Result<void> Rejoin(pid_t member) const;
 
   // True if the OOM killer killed something in the sandbox's memory cgroup.
   bool OomKilled() const;

@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "base/fd_message.h"
+#include "base/start_thread.h"
 #include "base/strings.h"
 #include "base/system_text.h"
 #include "bwrap/argv_builder.h"
@@ -429,6 +430,7 @@ Result<void> Launch::SpawnBwrap() {
   if (spec_.cgroups) req.join_cgroup_fds = spec_.cgroups->procs_fds();
   SRT_ASSIGN_OR_RETURN(bwrap_pid_, sys::Spawn(req));
   SRT_ASSIGN_OR_RETURN(bwrap_pidfd_, sys::PidfdOpen(bwrap_pid_));
+  if (spec_.cgroups && !spec_.cgroups->inner_procs_fds().empty()) StartRejoin();
   ctl_ = std::move(ctl.first);
   diag_ = std::move(diag.first);
   return relay_->Started();
@@ -444,8 +446,28 @@ void Launch::ReadDiagnostics() {
   if (diagnostics_.size() < kMaxDiagnostics) diagnostics_.append(buf, static_cast<size_t>(n));
 }
 
+// With an inner cgroup: Cgroups::Rejoin(bwrap) while bwrap sets up, so that the command's first
+// move into the inner cgroup finds the kernel's grace period already waited out. A thread of
+// its own, since the write blocks for that grace period; with all signals blocked, as the
+// relay's pumps. Without the thread nothing is lost but the time.
+void Launch::StartRejoin() {
+  cgroup::Cgroups* cgroups = spec_.cgroups.get();
+  const pid_t member = bwrap_pid_;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  Result<std::thread> thread = StartThread("start a thread", [cgroups, member] {
+    // Its outcome changes nothing the sandbox has: bwrap is in its cgroups either way.
+    (void)cgroups->Rejoin(member);
+  });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (thread) rejoin_ = std::move(*thread);
+}
+
 void Launch::ReapBwrap() {
   if (bwrap_pid_ < 0 || bwrap_status_ >= 0) return;
+  // Before bwrap is reaped: until then its pid, which the rejoin writes, names no other process.
+  if (rejoin_.joinable()) rejoin_.join();
   int st = 0;
   while (waitpid(bwrap_pid_, &st, 0) < 0 && errno == EINTR) {
   }
@@ -873,6 +895,8 @@ void Launch::Abort() {
 
 Launch::~Launch() {
   if (!finished_) Abort();
+  // ReapBwrap joins it on every way out; this only keeps std::thread from ending srt.
+  if (rejoin_.joinable()) rejoin_.join();
 }
 
 }  // namespace srt::launch

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -170,6 +171,7 @@ class Launch {
   bool RemoveCgroups();
   void Debug(std::string_view line) const;
   void ReadDiagnostics();
+  void StartRejoin();
   void ReapBwrap();
   void ReapAgent();
   void Abort();
@@ -183,6 +185,7 @@ class Launch {
   UniqueFd diag_;      // bwrap's stderr
   UniqueFd bwrap_pidfd_;
   pid_t bwrap_pid_ = -1;
+  std::thread rejoin_;     // StartRejoin's; joined by ReapBwrap
   int bwrap_status_ = -1;  // wait status once reaped
   UniqueFd init_pidfd_;
   UniqueFd init_exe_;
