@@ -313,6 +313,9 @@ int Run(int argc, char** argv) {
   // usually a write root the next sandbox reads) and no other process of the user can ptrace it
   // or read its /proc/PID/{mem,environ}. bwrap and srt-init regain or set their own at execve.
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Fail("prctl(PR_SET_DUMPABLE)");
+  // An ignored SIGCHLD is inherited through exec; libsrt refuses to start with one (the kernel
+  // would reap bwrap before srt does). srt reaps its children itself, so it takes the default.
+  signal(SIGCHLD, SIG_DFL);
   // A closed standard descriptor would be the number of the next one srt opens (its signalfd,
   // the log file), which the command would then inherit as its stdin or stdout.
   for (int fd = 0; fd <= 2; ++fd) {

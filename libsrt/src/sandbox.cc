@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 
 #include "base/path.h"
@@ -309,6 +310,16 @@ Result<Sandbox> Sandbox::Start(SandboxOptions options) {
   }
   if (!options.serve && (options.argv.empty() || options.argv[0].empty())) {
     return MakeError(Errc::kInvalidArgument, "no command to run");
+  }
+  // srt reaps bwrap and srt-agent itself: their exit statuses, and until then their pids name
+  // no other process (the launcher signals bwrap's process group and writes its pid to a
+  // cgroup). With SIGCHLD ignored the kernel reaps them first.
+  struct sigaction chld {};
+  if (sigaction(SIGCHLD, nullptr, &chld) == 0 &&
+      (chld.sa_handler == SIG_IGN || (chld.sa_flags & SA_NOCLDWAIT) != 0)) {
+    return MakeError(Errc::kInvalidArgument,
+                     "SIGCHLD is ignored (SIG_IGN or SA_NOCLDWAIT) in this process: srt must reap "
+                     "the processes it starts; give SIGCHLD its default disposition first");
   }
   // A warm sandbox's PID 1 gets /dev/null for its standard descriptors (never a terminal), and
   // no descriptor of the caller's: each command brings its own.

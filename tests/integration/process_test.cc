@@ -70,6 +70,19 @@ TEST_P(ProcessTest, TheCommandStartsWithNoSignalBlockedOrIgnored) {
   EXPECT_EQ(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
 }
 
+// A parent that ignores SIGCHLD passes that on through exec. srt takes the default back
+// (libsrt refuses to start otherwise: the kernel would reap bwrap before srt does) and runs the
+// command, whose exit status comes through.
+TEST_P(ProcessTest, ASigchldIgnoredByTheParentIsTakenBack) {
+  RunResult r =
+      run().Host({"python3", "-c",
+                  "import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+                  "os.execv(sys.argv[1], sys.argv[1:])",
+                  SrtBinary(), "-s", run().SettingsFile("{}"), "-c", "exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_P(ProcessTest, CommandForms) {
   RunResult one = run().Srt("{}", {"echo hello | tr a-z A-Z"});
   EXPECT_EQ(one.exit_code, 0) << one.err;

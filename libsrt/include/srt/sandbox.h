@@ -238,6 +238,8 @@ class Execution {
 
 class Sandbox {
  public:
+  // Refuses to start while the process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT): srt reaps
+  // the processes it starts itself.
   [[nodiscard]] static Result<Sandbox> Start(SandboxOptions options);
 
   Sandbox(Sandbox&&) noexcept;

@@ -105,6 +105,8 @@ int Run(int argc, char** argv) {
   sigaddset(&mask, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Inherited through exec when ignored; every server's Sandbox::Start refuses it.
+  signal(SIGCHLD, SIG_DFL);
   srt::UniqueFd sfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!sfd) {
     std::fprintf(stderr, "srt-mcp: signalfd: %s\n", srt::ErrnoText(errno));

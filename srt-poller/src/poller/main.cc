@@ -250,6 +250,8 @@ sigset_t BlockPollerSignals() {
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Inherited through exec when ignored; every session's Sandbox::Start refuses it.
+  signal(SIGCHLD, SIG_DFL);
   return set;
 }
 
