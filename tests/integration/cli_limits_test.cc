@@ -54,6 +54,21 @@ TEST_P(CliLimitsTest, CpusReachTheSandboxesCgroup) {
   EXPECT_THAT(r.err, MatchesRegex("(.|\n)*cgroup v[12] '[^']+': [a-z, ]*cpu(.|\n)*")) << r.err;
 }
 
+// A failed join names the files it writes: a v1 leaf is joined through "tasks" now, so the
+// message no longer names cgroup.procs alone. A real-time caller cannot join a cpu cgroup that
+// has no real-time budget (a kernel with real-time group scheduling says EINVAL).
+TEST_P(CliLimitsTest, AJoinTheKernelRefusesIsNamed) {
+  if (!root()) GTEST_SKIP() << "only root may run srt at a real-time priority";
+  RunResult r = run().Host({"chrt", "-f", "1", SrtBinary(), "-s", run().SettingsFile("{}"),
+                            "--cpus", "0.5", "-c", "echo ran"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this kernel lets a real-time task join a cpu cgroup";
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "srt: start '/usr/bin/bwrap': join the sandbox's cgroups (a write to cgroup.procs or "
+            "a v1 tasks file): Invalid argument\n");
+}
+
 TEST_P(CliLimitsTest, TimeoutTermsThenKillsAndExits124) {
   // A command that ends at SIGTERM.
   RunResult term = run().Srt("{}", {"--timeout", "500ms", "sleep", "60"});

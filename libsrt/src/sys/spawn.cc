@@ -99,7 +99,7 @@ int CloneChildMain(void* arg) {
   auto* c = static_cast<CloneChild*>(arg);
   for (size_t i = 0; i < c->cgroup_count; ++i) {
     if (syscall(SYS_write, c->cgroup_fds[i], "0", 1) != 1) {
-      ChildFails(c, "join the sandbox's cgroup (write to cgroup.procs)");
+      ChildFails(c, "join the sandbox's cgroups (a write to cgroup.procs or a v1 tasks file)");
     }
   }
   // The Landlock domain comes while its ruleset's descriptor is still open (the loop below closes
