@@ -30,6 +30,7 @@
 
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
+#include "leftovers.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
 #include "poller/workspace_disk.h"
@@ -162,9 +163,9 @@ class PollerLifecycleTest : public ::testing::Test {
     poller_.reset();  // SIGKILL by pid if still running
     cp_.reset();      // stops the fake by pid
     if (!dir_.empty()) {
-      // Workspaces (--disk) an srt-poller that was killed, or exited at a second signal, left
-      // mounted: nothing of a test stays on the host.
-      (void)poller::UnmountLeftoverWorkspaces(sessions_);
+      // What an srt-poller that was killed, or exited at a second signal, left (workspaces
+      // still mounted, its sessions' cgroups): nothing of a test stays on the host.
+      (void)SweepPollerLeftovers(sessions_);
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }
@@ -1047,6 +1048,10 @@ TEST_F(PollerLifecycleTest, SecondSigtermExitsAtOnce) {
   const std::string cmdline = std::string("sleep") + '\0' + sleep_arg + '\0';
   EXPECT_TRUE(WaitFor([&] { return !ProcessWithCmdline(cmdline); }, seconds(10)))
       << "the tool outlived srt-poller";
+  // Its session's cgroups are left for srt-poller's next start in this directory, which
+  // removes them; the sweep here is that start's.
+  EXPECT_NE(SweepPollerLeftovers(sessions_).find("removed a cgroup an earlier run left behind"),
+            std::string::npos);
 }
 
 TEST_F(PollerLifecycleTest, SighupReloadsThePolicyAndAnInvalidOneIsRejected) {

@@ -33,6 +33,7 @@
 #include "base/scope_exit.h"
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
+#include "leftovers.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
 #include "poller/workspace_disk.h"
@@ -219,9 +220,9 @@ class PollerSessionTest : public ::testing::Test {
     poller_.reset();
     cp_.reset();
     if (!dir_.empty()) {
-      // Workspaces (--disk) an srt-poller that was killed, or exited at a second signal, left
-      // mounted: nothing of a test stays on the host.
-      (void)poller::UnmountLeftoverWorkspaces(sessions_);
+      // What an srt-poller that was killed, or exited at a second signal, left (workspaces
+      // still mounted, its sessions' cgroups): nothing of a test stays on the host.
+      (void)SweepPollerLeftovers(sessions_);
       std::error_code ec;
       fs::remove_all(dir_, ec);
     }
