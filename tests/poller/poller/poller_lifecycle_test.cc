@@ -33,7 +33,6 @@
 #include "leftovers.h"
 #include "poller/support/fake_control_plane.h"
 #include "poller/support/poller_process.h"
-#include "poller/workspace_disk.h"
 
 namespace srt::testing {
 namespace {
