@@ -367,10 +367,21 @@ std::string RandomToken() {
 }
 
 TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
+  // The token is new in this run, so only a file changed since now can hold it: the search
+  // below looks at those alone (a status change time, which no one can set back; 2 s early,
+  // for its 1 s granularity). Reading all of the host's /tmp took up to 30 s of the test's
+  // budget when srt-poller's tests, running beside it, held 10 GiB workspace images there.
+  const std::string since = "@" + std::to_string(time(nullptr) - 2);
   const std::string real_token = RandomToken();
-  // A pattern for the token that does not match itself in a command line (grep's, sh's).
-  const std::string pattern =
-      real_token.substr(0, 6) + "[" + real_token[6] + "]" + real_token.substr(7);
+  // A pattern for a token that does not match itself in a command line (grep's, sh's).
+  const auto pattern_for = [](const std::string& token) {
+    return token.substr(0, 6) + "[" + token[6] + "]" + token.substr(7);
+  };
+  const std::string pattern = pattern_for(real_token);
+  // A file the search must find, so that a search that finds nothing (a find that fails, a
+  // file it skips) fails the test rather than passes it.
+  const std::string control = RandomToken();
+  run().WriteFile("control.txt", control);
   json s = NetworkSettings({"origin.test", "other.test", Carve(port())});
   s["credentials"] = {
       {"allowPlaintextInject", true},
@@ -384,9 +395,9 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
       "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | grep -c '" +
       pattern +
       "'; "
-      "grep -rls '" +
-      pattern +
-      "' /tmp \"$TMPDIR\" /etc \"$HOME\" . | wc -l; "
+      "find /tmp \"$TMPDIR\" /etc \"$HOME\" . -type f -newerct " +
+      since + " -size -64M -exec grep -ls -e '" + pattern + "' -e '" + pattern_for(control) +
+      "' {} + 2>/dev/null | sort | tr '\\n' ' '; echo; "
       "curl -sS --max-time 5 -H \"Authorization: token $GITHUB_TOKEN\" --data "
       "\"t=$GITHUB_TOKEN\" http://origin.test:" +
       p +
@@ -412,7 +423,9 @@ TEST_P(NetworkTest, MaskedTokenIsInjectedOnlyForItsHostAndNeverSeenInside) {
   EXPECT_EQ(length, "40");
   EXPECT_EQ(denied, "denied=unset");
   EXPECT_EQ(found, "0");  // no process's environment or command line
-  EXPECT_EQ(files, "0");  // no file the command can read where files are usually written
+  // No file changed during the run, where files are usually written, holds it (disk images,
+  // 64 MiB and up, left out); the control file does.
+  EXPECT_EQ(files, "./control.txt ");
   EXPECT_FALSE(Contains(r.out, real_token)) << r.out;  // the echo came back masked
   EXPECT_TRUE(Contains(r.out, "Authorization: token " + sentinel)) << r.out;
   // At the origin: the real value in the header and the body for origin.test, the sentinel
