@@ -739,6 +739,9 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 
 constexpr size_t kMaxLinkDirs = 8;
 constexpr int kMaxSymlinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
+// Names a walk of a spelled item looked up, by hash, for its events' filter; a walk that looks
+// up more is followed again on every event in its directories.
+constexpr size_t kMaxLookedUpNames = 64;
 
 struct Watched {
   const char* path;   // in the sandbox
@@ -758,6 +761,11 @@ struct Watched {
   char* target;                // kPathMax bytes
   int link_wds[kMaxLinkDirs];  // the watches on the directories that hold its links
   size_t link_wd_count;
+  // The names (NameHash) the last walk looked up, in any directory: only an event that names
+  // one of them can change what the walk reaches. Unbounded: more than kMaxLookedUpNames.
+  uint64_t looked_up[kMaxLookedUpNames];
+  size_t looked_up_count;
+  bool looked_up_unbounded;
 };
 
 constexpr uint32_t kWatchEvents = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
@@ -774,6 +782,21 @@ const char* BaseName(const char* path) {
 bool StrEqual(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
+}
+// FNV-1a. The command can make two names collide, which costs it only a walk more.
+uint64_t NameHash(const char* name, size_t n) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(name[i])) * 1099511628211ull;
+  return h;
+}
+// Whether an event naming `name` can change what `w`'s walk reaches.
+bool WalkLookedUp(const Watched& w, const char* name) {
+  if (w.looked_up_unbounded) return true;
+  const uint64_t h = NameHash(name, strlen(name));
+  for (size_t i = 0; i < w.looked_up_count; ++i) {
+    if (w.looked_up[i] == h) return true;
+  }
+  return false;
 }
 
 // Watches the directory of `w` (by path: inotify follows nothing with IN_DONT_FOLLOW) or, while
@@ -842,6 +865,8 @@ long FollowSpelled(int inotify, Watched& w) {
   size_t pos = 0;
   int hops = 0;
   w.link_wd_count = 0;
+  w.looked_up_count = 0;
+  w.looked_up_unbounded = false;
   for (;;) {
     while (rest[pos] == '/') ++pos;
     if (rest[pos] == 0) break;
@@ -860,6 +885,11 @@ long FollowSpelled(int inotify, Watched& w) {
       continue;
     }
     if (done_len + 1 + n >= kPathMax) return -ENAMETOOLONG;
+    if (w.looked_up_count == kMaxLookedUpNames) {
+      w.looked_up_unbounded = true;
+    } else {
+      w.looked_up[w.looked_up_count++] = NameHash(rest + pos, n);
+    }
     done[done_len] = '/';
     memcpy(done + done_len + 1, rest + pos, n);
     const size_t next_len = done_len + 1 + n;
@@ -1105,11 +1135,18 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
       for (size_t i = 0; i < count; ++i) {
         Watched& w = items[i];
         if (w.spelled) {
-          // A link on the way may point elsewhere now: the name is followed again, whatever
-          // changed in those directories (the work is bounded by kMaxSymlinkHops).
-          bool hit = overflow || w.dir_wd == e->wd;
+          // A link on the way may point elsewhere now: the name is followed again when the
+          // host changes those directories (the work is bounded by kMaxSymlinkHops).
+          bool hit = w.dir_wd == e->wd;
           for (size_t k = 0; k < w.link_wd_count; ++k) hit = hit || w.link_wds[k] == e->wd;
-          if (!hit) continue;
+          // In those directories only the names the walk looked up matter, besides the
+          // directory itself (an event without a name) and, while the walk's end is missing,
+          // anything in the directory above it: what the command makes and removes there
+          // under other names costs a comparison, not a walk (as for the items below).
+          if (hit && !lost && e->len > 0 && !(w.dir_wd == e->wd && w.above != 0)) {
+            hit = WalkLookedUp(w, e->name);
+          }
+          if (!overflow && !hit) continue;
           long r = FollowSpelled(static_cast<int>(inotify), w);
           if (!Failed(r)) r = WatchDirectoryOf(static_cast<int>(inotify), w);
           if (!Failed(r)) r = EnsureCovered(w);
@@ -1161,7 +1198,8 @@ bool StartCoverWatcher(const AgentPlan& plan, int ctl, int init_pidfd) {
     const AgentOp& op = plan.ops[i];
     if (op.kind == OpKind::kCover || op.kind == OpKind::kMask) {
       Watched& w = items[n];
-      w = Watched{op.path, op.kind, -1, 0, -1, 0, 0, 0, 0, 0, 0, op.spelled, nullptr, {}, 0};
+      w = Watched{op.path, op.kind, -1,         0,       -1, 0, 0,  0, 0,
+                  0,       0,       op.spelled, nullptr, {}, 0, {}, 0, false};
       if (op.spelled) {
         const size_t len = strlen(op.path);
         if (len >= kPathMax) {

@@ -174,28 +174,6 @@ TEST_P(ProcessTest, SignalsRelayedAsTheCommandEndsDoNotCostItsStatus) {
   EXPECT_EQ(failures, 0) << last_err;
 }
 
-// The command line of `pid`, its arguments joined by spaces.
-std::string CommandLineOf(pid_t pid) {
-  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-  std::replace(text.begin(), text.end(), '\0', ' ');
-  return text;
-}
-
-// The children (by /proc/PID/task/PID/children) of `pid` whose command line holds `needle`
-// (any, when it is empty).
-std::vector<pid_t> ChildrenOf(pid_t pid, const std::string& needle = "") {
-  std::vector<pid_t> out;
-  std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  pid_t child = 0;
-  while (list >> child) {
-    if (needle.empty() || CommandLineOf(child).find(needle) != std::string::npos) {
-      out.push_back(child);
-    }
-  }
-  return out;
-}
-
 // The descendants of `pid`, depth first.
 std::vector<pid_t> DescendantsOf(pid_t pid) {
   std::vector<pid_t> out;

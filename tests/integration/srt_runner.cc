@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -439,6 +440,25 @@ std::vector<pid_t> ProcessesMatching(const std::string& needle) {
     if (cmdline.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(pid));
   }
   closedir(d);
+  return out;
+}
+
+std::string CommandLineOf(pid_t pid) {
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+std::vector<pid_t> ChildrenOf(pid_t pid, const std::string& needle) {
+  std::vector<pid_t> out;
+  std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  pid_t child = 0;
+  while (list >> child) {
+    if (needle.empty() || CommandLineOf(child).find(needle) != std::string::npos) {
+      out.push_back(child);
+    }
+  }
   return out;
 }
 

@@ -140,6 +140,13 @@ bool KernelRunsI386();
 // The pids of processes whose command line contains `needle`.
 std::vector<pid_t> ProcessesMatching(const std::string& needle);
 
+// The command line of `pid`, its arguments joined by spaces.
+std::string CommandLineOf(pid_t pid);
+
+// The children (by /proc/PID/task/PID/children) of `pid` whose command line holds `needle`
+// (any, when it is empty).
+std::vector<pid_t> ChildrenOf(pid_t pid, const std::string& needle = "");
+
 // How many threads of process `pid` are named `name` (/proc/PID/task/*/comm); 0 once it is gone.
 size_t ThreadsNamed(pid_t pid, const std::string& name);
 
