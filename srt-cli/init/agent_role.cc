@@ -737,7 +737,7 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 // and puts the cover back on whatever new entry appears there. What it cannot cover again stops
 // the sandbox (SIGKILL to its PID 1), with a message naming the file.
 
-constexpr size_t kMaxLinkDirs = 8;
+constexpr size_t kMaxWalkDirs = 40;
 constexpr int kMaxSymlinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
 // Names a walk of a spelled item looked up, by hash, for its events' filter; a walk that looks
 // up more is followed again on every event in its directories.
@@ -759,8 +759,8 @@ struct Watched {
   // what the name reaches now. nullptr for the others.
   const char* spelled;
   char* target;                // kPathMax bytes
-  int link_wds[kMaxLinkDirs];  // the watches on the directories that hold its links
-  size_t link_wd_count;
+  int walk_wds[kMaxWalkDirs];  // the watches on the directories its walk looked names up in
+  size_t walk_wd_count;
   // The names (NameHash) the last walk looked up, in any directory: only an event that names
   // one of them can change what the walk reaches. Unbounded: more than kMaxLookedUpNames.
   uint64_t looked_up[kMaxLookedUpNames];
@@ -849,11 +849,13 @@ bool InProc(const char* path) {
 
 // Follows `w.spelled` in the sandbox, one name at a time without ever letting the kernel follow
 // a link (so a magic link of /proc is read as the text it shows, and a name may not lead into
-// /proc at all), into `w.target`; watches the directory of every link on the way (w.link_wds).
-// A name missing on the way ends the walk: the rest is kept as spelled (nothing is there to
-// cover, and the watches see it come). 0, or -errno: more than kMaxSymlinkHops links (ELOOP),
-// links in more than kMaxLinkDirs directories or leading into /proc (ELOOP), a name too long, a
-// directory that cannot be watched.
+// /proc at all), into `w.target`; watches every directory it looks a name up in (w.walk_wds):
+// the host may point a link there elsewhere, or move a directory on the way out of it (to where
+// nothing is watched) and put a link in its place. A name missing on the way ends the walk: the
+// rest is kept as spelled (nothing is there to cover, and the watches see it come). 0, or
+// -errno: more than kMaxSymlinkHops links (ELOOP), more than kMaxWalkDirs directories or a link
+// leading into /proc (ELOOP), a name too long, a directory holding a link that cannot be watched
+// (one the user may not read is not watched otherwise: its entries cannot be listed, as before).
 long FollowSpelled(int inotify, Watched& w) {
   static char rest[kPathMax], link[kPathMax];
   const size_t spelled_len = strlen(w.spelled);
@@ -864,7 +866,7 @@ long FollowSpelled(int inotify, Watched& w) {
   done[0] = 0;
   size_t pos = 0;
   int hops = 0;
-  w.link_wd_count = 0;
+  w.walk_wd_count = 0;
   w.looked_up_count = 0;
   w.looked_up_unbounded = false;
   for (;;) {
@@ -885,6 +887,18 @@ long FollowSpelled(int inotify, Watched& w) {
       continue;
     }
     if (done_len + 1 + n >= kPathMax) return -ENAMETOOLONG;
+    // The directory the name is looked up in (`done`, no links in it).
+    const long wd =
+        SRT_SYS(__NR_inotify_add_watch, inotify, done_len == 0 ? "/" : done, kWatchEvents);
+    if (Failed(wd) && wd != -EACCES) return wd;
+    if (!Failed(wd)) {
+      bool known = false;
+      for (size_t k = 0; k < w.walk_wd_count; ++k) known = known || w.walk_wds[k] == wd;
+      if (!known) {
+        if (w.walk_wd_count == kMaxWalkDirs) return -ELOOP;
+        w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
+      }
+    }
     if (w.looked_up_count == kMaxLookedUpNames) {
       w.looked_up_unbounded = true;
     } else {
@@ -910,21 +924,13 @@ long FollowSpelled(int inotify, Watched& w) {
       pos = end;
       continue;
     }
+    // A link's directory must be watched, for the host to point the link elsewhere.
+    if (Failed(wd)) return wd;
     if (++hops > kMaxSymlinkHops) return -ELOOP;
     long got = SRT_SYS(__NR_readlinkat, AT_FDCWD, done, link, kPathMax - 1);
     if (Failed(got)) return got;
     if (got == 0) return -ENOENT;
     link[got] = 0;
-    // The link's directory: watched, for the host to point the link elsewhere.
-    done[done_len == 0 ? 1 : done_len] = 0;
-    long wd = SRT_SYS(__NR_inotify_add_watch, inotify, done, kWatchEvents);
-    if (Failed(wd)) return wd;
-    bool known = false;
-    for (size_t k = 0; k < w.link_wd_count; ++k) known = known || w.link_wds[k] == wd;
-    if (!known) {
-      if (w.link_wd_count == kMaxLinkDirs) return -ELOOP;
-      w.link_wds[w.link_wd_count++] = static_cast<int>(wd);
-    }
     done[done_len] = 0;
     // The rest of the name now: the link's text, then what came after the link.
     const size_t tail = strlen(rest + end);
@@ -1023,6 +1029,20 @@ long EnsureCovered(Watched& w) {
   return r == -ENOENT ? 0 : r;
 }
 
+// Follows a spelled item's name again (FollowSpelled), watches its directory and covers what it
+// reaches. The cover looks the walk's result up following no link, so a link the host makes on
+// the way between the walk and the cover (a directory moved away, then a link put in its place)
+// fails it with ELOOP: the name is walked again then, a few times, before that counts.
+long FollowAndCover(int inotify, Watched& w) {
+  long r = -ELOOP;
+  for (int attempt = 0; attempt < 8 && r == -ELOOP; ++attempt) {
+    r = FollowSpelled(inotify, w);
+    if (!Failed(r)) r = WatchDirectoryOf(inotify, w);
+    if (!Failed(r)) r = EnsureCovered(w);
+  }
+  return r;
+}
+
 // Stops the sandbox: a file it must not see could not be covered again. srt reports it (the
 // error names the file) once the sandbox is gone.
 [[noreturn]] void FailClosed(int ctl, int init_pidfd, const Watched& w, long err) {
@@ -1097,6 +1117,7 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
   // What the host changed between the covers and the watches.
   for (size_t i = 0; i < count; ++i) {
     long r = Failed(inotify) ? inotify : EnsureCovered(items[i]);
+    if (r == -ELOOP && items[i].spelled) r = FollowAndCover(static_cast<int>(inotify), items[i]);
     if (Failed(r)) return CoverSetUpFailed(ctl, items[i], r);
   }
   return 0;
@@ -1138,7 +1159,7 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
           // A link on the way may point elsewhere now: the name is followed again when the
           // host changes those directories (the work is bounded by kMaxSymlinkHops).
           bool hit = w.dir_wd == e->wd;
-          for (size_t k = 0; k < w.link_wd_count; ++k) hit = hit || w.link_wds[k] == e->wd;
+          for (size_t k = 0; k < w.walk_wd_count; ++k) hit = hit || w.walk_wds[k] == e->wd;
           // In those directories only the names the walk looked up matter, besides the
           // directory itself (an event without a name) and, while the walk's end is missing,
           // anything in the directory above it: what the command makes and removes there
@@ -1147,9 +1168,7 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
             hit = WalkLookedUp(w, e->name);
           }
           if (!overflow && !hit) continue;
-          long r = FollowSpelled(static_cast<int>(inotify), w);
-          if (!Failed(r)) r = WatchDirectoryOf(static_cast<int>(inotify), w);
-          if (!Failed(r)) r = EnsureCovered(w);
+          const long r = FollowAndCover(static_cast<int>(inotify), w);
           if (Failed(r)) FailClosed(ctl, init_pidfd, w, r);
           continue;
         }

@@ -262,6 +262,30 @@ TEST_P(ReplacedFilesTest, ADeniedSymlinkSwappedToWhatCannotBeCoveredStopsTheSand
   EXPECT_NE(r.err.find("('" + run().Path("sa/token") + "')"), std::string::npos) << r.err;
 }
 
+// Stop 35's review: only the directories holding a link were watched. A plain directory on
+// the way (`sub/y` below, reached through `link -> sub`) that the host moved out to where
+// nothing was watched, and replaced by a link, went unseen: the name then read the new target.
+// (Renamed within a watched directory it was caught only because any event there led to a
+// walk.) Every directory the walk looks a name up in is watched now.
+TEST_P(ReplacedFilesTest, DeniedFilesStayHiddenAfterTheHostSwapsADirectoryOnTheirWayForALink) {
+  run().WriteFile("sub/y/x/secret", "OLD-SECRET\n");
+  run().WriteFile("pub/x/secret", "NEW-SECRET\n");
+  run().MakeSymlink("sub", "link");
+  run().MakeDir("aside");
+  const std::string s = R"({"filesystem": {"allowWrite": ["."], "denyRead": [")" +
+                        run().Path("link/y/x/secret") + R"("]}})";
+  RunResult r = RunAround(
+      run(), s,
+      Script(P() + " read link/y/x/secret; echo first=$?",
+             P() + " read link/y/x/secret; echo after=$?; cat link/y/x/secret"),
+      [&] {
+        ASSERT_EQ(std::rename(run().Path("sub/y").c_str(), run().Path("aside/y").c_str()), 0);
+        run().MakeSymlink("../pub", "sub/y");
+      });
+  EXPECT_EQ(r.out, "first=13\nafter=13\n") << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // cat's
+}
+
 // The CPU time `pid` has used (the first field of /proc/PID/schedstat), or -1.
 int64_t CpuNanosOf(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/schedstat");
