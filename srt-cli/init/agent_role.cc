@@ -737,11 +737,12 @@ long MakeNetSocket(const wire::NetSocket& ns) {
 // and puts the cover back on whatever new entry appears there. What it cannot cover again stops
 // the sandbox (SIGKILL to its PID 1), with a message naming the file.
 
-constexpr size_t kMaxWalkDirs = 40;
-constexpr int kMaxSymlinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
+constexpr size_t kMaxWalkDirs = 128;
+constexpr size_t kLinkDirReserve = 8;  // of kMaxWalkDirs, kept for directories holding a link
+constexpr int kMaxSymlinkHops = 40;    // the kernel's own limit (MAXSYMLINKS)
 // Names a walk of a spelled item looked up, by hash, for its events' filter; a walk that looks
 // up more is followed again on every event in its directories.
-constexpr size_t kMaxLookedUpNames = 64;
+constexpr size_t kMaxLookedUpNames = 128;
 
 struct Watched {
   const char* path;   // in the sandbox
@@ -761,8 +762,9 @@ struct Watched {
   char* target;                // kPathMax bytes
   int walk_wds[kMaxWalkDirs];  // the watches on the directories its walk looked names up in
   size_t walk_wd_count;
-  // The names (NameHash) the last walk looked up, in any directory: only an event that names
-  // one of them can change what the walk reaches. Unbounded: more than kMaxLookedUpNames.
+  // The names the last walk looked up, each with the watch on its directory (LookUpKey): only
+  // an event naming one of them in that directory can change what the walk reaches.
+  // Unbounded: more than kMaxLookedUpNames.
   uint64_t looked_up[kMaxLookedUpNames];
   size_t looked_up_count;
   bool looked_up_unbounded;
@@ -783,16 +785,21 @@ bool StrEqual(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
 }
-// FNV-1a. The command can make two names collide, which costs it only a walk more.
-uint64_t NameHash(const char* name, size_t n) {
+// FNV-1a over a directory's watch and a name in it. The command can make two keys collide,
+// which costs it only a walk more.
+uint64_t LookUpKey(int wd, const char* name, size_t n) {
   uint64_t h = 14695981039346656037ull;
+  for (int shift = 0; shift < 32; shift += 8) {
+    h = (h ^ ((static_cast<uint32_t>(wd) >> shift) & 0xffu)) * 1099511628211ull;
+  }
   for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(name[i])) * 1099511628211ull;
   return h;
 }
-// Whether an event naming `name` can change what `w`'s walk reaches.
-bool WalkLookedUp(const Watched& w, const char* name) {
+// Whether an event naming `name` in the directory watched as `wd` can change what `w`'s walk
+// reaches.
+bool WalkLookedUp(const Watched& w, int wd, const char* name) {
   if (w.looked_up_unbounded) return true;
-  const uint64_t h = NameHash(name, strlen(name));
+  const uint64_t h = LookUpKey(wd, name, strlen(name));
   for (size_t i = 0; i < w.looked_up_count; ++i) {
     if (w.looked_up[i] == h) return true;
   }
@@ -853,9 +860,10 @@ bool InProc(const char* path) {
 // the host may point a link there elsewhere, or move a directory on the way out of it (to where
 // nothing is watched) and put a link in its place. A name missing on the way ends the walk: the
 // rest is kept as spelled (nothing is there to cover, and the watches see it come). 0, or
-// -errno: more than kMaxSymlinkHops links (ELOOP), more than kMaxWalkDirs directories or a link
-// leading into /proc (ELOOP), a name too long, a directory holding a link that cannot be watched
-// (one the user may not read is not watched otherwise: its entries cannot be listed, as before).
+// -errno: more than kMaxSymlinkHops links (ELOOP), links in more than kLinkDirReserve
+// directories past the first ones watched, or leading into /proc (ELOOP), a name too long, a
+// directory holding a link that cannot be watched (one the user may not read is not watched
+// otherwise, as before).
 long FollowSpelled(int inotify, Watched& w) {
   static char rest[kPathMax], link[kPathMax];
   const size_t spelled_len = strlen(w.spelled);
@@ -887,22 +895,24 @@ long FollowSpelled(int inotify, Watched& w) {
       continue;
     }
     if (done_len + 1 + n >= kPathMax) return -ENAMETOOLONG;
-    // The directory the name is looked up in (`done`, no links in it).
+    // The directory the name is looked up in (`done`, no links in it), watched. The last
+    // kLinkDirReserve places are kept for directories holding a link, which must be (below);
+    // beyond the others a directory is watched but its events are not looked at for this walk.
     const long wd =
         SRT_SYS(__NR_inotify_add_watch, inotify, done_len == 0 ? "/" : done, kWatchEvents);
     if (Failed(wd) && wd != -EACCES) return wd;
-    if (!Failed(wd)) {
-      bool known = false;
-      for (size_t k = 0; k < w.walk_wd_count; ++k) known = known || w.walk_wds[k] == wd;
-      if (!known) {
-        if (w.walk_wd_count == kMaxWalkDirs) return -ELOOP;
-        w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
-      }
+    bool tracked = false;
+    for (size_t k = 0; k < w.walk_wd_count && !Failed(wd); ++k) {
+      tracked = tracked || w.walk_wds[k] == wd;
     }
-    if (w.looked_up_count == kMaxLookedUpNames) {
+    if (!Failed(wd) && !tracked && w.walk_wd_count < kMaxWalkDirs - kLinkDirReserve) {
+      w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
+      tracked = true;
+    }
+    if (tracked && w.looked_up_count == kMaxLookedUpNames) {
       w.looked_up_unbounded = true;
-    } else {
-      w.looked_up[w.looked_up_count++] = NameHash(rest + pos, n);
+    } else if (tracked) {
+      w.looked_up[w.looked_up_count++] = LookUpKey(static_cast<int>(wd), rest + pos, n);
     }
     done[done_len] = '/';
     memcpy(done + done_len + 1, rest + pos, n);
@@ -926,6 +936,15 @@ long FollowSpelled(int inotify, Watched& w) {
     }
     // A link's directory must be watched, for the host to point the link elsewhere.
     if (Failed(wd)) return wd;
+    if (!tracked) {
+      if (w.walk_wd_count == kMaxWalkDirs) return -ELOOP;
+      w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
+      if (w.looked_up_count == kMaxLookedUpNames) {
+        w.looked_up_unbounded = true;
+      } else {
+        w.looked_up[w.looked_up_count++] = LookUpKey(static_cast<int>(wd), rest + pos, n);
+      }
+    }
     if (++hops > kMaxSymlinkHops) return -ELOOP;
     long got = SRT_SYS(__NR_readlinkat, AT_FDCWD, done, link, kPathMax - 1);
     if (Failed(got)) return got;
@@ -1165,7 +1184,7 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
           // anything in the directory above it: what the command makes and removes there
           // under other names costs a comparison, not a walk (as for the items below).
           if (hit && !lost && e->len > 0 && !(w.dir_wd == e->wd && w.above != 0)) {
-            hit = WalkLookedUp(w, e->name);
+            hit = WalkLookedUp(w, e->wd, e->name);
           }
           if (!overflow && !hit) continue;
           const long r = FollowAndCover(static_cast<int>(inotify), w);
