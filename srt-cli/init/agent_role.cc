@@ -795,6 +795,21 @@ uint64_t LookUpKey(int wd, const char* name, size_t n) {
   for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(name[i])) * 1099511628211ull;
   return h;
 }
+// Takes the directory watched as `wd` into `w`'s walk, if it is there already or the walk has
+// fewer than `room` directories, and records `name` (n bytes) as looked up in it. False when
+// the directory is not the walk's: its events are not looked at for `w`.
+bool TrackLookUp(Watched& w, int wd, const char* name, size_t n, size_t room) {
+  bool tracked = false;
+  for (size_t k = 0; k < w.walk_wd_count; ++k) tracked = tracked || w.walk_wds[k] == wd;
+  if (!tracked && w.walk_wd_count >= room) return false;
+  if (!tracked) w.walk_wds[w.walk_wd_count++] = wd;
+  if (w.looked_up_count == kMaxLookedUpNames) {
+    w.looked_up_unbounded = true;
+  } else {
+    w.looked_up[w.looked_up_count++] = LookUpKey(wd, name, n);
+  }
+  return true;
+}
 // Whether an event naming `name` in the directory watched as `wd` can change what `w`'s walk
 // reaches.
 bool WalkLookedUp(const Watched& w, int wd, const char* name) {
@@ -901,19 +916,8 @@ long FollowSpelled(int inotify, Watched& w) {
     const long wd =
         SRT_SYS(__NR_inotify_add_watch, inotify, done_len == 0 ? "/" : done, kWatchEvents);
     if (Failed(wd) && wd != -EACCES) return wd;
-    bool tracked = false;
-    for (size_t k = 0; k < w.walk_wd_count && !Failed(wd); ++k) {
-      tracked = tracked || w.walk_wds[k] == wd;
-    }
-    if (!Failed(wd) && !tracked && w.walk_wd_count < kMaxWalkDirs - kLinkDirReserve) {
-      w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
-      tracked = true;
-    }
-    if (tracked && w.looked_up_count == kMaxLookedUpNames) {
-      w.looked_up_unbounded = true;
-    } else if (tracked) {
-      w.looked_up[w.looked_up_count++] = LookUpKey(static_cast<int>(wd), rest + pos, n);
-    }
+    const bool tracked = !Failed(wd) && TrackLookUp(w, static_cast<int>(wd), rest + pos, n,
+                                                    kMaxWalkDirs - kLinkDirReserve);
     done[done_len] = '/';
     memcpy(done + done_len + 1, rest + pos, n);
     const size_t next_len = done_len + 1 + n;
@@ -936,14 +940,8 @@ long FollowSpelled(int inotify, Watched& w) {
     }
     // A link's directory must be watched, for the host to point the link elsewhere.
     if (Failed(wd)) return wd;
-    if (!tracked) {
-      if (w.walk_wd_count == kMaxWalkDirs) return -ELOOP;
-      w.walk_wds[w.walk_wd_count++] = static_cast<int>(wd);
-      if (w.looked_up_count == kMaxLookedUpNames) {
-        w.looked_up_unbounded = true;
-      } else {
-        w.looked_up[w.looked_up_count++] = LookUpKey(static_cast<int>(wd), rest + pos, n);
-      }
+    if (!tracked && !TrackLookUp(w, static_cast<int>(wd), rest + pos, n, kMaxWalkDirs)) {
+      return -ELOOP;
     }
     if (++hops > kMaxSymlinkHops) return -ELOOP;
     long got = SRT_SYS(__NR_readlinkat, AT_FDCWD, done, link, kPathMax - 1);
@@ -1176,7 +1174,8 @@ long SetUpCoverWatch(Watched* items, size_t count, int ctl, long* inotify_out) {
         Watched& w = items[i];
         if (w.spelled) {
           // A link on the way may point elsewhere now: the name is followed again when the
-          // host changes those directories (the work is bounded by kMaxSymlinkHops).
+          // host changes those directories (the work is bounded by kMaxSymlinkHops, times
+          // FollowAndCover's attempts).
           bool hit = w.dir_wd == e->wd;
           for (size_t k = 0; k < w.walk_wd_count; ++k) hit = hit || w.walk_wds[k] == e->wd;
           // In those directories only the names the walk looked up matter, besides the
